@@ -1,0 +1,38 @@
+# dphist: one-command set-up.  `make demo` and `make test` work on a fresh clone.
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+# every plugin distribution under plugins/ (folders starting with _ are templates)
+PLUGIN_DIRS  := $(filter-out plugins/_%,$(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml)))
+PLUGIN_TESTS := $(wildcard $(addsuffix /tests,$(PLUGIN_DIRS)))
+NOTEBOOKS    := $(wildcard notebooks/*.ipynb)
+
+.PHONY: install dev demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(PLUGIN_DIRS))
+	$(BIN)/python -m pip install -q -e . $(addprefix -e ,$(PLUGIN_DIRS))
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+dev: $(VENV)/.dev
+
+demo: install
+	$(BIN)/dphist demo
+
+test: dev
+	DPHIST_STRICT_PLUGINS=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q tests $(PLUGIN_TESTS) \
+		--nbval-lax $(NOTEBOOKS)
+
+bench: dev
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) report

@@ -1,0 +1,147 @@
+"""The four component interfaces of SORTaki (Doudalis & Mehrotra, Section IV).
+
+SORTaki's templates (Algorithms 1-3) are
+
+    H~  = Initializer(H, eps, gamma_in, T)
+    V   = Sorter(V, H~)
+    V   = Partitioner(V, H, H~, eps, gamma_in, gamma_p, gamma_f, T)
+    H~f = Finalizer(V, H, H~, eps, gamma_in, gamma_p, gamma_f, T)
+
+Here ``H`` is never handed over: a component reaches the data only through
+``ctx.data``, a :class:`~dphist.kernel.DataHandle` metered to its share.
+``V`` is a :class:`~dphist.Partition`; ``eps``, the gammas and ``H~`` travel
+in the :class:`Context`; ``T`` are the component's own constructor
+parameters.
+
+The contract every component honours (checked by :mod:`dphist.testing`):
+
+* class attributes ``name`` (registry name), ``spends`` (does it use its
+  stage's budget share?), ``citation`` (paper and section it implements);
+* every parameter is a keyword argument of ``__init__`` with a default and is
+  stored under the same attribute name (scikit-learn's convention), so
+  :meth:`Component.get_params` and :meth:`Component.clone` work;
+* all randomness comes from ``ctx.data`` (private) or ``ctx.rng`` (public
+  post-processing); no global random state;
+* inputs are not mutated; a spending component uses no more than
+  ``ctx.budget`` (the kernel enforces it) and by convention all of it.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..kernel import DataHandle
+from ..partition import Partition
+
+
+@dataclass
+class Context:
+    """What a stage sees besides the bins: budgets, H~, data handle, public RNG."""
+
+    n: int                          #: domain size (public)
+    epsilon: float                  #: total budget of the run
+    gamma_in: float
+    gamma_p: float
+    gamma_f: float
+    rng: np.random.Generator        #: for public randomness (tie-breaking, post-processing)
+    data: DataHandle | None = None  #: metered data access; None for the sorter
+    noisy: np.ndarray | None = None  #: H~, the initializer's output (original order)
+    notes: dict[str, Any] = field(default_factory=dict)  #: stage-to-stage public annotations
+
+    @property
+    def eps_in(self) -> float:
+        return self.gamma_in * self.epsilon
+
+    @property
+    def eps_p(self) -> float:
+        return self.gamma_p * self.epsilon
+
+    @property
+    def eps_f(self) -> float:
+        return self.gamma_f * self.epsilon
+
+    @property
+    def budget(self) -> float:
+        """This stage's share in epsilon (0 when the stage has no data handle)."""
+        return self.data.budget if self.data is not None else 0.0
+
+
+class Component:
+    """Base class: declared name, parameters, budget use and citation."""
+
+    kind: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    spends: ClassVar[bool] = False
+    citation: ClassVar[str] = ""
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        """The constructor's keyword parameters and their defaults."""
+        sig = inspect.signature(cls.__init__)
+        return {p.name: p.default for p in sig.parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.param_defaults()}
+
+    def clone(self, **overrides) -> "Component":
+        return type(self)(**{**self.get_params(), **overrides})
+
+    def __repr__(self) -> str:
+        defaults = self.param_defaults()
+        changed = {k: v for k, v in self.get_params().items()
+                   if not (isinstance(v, (int, float, str, bool, type(None))) and v == defaults.get(k))}
+        inner = ", ".join(f"{k}={v!r}" for k, v in changed.items())
+        return f"{type(self).__name__}({inner})"
+
+
+class Initializer(Component):
+    """Takes a noisy first look at the data with budget ``gamma_in * epsilon``."""
+
+    kind = "initializer"
+    spends = True
+
+    def initialize(self, ctx: Context) -> np.ndarray | None:
+        """Return H~ (length ``ctx.n``, original order) or None when gamma_in is 0."""
+        raise NotImplementedError
+
+
+class Sorter(Component):
+    """Reorders the bins by noisy values; spends nothing (post-processing of H~)."""
+
+    kind = "sorter"
+    spends = False
+
+    def sort(self, bins: Partition, ctx: Context) -> Partition:
+        raise NotImplementedError
+
+
+class Partitioner(Component):
+    """Merges consecutive groups of ``bins`` (in their current order)."""
+
+    kind = "partitioner"
+
+    def partition(self, bins: Partition, ctx: Context) -> Partition:
+        raise NotImplementedError
+
+
+class Finalizer(Component):
+    """Measures the groups with ``gamma_f * epsilon`` and post-processes.
+
+    Returns the estimate in *original domain order*.  A finalizer whose
+    release is unattributed (a sorted vector, Hay et al. 2010 Section 3)
+    sets ``unattributed = True``.
+    """
+
+    kind = "finalizer"
+    spends = True
+    unattributed: ClassVar[bool] = False
+
+    def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
+        raise NotImplementedError
+
+
+KINDS = {"initializer": Initializer, "sorter": Sorter, "partitioner": Partitioner, "finalizer": Finalizer}

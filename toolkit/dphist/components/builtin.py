@@ -1,0 +1,95 @@
+"""The core's built-in components (registered through the core's own entry points).
+
+Each is the textbook form of its SORTaki stage:
+
+* :class:`LaplaceInitializer` - SORTaki Algorithm 1 (basic initializer).
+* :class:`IdentitySorter`, :class:`NoisyCountSorter` - SORTaki Section IV-B.
+* :class:`SingletonPartitioner`, :class:`WholeDomainPartitioner` - trivial partitions.
+* :class:`GroupMeanFinalizer` - AHP Algorithm 1 lines 6-9: Laplace on each
+  group's sum, spread evenly over the group's bins.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from ..partition import Partition
+from .base import Context, Finalizer, Initializer, Partitioner, Sorter
+
+_SORTAKI = "Doudalis & Mehrotra, SORTaki, Section IV"
+
+
+class LaplaceInitializer(Initializer):
+    """Laplace(1/eps_in) on every bin; ``None`` when gamma_in = 0 (SORTaki Algorithm 1)."""
+
+    name = "laplace"
+    citation = _SORTAKI + ", Algorithm 1"
+
+    def initialize(self, ctx: Context):
+        if ctx.budget <= 0:
+            return None
+        return ctx.data.laplace_identity(ctx.budget)
+
+
+class IdentitySorter(Sorter):
+    """Keeps the current order (a sorter slot that does nothing)."""
+
+    name = "identity"
+    citation = _SORTAKI
+
+    def sort(self, bins: Partition, ctx: Context) -> Partition:
+        return bins
+
+
+class NoisyCountSorter(Sorter):
+    """Orders groups by their mean noisy count in H~ (descending by default, as AHP).
+
+    Sorting H~ is post-processing of an already private output: it is free.
+    Ties are broken by original position (stable sort), a public rule.
+    """
+
+    name = "noisy-count"
+    citation = _SORTAKI + "-B; Zhang et al., AHP, SDM 2014, Algorithm 1 line 4"
+
+    def __init__(self, descending: bool = True):
+        self.descending = descending
+
+    def sort(self, bins: Partition, ctx: Context) -> Partition:
+        if ctx.noisy is None:
+            raise InvalidParameter("the noisy-count sorter needs H~: give the pipeline an initializer with gamma_in > 0")
+        return bins.reorder_groups(bins.means(ctx.noisy), descending=bool(self.descending))
+
+
+class SingletonPartitioner(Partitioner):
+    """Keeps one group per bin."""
+
+    name = "singleton"
+    citation = _SORTAKI + " (Identity(|H|))"
+
+    def partition(self, bins: Partition, ctx: Context) -> Partition:
+        return bins
+
+
+class WholeDomainPartitioner(Partitioner):
+    """Merges every group into one (the `uniform` baseline of DPBench)."""
+
+    name = "whole"
+    citation = "Hay et al., DPBench, SIGMOD 2016 (Uniform)"
+
+    def partition(self, bins: Partition, ctx: Context) -> Partition:
+        return Partition.whole(bins.n_bins, bins.order)
+
+
+class GroupMeanFinalizer(Finalizer):
+    """Laplace(1/eps_f) on each group's sum, spread evenly over its bins.
+
+    The groups are disjoint, so the vector of group sums has L1 sensitivity 1
+    (parallel composition).  With singleton groups this is the Laplace
+    mechanism; with one group it is the uniform baseline.
+    """
+
+    name = "group-mean"
+    citation = "Zhang et al., AHP, SDM 2014, Algorithm 1 lines 6-9"
+
+    def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
+        return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))

@@ -1,0 +1,181 @@
+"""Generalized bins: a permutation of the domain cut into consecutive groups.
+
+SORTaki (Doudalis & Mehrotra, Section IV-B) extends a *bin* from a contiguous
+range to any subset of the domain.  A :class:`Partition` stores
+
+* ``order``  - a permutation of ``range(n)``; position ``p`` holds bin ``order[p]``;
+* ``bounds`` - group boundaries in positions, ``0 = b_0 < b_1 < ... < b_k = n``.
+
+Group ``g`` is ``order[bounds[g]:bounds[g+1]]``.  With the identity order the
+groups are ordinary contiguous bins; after a sorter they are arbitrary subsets.
+Every helper is vectorised (``reduceat``/``repeat``); nothing loops over bins.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InvalidParameter
+
+
+class Partition:
+    """Disjoint groups covering ``range(n)`` exactly once, in a given order."""
+
+    __slots__ = ("order", "bounds")
+
+    def __init__(self, order, bounds, *, validate: bool = True):
+        self.order = np.asarray(order, dtype=np.int64)
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+        if validate:
+            self.validate()
+
+    # ----------------------------------------------------------- constructors
+    @classmethod
+    def singletons(cls, n: int, order=None) -> "Partition":
+        """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``."""
+        order = np.arange(n, dtype=np.int64) if order is None else order
+        return cls(order, np.arange(n + 1, dtype=np.int64))
+
+    @classmethod
+    def whole(cls, n: int, order=None) -> "Partition":
+        """A single group holding the whole domain."""
+        order = np.arange(n, dtype=np.int64) if order is None else order
+        return cls(order, np.array([0, n], dtype=np.int64))
+
+    @classmethod
+    def from_sizes(cls, sizes, order=None) -> "Partition":
+        """Consecutive groups of the given sizes (in ``order``, identity by default)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        n = int(sizes.sum())
+        order = np.arange(n, dtype=np.int64) if order is None else order
+        return cls(order, np.concatenate(([0], np.cumsum(sizes))))
+
+    @classmethod
+    def from_labels(cls, labels) -> "Partition":
+        """Groups = bins sharing a label; groups ordered by label, bins by index."""
+        labels = np.asarray(labels)
+        if labels.ndim != 1 or labels.size == 0:
+            raise InvalidParameter("labels must be a non-empty 1-D array")
+        order = np.argsort(labels, kind="stable")
+        sorted_labels = labels[order]
+        starts = np.flatnonzero(np.r_[True, sorted_labels[1:] != sorted_labels[:-1]])
+        return cls(order, np.r_[starts, labels.size])
+
+    # ------------------------------------------------------------- properties
+    @property
+    def n_bins(self) -> int:
+        return int(self.order.size)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.bounds.size - 1)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    def labels(self) -> np.ndarray:
+        """Group index of every bin, in original domain order."""
+        out = np.empty(self.n_bins, dtype=np.int64)
+        out[self.order] = np.repeat(np.arange(self.n_groups), self.sizes)
+        return out
+
+    def groups(self) -> list[np.ndarray]:
+        """The bins of each group (a list; for inspection, not hot paths)."""
+        return np.split(self.order, self.bounds[1:-1])
+
+    def is_identity_order(self) -> bool:
+        return bool(np.array_equal(self.order, np.arange(self.n_bins)))
+
+    def is_contiguous(self) -> bool:
+        """True when every group is a run of consecutive original bins."""
+        o = self.order
+        steps = np.diff(o) == 1
+        inner = np.ones(o.size - 1, dtype=bool)
+        inner[self.bounds[1:-1] - 1] = False  # no step needed across a group boundary
+        return bool(np.all(steps | ~inner))
+
+    # ----------------------------------------------------------- aggregation
+    def in_order(self, values) -> np.ndarray:
+        """``values`` (original order) rearranged into this partition's order."""
+        return np.asarray(values)[self.order]
+
+    def to_original(self, values_in_order) -> np.ndarray:
+        """Inverse of :meth:`in_order`."""
+        values_in_order = np.asarray(values_in_order)
+        out = np.empty_like(values_in_order)
+        out[self.order] = values_in_order
+        return out
+
+    def sums(self, values) -> np.ndarray:
+        """Per-group sums of ``values`` given in original domain order."""
+        v = np.asarray(values)[self.order]
+        return np.add.reduceat(v, self.bounds[:-1]) if v.size else v
+
+    def means(self, values) -> np.ndarray:
+        return self.sums(values) / self.sizes
+
+    def expand(self, group_values) -> np.ndarray:
+        """Give every bin its group's value; result in original domain order."""
+        group_values = np.asarray(group_values)
+        if group_values.shape != (self.n_groups,):
+            raise InvalidParameter(
+                f"expand needs one value per group ({self.n_groups}), got shape {group_values.shape}")
+        out = np.empty(self.n_bins, dtype=np.result_type(group_values, np.float64))
+        out[self.order] = np.repeat(group_values, self.sizes)
+        return out
+
+    def spread(self, group_totals) -> np.ndarray:
+        """Spread each group's total evenly over its bins (original order)."""
+        return self.expand(np.asarray(group_totals, dtype=float) / self.sizes)
+
+    # ----------------------------------------------------------- transforms
+    def merge(self, cuts) -> "Partition":
+        """Coarsen by merging consecutive groups.
+
+        ``cuts`` are group indices where new groups start, ``0 = c_0 < ... < c_m = k``
+        (the end ``k`` may be omitted, a leading 0 too).
+        """
+        cuts = np.asarray(cuts, dtype=np.int64)
+        k = self.n_groups
+        if cuts.size == 0 or cuts[0] != 0:
+            cuts = np.r_[0, cuts]
+        if cuts[-1] != k:
+            cuts = np.r_[cuts, k]
+        if np.any(np.diff(cuts) <= 0) or cuts[-1] != k:
+            raise InvalidParameter(f"merge cuts must increase strictly from 0 to {k}")
+        return Partition(self.order, self.bounds[cuts], validate=False)
+
+    def reorder_groups(self, keys, descending: bool = False) -> "Partition":
+        """Permute whole groups by ``keys`` (one per group; stable sort)."""
+        keys = np.asarray(keys, dtype=float)
+        if keys.shape != (self.n_groups,):
+            raise InvalidParameter(f"need one key per group ({self.n_groups}), got {keys.shape}")
+        perm = np.argsort(-keys if descending else keys, kind="stable")
+        sizes = self.sizes[perm]
+        new_bounds = np.concatenate(([0], np.cumsum(sizes)))
+        # position p in the new order comes from old position start[g] + (p - new_start[g])
+        shift = np.repeat(self.bounds[:-1][perm] - new_bounds[:-1], sizes)
+        positions = np.arange(self.n_bins) + shift
+        return Partition(self.order[positions], new_bounds, validate=False)
+
+    # ------------------------------------------------------------- checking
+    def validate(self) -> "Partition":
+        """Raise :class:`InvalidParameter` unless every bin is covered exactly once."""
+        o, b = self.order, self.bounds
+        if o.ndim != 1 or o.size == 0:
+            raise InvalidParameter("a partition needs a non-empty 1-D order")
+        n = o.size
+        if o.min() < 0 or o.max() >= n or np.bincount(o, minlength=n).max() != 1:
+            raise InvalidParameter("partition order is not a permutation: some bin is missing or repeated")
+        if b.ndim != 1 or b.size < 2 or b[0] != 0 or b[-1] != n or np.any(np.diff(b) <= 0):
+            raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
+        return self
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Partition):
+            return NotImplemented
+        return np.array_equal(self.order, other.order) and np.array_equal(self.bounds, other.bounds)
+
+    def __repr__(self) -> str:
+        kind = "contiguous" if self.is_identity_order() else "sorted"
+        return f"Partition({self.n_bins} bins, {self.n_groups} groups, {kind})"

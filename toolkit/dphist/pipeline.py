@@ -1,0 +1,246 @@
+"""The pipeline: SORTaki Algorithm 2 (no sorter) and Algorithm 3 (with a sorter).
+
+    H~  = Initializer(...)          budget gamma_in * eps
+    V   = Identity(|H|)
+    V   = Sorter(V, H~)             free (post-processing of H~); needs gamma_in > 0
+    V   = Partitioner(V, ...)       budget gamma_p * eps
+    H~f = Finalizer(V, ...)         budget gamma_f * eps
+
+Sequential composition (Dwork & Roth 2014, Thm 3.14) makes the run
+``eps``-DP when every stage is ``gamma * eps``-DP and the gammas sum to 1.
+The kernel meters every measurement; :class:`Release` carries the ledger.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .components.base import KINDS, Component, Context
+from .errors import InvalidParameter
+from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
+from .partition import Partition
+from .registry import Registry, default_registry
+
+STAGES = ("initializer", "sorter", "partitioner", "finalizer")
+_SHARE_TOLERANCE = 1e-9
+
+
+def resolve_component(kind: str, spec, registry: Registry | None = None) -> Component | None:
+    """A component instance from an instance, a class, a registry name, ``(name, params)`` or a dict."""
+    if spec is None:
+        return None
+    registry = registry or default_registry
+    base = KINDS[kind]
+    if isinstance(spec, Component):
+        obj = spec
+    elif isinstance(spec, type) and issubclass(spec, Component):
+        obj = spec()
+    else:
+        if isinstance(spec, str):
+            name, params = spec, {}
+        elif isinstance(spec, Mapping):
+            name, params = spec.get("name"), dict(spec.get("params", {}))
+        elif isinstance(spec, (tuple, list)) and len(spec) == 2:
+            name, params = spec[0], dict(spec[1])
+        else:
+            raise InvalidParameter(f"cannot make a {kind} from {spec!r}")
+        cls = registry.get(kind, name)
+        unknown = set(params) - set(cls.param_defaults())
+        if unknown:
+            raise InvalidParameter(f"{kind} {name!r} has no parameter(s) {sorted(unknown)}; "
+                                   f"it takes {sorted(cls.param_defaults()) or 'none'}")
+        obj = cls(**params)
+    if not isinstance(obj, base):
+        raise InvalidParameter(f"{type(obj).__name__} is not a {base.__name__} but was given as the {kind}")
+    return obj
+
+
+def _component_spec(c: Component | None):
+    return None if c is None else {"name": c.name, "params": _plain(c.get_params())}
+
+
+def _plain(value):
+    """Parameters in a JSON-friendly form (numpy scalars and arrays become Python values)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+@dataclass
+class Release:
+    """A differentially private histogram and everything needed to audit or rerun it."""
+
+    estimate: np.ndarray              #: the published histogram, original domain order
+    partition: Partition              #: the groups the finalizer measured
+    noisy: np.ndarray | None          #: H~ (the initializer's output), None when gamma_in = 0
+    ledger: Ledger                    #: every measurement and its epsilon
+    timings: dict[str, float]         #: wall seconds per stage
+    spec: dict[str, Any]              #: components, parameters and shares (Pipeline.from_spec)
+    epsilon: float
+    seed: int                         #: entropy of the root SeedSequence
+    noise: str                        #: name of the noise source
+    unattributed: bool = False        #: estimate is a sorted vector (Hay et al. 2010, Sec. 3)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def rerun(self, histogram) -> "Release":
+        """Run the same algorithm with the same seed (identical output on the same data)."""
+        return Pipeline.from_spec(self.spec).run(histogram, self.epsilon, seed=self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "algorithm": self.spec, "epsilon": self.epsilon, "seed": self.seed, "noise": self.noise,
+            "unattributed": self.unattributed, "timings": self.timings,
+            "ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
+            "estimate": self.estimate.tolist(),
+        }
+
+
+class Pipeline:
+    """An algorithm: four component slots and the budget shares (gamma_in, gamma_p, gamma_f).
+
+    Components may be instances, classes, registry names, ``(name, params)``
+    pairs or ``{"name": ..., "params": ...}`` dicts.  ``initializer`` and
+    ``sorter`` may be None (SORTaki Algorithm 2).
+    """
+
+    def __init__(self, initializer=None, sorter=None, partitioner="singleton", finalizer="group-mean",
+                 shares=(0.0, 0.0, 1.0), name: str | None = None, registry: Registry | None = None):
+        self.initializer = resolve_component("initializer", initializer, registry)
+        self.sorter = resolve_component("sorter", sorter, registry)
+        self.partitioner = resolve_component("partitioner", partitioner, registry)
+        self.finalizer = resolve_component("finalizer", finalizer, registry)
+        if self.partitioner is None or self.finalizer is None:
+            raise InvalidParameter("a pipeline needs a partitioner and a finalizer")
+        self.shares = self._validate_shares(shares)
+        self.name = name or "custom"
+
+    def _validate_shares(self, shares) -> tuple[float, float, float]:
+        if isinstance(shares, Mapping):
+            unknown = set(shares) - {"gamma_in", "gamma_p", "gamma_f"}
+            if unknown:
+                raise InvalidParameter(f"unknown share name(s) {sorted(unknown)}; use gamma_in, gamma_p, gamma_f")
+            shares = (shares.get("gamma_in", 0.0), shares.get("gamma_p", 0.0), shares.get("gamma_f", 0.0))
+        try:
+            g = tuple(float(s) for s in shares)
+        except (TypeError, ValueError):
+            raise InvalidParameter(f"shares must be three numbers (gamma_in, gamma_p, gamma_f), got {shares!r}") from None
+        if len(g) != 3:
+            raise InvalidParameter(f"shares must be three numbers (gamma_in, gamma_p, gamma_f), got {len(g)}")
+        for label, s in zip(("gamma_in", "gamma_p", "gamma_f"), g):
+            if not math.isfinite(s) or s < 0:
+                raise InvalidParameter(f"{label} must be a non-negative number, got {s}")
+        if abs(sum(g) - 1.0) > _SHARE_TOLERANCE:
+            raise InvalidParameter(f"shares must sum to 1, got {g[0]} + {g[1]} + {g[2]} = {sum(g):.12g}")
+        g_in, g_p, g_f = g
+        if self.initializer is None and g_in > 0:
+            raise InvalidParameter(f"gamma_in = {g_in} but the pipeline has no initializer")
+        if self.initializer is not None and not self.initializer.spends and g_in > 0:
+            raise InvalidParameter(f"initializer {self.initializer.name} spends nothing; gamma_in must be 0")
+        if self.sorter is not None and (g_in <= 0 or self.initializer is None):
+            raise InvalidParameter("a sorter needs an initializer with gamma_in > 0: sorting must use noisy "
+                                   "values (SORTaki Algorithm 3)")
+        if not self.partitioner.spends and g_p > 0:
+            raise InvalidParameter(f"partitioner {self.partitioner.name} spends nothing; gamma_p must be 0, got {g_p}")
+        if self.partitioner.spends and g_p <= 0:
+            raise InvalidParameter(f"partitioner {self.partitioner.name} spends budget; gamma_p must be > 0")
+        if self.finalizer.spends and g_f <= 0:
+            raise InvalidParameter(f"finalizer {self.finalizer.name} spends budget; gamma_f must be > 0")
+        if not self.finalizer.spends and g_f > 0:
+            raise InvalidParameter(f"finalizer {self.finalizer.name} spends nothing; gamma_f must be 0, got {g_f}")
+        return g
+
+    # --------------------------------------------------------------- specs
+    @property
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, **{s: _component_spec(getattr(self, s)) for s in STAGES},
+                "shares": list(self.shares)}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
+        unknown = set(spec) - {"name", "shares", *STAGES}
+        if unknown:
+            raise InvalidParameter(f"unknown pipeline spec key(s) {sorted(unknown)}")
+        return cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
+                   name=spec.get("name"), registry=registry)
+
+    def with_shares(self, shares) -> "Pipeline":
+        return Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name)
+
+    def __repr__(self) -> str:
+        parts = [f"{s}={getattr(self, s)!r}" for s in STAGES if getattr(self, s) is not None]
+        return f"Pipeline({self.name!r}, {', '.join(parts)}, shares={self.shares})"
+
+    # ----------------------------------------------------------------- run
+    def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None) -> Release:
+        """Publish ``histogram`` under ``epsilon``-DP.
+
+        ``seed`` (int or None) seeds a :class:`numpy.random.SeedSequence`; its
+        entropy is stored in the release so that :meth:`Release.rerun` repeats
+        the run exactly.  ``noise`` replaces the default seeded float Laplace
+        source (e.g. by an exact discrete sampler).
+        """
+        counts = validate_counts(histogram)
+        eps = validate_epsilon(epsilon)
+        root = np.random.SeedSequence(seed)
+        noise_seq, public_seq = root.spawn(2)
+        noise = noise if noise is not None else SeededLaplace(np.random.default_rng(noise_seq))
+        kernel = PrivateKernel(counts, noise)
+        n = kernel.n
+        g_in, g_p, g_f = self.shares
+        ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f,
+                      rng=np.random.default_rng(public_seq))
+        timings: dict[str, float] = {}
+
+        t = time.perf_counter()
+        if self.initializer is not None:
+            ctx.data = kernel.handle(self.initializer.name, "initializer", g_in * eps)
+            ctx.noisy = self.initializer.initialize(ctx)
+            if ctx.noisy is not None:
+                ctx.noisy = np.asarray(ctx.noisy, dtype=float)
+                if ctx.noisy.shape != (n,):
+                    raise InvalidParameter(f"initializer {self.initializer.name} returned shape "
+                                           f"{ctx.noisy.shape}, expected ({n},)")
+                ctx.noisy.setflags(write=False)  # later stages must not edit H~ in place
+        timings["initializer"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        bins = Partition.singletons(n)
+        if self.sorter is not None:
+            ctx.data = None
+            bins = self._checked(self.sorter.sort(bins, ctx), n, "sorter")
+        timings["sorter"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        ctx.data = kernel.handle(self.partitioner.name, "partitioner", g_p * eps)
+        bins = self._checked(self.partitioner.partition(bins, ctx), n, "partitioner")
+        timings["partitioner"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        ctx.data = kernel.handle(self.finalizer.name, "finalizer", g_f * eps)
+        estimate = np.asarray(self.finalizer.finalize(bins, ctx), dtype=float)
+        if estimate.shape != (n,):
+            raise InvalidParameter(f"finalizer {self.finalizer.name} returned shape {estimate.shape}, expected ({n},)")
+        timings["finalizer"] = time.perf_counter() - t
+        ctx.data = None
+
+        return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
+                       timings=timings, spec=self.spec, epsilon=eps, seed=int(root.entropy),
+                       noise=getattr(noise, "name", type(noise).__name__),
+                       unattributed=bool(self.finalizer.unattributed), notes=ctx.notes)
+
+    def _checked(self, bins, n: int, stage: str) -> Partition:
+        if not isinstance(bins, Partition):
+            raise InvalidParameter(f"the {stage} returned {type(bins).__name__}, not a Partition")
+        if bins.n_bins != n:
+            raise InvalidParameter(f"the {stage} returned a partition of {bins.n_bins} bins, expected {n}")
+        return bins

@@ -1,0 +1,143 @@
+"""Conformance kit: the checks every component and preset must pass.
+
+Like scikit-learn's ``check_estimator``: a plugin's test suite calls
+:func:`check_component` on each of its classes and :func:`check_algorithm`
+on each preset; the core's own suite runs both over everything registered.
+
+What is checked
+
+* the declared contract: ``name``, ``citation``, ``kind``; every constructor
+  parameter has a default and round-trips through ``get_params``/``clone``;
+* privacy accounting, on several histogram shapes: the ledger total never
+  exceeds epsilon; a spending stage is charged exactly its share
+  (charged = used); a non-spending stage has no ledger rows;
+* reproducibility: the same seed gives the identical release, and a
+  different seed a different one (when anything is random);
+* hygiene: the input histogram is not mutated; outputs are finite, of the
+  right shape, and partitions cover every bin exactly once.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .components.base import Component, Finalizer, Initializer, Partitioner, Sorter
+from .pipeline import Pipeline, Release
+from .presets import make_algorithm
+
+_TOL = 1e-9
+
+
+def example_histograms(n: int = 64, seed: int = 0) -> dict[str, np.ndarray]:
+    """Small histograms of distinct shape classes for conformance runs."""
+    rng = np.random.default_rng(seed)
+    spiky = np.zeros(n, dtype=np.int64)
+    spiky[rng.choice(n, size=max(1, n // 16), replace=False)] = rng.integers(50, 500, size=max(1, n // 16))
+    steps = np.repeat(rng.integers(0, 200, size=4), -(-n // 4))[:n]
+    return {
+        "zeros": np.zeros(n, dtype=np.int64),
+        "uniform": np.full(n, 37, dtype=np.int64),
+        "power-law": np.floor(2000.0 / np.arange(1, n + 1) ** 1.1).astype(np.int64),
+        "shuffled": rng.permutation(np.floor(2000.0 / np.arange(1, n + 1) ** 1.1).astype(np.int64)),
+        "spiky": spiky,
+        "steps": steps.astype(np.int64),
+        "single-bin": np.array([42], dtype=np.int64),
+        "two-bins": np.array([0, 5], dtype=np.int64),
+    }
+
+
+def harness_pipeline(component: Component) -> Pipeline:
+    """The simplest pipeline that exercises ``component`` in its slot."""
+    if isinstance(component, Initializer):
+        return Pipeline(component, None, "singleton", "group-mean", (0.5, 0.0, 0.5))
+    if isinstance(component, Sorter):
+        return Pipeline("laplace", component, "singleton", "group-mean", (0.5, 0.0, 0.5))
+    if isinstance(component, Partitioner):
+        shares = (0.4, 0.2, 0.4) if component.spends else (0.5, 0.0, 0.5)
+        return Pipeline("laplace", None, component, "group-mean", shares)
+    if isinstance(component, Finalizer):
+        return Pipeline("laplace", None, "singleton", component, (0.5, 0.0, 0.5))
+    raise TypeError(f"{component!r} is not a dphist component")
+
+
+def check_ledger(release: Release, pipeline: Pipeline) -> None:
+    """Total <= epsilon; each spending stage charged exactly its share; others nothing."""
+    eps = release.epsilon
+    assert release.ledger.total <= eps * (1 + _TOL), f"ledger total {release.ledger.total} exceeds epsilon {eps}"
+    by_stage = release.ledger.by_stage()
+    for stage, share in zip(("initializer", "partitioner", "finalizer"), pipeline.shares):
+        comp = getattr(pipeline, stage)
+        spent = by_stage.get(stage, 0.0)
+        if comp is None or not comp.spends or share == 0:
+            assert spent == 0.0, f"{stage} {getattr(comp, 'name', None)} spent {spent} with no share"
+        else:
+            assert math.isclose(spent, share * eps, rel_tol=1e-9), (
+                f"{stage} {comp.name} was given {share * eps:.6g} but used {spent:.6g} (charged != used)")
+    for e in release.ledger:
+        assert e.epsilon > 0 and e.sensitivity >= 0 and e.answers >= 0, f"malformed ledger row {e}"
+
+
+def check_release(release: Release, n: int) -> None:
+    assert release.estimate.shape == (n,), f"estimate has shape {release.estimate.shape}, expected ({n},)"
+    assert np.all(np.isfinite(release.estimate)), "estimate has non-finite values"
+    release.partition.validate()
+    assert release.partition.n_bins == n
+
+
+def check_pipeline(pipeline: Pipeline, epsilon: float = 1.0, n: int = 64,
+                   histograms: dict[str, np.ndarray] | None = None) -> None:
+    """Run ``pipeline`` on every example histogram and check ledger, determinism, hygiene."""
+    histograms = histograms or example_histograms(n)
+    for label, x in histograms.items():
+        original = x.copy()
+        first = pipeline.run(x, epsilon, seed=11)
+        assert np.array_equal(x, original), f"{pipeline.name} mutated the input histogram ({label})"
+        check_release(first, x.size)
+        check_ledger(first, pipeline)
+        again = pipeline.run(x, epsilon, seed=11)
+        assert np.array_equal(first.estimate, again.estimate), f"{pipeline.name} is not reproducible ({label})"
+        assert first.partition == again.partition, f"{pipeline.name} partition not reproducible ({label})"
+        if first.ledger.total > 0 and x.size > 1:
+            other = pipeline.run(x, epsilon, seed=12)
+            assert not np.array_equal(first.estimate, other.estimate), (
+                f"{pipeline.name}: a different seed gave the same estimate ({label}); is the noise seeded?")
+
+
+def check_contract(cls: type) -> None:
+    """Declared name, kind, citation; parameters with defaults that round-trip."""
+    assert issubclass(cls, (Initializer, Sorter, Partitioner, Finalizer)), f"{cls} is not a component"
+    assert cls.name, f"{cls.__name__} declares no name"
+    assert cls.citation, f"{cls.__name__} ({cls.name}) declares no citation"
+    defaults = cls.param_defaults()
+    import inspect
+    missing = [k for k, v in defaults.items() if v is inspect.Parameter.empty]
+    assert not missing, f"{cls.name}: parameters without defaults: {missing}"
+    obj = cls()
+    params = obj.get_params()
+    assert set(params) == set(defaults), f"{cls.name}: get_params keys differ from __init__ parameters"
+    clone = obj.clone()
+    assert type(clone) is cls and _same(clone.get_params(), params), f"{cls.name}: clone() changes parameters"
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b or (callable(a) and a is b)
+
+
+def check_component(cls: type, pipeline: Pipeline | None = None, **kwargs) -> None:
+    """The full conformance check of one component class (default parameters)."""
+    check_contract(cls)
+    check_pipeline(pipeline or harness_pipeline(cls()), **kwargs)
+
+
+def check_algorithm(name: str, epsilon: float = 1.0, n: int = 64, **overrides) -> None:
+    """Conformance of a registered preset: the whole epsilon is spent, exactly, and reproducibly."""
+    pipeline = make_algorithm(name, **overrides)
+    check_pipeline(pipeline, epsilon=epsilon, n=n)
+    r = pipeline.run(example_histograms(n)["power-law"], epsilon, seed=3)
+    assert math.isclose(r.ledger.total, epsilon, rel_tol=1e-9), (
+        f"preset {name} spent {r.ledger.total} of epsilon {epsilon}")
