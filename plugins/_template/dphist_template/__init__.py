@@ -1,0 +1,1 @@
+"""Template plugin: one paper's components, registered through entry points."""

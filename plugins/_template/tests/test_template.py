@@ -1,0 +1,6 @@
+from dphist import testing
+from dphist_template.components import FixedWidthPartitioner
+
+
+def test_conformance():
+    testing.check_component(FixedWidthPartitioner)

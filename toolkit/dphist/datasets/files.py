@@ -1,0 +1,85 @@
+"""External data directories: every ``.npy`` histogram in them becomes a dataset.
+
+Directories come from ``DPHIST_DATA`` (``os.pathsep``-separated) or are added
+with :func:`add_data_dir` (the CLI's ``--data-dir``).  A file ``X.npy`` is the
+dataset named ``X``.  The DPBench sources of ``../shared/datasets`` are used
+this way in tests and benchmarks: they are never copied into the repository.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from .base import Dataset
+
+_extra_dirs: list[Path] = []
+
+#: DPBench's names for its 1-D sources (Hay et al., SIGMOD 2016, Table 2) and their files.
+DPBENCH_FILES = {
+    "ADULT": "ADULTFRANK.n4096", "HEPTH": "HEPTH.n4096", "INCOME": "INCOME.n4096",
+    "MEDCOST": "MEDCOST.n4096", "NETTRACE": "NETTRACE.n4096", "PATENT": "PATENT.n4096",
+    "SEARCHLOGS": "SEARCHLOGS.n4096", "BIDS-ALL": "bids", "BIDS-FJ": "bids_j", "BIDS-FM": "bids_m",
+    "MD-SAL": "GrossCompenMDSalary1", "MD-SAL-FA": "GrossCompenMDSalary2_filtered",
+    "LC-REQ-ALL": "RejectStats_0_4096_no_outliers", "LC-REQ-F1": "RejectStats_0_4096_no_outliers_filter_7_1",
+    "LC-REQ-F2": "RejectStats_0_4096_no_outliers_filter_7_2", "LC-DTIR-ALL": "RejectStats_4_4096_no_outliers",
+    "LC-DTIR-F1": "RejectStats_4_4096_no_outliers_filter_7_1",
+    "LC-DTIR-F2": "RejectStats_4_4096_no_outliers_filter_7_2",
+}
+
+
+def add_data_dir(path) -> Path:
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        raise InvalidParameter(f"data directory {str(p)!r} does not exist or is not a directory")
+    if p not in _extra_dirs:
+        _extra_dirs.append(p)
+    return p
+
+
+def data_dirs() -> list[Path]:
+    env = os.environ.get("DPHIST_DATA", "")
+    dirs = [Path(d).expanduser() for d in env.split(os.pathsep) if d]
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if missing:
+        raise InvalidParameter(f"DPHIST_DATA names directories that do not exist: {', '.join(missing)}")
+    return dirs + [d for d in _extra_dirs if d not in dirs]
+
+
+def directory_datasets() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for d in data_dirs():
+        for f in sorted(d.glob("*.npy")):
+            out.setdefault(f.stem, f)
+    return out
+
+
+def load_npy_dataset(name: str, path: Path) -> Dataset:
+    counts = np.load(path, allow_pickle=False)
+    return Dataset(name, counts.ravel() if counts.ndim == 1 else counts, f"histogram file {path.name}",
+                   f"{counts.size} bins as stored", source=str(path))
+
+
+def dpbench(name: str) -> Dataset:
+    """A DPBench 1-D source by its DPBench name (e.g. ``SEARCHLOGS``), from a data directory."""
+    if name not in DPBENCH_FILES:
+        raise InvalidParameter(f"unknown DPBench dataset {name!r}; known: {', '.join(DPBENCH_FILES)}")
+    stem = DPBENCH_FILES[name]
+    found = directory_datasets()
+    if stem not in found:
+        raise FileNotFoundError(f"DPBench file {stem}.npy not found; set DPHIST_DATA to the folder holding "
+                                f"it (e.g. ../shared/datasets/peer-dpbench/1D)")
+    ds = load_npy_dataset(stem, found[stem])
+    return Dataset(name, ds.counts, f"DPBench {name}", "4,096 bins", source=ds.source)
+
+
+def shared_dpbench_dir() -> Path | None:
+    """``../shared/datasets/peer-dpbench/1D`` seen from the repository root, if present."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        cand = parent.parent / "shared" / "datasets" / "peer-dpbench" / "1D"
+        if cand.is_dir():
+            return cand
+    return None
