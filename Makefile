@@ -28,7 +28,7 @@ demo: install
 	$(BIN)/dphist demo
 
 test: dev
-	DPHIST_STRICT_PLUGINS=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q tests $(PLUGIN_TESTS) \
+	DPHIST_STRICT_PLUGINS=1 $(BIN)/python -m pytest -q tests $(PLUGIN_TESTS) \
 		--nbval-lax $(NOTEBOOKS)
 
 bench: dev

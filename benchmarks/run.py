@@ -1,0 +1,76 @@
+"""Run the speed benchmarks: ``make bench`` (all) or ``python benchmarks/run.py TOPIC...``.
+
+Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
+
+* ``name``   - what is measured (include N);
+* ``target`` - the issue's bound in seconds (None for information only);
+* ``setup``  - callable returning a tuple of arguments (not timed);
+* ``run``    - callable taking those arguments (timed).
+
+Each case is run once to warm up (imports, numba compilation), then timed as
+the best of ``repeat`` runs (wall clock, ``time.perf_counter``).  Results are
+printed and written to ``benchmarks/results/<topic>.md``; BENCHMARKS.md
+collects them with the machine they were measured on.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def load(topic: str):
+    path = HERE / f"bench_{topic}.py"
+    if not path.exists():
+        known = sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
+        raise SystemExit(f"no benchmark topic {topic!r}; known: {', '.join(known)}")
+    spec = importlib.util.spec_from_file_location(f"bench_{topic}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def time_case(case: dict) -> float:
+    args = case["setup"]()
+    case["run"](*args)  # warm-up
+    repeat = case.get("repeat", 3)
+    best = float("inf")
+    for _ in range(repeat):
+        args = case["setup"]() if case.get("fresh_setup") else args
+        t = time.perf_counter()
+        case["run"](*args)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main(argv: list[str]) -> int:
+    topics = argv or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    failed = 0
+    (HERE / "results").mkdir(exist_ok=True)
+    for topic in topics:
+        mod = load(topic)
+        rows = []
+        for case in mod.CASES:
+            secs = time_case(case)
+            target = case.get("target")
+            ok = target is None or secs <= target
+            failed += not ok
+            verdict = "info" if target is None else ("ok" if ok else "SLOW")
+            tgt = "-" if target is None else f"{target:g}"
+            rows.append(f"| {case['name']} | {secs:.4f} | {tgt} | {verdict} |")
+            print(f"[{topic}] {case['name']}: {secs:.4f} s (target {tgt}) {verdict}", flush=True)
+        table = ["| case | best of runs (s) | target (s) | verdict |", "|---|---|---|---|", *rows]
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        (HERE / "results" / f"{topic}.md").write_text(
+            f"### {topic}\n\nMeasured {stamp} on {machine}.\n\n" + "\n".join(table) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
