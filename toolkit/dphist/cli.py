@@ -1,0 +1,234 @@
+"""The ``dphist`` command line: list, describe, run, bench, demo.
+
+    dphist list [--kind KIND]
+    dphist describe NAME
+    dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--output FILE]
+    dphist bench ...      (experiment engine, see `dphist bench --help`)
+    dphist demo           (the default benchmark and its report)
+
+Errors the user can fix exit with status 2 and one line naming the problem.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import json
+import sys
+
+import numpy as np
+
+from . import __version__
+from .components.base import Component
+from .errors import DPHistError, InvalidParameter
+from .registry import GROUPS, default_registry
+
+
+def _experiments_cli():
+    """The experiment engine's CLI hooks, when the engine is installed."""
+    if importlib.util.find_spec("dphist.experiments") is None:
+        return None
+    from .experiments import cli as exp_cli
+    return exp_cli
+
+
+# ---------------------------------------------------------------- list
+def cmd_list(args) -> int:
+    kinds = [args.kind] if args.kind else list(GROUPS)
+    if args.kind and args.kind not in GROUPS:
+        raise InvalidParameter(f"unknown kind {args.kind!r}; kinds are {', '.join(GROUPS)}")
+    problems = default_registry.problems(load=not args.no_import)
+    broken = {(p.kind, p.name) for p in problems}
+    for kind in kinds:
+        entries = default_registry.entries(kind)
+        print(f"{kind}s ({len(entries)}):")
+        for e in entries:
+            flag = "  BROKEN" if (kind, e.name) in broken else ""
+            print(f"  {e.name:<28} {e.distribution}{flag}")
+    if problems:
+        print(f"\nbroken plugins ({len(problems)}):")
+        for p in problems:
+            print(f"  {p}")
+    return 0
+
+
+# ------------------------------------------------------------- describe
+def _find_any(name: str):
+    hits = []
+    for kind in GROUPS:
+        if name in default_registry.names(kind):
+            hits.append((kind, default_registry.get(kind, name)))
+    if not hits:  # let the registry produce its suggestions
+        default_registry.get("algorithm", name)
+    return hits
+
+
+def cmd_describe(args) -> int:
+    hits = [(args.kind, default_registry.get(args.kind, args.name))] if args.kind else _find_any(args.name)
+    for kind, obj in hits:
+        doc = (inspect.getdoc(obj) or "").strip()
+        print(f"{args.name}  [{kind}]")
+        if doc:
+            print("  " + doc.replace("\n", "\n  "))
+        print(f"  citation: {getattr(obj, 'citation', '') or '-'}")
+        if isinstance(obj, type) and issubclass(obj, Component):
+            share = {"initializer": "gamma_in", "partitioner": "gamma_p", "finalizer": "gamma_f"}.get(kind)
+            print(f"  spends: {share if obj.spends and share else 'nothing'}")
+            params = obj.param_defaults()
+            print("  parameters: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
+        elif kind == "algorithm":
+            from .presets import make_algorithm, preset_params
+            params = preset_params(obj)
+            print("  parameters: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
+            spec = make_algorithm(args.name).spec
+            for stage in ("initializer", "sorter", "partitioner", "finalizer"):
+                if spec[stage]:
+                    print(f"  {stage:<12} {spec[stage]['name']} {spec[stage]['params'] or ''}")
+            g = spec["shares"]
+            print(f"  shares       gamma_in={g[0]:g} gamma_p={g[1]:g} gamma_f={g[2]:g}")
+        print()
+    return 0
+
+
+# ------------------------------------------------------------------ run
+def _parse_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def cmd_run(args) -> int:
+    from .io import read_histogram, write_array
+    from .kernel import validate_epsilon
+    from .presets import make_algorithm
+
+    eps = validate_epsilon(args.epsilon)
+    overrides = {}
+    for item in args.param or []:
+        if "=" not in item:
+            raise InvalidParameter(f"--param takes NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        overrides[k] = _parse_value(v)
+    pipeline = make_algorithm(args.algorithm, **overrides)
+    domain = None
+    if args.domain:
+        try:
+            lo, hi = (float(v) for v in args.domain.split(":"))
+        except ValueError:
+            raise InvalidParameter(f"--domain takes LO:HI, got {args.domain!r}") from None
+        domain = (lo, hi)
+    counts = read_histogram(args.input, records=args.records, domain=domain, bins=args.bins, clip=args.clip)
+    if args.output:  # refuse an existing output before any budget is spent
+        from pathlib import Path
+        if Path(args.output).exists() and not args.force:
+            raise InvalidParameter(f"output file {args.output!r} exists; pass --force to overwrite")
+    release = pipeline.run(counts, eps, seed=args.seed)
+    print(f"{pipeline.name}: {counts.size} bins, epsilon={eps:g}, seed={release.seed}, "
+          f"{release.partition.n_groups} groups{' (unattributed)' if release.unattributed else ''}",
+          file=sys.stderr)
+    print(release.ledger, file=sys.stderr)
+    if args.output:
+        write_array(args.output, release.estimate, force=args.force)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        np.savetxt(sys.stdout, release.estimate, fmt="%.6g")
+    return 0
+
+
+# ----------------------------------------------------------------- demo
+def builtin_demo(epsilon: float = 0.1, seed: int = 2026) -> int:
+    """Publish a built-in example histogram with every preset; print errors next to Laplace."""
+    from .datasets import load
+    from .metrics import mse
+    from .presets import make_algorithm
+    from .workloads import prefix
+
+    data = load("flights-dep-minute")
+    x = data.counts
+    w = prefix(x.size)
+    print(f"{data.summary()}\nepsilon = {epsilon}, prefix workload, MSE per query (one run, seed {seed})")
+    base = None
+    rows = []
+    for name in ["identity"] + [n for n in default_registry.names("algorithm") if n != "identity"]:
+        try:
+            release = make_algorithm(name).run(x, epsilon, seed=seed)
+        except DPHistError as exc:
+            print(f"  {name:<22} skipped: {exc}")
+            continue
+        truth = np.sort(x) if release.unattributed else x
+        err = mse(w, truth, release.estimate)
+        base = err if base is None else base
+        rows.append((name, err))
+    for name, err in rows:
+        print(f"  {name:<22} {err:14.1f}   {err / base:8.3f} x Laplace")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    exp = _experiments_cli()
+    if exp is not None:
+        return exp.demo(args)
+    return builtin_demo()
+
+
+# ----------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dphist", description="Differentially private histograms.")
+    p.add_argument("--version", action="version", version=f"dphist {__version__}")
+    p.add_argument("--data-dir", action="append", metavar="DIR",
+                   help="a folder whose .npy histograms become datasets (repeatable; also DPHIST_DATA)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("list", help="registered components, presets and datasets, and broken plugins")
+    s.add_argument("--kind", help=f"one of {', '.join(GROUPS)}")
+    s.add_argument("--no-import", action="store_true", help="read metadata only (skip import checks)")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("describe", help="parameters, budget shares and citation of a name")
+    s.add_argument("name")
+    s.add_argument("--kind", choices=list(GROUPS))
+    s.set_defaults(func=cmd_describe)
+
+    s = sub.add_parser("run", help="publish a histogram file with a preset")
+    s.add_argument("--algorithm", "-a", required=True)
+    s.add_argument("--input", "-i", required=True, help=".npy, .csv or .txt (one count per line)")
+    s.add_argument("--epsilon", "-e", required=True)
+    s.add_argument("--seed", type=int)
+    s.add_argument("--output", "-o", help=".npy, .csv or .txt; stdout when omitted")
+    s.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    s.add_argument("--records", action="store_true", help="the input lists one record value per line")
+    s.add_argument("--domain", help="public domain LO:HI for --records")
+    s.add_argument("--bins", type=int, help="equal-width bins over the domain for --records")
+    s.add_argument("--clip", action="store_true", help="clip records outside the domain to its ends")
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help="preset parameter (repeatable)")
+    s.set_defaults(func=cmd_run)
+
+    exp = _experiments_cli()
+    s = sub.add_parser("demo", help="run the default benchmark and write report/")
+    if exp is not None:
+        exp.configure_demo(s)
+    s.set_defaults(func=cmd_demo)
+    if exp is not None:
+        s = sub.add_parser("bench", help="run an experiment sweep (TOML config or flags)")
+        exp.configure_bench(s)
+        s.set_defaults(func=exp.bench)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.data_dir:
+            from .datasets.files import add_data_dir
+            for d in args.data_dir:
+                add_data_dir(d)
+        return int(args.func(args) or 0)
+    except (DPHistError, FileNotFoundError) as exc:
+        print(f"dphist: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

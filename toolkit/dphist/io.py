@@ -1,0 +1,128 @@
+"""Reading histograms from files and writing releases, with errors that name the line.
+
+Input formats
+* ``.npy``: a 1-D integer array of counts;
+* ``.csv`` / ``.txt``: one number per line; blank lines and ``#`` comments are
+  skipped; a CSV may start with one header line.
+
+With ``records=True`` each number is one record's value and the histogram is
+built over a *public* domain given by the caller (``domain=(lo, hi)``, with
+``bins`` equal-width bins, or unit bins for integers): deriving the domain
+from the data would leak it.  Values outside the domain are an error unless
+``clip=True``.
+
+Outputs are written to a temporary file and renamed into place, so a failure
+leaves nothing half-written; an existing file is refused unless ``force``.
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputFileError, InvalidParameter
+from .kernel import validate_counts
+
+SUFFIXES = (".npy", ".csv", ".txt")
+
+
+def _read_numbers(path: Path) -> list[float]:
+    values: list[float] = []
+    header_allowed = path.suffix.lower() == ".csv"
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            try:
+                values.append(float(line))
+            except ValueError:
+                if header_allowed and not values:
+                    header_allowed = False
+                    continue
+                raise InputFileError(f"{path}: line {lineno}: {raw.strip()!r} is not a number "
+                                     "(expected one value per line)") from None
+            header_allowed = False
+    return values
+
+
+def read_histogram(path, records: bool = False, domain: tuple[float, float] | None = None,
+                   bins: int | None = None, clip: bool = False) -> np.ndarray:
+    """Counts from ``path`` (see module docstring); raises :class:`InputFileError` or :class:`InvalidHistogram`."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(f"input file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputFileError(f"{path}: unsupported file type {suffix!r}; use one of {', '.join(SUFFIXES)}")
+    if suffix == ".npy":
+        try:
+            data = np.load(path, allow_pickle=False)
+        except Exception as exc:
+            raise InputFileError(f"{path}: not a readable .npy array ({exc})") from None
+    else:
+        data = np.array(_read_numbers(path))
+        if data.size == 0:
+            raise InputFileError(f"{path}: no values found")
+    if not records:
+        return validate_counts(data)
+    return bin_records(data, domain, bins, clip, str(path))
+
+
+def bin_records(values, domain, bins=None, clip=False, what="records") -> np.ndarray:
+    """Histogram of raw record values over the public ``domain = (lo, hi)``."""
+    if domain is None:
+        raise InvalidParameter("binning records needs a public domain (lo, hi); it must not come from the data")
+    lo, hi = float(domain[0]), float(domain[1])
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise InvalidParameter(f"domain must be finite with lo < hi, got {domain}")
+    values = np.asarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(values)):
+        raise InputFileError(f"{what}: record value #{int(np.flatnonzero(~np.isfinite(values))[0]) + 1} is not finite")
+    if bins is None:
+        if lo != int(lo) or hi != int(hi) or np.any(values != np.round(values)):
+            raise InvalidParameter("non-integer records or domain need an explicit number of bins")
+        n, width = int(hi - lo) + 1, 1.0       # unit bins lo, lo+1, ..., hi
+        idx = (values - lo).astype(np.int64)
+    else:
+        n = int(bins)
+        if n < 1:
+            raise InvalidParameter(f"bins must be at least 1, got {bins}")
+        width = (hi - lo) / n
+        idx = np.floor((values - lo) / width).astype(np.int64)
+        idx[values == hi] = n - 1              # the last bin is closed on the right
+    outside = (idx < 0) | (idx >= n)
+    if outside.any():
+        if not clip:
+            first = int(np.flatnonzero(outside)[0])
+            raise InputFileError(f"{what}: record value #{first + 1} ({values[first]:g}) lies outside the "
+                                 f"domain [{lo:g}, {hi:g}]; widen the domain or clip")
+        idx = np.clip(idx, 0, n - 1)
+    return np.bincount(idx, minlength=n).astype(np.int64)
+
+
+def write_array(path, values, force: bool = False) -> Path:
+    """Write ``values`` to ``.npy`` or ``.csv``/``.txt`` (one per line) atomically."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InvalidParameter(f"output {path}: unsupported type {suffix!r}; use .npy, .csv or .txt")
+    if path.exists() and not force:
+        raise InvalidParameter(f"output file {str(path)!r} exists; pass --force to overwrite")
+    if not path.parent.is_dir():
+        raise InvalidParameter(f"output folder {str(path.parent)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if suffix == ".npy":
+                np.save(fh, np.asarray(values))
+            else:
+                np.savetxt(fh, np.asarray(values), fmt="%.10g")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
