@@ -26,7 +26,8 @@ from .registry import GROUPS, default_registry
 
 def _experiments_cli():
     """The experiment engine's CLI hooks, when the engine is installed."""
-    if importlib.util.find_spec("dphist.experiments") is None:
+    if (importlib.util.find_spec("dphist.experiments") is None
+            or importlib.util.find_spec("dphist.experiments.cli") is None):
         return None
     from .experiments import cli as exp_cli
     return exp_cli

@@ -1,0 +1,176 @@
+"""The private kernel: validation, metering, primitives and the noise seam."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dphist import BudgetExceeded, InvalidHistogram, InvalidParameter, Partition, VettedMechanism
+from dphist.kernel import PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
+
+
+def kernel(counts, seed=0):
+    return PrivateKernel(counts, SeededLaplace(np.random.default_rng(seed)))
+
+
+@pytest.mark.parametrize("bad, words", [
+    ([1, -2, 3], "non-negative"),
+    ([1.0, np.nan], "finite"),
+    ([1.0, np.inf], "finite"),
+    ([1.5, 2.0], "not an integer"),
+    ([], "empty"),
+    ([[1, 2], [3, 4]], "1-D"),
+    (np.array([True, False]), "booleans"),
+    (np.array(["a", "b"]), "integers"),
+])
+def test_bad_histograms_are_named(bad, words):
+    with pytest.raises(InvalidHistogram, match=words):
+        validate_counts(bad)
+
+
+def test_integer_valued_floats_are_accepted():
+    assert validate_counts(np.array([1.0, 0.0, 7.0])).dtype == np.int64
+
+
+@pytest.mark.parametrize("eps", [0, -1, np.inf, np.nan, "abc", None])
+def test_bad_epsilon(eps):
+    with pytest.raises(InvalidParameter, match="epsilon"):
+        validate_epsilon(eps)
+
+
+def test_budget_exceeded_gives_no_answer_and_no_ledger_row():
+    k = kernel([1, 2, 3])
+    h = k.handle("greedy", "initializer", 0.5)
+    h.laplace_identity(0.3)
+    with pytest.raises(BudgetExceeded, match="greedy"):
+        h.laplace_identity(0.3)
+    assert len(k.ledger) == 1 and h.spent == pytest.approx(0.3)
+    h.laplace_identity(0.2)  # exactly the rest is fine (float slack)
+    assert k.ledger.total == pytest.approx(0.5)
+
+
+def test_ledger_rows_record_component_primitive_sensitivity_answers():
+    k = kernel(np.arange(10))
+    h = k.handle("c", "finalizer", 1.0)
+    h.laplace_partition(Partition.from_sizes([3, 7]), 0.25)
+    h.laplace_intervals([0, 0], [5, 10], 0.25)
+    h.sorted_counts(0.5)
+    rows = k.ledger.entries
+    assert [r.primitive for r in rows] == ["laplace.partition", "laplace.intervals", "laplace.sorted-counts"]
+    assert [r.answers for r in rows] == [2, 2, 10]
+    assert [r.sensitivity for r in rows] == [1.0, 2.0, 1.0]  # overlapping intervals cover bins twice
+    assert k.ledger.by_component() == {"c": pytest.approx(1.0)}
+
+
+def test_laplace_identity_has_the_right_variance():
+    x = np.zeros(200_000, dtype=np.int64)
+    noisy = kernel(x, seed=1).handle("t", "initializer", 0.5).laplace_identity(0.5)
+    assert abs(noisy.mean()) < 0.05
+    assert noisy.var() == pytest.approx(2 / 0.5 ** 2, rel=0.03)
+
+
+def test_partition_and_interval_sums_are_exact_up_to_noise_scale():
+    x = np.arange(1, 9)
+    order = np.array([7, 6, 5, 4, 3, 2, 1, 0])
+    big = 1e9  # tiny noise
+    k = kernel(x)
+    h = k.handle("t", "finalizer", 3 * big)
+    p = Partition(order, [0, 3, 8])
+    assert np.allclose(h.laplace_partition(p, big), [8 + 7 + 6, 15], atol=1e-6)
+    got = h.laplace_intervals([0, 2, 4], [2, 2, 8], big, order=order)
+    assert np.allclose(got, [15, 0, 10], atol=1e-6)  # the middle interval is empty (padding node)
+    with pytest.raises(InvalidParameter, match="0 <= start <= end"):
+        h.laplace_intervals([3], [2], 1.0)
+
+
+def test_linear_queries_sensitivity_dense_sparse_implicit():
+    x = np.array([3, 1, 4, 1, 5])
+    A = np.array([[1, 1, 0, 0, 0], [0, 0, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 0, 0, 2.0]])
+
+    class Implicit:
+        shape = A.shape
+
+        def matvec(self, v):
+            return A @ v
+
+        def abs_rmatvec(self, y):
+            return np.abs(A).T @ y
+
+    for q in (A, sp.csr_matrix(A), Implicit()):
+        k = kernel(x)
+        out = k.handle("t", "finalizer", 1e9).laplace_linear(q, 1e9)
+        assert np.allclose(out, A @ x, atol=1e-6)
+        assert k.ledger.entries[0].sensitivity == 4.0  # largest column L1 norm: last column 1 + 1 + 2
+    with pytest.raises(InvalidParameter, match="columns"):
+        kernel(x).handle("t", "finalizer", 1).laplace_linear(np.ones((2, 3)), 1)
+
+
+def test_sorted_counts_are_sorted_truth_plus_noise():
+    x = np.array([5, 0, 9, 2])
+    out = kernel(x).handle("t", "finalizer", 1e9).sorted_counts(1e9)
+    assert np.allclose(out, [0, 2, 5, 9], atol=1e-6)
+
+
+def test_exponential_mechanism_frequencies():
+    x = np.array([0, 0, 0])
+    k = kernel(x, seed=5)
+    scores = np.array([0.0, 1.0, 2.0])
+    eps, trials = 2.0, 20_000
+    h = k.handle("t", "partitioner", eps * trials + 1)
+    picks = np.bincount([h.exponential(lambda c: scores, 3, 1.0, eps) for _ in range(trials)], minlength=3)
+    expected = np.exp(eps * scores / 2)
+    expected = expected / expected.sum()
+    assert np.allclose(picks / trials, expected, atol=0.015)
+    with pytest.raises(InvalidParameter, match="3 finite values"):
+        h.exponential(lambda c: np.ones(2), 3, 1.0, 1.0)
+
+
+def test_custom_mechanism_must_state_a_proof_and_is_recorded():
+    class Unproven(VettedMechanism):
+        name = "unproven"
+
+    class Proven(VettedMechanism):
+        name = "noisy-total"
+        proof = "sum has sensitivity 1; Laplace mechanism (Dwork et al. 2006, Thm 1)"
+
+        def answers(self, n, **kw):
+            return 1
+
+        def run(self, counts, epsilon, noise, **kw):
+            return counts.sum() + noise.laplace(1 / epsilon, 1)[0]
+
+    k = kernel([1, 2, 3])
+    h = k.handle("t", "partitioner", 1.0)
+    with pytest.raises(InvalidParameter, match="no privacy proof"):
+        h.custom(Unproven(), 0.5)
+    assert len(k.ledger) == 0
+    h.custom(Proven(), 0.5)
+    row = k.ledger.entries[0]
+    assert row.primitive == "custom:noisy-total" and "Dwork" in row.note and row.answers == 1
+
+
+class DiscreteLaplaceOS:
+    """An alternative noise source (two-sided geometric from OS entropy): the seam in use."""
+
+    name = "discrete-laplace-os"
+
+    def __init__(self):
+        self.rng = np.random.default_rng()  # OS entropy, deliberately unseeded
+
+    def laplace(self, scale, size):
+        p = 1 - np.exp(-1 / np.asarray(scale, dtype=float))
+        return (self.rng.geometric(p, size) - self.rng.geometric(p, size)).astype(float)
+
+    def exponential_choice(self, scores, coefficient):
+        logits = coefficient * np.asarray(scores)
+        return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
+
+    def uniform(self, size):
+        return self.rng.random(size)
+
+
+def test_noise_source_is_a_seam_no_component_changes():
+    import dphist
+    x = np.arange(100)
+    release = dphist.make_algorithm("identity").run(x, 1.0, noise=DiscreteLaplaceOS())
+    assert release.noise == "discrete-laplace-os"
+    assert np.all(release.estimate == np.round(release.estimate))  # integer noise on integer counts
+    assert release.ledger.total == pytest.approx(1.0)

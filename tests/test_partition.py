@@ -1,0 +1,79 @@
+"""Generalized bins: constructors, vectorised helpers against naive loops, validation."""
+import numpy as np
+import pytest
+
+from dphist import InvalidParameter, Partition
+
+
+def naive_groups(order, bounds):
+    return [list(order[bounds[g]:bounds[g + 1]]) for g in range(len(bounds) - 1)]
+
+
+@pytest.fixture
+def sorted_partition():
+    rng = np.random.default_rng(3)
+    order = rng.permutation(20)
+    return Partition(order, [0, 4, 5, 12, 20])
+
+
+def test_helpers_match_naive(sorted_partition):
+    p = sorted_partition
+    x = np.random.default_rng(0).integers(0, 50, 20)
+    groups = naive_groups(p.order, p.bounds)
+    assert np.array_equal(p.sizes, [len(g) for g in groups])
+    assert np.array_equal(p.sums(x), [x[g].sum() for g in groups])
+    assert np.allclose(p.means(x), [x[g].mean() for g in groups])
+    labels = p.labels()
+    for gi, g in enumerate(groups):
+        assert np.all(labels[g] == gi)
+    vals = np.array([10.0, 20.0, 30.0, 40.0])
+    expanded = p.expand(vals)
+    spread = p.spread(vals)
+    for gi, g in enumerate(groups):
+        assert np.all(expanded[g] == vals[gi])
+        assert np.allclose(spread[g], vals[gi] / len(g))
+    assert np.array_equal(p.to_original(p.in_order(x)), x)
+    assert [list(a) for a in p.groups()] == groups
+
+
+def test_constructors():
+    assert Partition.singletons(5).n_groups == 5 and Partition.singletons(5).is_identity_order()
+    assert Partition.whole(5).n_groups == 1
+    assert np.array_equal(Partition.from_sizes([2, 3]).bounds, [0, 2, 5])
+    p = Partition.from_labels([1, 0, 1, 2, 0])
+    assert [list(g) for g in p.groups()] == [[1, 4], [0, 2], [3]]
+    assert Partition.from_sizes([2, 3]).is_contiguous()
+    assert not p.is_contiguous()
+
+
+def test_merge_and_reorder(sorted_partition):
+    p = Partition.singletons(6)
+    m = p.merge([0, 2, 3])
+    assert np.array_equal(m.bounds, [0, 2, 3, 6])
+    with pytest.raises(InvalidParameter, match="strictly"):
+        p.merge([0, 3, 3])
+    q = sorted_partition
+    keys = np.array([3.0, 1.0, 4.0, 2.0])
+    r = q.reorder_groups(keys, descending=True)
+    old = naive_groups(q.order, q.bounds)
+    new = naive_groups(r.order, r.bounds)
+    assert new == [old[i] for i in np.argsort(-keys, kind="stable")]
+    r.validate()
+
+
+@pytest.mark.parametrize("order, bounds, words", [
+    ([0, 1, 1], [0, 3], "permutation"),
+    ([0, 1, 3], [0, 3], "permutation"),
+    ([0, 1, 2], [0, 2, 2, 3], "strictly"),
+    ([0, 1, 2], [1, 3], "strictly"),
+    ([0, 1, 2], [0, 2], "strictly"),
+    ([], [0], "non-empty"),
+])
+def test_validation_names_the_fault(order, bounds, words):
+    with pytest.raises(InvalidParameter, match=words):
+        Partition(order, bounds)
+
+
+def test_expand_checks_length():
+    with pytest.raises(InvalidParameter, match="one value per group"):
+        Partition.singletons(3).expand([1.0, 2.0])

@@ -1,0 +1,105 @@
+"""Workloads answered from prefix sums; metrics' closed forms against brute force."""
+import numpy as np
+import pytest
+
+from dphist import InvalidParameter
+from dphist import metrics as M
+from dphist import workloads as W
+
+
+def brute_all_ranges(x):
+    n = len(x)
+    return np.array([x[i:j].sum() for i in range(n) for j in range(i + 1, n + 1)])
+
+
+@pytest.fixture
+def pair():
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 30, 37).astype(float)
+    return x, x + rng.normal(0, 3, 37)
+
+
+def test_all_ranges_closed_forms_equal_enumeration(pair):
+    x, y = pair
+    e = brute_all_ranges(y) - brute_all_ranges(x)
+    w = W.all_ranges(x.size)
+    assert len(w) == e.size
+    assert M.mse(w, x, y) == pytest.approx(np.mean(e ** 2), rel=1e-10)
+    assert M.scaled_error(w, x, y, 1) == pytest.approx(np.abs(e).sum() / (e.size * x.sum()), rel=1e-10)
+    assert M.scaled_error(w, x, y, 2) == pytest.approx(np.linalg.norm(e) / (e.size * x.sum()), rel=1e-10)
+    assert M.max_error(w, x, y) == pytest.approx(np.abs(e).max(), rel=1e-10)
+    assert np.allclose(w.answer(y) - w.answer(x), e)
+
+
+def test_explicit_workloads_match_loops(pair):
+    x, y = pair
+    n = x.size
+    for w, ranges in [
+        (W.identity(n), [(i, i + 1) for i in range(n)]),
+        (W.prefix(n), [(0, i) for i in range(1, n + 1)]),
+        (W.fixed_lengths(n, [1, 3, 50]), [(i, i + L) for L in (1, 3) for i in range(n - L + 1)]),
+    ]:
+        assert len(w) == len(ranges)
+        assert np.allclose(w.answer(y), [y[a:b].sum() for a, b in ranges])
+        errs = np.array([y[a:b].sum() - x[a:b].sum() for a, b in ranges])
+        assert M.mse(w, x, y) == pytest.approx(np.mean(errs ** 2))
+
+
+def test_sortaki_workloads():
+    n = 2000
+    small, big = W.small_ranges(n), W.big_ranges(n)
+    assert len(small) == sum(n - L + 1 for L in range(1, 11))
+    assert set(np.unique(big.lengths)) == set(range(100, 1001, 100))
+    assert len(W.small_ranges(5)) == sum(5 - L + 1 for L in range(1, 6))
+    assert set(W.percent_ranges(1000, 10).lengths) == {100}
+    assert W.make("ranges-10%", 1000).name == "ranges-10%"
+
+
+def test_random_ranges_are_seeded_and_valid():
+    a = W.random_ranges(50, 1000, np.random.default_rng(1))
+    b = W.random_ranges(50, 1000, np.random.default_rng(1))
+    assert np.array_equal(a.lo, b.lo) and np.array_equal(a.hi, b.hi)
+    assert np.all((0 <= a.lo) & (a.lo < a.hi) & (a.hi <= 50))
+    with pytest.raises(InvalidParameter, match="Generator"):
+        W.random_ranges(50, 10, 3)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: W.RangeWorkload(10, [], [], "none"), "empty"),
+    (lambda: W.RangeWorkload(10, [3], [3]), "lo < hi"),
+    (lambda: W.RangeWorkload(10, [0], [11]), "lo < hi <= 10"),
+    (lambda: W.fixed_lengths(5, [10]), "fits"),
+    (lambda: W.make("nope", 5), "unknown workload"),
+    (lambda: W.percent_ranges(10, 0), "percent"),
+])
+def test_bad_workloads(make, words):
+    with pytest.raises(InvalidParameter, match=words):
+        make()
+
+
+def test_workload_domain_mismatch():
+    with pytest.raises(InvalidParameter, match="over 5 bins"):
+        M.mse(W.prefix(5), np.ones(6), np.ones(6))
+
+
+def test_kl_divergence():
+    x = np.array([0, 1, 3, 4.0])
+    assert M.kl_divergence(x, x) == pytest.approx(0, abs=1e-9)  # only the floor on the empty bin
+    assert M.kl_divergence(x, 2 * x) == pytest.approx(0, abs=1e-9)  # normalised
+    p = x / x.sum()
+    q = np.array([1, 1, 1, 1]) / 4
+    assert M.kl_divergence(x, np.ones(4)) == pytest.approx(np.sum(p[1:] * np.log(p[1:] / q[1:])))
+    y = np.array([5.0, -2.0, 3.0, 4.0])  # a negative estimate is clipped to 0 and floored
+    val = M.kl_divergence(x, y)
+    assert np.isfinite(val) and val > 0
+    assert np.isfinite(M.kl_divergence(x, -np.ones(4)))  # all non-positive: uniform
+
+
+def test_relative_error_and_scaled_error_guards():
+    x = np.array([0, 10, 100.0])
+    y = np.array([1, 11, 90.0])
+    assert M.mean_relative_error(W.identity(3), x, y, delta=1) == pytest.approx((1 / 1 + 1 / 10 + 10 / 100) / 3)
+    with pytest.raises(InvalidParameter, match="delta"):
+        M.mean_relative_error(W.identity(3), x, y, delta=0)
+    with pytest.raises(InvalidParameter, match="all-zero"):
+        M.scaled_error(W.identity(3), np.zeros(3), y)
