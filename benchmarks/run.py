@@ -9,8 +9,8 @@ Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 
 Each case is run once to warm up (imports, numba compilation), then timed as
 the best of ``repeat`` runs (wall clock, ``time.perf_counter``).  Results are
-printed and written to ``benchmarks/results/<topic>.md``; BENCHMARKS.md
-collects them with the machine they were measured on.
+printed and written to ``benchmarks/results/<topic>.md``, and BENCHMARKS.md is
+rebuilt from ``benchmarks/HEADER.md`` and every topic's latest results.
 """
 from __future__ import annotations
 
@@ -69,7 +69,16 @@ def main(argv: list[str]) -> int:
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         (HERE / "results" / f"{topic}.md").write_text(
             f"### {topic}\n\nMeasured {stamp} on {machine}.\n\n" + "\n".join(table) + "\n")
+    collect()
     return 1 if failed else 0
+
+
+def collect() -> None:
+    """Rebuild BENCHMARKS.md from every topic's latest results file."""
+    parts = sorted((HERE / "results").glob("*.md"))
+    head = (HERE.parent / "benchmarks" / "HEADER.md").read_text()
+    body = "\n".join(p.read_text() for p in parts)
+    (HERE.parent / "BENCHMARKS.md").write_text(head + "\n" + body)
 
 
 if __name__ == "__main__":
