@@ -1,0 +1,100 @@
+"""AHP's three clustering strategies as dphist partitioners (Zhang et al., SDM 2014, Section 4.2).
+
+All three read only H~ (``ctx.noisy``, the initializer's thresholded noisy counts)
+arranged in the current order of ``bins`` (one mean noisy value per current group,
+in group order; after the ``noisy-count`` sorter that is the sorted noisy histogram),
+so they are post-processing and spend nothing.  eps_2 in the error formula is the
+finalizer's share ``ctx.eps_f`` (AHP Algorithm 1 line 9).  Each returns
+``bins.merge(cuts)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dphist import InvalidParameter, Partitioner
+
+from .greedy import greedy_cuts
+from .segmentation import RULES, empirical_cuts, optimal_cuts
+from .threshold import CITATION
+
+
+class _AHPClustering(Partitioner):
+    spends = False
+
+    def _noisy_values(self, bins, ctx) -> tuple[np.ndarray, float]:
+        if ctx.noisy is None:
+            raise InvalidParameter(f"{self.name} clusters the noisy histogram H~: give the pipeline an "
+                                   "initializer with gamma_in > 0 (e.g. ahp.threshold)")
+        if ctx.eps_f <= 0:
+            raise InvalidParameter(f"{self.name} weighs clusters by the final Laplace error 2/(|C| eps_2^2): "
+                                   "the finalizer's share gamma_f must be > 0")
+        # Post-processing of H~ (free): one noisy value per current group, in group order.
+        return bins.means(ctx.noisy), float(ctx.eps_f)
+
+    @staticmethod
+    def _check_limit(name: str, n: int, max_bins) -> None:
+        limit = int(max_bins)
+        if n > limit:
+            raise InvalidParameter(
+                f"{name} runs an O(n^2) dynamic programme and is limited to max_bins={limit} groups; got {n}. "
+                f"Use ahp.greedy (Algorithm 3, fast at any n) or raise max_bins knowingly.")
+
+
+class GreedyPartitioner(_AHPClustering):
+    """Algorithm 3: add the next bin to the current cluster iff err(C u x) < err(C) + err*(x).
+
+    The lower bound err* uses the paper's early-stopping rule (valid on sorted values;
+    on unsorted values every candidate cluster is scanned).  No parameters.
+    """
+
+    name = "ahp.greedy"
+    citation = CITATION + ", Algorithm 3 (greedy clustering)"
+
+    def partition(self, bins, ctx):
+        values, eps_2 = self._noisy_values(bins, ctx)
+        return bins.merge(greedy_cuts(values, eps_2))
+
+
+class OptimalPartitioner(_AHPClustering):
+    """The optimal clustering of Section 4.2 by an O(n^2) segmentation DP (same optimum as the
+    paper's O(n^4) all-k search).  Limited to ``max_bins`` groups (default 32,768): beyond it
+    it raises InvalidParameter and suggests ahp.greedy.
+    """
+
+    name = "ahp.optimal"
+    citation = CITATION + ", Section 4.2 (optimal clustering)"
+
+    def __init__(self, max_bins: int = 32768):
+        self.max_bins = max_bins
+
+    def partition(self, bins, ctx):
+        self._check_limit(self.name, bins.n_groups, self.max_bins)
+        values, eps_2 = self._noisy_values(bins, ctx)
+        cuts, _ = optimal_cuts(values, eps_2)
+        return bins.merge(cuts)
+
+
+class EmpiricalPartitioner(_AHPClustering):
+    """Algorithm 2: k-cluster optimal DP for k from rules of thumb.
+
+    ``rule``: "all" (Algorithm 2: the best of the four), or one of "sqrt", "sturges",
+    "doane", "rice".  O(k n^2) for the largest k; limited to ``max_bins`` groups
+    (default 8,192).
+    """
+
+    name = "ahp.empirical"
+    citation = CITATION + ", Algorithm 2 (empirical clustering)"
+
+    def __init__(self, rule: str = "all", max_bins: int = 8192):
+        if rule != "all" and rule not in RULES:
+            raise InvalidParameter(f"ahp.empirical: unknown rule {rule!r}; choose 'all' or one of {', '.join(RULES)}")
+        self.rule = rule
+        self.max_bins = max_bins
+
+    def partition(self, bins, ctx):
+        self._check_limit(self.name, bins.n_groups, self.max_bins)
+        values, eps_2 = self._noisy_values(bins, ctx)
+        rules = RULES if self.rule == "all" else (self.rule,)
+        cuts, _, ks = empirical_cuts(values, eps_2, rules)
+        ctx.notes["ahp.empirical.k"] = ks          # public: computed from noisy values
+        return bins.merge(cuts)
