@@ -1,0 +1,169 @@
+"""The two finalizers of Hay, Rastogi, Miklau, Suciu (PVLDB 2010).
+
+* :class:`HierarchicalFinalizer` (``boost.hierarchical``) - the query
+  strategy H (Section 4): a k-ary tree over the groups it is given, Laplace
+  noise on every node, then constrained inference (H-bar, Theorem 3) or none
+  (H-tilde).  Options: per-level budgets, Qardaji et al.'s branching (Hb),
+  the non-negativity heuristic (Section 4.2), rounding (Section 5.2).
+* :class:`UnattributedFinalizer` (``boost.unattributed``) - the sorted query S
+  (Section 3) followed by isotonic regression (S-bar, Theorem 1) or the
+  baselines S-tilde and S-tilde_r (Section 5.1).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dphist import Finalizer
+from dphist.errors import InvalidParameter
+
+from .branching import best_branching
+from .budgets import level_epsilons, validate_spec
+from .isotonic import pava, sort_and_round
+from .tree import NoisyTree, level_sizes, node_leaf_ranges, weighted_inference, zero_nonpositive_subtrees
+
+_HAY = "Hay, Rastogi, Miklau, Suciu, Boosting the Accuracy of Differentially Private Histograms Through Consistency, PVLDB 3(1), 2010"
+
+#: key of the public noisy tree in ``ctx.notes`` / ``Release.notes``
+TREE_NOTE = "boost.tree"
+
+
+def _check_branching(branching):
+    if isinstance(branching, str):
+        if branching != "auto":
+            raise InvalidParameter(f"branching must be an integer >= 2 or 'auto', got {branching!r}")
+        return
+    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
+        raise InvalidParameter(f"branching must be an integer >= 2 or 'auto', got {branching!r}")
+
+
+class HierarchicalFinalizer(Finalizer):
+    """Hay et al.'s hierarchical strategy H over the groups in their current order.
+
+    Leaves are the groups of ``bins`` (for singleton bins, the domain).  Level
+    ``j`` of the k-ary tree (see :mod:`dphist_boost.tree`) is a set of
+    disjoint position intervals, measured with
+    ``ctx.data.laplace_intervals(..., eps_j, order=bins.order)`` (sensitivity
+    1 per level, so ``Lap(1/eps_j)`` per node; uniform ``eps_j = eps/ell`` is
+    Proposition 4's ``Lap(ell/eps)``).  The ``eps_j`` sum to the share exactly.
+
+    Parameters
+    ----------
+    branching : int >= 2 or ``"auto"``
+        ``k``; ``"auto"`` is Qardaji et al.'s rule (:mod:`dphist_boost.branching`)
+        evaluated on the (public) number of groups.
+    level_budgets : ``"uniform"``, ``"geometric"`` or list of epsilons (leaves first)
+        See :mod:`dphist_boost.budgets`.
+    inference : bool
+        True: H-bar, the least-squares consistent tree (Theorem 3; the
+        weighted two-pass form when level budgets differ).  False: H-tilde,
+        whose leaves are released as they are (range queries on H-tilde in
+        the paper's sense use :func:`dphist_boost.tree.answer_by_cover` on the
+        noisy tree stored in ``ctx.notes["boost.tree"]``).
+    nonnegative : bool
+        Section 4.2 heuristic: zero every subtree whose estimate is <= 0.
+    round : bool
+        Round released leaf counts to the nearest non-negative integer
+        (Section 5.2).  For groups of several bins the group total is rounded
+        and then spread evenly.
+    noisy_root : bool
+        Measure the root (Hay et al., DPBench).  False leaves the root
+        unmeasured and splits the budget over the other levels, as ektelo's
+        Hb (``include_root=False``) and Qardaji et al. do; a one-leaf tree
+        always measures its single node.
+
+    Post-processing (inference, zeroing, rounding) uses only the noisy
+    measurements and public sizes: it is free.
+    """
+
+    name = "boost.hierarchical"
+    citation = _HAY + ", Section 4 (H, Theorem 3); Qardaji et al. PVLDB 2013 (Hb); Cormode et al. ICDE 2012 (geometric budgets)"
+
+    def __init__(self, branching=2, level_budgets="uniform", inference: bool = True,
+                 nonnegative: bool = False, round: bool = False, noisy_root: bool = True):
+        _check_branching(branching)
+        validate_spec(level_budgets)
+        self.branching = branching
+        self.level_budgets = level_budgets
+        self.inference = inference
+        self.nonnegative = nonnegative
+        self.round = round
+        self.noisy_root = noisy_root
+
+    def resolved_branching(self, n_leaves: int) -> int:
+        return best_branching(n_leaves) if self.branching == "auto" else int(self.branching)
+
+    def measure(self, bins, ctx) -> NoisyTree:
+        """Measure every level of the tree through the kernel; returns the public noisy tree."""
+        n_leaves = bins.n_groups
+        k = self.resolved_branching(n_leaves)
+        sizes = level_sizes(n_leaves, k)
+        measured = list(range(len(sizes)))
+        if not self.noisy_root and len(sizes) > 1:
+            measured = measured[:-1]
+        eps = level_epsilons(self.level_budgets, len(measured), ctx.budget)
+        order = None if bins.is_identity_order() else bins.order
+        values: list = [None] * len(sizes)
+        variances = [np.inf] * len(sizes)
+        epsilons = [0.0] * len(sizes)
+        for j, eps_j in zip(measured, eps):
+            first, last = node_leaf_ranges(n_leaves, k, j)
+            # leaf groups -> position ranges of the partition's order
+            values[j] = ctx.data.laplace_intervals(bins.bounds[first], bins.bounds[last], eps_j, order=order)
+            variances[j] = 2.0 / eps_j ** 2
+            epsilons[j] = float(eps_j)
+        return NoisyTree(k, values, variances, epsilons)
+
+    def estimate_levels(self, tree: NoisyTree) -> list[np.ndarray]:
+        """Post-processing of the noisy tree into node estimates per level (free)."""
+        if self.inference:
+            levels = weighted_inference(tree.values, tree.variances, tree.branching)
+        else:
+            levels = [v for v in tree.values if v is not None]  # only the root can be unmeasured
+        if self.nonnegative:
+            levels = zero_nonpositive_subtrees(levels, tree.branching)
+        return levels
+
+    def finalize(self, bins, ctx) -> np.ndarray:
+        tree = self.measure(bins, ctx)
+        ctx.notes[TREE_NOTE] = tree  # the noisy measurements are public
+        leaves = self.estimate_levels(tree)[0]
+        if self.round:
+            leaves = np.clip(np.rint(leaves), 0.0, None)
+        return bins.spread(leaves)
+
+
+_VARIANTS = ("S-bar", "S-tilde", "S-tilde-r")
+
+
+class UnattributedFinalizer(Finalizer):
+    """Hay et al.'s unattributed histogram: the sorted counts S plus Laplace noise, then inference.
+
+    ``ctx.data.sorted_counts`` answers S (ascending counts, sensitivity 1,
+    Proposition 3) with ``Lap(1/eps)``.  Variants (Section 5.1):
+
+    * ``"S-bar"`` - isotonic regression of the answer (Theorem 1, PAVA);
+    * ``"S-tilde"`` - the noisy answer itself;
+    * ``"S-tilde-r"`` - sorted and rounded to the nearest non-negative integer.
+
+    The estimate is a sorted vector (``unattributed = True``): metrics must
+    compare it with ``np.sort(x)``.  The bins handed in are ignored: S is a
+    query over the whole domain.
+    """
+
+    name = "boost.unattributed"
+    citation = _HAY + ", Section 3 (S, Theorem 1) and Section 5.1 (baselines)"
+    unattributed = True
+
+    def __init__(self, variant: str = "S-bar"):
+        if variant not in _VARIANTS:
+            raise InvalidParameter(f"variant must be one of {', '.join(_VARIANTS)}; got {variant!r}")
+        self.variant = variant
+
+    def finalize(self, bins, ctx) -> np.ndarray:
+        noisy_sorted = ctx.data.sorted_counts(ctx.budget)
+        # everything below is post-processing of the noisy answer (free)
+        if self.variant == "S-bar":
+            return pava(noisy_sorted)
+        if self.variant == "S-tilde-r":
+            return sort_and_round(noisy_sorted)
+        return noisy_sorted
