@@ -1,0 +1,165 @@
+"""Bin error formulas EF(v, eps_in, eps_f) of SORTaki Section V-A, O(1) per bin from prefix sums.
+
+Every formula here is *vectorised over many bins at once*::
+
+    EF(starts, ends, prefix, prefix_sq, eps_in, eps_f) -> errors
+
+A bin is the run of positions ``[start, end)`` of the (possibly sorted) order;
+``prefix``/``prefix_sq`` are the prefix sums of the values and of their
+squares in that order (``prefix[0] = 0``).  The sum of squared deviations of a
+bin from its mean is then, in O(1),
+
+    SSE(v) = sum_i x_i^2 - (sum_i x_i)^2 / |v|          (Xu et al. 2013; SORTaki Eq. 5)
+
+The three formulas of the paper are all "SSE + a term that depends on the bin
+size only" (:class:`SizePenaltyFormula`), which the partitioners exploit for
+their compiled fast paths:
+
+* ``ahp`` - AHP's cluster error (Zhang et al. 2014, Theorem 4.2) evaluated on
+  H~:  SSE~(v) + 2 / (|v| eps_f^2).  It ignores that SSE~ is computed from
+  noisy values and that H~ could also be reused by the finalizer.
+* ``ee``  - SORTaki Equation 4, the expected squared error of the WAF estimate:
+  SSE(v) + 2 / (eps_in^2 + |v| eps_f^2).  It needs the TRUE counts: analysis
+  only.  A partitioner handed ``ee`` inside a private pipeline raises
+  :class:`~dphist.errors.PrivacyViolation`.
+* ``uee`` - SORTaki Equation 5, the unbiased estimate of EE from H~:
+  SSE~(v) - (|v| - 1) 2/eps_in^2 + 2 / (eps_in^2 + |v| eps_f^2).
+
+Any callable with the vectorised signature above is accepted as a custom EF
+(:func:`resolve_error_formula`); give it ``needs_true_data = True`` if it is
+meant for analysis on true data.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from dphist.errors import InvalidParameter
+
+
+def prefix_sums(values) -> tuple[np.ndarray, np.ndarray]:
+    """Prefix sums of ``values`` and of their squares, after centring on their mean.
+
+    SSE is invariant to a common shift, and centring keeps ``prefix_sq`` small
+    so that ``sum x^2 - (sum x)^2/|v|`` loses less precision to cancellation.
+    The shift is a public function of the values given (H~ or, for analysis,
+    the true counts).
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise InvalidParameter("prefix sums need a non-empty 1-D vector of values")
+    x = x - x.mean()
+    p = np.zeros(x.size + 1)
+    np.cumsum(x, out=p[1:])
+    p2 = np.zeros(x.size + 1)
+    np.cumsum(x * x, out=p2[1:])
+    return p, p2
+
+
+def sse(starts, ends, prefix, prefix_sq) -> np.ndarray:
+    """Sum of squared deviations from the bin mean of every bin ``[start, end)``, O(1) each."""
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    size = (ends - starts).astype(float)
+    s1 = prefix[ends] - prefix[starts]
+    s2 = prefix_sq[ends] - prefix_sq[starts]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = s2 - s1 * s1 / size
+    # rounding can make a constant bin's SSE slightly negative; it is >= 0 mathematically
+    return np.maximum(np.where(size > 0, out, 0.0), 0.0)
+
+
+class ErrorFormula:
+    """A bin error formula EF(v, eps_in, eps_f), vectorised over bins."""
+
+    name: str = ""
+    #: True when the formula is meaningful only on the true counts (analysis only)
+    needs_true_data: bool = False
+    citation: str = ""
+
+    def __call__(self, starts, ends, prefix, prefix_sq, eps_in: float, eps_f: float) -> np.ndarray:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<error formula {self.name!r}>"
+
+
+class SizePenaltyFormula(ErrorFormula):
+    """EF(v) = SSE(v) + penalty(|v|, eps_in, eps_f)."""
+
+    def penalty(self, sizes, eps_in: float, eps_f: float) -> np.ndarray:
+        raise NotImplementedError
+
+    def __call__(self, starts, ends, prefix, prefix_sq, eps_in, eps_f):
+        starts = np.asarray(starts, dtype=np.int64)
+        ends = np.asarray(ends, dtype=np.int64)
+        return sse(starts, ends, prefix, prefix_sq) + self.penalty(ends - starts, eps_in, eps_f)
+
+
+def _positive(eps, what: str) -> float:
+    eps = float(eps)
+    if not np.isfinite(eps) or eps <= 0:
+        raise InvalidParameter(f"the error formula needs {what} > 0, got {eps}")
+    return eps
+
+
+class AHPError(SizePenaltyFormula):
+    """AHP's cluster error on H~: SSE~(v) + 2/(|v| eps_f^2) (Zhang et al. 2014, Thm 4.2)."""
+
+    name = "ahp"
+    citation = "Zhang et al., AHP, SDM 2014, Theorem 4.2; SORTaki Table II (AHP)"
+
+    def penalty(self, sizes, eps_in, eps_f):
+        eps_f = _positive(eps_f, "eps_f")
+        return 2.0 / (np.asarray(sizes, dtype=float) * eps_f ** 2)
+
+
+class ExpectedError(SizePenaltyFormula):
+    """EE, SORTaki Equation 4: SSE(v) + 2/(eps_in^2 + |v| eps_f^2), on the TRUE counts."""
+
+    name = "ee"
+    needs_true_data = True
+    citation = "Doudalis & Mehrotra, SORTaki, Section V-A, Equation 4"
+
+    def penalty(self, sizes, eps_in, eps_f):
+        eps_f = _positive(eps_f, "eps_f")
+        eps_in = max(float(eps_in), 0.0)
+        return 2.0 / (eps_in ** 2 + np.asarray(sizes, dtype=float) * eps_f ** 2)
+
+
+class UnbiasedExpectedError(SizePenaltyFormula):
+    """UEE, SORTaki Equation 5: SSE~(v) - (|v|-1) 2/eps_in^2 + 2/(eps_in^2 + |v| eps_f^2)."""
+
+    name = "uee"
+    citation = "Doudalis & Mehrotra, SORTaki, Section V-A, Equation 5"
+
+    def penalty(self, sizes, eps_in, eps_f):
+        eps_f = _positive(eps_f, "eps_f")
+        eps_in = _positive(eps_in, "eps_in (UEE corrects the noise of H~)")
+        sizes = np.asarray(sizes, dtype=float)
+        return -(sizes - 1.0) * 2.0 / eps_in ** 2 + 2.0 / (eps_in ** 2 + sizes * eps_f ** 2)
+
+
+FORMULAS: dict[str, ErrorFormula] = {f.name: f for f in (AHPError(), ExpectedError(), UnbiasedExpectedError())}
+
+
+def resolve_error_formula(ef) -> ErrorFormula | Callable:
+    """An error formula from a name (``ahp``, ``ee``, ``uee``) or a callable; clear error otherwise."""
+    if isinstance(ef, str):
+        key = ef.lower()
+        if key not in FORMULAS:
+            raise InvalidParameter(f"unknown error formula {ef!r}; known: {', '.join(FORMULAS)} "
+                                   "or a callable EF(starts, ends, prefix, prefix_sq, eps_in, eps_f)")
+        return FORMULAS[key]
+    if not callable(ef):
+        raise InvalidParameter(f"the error formula must be a name ({', '.join(FORMULAS)}) or a callable "
+                               f"EF(starts, ends, prefix, prefix_sq, eps_in, eps_f); got {ef!r}")
+    return ef
+
+
+def bin_errors(ef, values, starts, ends, eps_in: float, eps_f: float) -> np.ndarray:
+    """EF of every bin ``[start, end)`` of ``values`` (a convenience for analysis and tests)."""
+    ef = resolve_error_formula(ef)
+    p, p2 = prefix_sums(values)
+    return np.asarray(ef(np.asarray(starts), np.asarray(ends), p, p2, eps_in, eps_f), dtype=float)

@@ -1,0 +1,46 @@
+"""WAF, the weighted average finalizer (SORTaki Section V-A, Equations 1-3, Algorithm 4).
+
+For a bin v, two unbiased estimates of its average frequency exist:
+
+* the mean of H~ over v, with variance 2 / (|v| eps_in^2);
+* a fresh noisy sum of v with budget eps_f, divided by |v|: variance 2 / (|v|^2 eps_f^2).
+
+Their minimum-variance unbiased combination (Equation 3) is
+
+    avg~_v = a1 * mean(H~_v) + a2 * sum~_v / |v|,   a1 = eps_in^2 / (eps_in^2 + |v| eps_f^2),  a2 = 1 - a1,
+
+with variance 2 / (|v| (eps_in^2 + |v| eps_f^2)) per bin (so EE's noise term
+2 / (eps_in^2 + |v| eps_f^2) over the |v| bins, Equation 4).  Without H~
+(gamma_in = 0), a1 = 0 and WAF is AHP's finalizer (``group-mean``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dphist import Finalizer
+
+
+def waf_weights(sizes, eps_in: float, eps_f: float) -> np.ndarray:
+    """a1 of SORTaki Equation 3 for bins of the given sizes (0 when eps_in = 0)."""
+    sizes = np.asarray(sizes, dtype=float)
+    eps_in2 = float(eps_in) ** 2
+    return eps_in2 / (eps_in2 + sizes * float(eps_f) ** 2)
+
+
+class WeightedAverageFinalizer(Finalizer):
+    """WAF (SORTaki Algorithm 4): combine H~'s bin mean with a fresh noisy bin mean (Eq. 3 weights).
+
+    The fresh means come from one ``laplace_partition`` call with the whole
+    share: the bins are disjoint, so the vector of bin sums has sensitivity 1.
+    Combining them with H~ is post-processing (free).
+    """
+
+    name = "sortaki.waf"
+    citation = "Doudalis & Mehrotra, SORTaki, Section V-A, Equation 3 and Algorithm 4 (WAF)"
+
+    def finalize(self, bins, ctx):
+        fresh_means = ctx.data.laplace_partition(bins, ctx.budget) / bins.sizes
+        if ctx.noisy is None:
+            return bins.expand(fresh_means)
+        a1 = waf_weights(bins.sizes, ctx.eps_in, ctx.budget)
+        return bins.expand(a1 * bins.means(ctx.noisy) + (1.0 - a1) * fresh_means)

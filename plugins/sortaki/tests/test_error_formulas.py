@@ -1,0 +1,73 @@
+"""Bin error formulas: closed forms against direct computation, UEE's unbiasedness, bad input."""
+import numpy as np
+import pytest
+
+from dphist.errors import InvalidParameter
+from dphist_sortaki import bin_errors, prefix_sums, resolve_error_formula, sse
+
+
+def _direct(values, a, b):
+    v = np.asarray(values[a:b], dtype=float)
+    return float(np.sum((v - v.mean()) ** 2))
+
+
+def _all_bins(n):
+    a, b = np.triu_indices(n + 1, 1)
+    return a, b
+
+
+def test_sse_matches_direct_on_every_bin():
+    x = np.random.default_rng(1).normal(50, 20, size=30)
+    p, p2 = prefix_sums(x)
+    a, b = _all_bins(x.size)
+    expected = np.array([_direct(x, i, j) for i, j in zip(a, b)])
+    assert np.allclose(sse(a, b, p, p2), expected, rtol=1e-9, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["ahp", "ee", "uee"])
+def test_formulas_match_the_paper(name):
+    x = np.random.default_rng(2).poisson(30, size=25).astype(float)
+    eps_in, eps_f = 0.7, 0.3
+    a, b = _all_bins(x.size)
+    got = bin_errors(name, x, a, b, eps_in, eps_f)
+    size = (b - a).astype(float)
+    gen = np.array([_direct(x, i, j) for i, j in zip(a, b)])
+    if name == "ahp":  # Zhang et al. 2014, Theorem 4.2
+        want = gen + 2 / (size * eps_f ** 2)
+    elif name == "ee":  # SORTaki Eq. 4
+        want = gen + 2 / (eps_in ** 2 + size * eps_f ** 2)
+    else:  # SORTaki Eq. 5
+        want = gen - (size - 1) * 2 / eps_in ** 2 + 2 / (eps_in ** 2 + size * eps_f ** 2)
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-7)
+
+
+def test_uee_on_noisy_values_is_unbiased_for_ee_on_true_values():
+    rng = np.random.default_rng(3)
+    f = rng.integers(0, 40, size=12).astype(float)
+    eps_in, eps_f = 0.5, 0.5
+    a, b = _all_bins(f.size)
+    ee = bin_errors("ee", f, a, b, eps_in, eps_f)
+    trials = 20000
+    noisy = f + rng.laplace(0, 1 / eps_in, size=(trials, f.size))
+    size = (b - a).astype(float)
+    # vectorised UEE over trials: SSE from prefix sums of each noisy row
+    p = np.concatenate([np.zeros((trials, 1)), np.cumsum(noisy, 1)], 1)
+    p2 = np.concatenate([np.zeros((trials, 1)), np.cumsum(noisy ** 2, 1)], 1)
+    s1 = p[:, b] - p[:, a]
+    gen = (p2[:, b] - p2[:, a]) - s1 ** 2 / size
+    uee = gen - (size - 1) * 2 / eps_in ** 2 + 2 / (eps_in ** 2 + size * eps_f ** 2)
+    mean, se = uee.mean(0), uee.std(0) / np.sqrt(trials)
+    assert np.all(np.abs(mean - ee) < 5 * se + 1e-9)
+    # without the bias term the noisy SSE overestimates by (|v|-1) 2/eps_in^2 (checked on big bins)
+    biased = gen.mean(0) - (ee - 2 / (eps_in ** 2 + size * eps_f ** 2))
+    big = size >= 6
+    assert np.all(np.abs(biased[big] - (size[big] - 1) * 2 / eps_in ** 2) < 5 * se[big] + 1e-9)
+
+
+def test_bad_error_formulas_are_named():
+    with pytest.raises(InvalidParameter, match="callable"):
+        resolve_error_formula(42)
+    with pytest.raises(InvalidParameter, match="unknown error formula"):
+        resolve_error_formula("l2")
+    with pytest.raises(InvalidParameter, match="eps_in"):
+        bin_errors("uee", np.ones(4), [0], [4], 0.0, 1.0)
