@@ -129,6 +129,8 @@ class HierarchicalFinalizer(Finalizer):
         leaves = self.estimate_levels(tree)[0]
         if self.round:
             leaves = np.clip(np.rint(leaves), 0.0, None)
+        if bins.n_groups == bins.n_bins and bins.is_identity_order():
+            return np.asarray(leaves, dtype=float)  # singleton bins in domain order: nothing to spread
         return bins.spread(leaves)
 
 

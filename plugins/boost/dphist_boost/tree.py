@@ -75,8 +75,14 @@ def _pad_to(values: np.ndarray, length: int) -> np.ndarray:
 
 
 def _child_sums(values: np.ndarray, n_parents: int, k: int) -> np.ndarray:
-    """Sum of the (padded) children of each parent."""
-    return _pad_to(values, n_parents * k).reshape(n_parents, k).sum(axis=1)
+    """Sum of the (padded) children of each parent: k strided adds (faster than reshape-sum for small k)."""
+    padded = _pad_to(values, n_parents * k)
+    if k > 8:
+        return padded.reshape(n_parents, k).sum(axis=1)
+    out = padded[0::k].copy()
+    for i in range(1, k):  # a loop over the k child slots, not over nodes
+        out += padded[i::k]
+    return out
 
 
 @dataclass
@@ -143,11 +149,8 @@ def weighted_inference(values, variances, branching: int) -> list[np.ndarray]:
     hbar[-1] = z[-1]
     for j in range(height - 2, -1, -1):
         n_par = sizes[j + 1]
-        zc = _pad_to(z[j], n_par * k).reshape(n_par, k)
-        Vc = _pad_to(V[j], n_par * k).reshape(n_par, k)
-        Vsum = Vc.sum(axis=1, keepdims=True)
-        gap = hbar[j + 1][:, None] - zc.sum(axis=1, keepdims=True)
-        hbar[j] = (zc + Vc / Vsum * gap).ravel()[:sizes[j]]
+        gap_per_variance = (hbar[j + 1] - _child_sums(z[j], n_par, k)) / _child_sums(V[j], n_par, k)
+        hbar[j] = z[j] + V[j] * np.repeat(gap_per_variance, k)[:sizes[j]]
     return hbar
 
 
