@@ -13,6 +13,7 @@ import numpy as np
 
 from dphist import InvalidParameter, Partitioner
 
+from .cluster_error import is_monotone
 from .greedy import greedy_cuts
 from .segmentation import RULES, empirical_cuts, optimal_cuts
 from .threshold import CITATION
@@ -36,7 +37,7 @@ class _AHPClustering(Partitioner):
         limit = int(max_bins)
         if n > limit:
             raise InvalidParameter(
-                f"{name} runs an O(n^2) dynamic programme and is limited to max_bins={limit} groups; got {n}. "
+                f"{name} runs a dynamic programme of O(n^2) cost or memory and is limited to max_bins={limit} groups; got {n}. "
                 f"Use ahp.greedy (Algorithm 3, fast at any n) or raise max_bins knowingly.")
 
 
@@ -78,14 +79,18 @@ class EmpiricalPartitioner(_AHPClustering):
     """Algorithm 2: k-cluster optimal DP for k from rules of thumb.
 
     ``rule``: "all" (Algorithm 2: the best of the four), or one of "sqrt", "sturges",
-    "doane", "rice".  O(k n^2) for the largest k; limited to ``max_bins`` groups
-    (default 8,192).
+    "doane", "rice".  One exactly-k DP for the largest k: O(k n log n) on sorted values
+    (the AHP pipeline), O(k n^2) on unsorted ones.  Limited to ``max_bins`` groups
+    (default 65,536; the DP keeps k*n back-pointers), and to 8,192 groups when the values
+    are not sorted.
     """
 
     name = "ahp.empirical"
     citation = CITATION + ", Algorithm 2 (empirical clustering)"
 
-    def __init__(self, rule: str = "all", max_bins: int = 8192):
+    UNSORTED_LIMIT = 8192
+
+    def __init__(self, rule: str = "all", max_bins: int = 65536):
         if rule != "all" and rule not in RULES:
             raise InvalidParameter(f"ahp.empirical: unknown rule {rule!r}; choose 'all' or one of {', '.join(RULES)}")
         self.rule = rule
@@ -94,7 +99,12 @@ class EmpiricalPartitioner(_AHPClustering):
     def partition(self, bins, ctx):
         self._check_limit(self.name, bins.n_groups, self.max_bins)
         values, eps_2 = self._noisy_values(bins, ctx)
+        monotone = is_monotone(values)
+        if not monotone and values.size > self.UNSORTED_LIMIT:
+            raise InvalidParameter(
+                f"ahp.empirical on unsorted values runs an O(k n^2) DP, limited to {self.UNSORTED_LIMIT} groups; "
+                f"got {values.size}. Sort first (sorter 'noisy-count') or use ahp.greedy.")
         rules = RULES if self.rule == "all" else (self.rule,)
-        cuts, _, ks = empirical_cuts(values, eps_2, rules)
+        cuts, _, ks = empirical_cuts(values, eps_2, rules, monotone=monotone)
         ctx.notes["ahp.empirical.k"] = ks          # public: computed from noisy values
         return bins.merge(cuts)

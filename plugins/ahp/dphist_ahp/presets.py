@@ -46,6 +46,6 @@ def ahp_optimal(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = Tr
 
 @preset("AHP-empirical", citation=CITATION + ", Algorithm 1 with Algorithm 2 (empirical clustering)")
 def ahp_empirical(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True, rule: str = "all",
-                  max_bins: int = 8192) -> Pipeline:
+                  max_bins: int = 65536) -> Pipeline:
     """AHP with the empirical clustering (rules of thumb for k; at most ``max_bins`` bins)."""
     return _pipeline(EmpiricalPartitioner(rule=rule, max_bins=max_bins), gamma_in, eta, descending)

@@ -122,3 +122,18 @@ def test_rules_of_thumb():
     # numpy's 'doane' estimator uses the same formula for the number of bins
     assert rule_of_thumb("doane", x) == np.histogram_bin_edges(x, "doane").size - 1
     assert rule_of_thumb("sqrt", x[:3]) == 2
+
+
+def test_monge_speed_up_matches_the_plain_k_cluster_dp():
+    rng = np.random.default_rng(10)
+    for t in range(20):
+        n = int(rng.integers(5, 300))
+        x = rng.laplace(0, rng.choice([1, 10]), n) + rng.choice([0, 20, 100], n)
+        x[rng.random(n) < 0.3] = 0.0
+        x = np.sort(x)[::-1] if t % 2 else np.sort(x)
+        ks = sorted({1, 2, int(rng.integers(1, n + 1)), n})
+        fast = k_cluster_cuts(x, 0.3, ks, monotone=True)
+        slow = k_cluster_cuts(x, 0.3, ks, monotone=False)
+        for k in ks:
+            assert fast[k][1] == pytest.approx(slow[k][1], rel=1e-9, abs=1e-9)
+            assert total_error(x, fast[k][0], 0.3) == pytest.approx(fast[k][1], rel=1e-9, abs=1e-9)

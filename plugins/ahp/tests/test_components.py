@@ -139,8 +139,11 @@ def test_optimal_beyond_its_limit_names_the_limit_and_suggests_greedy():
     x = np.zeros(32769, dtype=np.int64)
     with pytest.raises(InvalidParameter, match=r"max_bins=32768.*ahp\.greedy"):
         make_algorithm("AHP-optimal").run(x, 1.0, seed=0)
-    with pytest.raises(InvalidParameter, match=r"max_bins=8192.*ahp\.greedy"):
-        make_algorithm("AHP-empirical").run(x[:8193], 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match=r"max_bins=65536.*ahp\.greedy"):
+        make_algorithm("AHP-empirical").run(np.zeros(65537, dtype=np.int64), 1.0, seed=0)
+    unsorted = Pipeline("ahp.threshold", None, "ahp.empirical", "group-mean", (0.5, 0, 0.5))
+    with pytest.raises(InvalidParameter, match=r"8192.*noisy-count"):
+        unsorted.run(np.random.default_rng(0).poisson(50, 9000), 1.0, seed=0)
     # at the limit it runs
     assert make_algorithm("AHP-optimal", max_bins=64).run(x[:64], 1.0, seed=0).estimate.shape == (64,)
 
