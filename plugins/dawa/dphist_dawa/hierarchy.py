@@ -1,0 +1,309 @@
+"""The weighted hierarchical strategy of DAWA's second stage, kept implicit.
+
+DAWA (Li et al. 2014, Section 4) answers the workload from a hierarchy of
+interval queries over the ``k`` buckets, each node ``v`` asked with a weight
+``w_v`` (a query ``w_v * sum_{b in v} y_b`` with Laplace(1/eps_2) noise).
+The L1 sensitivity is the largest total weight on a root-to-leaf path.
+
+**Greedy weights (GreedyH).**  Bottom-up, a node ``v`` with children
+strategies ``A_c`` (Gram ``M_c = A_c^T A_c``, ``S_c = M_c^{-1}``) gets
+
+    A_v = [ (1 - p) 1^T ; p * blockdiag(A_c) ],
+    M_v = (1 - p)^2 11^T + p^2 S^{-1},      S = blockdiag(S_c),
+
+so by Sherman-Morrison, with ``u = S 1`` and ``K = 1^T S 1``,
+
+    S_v = M_v^{-1} = p^{-2} [ S - (1-p)^2 / (p^2 + (1-p)^2 K) u u^T ],
+    u_v = S_v 1 = u / (p^2 + (1-p)^2 K),   K_v = K / (p^2 + (1-p)^2 K).
+
+The workload's expected squared error restricted to ``v`` (in units of
+``2/eps^2``) is ``trace(W_v S_v W_v^T)``:
+
+    err_v(p) = p^{-2} [ sum_c err_c - (1-p)^2 / (p^2 + (1-p)^2 K) ||W_v u||^2 ],
+
+and ``p`` is picked from ``{1, 1 - 1/g, ..., 1/g}`` (``g`` = granularity, 100
+as in DPBench/ektelo) to minimise it.  Leaves are asked with weight 1
+(``err_leaf = ||W e_b||^2``).  Top-down, the root's weight is ``1 - p_root``
+and a subtree's weights are scaled by the ``p`` of every ancestor, so the
+weights on every root-to-leaf path sum to exactly 1: sensitivity 1.
+
+**Workload in bucket coordinates.**  A bucket's total is spread evenly over
+its bins, so the workload over buckets is ``W E`` with ``E`` the uniform
+expansion; ``||W E y||^2`` is computed on the bin-level expansion ``z = E y``
+from its prefix sums ``Z``: a range ``[lo, hi)`` answers
+``Z(clip(hi)) - Z(clip(lo))`` on a node covering bins ``[s, e)``.  For an
+explicit range list each query touches at most two nodes of a level
+partially and a run of nodes fully (a difference array), O(n + m) per level;
+for all ranges the weighted Lagrange identity gives O(1) per node.  No
+``n x n`` (or ``k x k``) matrix is ever formed.
+
+**Least squares.**  The weighted tree is solved exactly by the two-pass
+(upward, downward) generalised least squares of a tree-structured model:
+upward, each node combines its own observation (variance ``1/w_v^2``) with its
+children's estimate by inverse-variance weighting; downward, the discrepancy
+between a node's final value and its children's sum is shared in proportion
+to the children's variances (Hay et al., PVLDB 2010, Section 4, with
+per-node variances).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from dphist.workloads import AllRanges, RangeWorkload, prefix_sums
+
+
+@dataclass
+class Level:
+    """One depth of the tree: nodes as bucket ranges ``[start, end)`` and their children."""
+
+    start: np.ndarray
+    end: np.ndarray
+    first_child: np.ndarray   #: index into the next level (internal nodes only)
+    n_children: np.ndarray    #: 0 for a leaf (a single bucket)
+
+    @property
+    def size(self) -> np.ndarray:
+        return self.end - self.start
+
+
+def build_tree(k: int, branching: int = 2) -> list[Level]:
+    """The ``branching``-ary tree over ``k`` buckets, top-down; a node of ``<= branching``
+    buckets has them as leaves, a larger one is cut into ``branching`` near-equal parts
+    (the smaller parts first, as DPBench/ektelo)."""
+    levels = []
+    start, end = np.array([0]), np.array([k])
+    while start.size:
+        size = end - start
+        nc = np.where(size > 1, np.minimum(size, branching), 0)
+        internal = nc > 0
+        base = np.where(internal, size // np.maximum(nc, 1), 0)
+        rem = np.where(internal, size % np.maximum(nc, 1), 0)
+        first_child = np.concatenate(([0], np.cumsum(nc)[:-1]))
+        levels.append(Level(start, end, first_child, nc))
+        total = int(nc.sum())
+        if total == 0:
+            break
+        parent = np.repeat(np.arange(start.size), nc)
+        slot = np.arange(total) - np.repeat(first_child, nc)
+        small = nc[parent] - rem[parent]                 # how many children get `base` buckets
+        child_size = base[parent] + (slot >= small)
+        offset = slot * base[parent] + np.maximum(slot - small, 0)
+        start = start[parent] + offset
+        end = start + child_size
+    return levels
+
+
+def node_energy(workload: RangeWorkload, s: np.ndarray, e: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``||W z_v||^2`` for disjoint sorted bin ranges ``[s_v, e_v)``, with ``z_v`` = ``z`` on the range.
+
+    ``Z`` are the prefix sums of ``z`` over the whole domain (length n + 1).
+    """
+    n = Z.size - 1
+    T = Z[e] - Z[s]
+    if isinstance(workload, AllRanges):
+        # all pairs of points 0..n clipped to [s, e]: weights s+1 at s, 1 inside, n-e+1 at e
+        Q1 = np.concatenate(([0.0], np.cumsum(Z)))
+        Q2 = np.concatenate(([0.0], np.cumsum(Z * Z)))
+        inner = e - s - 1
+        sum_z = Q1[e] - Q1[s + 1]                        # sum of Z_t, s < t < e
+        sum_z2 = Q2[e] - Q2[s + 1]
+        inner_y = sum_z - inner * Z[s]
+        inner_y2 = sum_z2 - 2 * Z[s] * sum_z + inner * Z[s] ** 2
+        w_end = n - e + 1
+        sum_wy = inner_y + w_end * T
+        sum_wy2 = inner_y2 + w_end * T ** 2
+        return np.maximum((n + 1) * sum_wy2 - sum_wy ** 2, 0.0)
+    lo, hi = workload.lo, workload.hi
+    nn = s.size
+    out = np.zeros(nn)
+    first = np.searchsorted(s, lo, side="left")          # first node starting at or after lo
+    last = np.searchsorted(e, hi, side="right") - 1      # last node ending at or before hi
+    ok = first <= last
+    diff = (np.bincount(first[ok], minlength=nn + 1) - np.bincount(last[ok] + 1, minlength=nn + 1))
+    out += np.cumsum(diff)[:nn] * T ** 2
+    jl = np.searchsorted(s, lo, side="left") - 1         # node with s < lo
+    in_l = jl >= 0
+    in_l[in_l] = lo[in_l] < e[jl[in_l]]
+    jh = np.searchsorted(s, hi, side="left") - 1         # node with s < hi
+    in_h = jh >= 0
+    in_h[in_h] = hi[in_h] < e[jh[in_h]]
+    same = in_l & in_h & (jl == jh)
+    out += np.bincount(jl[same], weights=(Z[hi[same]] - Z[lo[same]]) ** 2, minlength=nn)
+    a = in_l & ~same
+    out += np.bincount(jl[a], weights=(Z[e[jl[a]]] - Z[lo[a]]) ** 2, minlength=nn)
+    b = in_h & ~same
+    out += np.bincount(jh[b], weights=(Z[hi[b]] - Z[s[jh[b]]]) ** 2, minlength=nn)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _best_split(sum_err, energy, K, granularity):
+    """Per node, the p in {1, 1-1/g, ..., 1/g} minimising err(p) (first minimum = largest p)."""
+    m = sum_err.size
+    best_p = np.empty(m)
+    best_err = np.empty(m)
+    for v in range(m):
+        be = np.inf
+        bp = 1.0
+        for t in range(granularity):
+            p = (granularity - t) / granularity
+            q = (1.0 - p) ** 2
+            err = (sum_err[v] - energy[v] * q / (p * p + q * K[v])) / (p * p)
+            if err < be:
+                be = err
+                bp = p
+        best_p[v] = bp
+        best_err[v] = be
+    return best_p, best_err
+
+
+@dataclass
+class WeightedTree:
+    """GreedyH's chosen strategy: every node (bucket range, bin range) and its weight."""
+
+    levels: list[Level]
+    weights: list[np.ndarray]     #: per level, the node weights (0 = not asked)
+    expected_error: float         #: trace(W S W^T) of the root, units of 2/eps^2 (Laplace variance)
+
+    def nodes(self, bucket_bounds: np.ndarray):
+        """Bin ranges and weights of the asked nodes (weight > 0), level by level."""
+        s = np.concatenate([bucket_bounds[lv.start] for lv in self.levels])
+        e = np.concatenate([bucket_bounds[lv.end] for lv in self.levels])
+        w = np.concatenate(self.weights)
+        keep = w > 0
+        return s[keep], e[keep], w[keep]
+
+
+def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2,
+                   granularity: int = 100) -> WeightedTree:
+    """GreedyH (DAWA Section 4): node weights chosen bottom-up; see the module docstring.
+
+    ``bucket_bounds`` are the buckets' bin boundaries in identity order (public).
+    Uses only the workload and the bucket boundaries: no data.
+    """
+    bucket_bounds = np.asarray(bucket_bounds, dtype=np.int64)
+    k = bucket_bounds.size - 1
+    sizes = np.diff(bucket_bounds)
+    levels = build_tree(k, branching)
+
+    def energies(U, start, end):
+        Z = prefix_sums(np.repeat(U / sizes, sizes))
+        return node_energy(workload, bucket_bounds[start], bucket_bounds[end], Z)
+
+    leaf_err = energies(np.ones(k), np.arange(k), np.arange(1, k + 1))
+    U = np.ones(k)                                       # u = S 1 of the node holding each bucket
+    p_by_level = [None] * len(levels)
+    err_next = K_next = None
+    for d in range(len(levels) - 1, -1, -1):
+        lv = levels[d]
+        err = np.empty(lv.start.size)
+        K = np.ones(lv.start.size)
+        leaf = lv.n_children == 0
+        err[leaf] = leaf_err[lv.start[leaf]]
+        p = np.ones(lv.start.size)
+        inner = ~leaf
+        if inner.any():
+            heads = lv.first_child[inner]
+            sum_err = np.add.reduceat(err_next, heads)
+            K_children = np.add.reduceat(K_next, heads)
+            energy = energies(U, lv.start[inner], lv.end[inner])
+            p_in, err_in = _best_split(sum_err, energy, K_children, int(granularity))
+            denom = p_in ** 2 + (1 - p_in) ** 2 * K_children
+            err[inner], K[inner], p[inner] = err_in, K_children / denom, p_in
+            factor = np.ones(k)
+            sizes_in = lv.size[inner]
+            idx = np.repeat(lv.start[inner], sizes_in) + (np.arange(sizes_in.sum())
+                                                          - np.repeat(np.cumsum(sizes_in) - sizes_in, sizes_in))
+            factor[idx] = np.repeat(1.0 / denom, sizes_in)
+            U = U * factor
+        p_by_level[d] = p
+        err_next, K_next = err, K
+    # top-down: root scale 1; a node keeps (1 - p) of its scale, its children get p of it
+    weights = []
+    scale = np.ones(1)
+    for d, lv in enumerate(levels):
+        p = p_by_level[d]
+        leaf = lv.n_children == 0
+        weights.append(np.where(leaf, scale, scale * (1 - p)))
+        if d + 1 < len(levels):
+            scale = np.repeat(scale * p, lv.n_children)
+    return WeightedTree(levels, weights, float(err_next[0]))
+
+
+class WeightedRangeQueries:
+    """Implicit query matrix: row ``r`` is ``w_r`` times the indicator of bins ``[s_r, e_r)``.
+
+    Implements :class:`dphist.kernel.ImplicitQueries`; the kernel takes the sensitivity as
+    ``max(abs_rmatvec(1))`` (the largest weight sum over the rows covering a bin).
+    """
+
+    def __init__(self, n: int, starts, ends, weights):
+        self.n = int(n)
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.ends = np.asarray(ends, dtype=np.int64)
+        self.weights = np.asarray(weights, dtype=float)
+        self.shape = (int(self.starts.size), self.n)
+
+    def matvec(self, x):
+        P = prefix_sums(x)
+        return self.weights * (P[self.ends] - P[self.starts])
+
+    def abs_rmatvec(self, y):
+        a = np.abs(self.weights) * np.asarray(y, dtype=float)
+        diff = (np.bincount(self.starts, weights=a, minlength=self.n + 1)
+                - np.bincount(self.ends, weights=a, minlength=self.n + 1))
+        return np.cumsum(diff)[:self.n]
+
+    def dense(self) -> np.ndarray:
+        """The explicit matrix (tests on small n only)."""
+        out = np.zeros(self.shape)
+        for r, (s, e, w) in enumerate(zip(self.starts, self.ends, self.weights)):
+            out[r, s:e] = w
+        return out
+
+
+def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -> np.ndarray:
+    """Bucket totals minimising ``sum_v (w_v T_v - y_v)^2`` over the weighted tree (exact GLS).
+
+    ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
+    ``w_v = 0``).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the
+    solution is unique.
+    """
+    levels, weights = tree.levels, tree.weights
+    est = [None] * len(levels)
+    var = [None] * len(levels)
+    child_sum = [None] * len(levels)
+    child_var = [None] * len(levels)
+    for d in range(len(levels) - 1, -1, -1):
+        lv, w, y = levels[d], weights[d], answers_by_level[d]
+        has = w > 0
+        obs = np.where(has, y / np.where(has, w, 1.0), 0.0)
+        obs_prec = w ** 2                                # precision of y/w is w^2 (unit noise)
+        e = obs.copy()
+        v = np.where(has, 1.0 / np.where(has, obs_prec, 1.0), np.inf)
+        inner = lv.n_children > 0
+        if inner.any():
+            heads = lv.first_child[inner]
+            cs = np.add.reduceat(est[d + 1], heads)
+            cv = np.add.reduceat(var[d + 1], heads)
+            prec = 1.0 / cv + obs_prec[inner]
+            e[inner] = (cs / cv + obs[inner] * obs_prec[inner]) / prec
+            v[inner] = 1.0 / prec
+            child_sum[d] = np.zeros(lv.start.size)
+            child_var[d] = np.ones(lv.start.size)
+            child_sum[d][inner], child_var[d][inner] = cs, cv
+        est[d], var[d] = e, v
+    final = est[0].copy()
+    totals = np.empty(levels[0].end[0])
+    for d, lv in enumerate(levels):
+        leaf = lv.n_children == 0
+        totals[lv.start[leaf]] = final[leaf]
+        if d + 1 < len(levels):
+            nc = lv.n_children
+            gap = np.repeat(final - np.where(nc > 0, child_sum[d] if child_sum[d] is not None else 0.0, 0.0), nc)
+            share = var[d + 1] / np.repeat(np.where(nc > 0, child_var[d] if child_var[d] is not None else 1.0, 1.0), nc)
+            final = est[d + 1] + share * gap
+    return totals

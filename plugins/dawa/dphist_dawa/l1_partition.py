@@ -1,0 +1,261 @@
+"""DAWA's private L1 partition (Li, Hay, Miklau, Wang, PVLDB 7(12) 2014, Section 3).
+
+The partition ``B`` of the (current order of the) domain into buckets minimises
+
+    pcost(x, B) = sum_{b in B} bcost(x, b),   bcost(x, b) = dev(x, b) + 1/eps_2,
+
+where ``dev(x, b) = sum_{i in b} |x_i - mean_b(x)|`` is the L1 error of
+replacing the bucket's bins by their mean and ``1/eps_2`` is the expected
+absolute error E|Lap(1/eps_2)| of the bucket's noisy total, spread evenly over
+its bins (the L1 error of a uniform spread of a noisy total equals the
+absolute noise).  ``eps_2`` is the budget of the measuring stage (public).
+
+Privately: each candidate bucket's deviation is perturbed with Laplace noise
+of scale ``cost_sensitivity / eps_1`` (DAWA uses 2: adding or removing one
+record moves ``dev`` by at most ``2 (1 - 1/|b|) < 2``), the noisy deviation is
+floored at 0 (post-processing; DPBench/ektelo do the same), and the least
+noisy-cost partition is found by dynamic programming, which is
+post-processing of the noisy costs.  A bucket of a single bin has deviation 0
+on every database (sensitivity 0), so it gets no noise (as in DPBench/ektelo).
+
+Variants (the set of candidate buckets):
+
+* ``"exact"`` - every run of consecutive units, O(k^2) candidates and
+  O(n^2 log n) time (DAWA's exact algorithm; Kellaris et al.'s S_1);
+* ``"power-of-two"`` - runs whose length in units is a power of two, at every
+  offset, O(k log k) candidates and O(n log^2 n) time (DAWA's approximate
+  algorithm; Kellaris et al.'s S~);
+* ``"tree"`` - the full subtrees of a ``branching``-ary tree over the units
+  (Kellaris et al., Section 6, hierarchical smoothing S_1 + H): O(k)
+  candidates; the DP is the bottom-up choice "this node, or the best of its
+  children".
+
+A *unit* is a group of the incoming partition (a bin when the groups are
+singletons, as in DAWA): buckets are runs of consecutive units in the bins'
+current order (sorted order for SORTaki's sDAWA).  ``dev`` is always over
+the bins of the bucket.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism
+
+from .deviation import (deviations_disjoint, deviations_from, deviations_of_length,
+                        rank_structure)
+
+VARIANTS = ("exact", "power-of-two", "tree")
+_CITATION = ("Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 3 (private L1 partition); "
+             "Kellaris, Papadopoulos, Papadias, TKDE, Sections 3.1 and 6 (S_1, S~, S_1 + H)")
+
+
+def _noisy_costs(dev: np.ndarray, multi_bin: np.ndarray, noise, scale: float, measure_cost: float):
+    """``max(dev + Lap(scale), 0) + 1/eps_2``; no noise where the bucket is one bin."""
+    z = noise.laplace(scale, dev.size) * multi_bin
+    return np.maximum(dev + z, 0.0) + measure_cost
+
+
+@njit(cache=True, nogil=True)
+def _relax_row(best, back, first_unit, costs):
+    base = best[first_unit]
+    for j in range(costs.size):
+        end = first_unit + 1 + j
+        c = base + costs[j]
+        if c < best[end]:
+            best[end] = c
+            back[end] = first_unit
+
+
+@njit(cache=True, nogil=True)
+def _power_of_two_dp(costs_by_length, k):
+    # costs_by_length[j, a]: noisy cost of units a .. a + 2^j - 1
+    best = np.full(k + 1, np.inf)
+    back = np.zeros(k + 1, dtype=np.int64)
+    best[0] = 0.0
+    for end in range(1, k + 1):
+        length = 1
+        j = 0
+        while length <= end:
+            c = best[end - length] + costs_by_length[j, end - length]
+            if c < best[end]:
+                best[end] = c
+                back[end] = end - length
+            length *= 2
+            j += 1
+    return best, back
+
+
+def _trace(back: np.ndarray, k: int) -> np.ndarray:
+    cuts = [k]
+    while cuts[-1] > 0:
+        cuts.append(int(back[cuts[-1]]))
+    return np.array(cuts[::-1], dtype=np.int64)
+
+
+class NoisyL1Partition(VettedMechanism):
+    """The kernel-side mechanism: noisy bucket costs and the least-cost partition.
+
+    Returns the cut points in units (``0 = c_0 < ... < c_m = k``) for
+    :meth:`dphist.Partition.merge`; nothing else leaves the kernel.
+    """
+
+    name = "dawa.l1-partition"
+    sensitivity = 2.0
+    proof = ("Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 3.2 (privacy theorem of the "
+             "private partition, proof in the appendix): perturbing every candidate bucket's cost "
+             "with Laplace(2/eps_1) and returning the least noisy-cost partition is eps_1-DP. "
+             "Sensitivity: adding or removing one record at bin i changes |x_i - mean| by at most "
+             "1 - 1/|b| and every other term by at most 1/|b|, so dev(x, b) moves by at most "
+             "2(1 - 1/|b|) < 2; single-bin buckets have dev = 0 identically and get no noise. "
+             "The DP over noisy costs and the floor at 0 are post-processing. See the dphist_dawa "
+             "docstrings and notebooks/dawa.ipynb (sensitivity property test).")
+
+    def __init__(self, cost_sensitivity: float = 2.0):
+        self.sensitivity = float(cost_sensitivity)
+
+    def answers(self, n: int, bounds=None, variant: str = "exact", branching: int = 2, **_) -> int:
+        """One partition is released (the noisy costs never leave the kernel)."""
+        return 1
+
+    def run(self, counts, epsilon, noise, order=None, bounds=None, variant="exact",
+            branching=2, measure_epsilon=1.0):
+        counts = np.asarray(counts)
+        values = (counts if order is None else counts[np.asarray(order)]).astype(np.float64)
+        bounds = np.arange(values.size + 1) if bounds is None else np.asarray(bounds, dtype=np.int64)
+        scale = self.sensitivity / float(epsilon)
+        measure_cost = 1.0 / float(measure_epsilon)
+        if variant == "exact":
+            return self._exact(values, bounds, noise, scale, measure_cost)
+        if variant == "power-of-two":
+            return self._power_of_two(values, bounds, noise, scale, measure_cost)
+        if variant == "tree":
+            return self._tree(values, bounds, noise, scale, measure_cost, int(branching))
+        raise InvalidParameter(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+
+    # ------------------------------------------------------------ variants
+    @staticmethod
+    def _exact(values, bounds, noise, scale, measure_cost):
+        k = bounds.size - 1
+        rank, sorted_values = rank_structure(values)
+        count = np.zeros(values.size + 1, dtype=np.int64)
+        total = np.zeros(values.size + 1)
+        row = np.empty(k)
+        best = np.full(k + 1, np.inf)
+        best[0] = 0.0
+        back = np.zeros(k + 1, dtype=np.int64)
+        for a in range(k):  # rows by first unit: best[a] is final once all earlier rows are relaxed
+            deviations_from(values, rank, sorted_values, bounds, a, count, total, row)
+            multi_bin = (bounds[a + 1:] - bounds[a]) > 1
+            costs = _noisy_costs(row[:k - a], multi_bin, noise, scale, measure_cost)
+            _relax_row(best, back, a, costs)
+        return _trace(back, k)
+
+    @staticmethod
+    def _power_of_two(values, bounds, noise, scale, measure_cost):
+        k = bounds.size - 1
+        rank, sorted_values = rank_structure(values)
+        lengths = 1 << np.arange(int(np.floor(np.log2(k))) + 1)
+        costs = np.full((lengths.size, k), np.inf)
+        buf = np.empty(k)
+        for j, length in enumerate(lengths):
+            m = k - length + 1
+            deviations_of_length(values, rank, sorted_values, bounds, int(length), buf)
+            multi_bin = (bounds[length:] - bounds[:m]) > 1
+            costs[j, :m] = _noisy_costs(buf[:m], multi_bin, noise, scale, measure_cost)
+        _, back = _power_of_two_dp(costs, k)
+        return _trace(back, k)
+
+    @staticmethod
+    def _tree(values, bounds, noise, scale, measure_cost, branching):
+        k = bounds.size - 1
+        # level h: node j covers units [j * B^h, min((j+1) * B^h, k)); level 0 = the units
+        best = None
+        levels = []
+        span = 1
+        while True:
+            starts_u = np.arange(0, k, span)
+            ends_u = np.minimum(starts_u + span, k)
+            dev = deviations_disjoint(values, bounds[starts_u], bounds[ends_u])
+            multi_bin = (bounds[ends_u] - bounds[starts_u]) > 1
+            cost = _noisy_costs(dev, multi_bin, noise, scale, measure_cost)
+            if best is None:
+                take = np.ones(starts_u.size, dtype=bool)
+                best = cost
+            else:
+                children = np.add.reduceat(best, np.arange(0, best.size, branching))
+                take = cost < children
+                best = np.where(take, cost, children)
+            levels.append((starts_u, ends_u, take))
+            if starts_u.size == 1:
+                break
+            span *= branching
+        # top-down: a node is a bucket if it is active and took itself; else its children are active
+        cuts = []
+        active = np.ones(1, dtype=bool)
+        for h in range(len(levels) - 1, -1, -1):
+            starts_u, _, take = levels[h]
+            chosen = active & take
+            cuts.append(starts_u[chosen])
+            if h:
+                n_child = levels[h - 1][0].size
+                active = np.repeat(active & ~take, branching)[:n_child]
+        return np.concatenate([np.sort(np.concatenate(cuts)), [k]]).astype(np.int64)
+
+
+class L1Partitioner(Partitioner):
+    """``dawa.l1``: DAWA's private L1 partition over the bins' current order.
+
+    Parameters
+    ----------
+    variant : ``"exact"`` (DAWA, S_1), ``"power-of-two"`` (DAWA's approximation, S~) or
+        ``"tree"`` (full subtrees of a ``branching``-ary tree, for S_1 + H).
+    branching : fan-out of the tree variant (2 by default; ignored otherwise).
+    measure_epsilon : the ``eps_2`` in the bucket cost ``dev + 1/eps_2``; ``None`` (default)
+        takes the finalizer's budget ``gamma_f * epsilon`` from the context, as DAWA does.
+    cost_sensitivity : the sensitivity used to scale the noise on the deviations,
+        ``Laplace(cost_sensitivity / eps_1)``; 2 as in DAWA Section 3.2 (see the plugin's
+        notebook and the report on this choice).
+
+    Spends its whole share ``ctx.budget`` (= ``gamma_p * epsilon``, DAWA's ``eps_1``) in one
+    call to the kernel.  Treats each incoming group as an indivisible unit; with singleton
+    groups (DAWA) the units are the bins.
+    """
+
+    name = "dawa.l1"
+    spends = True
+    citation = _CITATION
+
+    def __init__(self, variant: str = "exact", branching: int = 2, measure_epsilon: float | None = None,
+                 cost_sensitivity: float = 2.0):
+        self.variant = variant
+        self.branching = branching
+        self.measure_epsilon = measure_epsilon
+        self.cost_sensitivity = cost_sensitivity
+
+    def _check(self):
+        if self.variant not in VARIANTS:
+            raise InvalidParameter(f"dawa.l1: unknown variant {self.variant!r}; use one of {', '.join(VARIANTS)}")
+        if isinstance(self.branching, bool) or not isinstance(self.branching, (int, np.integer)) or self.branching < 2:
+            raise InvalidParameter(f"dawa.l1: branching must be an integer >= 2, got {self.branching!r}")
+        cs = self.cost_sensitivity
+        if not isinstance(cs, (int, float, np.number)) or not np.isfinite(cs) or cs < 2.0:
+            raise InvalidParameter(f"dawa.l1: cost_sensitivity must be a number >= 2 (the deviation's "
+                                   f"sensitivity bound), got {cs!r}")
+
+    def partition(self, bins: Partition, ctx) -> Partition:
+        self._check()
+        if ctx.data is None or ctx.budget <= 0:
+            raise InvalidParameter("dawa.l1 spends budget: give the partitioner a share gamma_p > 0")
+        eps_2 = ctx.eps_f if self.measure_epsilon is None else self.measure_epsilon
+        try:
+            eps_2 = float(eps_2)
+        except (TypeError, ValueError):
+            raise InvalidParameter(f"dawa.l1: measure_epsilon must be a number, got {eps_2!r}") from None
+        if not np.isfinite(eps_2) or eps_2 <= 0:
+            raise InvalidParameter("dawa.l1: the bucket cost needs the measuring budget eps_2 > 0 "
+                                   "(gamma_f > 0, or pass measure_epsilon)")
+        mechanism = NoisyL1Partition(self.cost_sensitivity)
+        cuts = ctx.data.custom(mechanism, ctx.budget, order=bins.order, bounds=bins.bounds,
+                               variant=self.variant, branching=int(self.branching), measure_epsilon=eps_2)
+        return bins.merge(cuts)

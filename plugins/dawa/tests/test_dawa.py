@@ -1,0 +1,350 @@
+"""Tests of the dawa plugin: fast pieces against definitions, DPs against brute force,
+GreedyH against dense linear algebra, conformance (ledger) and bad input."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import dphist
+from dphist import InvalidParameter, Partition, SeededLaplace, testing
+from dphist import workloads as wl
+from dphist_dawa.deviation import (all_deviations, deviation_direct, deviations_disjoint,
+                                   deviations_of_length, rank_structure)
+from dphist_dawa.greedy_h import GreedyHFinalizer
+from dphist_dawa.hierarchy import (WeightedRangeQueries, build_tree, greedy_weights, node_energy,
+                                   tree_least_squares)
+from dphist_dawa.l1_partition import L1Partitioner, NoisyL1Partition
+
+
+class RecordingNoise(SeededLaplace):
+    """Seeded Laplace noise that remembers every draw (to rebuild the noisy costs)."""
+
+    def __init__(self, seed):
+        super().__init__(np.random.default_rng(seed))
+        self.draws = []
+
+    def laplace(self, scale, size):
+        z = super().laplace(scale, size)
+        self.draws.append(np.array(z))
+        return z
+
+
+def _random_units(rng, n, k):
+    cuts = np.sort(rng.choice(np.arange(1, n), size=k - 1, replace=False))
+    return np.concatenate(([0], cuts, [n]))
+
+
+# ------------------------------------------------------------------ deviations
+def test_fast_deviations_equal_direct_computation():
+    rng = np.random.default_rng(0)
+    for trial in range(5):
+        x = rng.integers(0, 30, 60).astype(float)
+        x[rng.random(60) < 0.3] = 0
+        bounds = _random_units(rng, 60, 17) if trial % 2 else np.arange(61)
+        k = bounds.size - 1
+        dense = all_deviations(x, bounds)
+        for a in range(k):
+            for b in range(a + 1, k + 1):
+                assert dense[a, b] == pytest.approx(deviation_direct(x, bounds[a], bounds[b]), abs=1e-9)
+        rank, sv = rank_structure(x)
+        out = np.empty(k)
+        for length in (1, 2, 4, 8, 16):
+            deviations_of_length(x, rank, sv, bounds, length, out)
+            want = [deviation_direct(x, bounds[a], bounds[a + length]) for a in range(k - length + 1)]
+            np.testing.assert_allclose(out[:k - length + 1], want, atol=1e-9)
+        starts, ends = bounds[:-1:3], bounds[1::3][:bounds[:-1:3].size]
+        np.testing.assert_allclose(deviations_disjoint(x, starts, ends),
+                                   [deviation_direct(x, s, e) for s, e in zip(starts, ends)], atol=1e-9)
+
+
+def test_deviation_sensitivity_bound_on_neighbours():
+    """|dev(x, b) - dev(x', b)| <= 2 (1 - 1/|b|) when x' adds or removes one record."""
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for _ in range(2000):
+        size = int(rng.integers(1, 12))
+        x = rng.integers(0, 6, size).astype(float)
+        i = int(rng.integers(size))
+        y = x.copy()
+        y[i] += 1 if (x[i] == 0 or rng.random() < 0.5) else -1
+        gap = abs(deviation_direct(x, 0, size) - deviation_direct(y, 0, size))
+        assert gap <= 2 * (1 - 1 / size) + 1e-9
+        worst = max(worst, gap / 2)
+    assert worst > 0.8  # the bound is nearly attained, so the test can fail
+
+
+# ------------------------------------------------------------------ partitions
+def _rebuild_costs(mech, noise, x, bounds, eps1, eps2, variant):
+    """Noisy cost of every candidate bucket, rebuilt from the recorded draws (same order as run)."""
+    k = bounds.size - 1
+    scale_free = [d for d in noise.draws]
+    costs = {}
+    if variant == "exact":
+        for a in range(k):
+            z = scale_free[a]
+            for j, b in enumerate(range(a + 1, k + 1)):
+                multi = bounds[b] - bounds[a] > 1
+                dev = deviation_direct(x, bounds[a], bounds[b])
+                costs[(a, b)] = max(dev + (z[j] if multi else 0.0), 0.0) + 1 / eps2
+    else:
+        lengths = [1 << j for j in range(int(np.floor(np.log2(k))) + 1)]
+        for z, length in zip(scale_free, lengths):
+            for a in range(k - length + 1):
+                b = a + length
+                multi = bounds[b] - bounds[a] > 1
+                dev = deviation_direct(x, bounds[a], bounds[b])
+                costs[(a, b)] = max(dev + (z[a] if multi else 0.0), 0.0) + 1 / eps2
+    return costs
+
+
+def _brute_force(costs, k):
+    best, arg = np.inf, None
+    for mask in itertools.product([0, 1], repeat=k - 1):
+        cuts = [0] + [i + 1 for i, m in enumerate(mask) if m] + [k]
+        pairs = list(zip(cuts[:-1], cuts[1:]))
+        if all(p in costs for p in pairs):
+            c = sum(costs[p] for p in pairs)
+            if c < best - 1e-12:
+                best, arg = c, cuts
+    return best, arg
+
+
+@pytest.mark.parametrize("variant", ["exact", "power-of-two"])
+def test_partition_dp_matches_brute_force(variant):
+    rng = np.random.default_rng(2)
+    for trial in range(12):
+        n = 10
+        x = rng.integers(0, 40, n)
+        x[rng.random(n) < 0.4] = 0
+        bounds = _random_units(rng, 14, 9) if trial % 3 == 2 else np.arange(n + 1)
+        if bounds[-1] != n:
+            x = rng.integers(0, 40, bounds[-1])
+        noise = RecordingNoise(trial)
+        mech = NoisyL1Partition(2.0)
+        eps1, eps2 = 0.05 * (trial + 1), 0.3
+        cuts = mech.run(x, eps1, noise, order=None, bounds=bounds, variant=variant, measure_epsilon=eps2)
+        costs = _rebuild_costs(mech, noise, x.astype(float), bounds, eps1, eps2, variant)
+        best, arg = _brute_force(costs, bounds.size - 1)
+        got = sum(costs[(a, b)] for a, b in zip(cuts[:-1], cuts[1:]))
+        assert got == pytest.approx(best, rel=1e-12, abs=1e-9)
+        assert list(cuts) == arg or got == pytest.approx(best)
+
+
+def test_power_of_two_variant_only_picks_power_of_two_lengths():
+    rng = np.random.default_rng(3)
+    for seed in range(20):
+        x = rng.integers(0, 100, 200)
+        x[:80] = 3
+        bins = Partition.singletons(200)
+        part = L1Partitioner("power-of-two")
+        release = dphist.Pipeline(None, None, part, "group-mean", (0, 0.5, 0.5)).run(x, 1.0, seed=seed)
+        sizes = release.partition.sizes
+        assert np.all((sizes & (sizes - 1)) == 0), sizes
+        assert release.partition.n_groups < 200  # it did merge something (the flat run)
+        del bins
+
+
+@pytest.mark.parametrize("branching", [2, 3])
+def test_tree_variant_returns_full_subtrees(branching):
+    rng = np.random.default_rng(4)
+    for seed in range(10):
+        n = int(rng.integers(20, 90))
+        x = np.repeat(rng.integers(0, 50, 6), -(-n // 6))[:n]
+        pipe = dphist.Pipeline(None, None, L1Partitioner("tree", branching=branching), "group-mean", (0, 0.5, 0.5))
+        p = pipe.run(x, 5.0, seed=seed).partition
+        starts, sizes = p.bounds[:-1], p.sizes
+        for s, size in zip(starts, sizes):
+            span = 1
+            while span < size:
+                span *= branching
+            # a node of level h starts at a multiple of B^h and is B^h long (or cut by the end)
+            assert s % span == 0 and (size == span or s + size == n), (s, size, span)
+
+
+def test_partition_of_groups_keeps_groups_whole_and_follows_order():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 30, 40)
+    order = rng.permutation(40)
+    bins = Partition(order, [0, 3, 4, 10, 18, 19, 25, 33, 40])
+    kernel = dphist.PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
+    ctx = dphist.Context(n=40, epsilon=1.0, gamma_in=0, gamma_p=0.5, gamma_f=0.5, rng=np.random.default_rng(1),
+                         data=kernel.handle("dawa.l1", "partitioner", 0.5))
+    out = L1Partitioner("exact").partition(bins, ctx)
+    assert np.array_equal(out.order, order)
+    assert set(out.bounds) <= set(bins.bounds)
+    assert kernel.ledger.total == pytest.approx(0.5)
+
+
+# ------------------------------------------------------------------ GreedyH
+def _dense_strategy(tree, bucket_bounds):
+    """Dense A over buckets (rows = asked nodes), for checks on small k."""
+    rows = []
+    for lv, w in zip(tree.levels, tree.weights):
+        for s, e, wt in zip(lv.start, lv.end, w):
+            if wt > 0:
+                r = np.zeros(bucket_bounds.size - 1)
+                r[s:e] = wt
+                rows.append(r)
+    return np.array(rows)
+
+
+def _dense_workload(workload, n):
+    lo, hi = (workload.lo, workload.hi)
+    W = np.zeros((lo.size, n))
+    for q, (a, b) in enumerate(zip(lo, hi)):
+        W[q, a:b] = 1
+    return W
+
+
+WORKLOADS = {
+    "prefix": lambda n, rng: wl.prefix(n),
+    "all-ranges": lambda n, rng: wl.all_ranges(n),
+    "random": lambda n, rng: wl.random_ranges(n, 40, rng),
+    "identity": lambda n, rng: wl.identity(n),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+@pytest.mark.parametrize("branching", [2, 3])
+def test_greedy_expected_error_equals_dense_trace(name, branching):
+    rng = np.random.default_rng(6)
+    n = 37
+    bounds = _random_units(rng, n, 13)
+    workload = WORKLOADS[name](n, rng)
+    tree = greedy_weights(workload, bounds, branching)
+    A = _dense_strategy(tree, bounds)
+    E = np.zeros((n, bounds.size - 1))
+    for b, (s, e) in enumerate(zip(bounds[:-1], bounds[1:])):
+        E[s:e, b] = 1.0 / (e - s)
+    WE = _dense_workload(workload, n) @ E
+    dense = np.trace(WE @ np.linalg.inv(A.T @ A) @ WE.T)
+    assert tree.expected_error == pytest.approx(dense, rel=1e-8)
+    # every root-to-leaf path carries weight exactly 1: sensitivity 1
+    assert np.abs(A).sum(axis=0).max() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_node_energy_matches_dense(name):
+    rng = np.random.default_rng(7)
+    n = 30
+    workload = WORKLOADS[name](n, rng)
+    W = _dense_workload(workload, n)
+    z = rng.normal(size=n)
+    Z = wl.prefix_sums(z)
+    s = np.array([0, 4, 9, 20, 29])
+    e = np.array([3, 9, 17, 29, 30])
+    want = []
+    for a, b in zip(s, e):
+        zv = np.zeros(n)
+        zv[a:b] = z[a:b]
+        want.append(np.sum((W @ zv) ** 2))
+    np.testing.assert_allclose(node_energy(workload, s, e, Z), want, rtol=1e-9, atol=1e-9)
+
+
+def test_greedy_weights_on_paths_and_kernel_sensitivity():
+    rng = np.random.default_rng(8)
+    n = 500
+    bounds = _random_units(rng, n, 120)
+    for workload in (wl.prefix(n), wl.all_ranges(n), wl.small_ranges(n)):
+        tree = greedy_weights(workload, bounds)
+        s, e, w = tree.nodes(bounds)
+        q = WeightedRangeQueries(n, s, e, w)
+        path = q.abs_rmatvec(np.ones(q.shape[0]))
+        assert path.max() <= 1 + 1e-12 and path.min() >= 1 - 1e-12
+        assert np.all(w > 0) and np.all(w <= 1)
+
+
+def test_tree_least_squares_equals_dense_solve():
+    rng = np.random.default_rng(9)
+    for branching in (2, 3, 4):
+        k = 23
+        bounds = np.arange(k + 1)
+        tree = greedy_weights(wl.prefix(k), bounds, branching)
+        # answers on every node (including unasked ones, which must be ignored)
+        answers = [rng.normal(size=lv.start.size) * 10 for lv in tree.levels]
+        got = tree_least_squares(tree, answers)
+        A = _dense_strategy(tree, bounds)
+        y = np.concatenate([a[w > 0] for a, w in zip(answers, tree.weights)])
+        want = np.linalg.lstsq(A, y, rcond=None)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_build_tree_covers_buckets():
+    for k, b in [(1, 2), (2, 2), (7, 2), (10, 3), (33, 4)]:
+        levels = build_tree(k, b)
+        assert levels[0].start[0] == 0 and levels[0].end[0] == k
+        leaves = np.concatenate([lv.start[lv.n_children == 0] for lv in levels])
+        assert sorted(leaves) == list(range(k))
+
+
+def test_greedy_h_is_workload_aware():
+    """Identity workload -> leaves only (p = 1); prefix workload -> weight on upper nodes."""
+    n = 64
+    bounds = np.arange(n + 1)
+    ident = greedy_weights(wl.identity(n), bounds)
+    assert ident.weights[0][0] == 0 and all(np.all(w[lv.n_children > 0] == 0)
+                                            for lv, w in zip(ident.levels, ident.weights))
+    pref = greedy_weights(wl.prefix(n), bounds)
+    assert any(np.any(w[lv.n_children > 0] > 0) for lv, w in zip(pref.levels, pref.weights))
+    assert pref.expected_error < greedy_weights(wl.prefix(n), bounds, granularity=1).expected_error
+
+
+# ------------------------------------------------------------------ conformance and ledger
+def test_conformance_components():
+    testing.check_component(L1Partitioner)
+    testing.check_component(GreedyHFinalizer)
+    for variant in ("power-of-two", "tree"):
+        testing.check_component(L1Partitioner, pipeline=testing.harness_pipeline(L1Partitioner(variant)))
+
+
+@pytest.mark.parametrize("name", ["DAWA", "DAWA-approx", "GreedyH"])
+def test_conformance_presets(name):
+    testing.check_algorithm(name)
+
+
+def test_ledger_rows():
+    x = np.floor(2000.0 / np.arange(1, 257) ** 1.1).astype(np.int64)
+    r = dphist.make_algorithm("DAWA").run(x, 0.5, seed=3)
+    rows = list(r.ledger)
+    assert [e.stage for e in rows] == ["partitioner", "finalizer"]
+    assert rows[0].primitive == "custom:dawa.l1-partition" and rows[0].epsilon == pytest.approx(0.125)
+    assert rows[1].primitive == "laplace.linear" and rows[1].epsilon == pytest.approx(0.375)
+    assert rows[1].sensitivity == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("ratio", [0, 1, -0.1, 1.5, float("nan"), "x"])
+def test_bad_ratio(ratio):
+    for name in ("DAWA", "DAWA-approx"):
+        with pytest.raises(InvalidParameter, match="ratio"):
+            dphist.make_algorithm(name, ratio=ratio)
+
+
+def test_bad_workloads():
+    x = np.arange(32)
+    with pytest.raises(InvalidParameter, match="empty"):
+        dphist.make_algorithm("GreedyH", workload=wl.explicit(32, [])).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="over 16 bins"):
+        dphist.make_algorithm("GreedyH", workload=wl.prefix(16)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="unknown workload"):
+        dphist.make_algorithm("DAWA", workload="no-such").run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="workload must be"):
+        dphist.make_algorithm("GreedyH", workload=42).run(x, 1.0, seed=0)
+
+
+def test_bad_component_parameters():
+    x = np.arange(32)
+    with pytest.raises(InvalidParameter, match="variant"):
+        dphist.Pipeline(None, None, L1Partitioner("nope"), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="branching"):
+        dphist.Pipeline(None, None, L1Partitioner("tree", branching=1), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="cost_sensitivity"):
+        dphist.Pipeline(None, None, L1Partitioner(cost_sensitivity=1.0), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="gamma_p"):
+        dphist.Pipeline(None, None, L1Partitioner(), "group-mean", (0, 0, 1)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="sorted order"):
+        dphist.Pipeline("laplace", "noisy-count", "singleton", GreedyHFinalizer(), (.5, 0, .5)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="granularity"):
+        dphist.make_algorithm("GreedyH").finalizer.clone(granularity=0).strategy(Partition.singletons(4), 4)
