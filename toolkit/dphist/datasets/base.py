@@ -44,17 +44,29 @@ class Dataset:
 
 
 def names() -> list[str]:
-    """Registered dataset names plus the histograms found in the data directories."""
-    from .files import directory_datasets
-    return default_registry.names("dataset") + sorted(directory_datasets())
+    """Registered dataset names plus the histograms found in the data directories.
+
+    DPBench sources found in a data directory are listed under their DPBench
+    name (``SEARCHLOGS``) as well as their file name.
+    """
+    from .files import DPBENCH_FILES, directory_datasets
+    found = directory_datasets()
+    aliases = [k for k, stem in DPBENCH_FILES.items() if stem in found and k not in found]
+    return default_registry.names("dataset") + sorted(found) + aliases
 
 
 def load(name: str, **params) -> Dataset:
-    """The dataset ``name`` (registered loader, or an ``.npy`` file in a data directory)."""
-    from .files import directory_datasets, load_npy_dataset
+    """The dataset ``name``: a registered loader, an ``.npy`` file in a data directory, a DPBench
+    name (``SEARCHLOGS``) whose file is in a data directory, or a path to a histogram file
+    (``.npy``/``.csv``/``.txt`` counts; ``params`` are passed to :func:`.files.load_file`)."""
+    from .files import DPBENCH_FILES, directory_datasets, dpbench, is_file_spec, load_file, load_npy_dataset
+    if is_file_spec(name):
+        return load_file(name, **params)
     found = directory_datasets()
     if name in found:
         return load_npy_dataset(name, found[name])
+    if name in DPBENCH_FILES and DPBENCH_FILES[name] in found:
+        return dpbench(name)
     try:
         loader = default_registry.get("dataset", name)
     except UnknownComponent as exc:

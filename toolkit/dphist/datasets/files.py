@@ -75,6 +75,28 @@ def dpbench(name: str) -> Dataset:
     return Dataset(name, ds.counts, f"DPBench {name}", "4,096 bins", source=ds.source)
 
 
+def load_file(path, records: bool = False, domain=None, bins=None, clip: bool = False,
+              name: str | None = None) -> Dataset:
+    """A dataset from a ``.npy`` / ``.csv`` / ``.txt`` file of counts, or of raw record values.
+
+    Parsing is :func:`dphist.io.read_histogram` (the same reader as ``dphist
+    run``): with ``records=True`` the values are binned over the *public*
+    ``domain=(lo, hi)`` given by the caller (``bins`` equal-width bins, or
+    unit bins for integer values); the domain is never taken from the data.
+    """
+    from ..io import read_histogram
+    p = Path(path).expanduser()
+    counts = read_histogram(p, records=records, domain=domain, bins=bins, clip=clip)
+    what = "record values binned" if records else "counts"
+    dom = f"{counts.size} bins" + (f" over [{domain[0]}, {domain[1]}]" if records and domain else "")
+    return Dataset(name or p.stem, counts, f"{what} from {p.name}", dom, source=str(p))
+
+
+def is_file_spec(name: str) -> bool:
+    """Whether a dataset name is a path to a histogram file (ends in .npy, .csv or .txt)."""
+    return str(name).lower().endswith((".npy", ".csv", ".txt"))
+
+
 def shared_dpbench_dir() -> Path | None:
     """``../shared/datasets/peer-dpbench/1D`` seen from the repository root, if present."""
     here = Path(__file__).resolve()

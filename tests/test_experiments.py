@@ -1,0 +1,277 @@
+"""The experiment engine: configs, seeds, executors, resumption, analysis, plots, CLI and bad input."""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pytest
+
+import dphist
+from dphist import plots
+from dphist.components.builtin import GroupMeanFinalizer
+from dphist.errors import InvalidParameter, UnknownComponent
+from dphist.experiments import Results, SweepConfig, plan, run_sweep
+from dphist.experiments import analysis, cli
+from dphist.experiments.cells import Cell
+from dphist.experiments.demo import plan_demo
+from dphist.experiments.executors import ExecutorUnavailable
+from dphist.experiments.report import write_report
+
+ZIPF = "synthetic:shape=zipf,n=256,scale=20000"
+STEPS = "synthetic:shape=steps,n=128,scale=5000"
+
+
+def config(**kw) -> SweepConfig:
+    base = {"algorithms": ["identity", "uniform"], "datasets": [ZIPF, STEPS], "epsilons": [0.1, 1.0],
+            "trials": 3, "workloads": ["identity", "prefix", "all-ranges"], "metrics": ["mse", "scaled-l1", "kl"],
+            "executor": "serial"}
+    base.update(kw)
+    return SweepConfig.from_mapping(base)
+
+
+def values(results: Results) -> list[tuple]:
+    cols = ["algorithm", "dataset", "domain", "scale", "epsilon", "trial", "workload", "metric", "reference", "value"]
+    return sorted(zip(*(results[c].tolist() for c in cols)))
+
+
+# ------------------------------------------------------------------ configs
+def test_toml_config_round_trip(tmp_path):
+    p = tmp_path / "sweep.toml"
+    p.write_text('algorithms = ["identity", {name = "uniform", label = "U"}]\n'
+                 'datasets = ["flights-dep-minute", {name = "synthetic", shape = "zipf", n = 64}]\n'
+                 'epsilons = [0.1, 1]\nscales = ["original", 1000]\ndomains = ["original"]\ntrials = 2\n'
+                 '[limits.U]\ntrials = 1\n')
+    cfg = SweepConfig.from_toml(p)
+    assert [a.key for a in cfg.algorithms] == ["identity", "U"]
+    assert cfg.datasets[1].params == {"shape": "zipf", "n": 64} and cfg.epsilons == [0.1, 1.0]
+    assert cfg.scales == [None, 1000] and cfg.limits == {"U": {"trials": 1}}
+
+
+@pytest.mark.parametrize("text, key", [
+    ('algorithms = ["identity"]\ndatasets = ["x"]\nepsilon = [1]\n', "epsilon"),
+    ('algorithms = ["identity"]\ndatasets = ["x"]\nepsilons = [-1]\n', "epsilons"),
+    ('algorithms = ["identity"]\ndatasets = ["x"]\ntrials = 0\n', "trials"),
+    ('algorithms = ["identity"]\ndatasets = ["x"]\nscales = [0]\n', "scales"),
+    ('algorithms = ["identity"]\ndatasets = ["x"]\nmetrics = ["rmse"]\n', "metrics"),
+    ('algorithms = ["identity"]\ndatasets = ["x"]\nexecutor = "gpu"\n', "executor"),
+    ('algorithms = "identity"\ndatasets = ["x"]\n', "algorithms"),
+    ('datasets = ["x"]\n', "algorithms"),
+    ('algorithms = ["identity"]\ndatasets = ["x"]\n[limits.other]\ntrials = 1\n', "limits.other"),
+    ('algorithms = ["identity"\n', "not valid TOML"),
+])
+def test_malformed_config_names_the_key(tmp_path, text, key):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(InvalidParameter, match=key.replace(".", r"\.")):
+        SweepConfig.from_toml(p)
+
+
+# ------------------------------------------------------------------ bad input
+def test_unknown_algorithm_and_dataset_suggest_names():
+    with pytest.raises(UnknownComponent, match="'identity'"):
+        plan(config(algorithms=["identty"]))
+    with pytest.raises(UnknownComponent, match="flights-distance"):
+        plan(config(datasets=["flights-distanse"]))
+
+
+def test_domain_reduction_must_divide():
+    with pytest.raises(InvalidParameter, match="100 does not divide the source size 256"):
+        plan(config(domains=[100]))
+
+
+def test_unwritable_output_is_refused_before_running(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(InvalidParameter, match="not writable"):
+        run_sweep(config(), output=blocker / "out", progress=False)
+
+
+def test_unreachable_dask_scheduler_fails_fast_naming_it():
+    pytest.importorskip("distributed")
+    t = time.perf_counter()
+    with pytest.raises(ExecutorUnavailable, match="tcp://127.0.0.1:1"):
+        run_sweep(config(executor="dask", scheduler="tcp://127.0.0.1:1"), output=False, progress=False)
+    assert time.perf_counter() - t < 10
+
+
+# ------------------------------------------------------------------ seeds and executors
+def test_cell_seeds_come_from_coordinates():
+    a = Cell("identity", "d", 16, 100, True, 0.1, 2, 0)
+    b = Cell("identity", "d", 16, 100, True, 0.1, 2, 0)
+    assert a.algorithm_seed() == b.algorithm_seed()
+    others = [Cell("uniform", "d", 16, 100, True, 0.1, 2, 0), Cell("identity", "d", 16, 100, True, 1.0, 2, 0),
+              Cell("identity", "d", 16, 100, True, 0.1, 3, 0), Cell("identity", "d", 16, 100, True, 0.1, 2, 1)]
+    assert len({a.algorithm_seed(), *(c.algorithm_seed() for c in others)}) == 5
+    # data streams are shared by the algorithms and epsilons of a trial (common random data)
+    assert a.data_seed().entropy == others[0].data_seed().entropy
+    np.testing.assert_array_equal(a.data_seed().generate_state(4), others[1].data_seed().generate_state(4))
+
+
+def test_same_numbers_serial_process_and_dask():
+    pytest.importorskip("distributed")
+    from dask.distributed import Client, LocalCluster
+    cfg = config(scales=[None, 3000], population=True)
+    serial = run_sweep(cfg, output=False, progress=False).results
+    cfg.executor, cfg.workers = "process", 2
+    process = run_sweep(cfg, output=False, progress=False).results
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        cfg.executor = "dask"
+        dask = run_sweep(cfg, output=False, progress=False, client=client).results
+    assert len(serial) == 2 * 2 * 2 * 2 * 3 * (3 * 2 + 1) * 1.5    # algs x data x scales x eps x trials x rows
+    assert values(serial) == values(process) == values(dask)
+
+
+def test_rows_are_tidy_and_scored_with_the_metrics():
+    out = run_sweep(config(algorithms=["identity"], datasets=[ZIPF], epsilons=[1.0], trials=1,
+                           metrics=["mse"], workloads=["identity"]), output=False, progress=False)
+    (row,) = out.results.rows()
+    assert row["metric"] == "mse" and row["workload"] == "identity" and row["reference"] == "sample"
+    assert row["time_total"] >= row["time_finalizer"] > 0
+    assert 0.5 < row["value"] / 2.0 < 1.6        # Laplace(1/eps): variance 2 per bin at eps = 1, 256 bins
+
+
+def test_per_algorithm_limits():
+    cfg = config(limits={"uniform": {"trials": 1, "max_domain": 128}})
+    p = plan(cfg)
+    uni = [c for c in p.cells if c.algorithm == "uniform"]
+    assert {c.domain for c in uni} == {128} and {c.trial for c in uni} == {0}
+    assert any("max_domain" in s["reason"] for s in p.skipped)
+
+
+# ------------------------------------------------------------------ resumption
+def test_resume_skips_finished_cells_and_reruns_partial_ones(tmp_path):
+    cfg = config(output=str(tmp_path / "sweep"))
+    full = run_sweep(cfg, output=tmp_path / "reference", progress=False)
+    first = run_sweep(config(trials=2), output=tmp_path / "sweep", progress=False)
+    assert first.cells_run == 2 * 2 * 2 * 2
+    csv = tmp_path / "sweep" / "results.csv"
+    lines = csv.read_text().splitlines(keepends=True)
+    csv.write_text("".join(lines[:-3]) + lines[-3][:20])     # a crash: last cell cut mid-line
+    again = run_sweep(cfg, output=tmp_path / "sweep", progress=False)
+    assert again.cells_resumed == 2 * 2 * 2 * 2 - 1
+    assert again.cells_run == 2 * 2 * 2 + 1                   # the new trial, and the cut cell
+    assert values(again.results) == values(full.results)
+    assert run_sweep(cfg, output=tmp_path / "sweep", progress=False).cells_run == 0
+    assert run_sweep(cfg, output=tmp_path / "sweep", progress=False, force=True).cells_run == len(plan(cfg).cells)
+    assert (tmp_path / "sweep" / "results.json").exists() and (tmp_path / "sweep" / "config.json").exists()
+
+
+# ------------------------------------------------------------------ unattributed releases
+class SortedMean(GroupMeanFinalizer):
+    """Group means, published sorted (post-processing): an unattributed release for the test."""
+    name = "test.sorted-mean"
+    unattributed = True
+
+    def finalize(self, bins, ctx):
+        return np.sort(super().finalize(bins, ctx))
+
+
+def test_unattributed_releases_are_scored_against_sorted_truth():
+    dphist.register(SortedMean, replace=True)
+
+    @dphist.preset("test-sorted")
+    def sorted_preset():
+        return dphist.Pipeline(None, None, "singleton", "test.sorted-mean", (0, 0, 1))
+    dphist.default_registry.register(sorted_preset, kind="algorithm", replace=True)
+    try:
+        out = run_sweep(config(algorithms=["identity", "test-sorted"], datasets=[STEPS], epsilons=[1.0],
+                               metrics=["mse"], workloads=["identity"]), output=False, progress=False)
+    finally:
+        dphist.default_registry.unregister("algorithm", "test-sorted")
+        dphist.default_registry.unregister("finalizer", "test.sorted-mean")
+    srt = out.results.filter(algorithm="test-sorted")
+    assert srt["unattributed"].all()
+    # sorting noisy counts against sorted truth cannot do worse than the Laplace mechanism per bin
+    assert srt["value"].mean() < out.results.filter(algorithm="identity")["value"].mean()
+
+
+# ------------------------------------------------------------------ analysis
+def test_skyline_marks_dominated_methods():
+    on = analysis.skyline({"fast": (1, 10), "accurate": (10, 1), "both-worse": (11, 11), "tie": (1, 10)})
+    assert on == {"fast": True, "accurate": True, "both-worse": False, "tie": True}
+
+
+def test_regret_is_ratio_to_best_per_setting():
+    rows = []
+    for alg, errs in {"a": (1.0, 4.0), "b": (2.0, 2.0)}.items():
+        for eps, e in zip((0.1, 1.0), errs):
+            rows.append({"algorithm": alg, "dataset": "d", "domain": 4, "scale": 10, "epsilon": eps, "trial": 0,
+                         "seed": 0, "sampled": False, "unattributed": False, "workload": "prefix", "metric": "mse",
+                         "reference": "sample", "value": e, **{c: 0.0 for c in
+                         ("time_total", "time_initializer", "time_sorter", "time_partitioner", "time_finalizer")}})
+    reg = analysis.regret(Results.from_rows(rows), "mse", "prefix")
+    assert reg["a"]["mean"] == pytest.approx(1.5) and reg["a"]["max"] == 2.0
+    assert reg["b"]["mean"] == pytest.approx(1.5) and reg["b"]["max"] == 2.0
+
+
+def test_laplace_is_scale_epsilon_exchangeable():
+    cfg = config(algorithms=["identity"], datasets=[ZIPF], scales=[1000, 10_000], epsilons=[0.1, 1.0],
+                 trials=20, metrics=["scaled-l1"], workloads=["prefix"])
+    res = run_sweep(cfg, output=False, progress=False).results
+    (check,) = analysis.exchangeability(res, "identity", "scaled-l1", "prefix")   # 1000 x 1 = 10000 x 0.1
+    assert check["product"] == 1000.0
+    assert abs(np.log(check["spread"])) < 4 * check["relative_se"] + 0.02
+
+
+# ------------------------------------------------------------------ plots and report
+def test_plots_and_report(tmp_path):
+    cfg = config(workloads=["prefix", "all-ranges", "ranges-10%", "ranges-50%"], scales=[None, 2000])
+    out = run_sweep(cfg, output=tmp_path, progress=False)
+    r = out.results
+    assert len(plots.error_vs_epsilon(r).axes) >= 2
+    assert plots.error_vs_range_length(r, epsilon=1.0).axes[0].lines
+    assert plots.skyline(r, epsilon=0.1).axes[0].collections
+    plots.save(plots.error_table(r, epsilon=1.0), tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+    report = write_report(r, tmp_path, meta={"wall_seconds": out.wall_seconds})
+    text = report.read_text()
+    for section in ("## Mean mse on all-ranges", "## Regret (DPBench)", "## Skyline", "figures/skyline.png",
+                    "figures/error-vs-scale.png"):
+        assert section in text
+    assert (tmp_path / "figures" / "regret.png").exists()
+
+
+# ------------------------------------------------------------------ demo planning
+def test_demo_budget_reduces_slow_presets_and_says_so():
+    sizes = {"small": 100, "big": 1000}
+    probes = {"cheap": {"times": {"small": 0.001, "big": 0.01}, "predicted": {}},
+              "slow": {"times": {"small": 0.5}, "predicted": {"big": 50.0}},
+              "broken": {"error": "ValueError: no"}}
+    chosen, limits, notes = plan_demo(sizes, ["cheap", "slow", "broken"], budget=20, workers=2, probes=probes)
+    assert chosen == ["cheap", "slow"] and "cheap" not in limits
+    assert limits["slow"]["max_domain"] == 100 and 3 <= limits["slow"]["trials"] <= 10
+    assert any("broken" in n and "left out" in n for n in notes) and any("slow: not run on big" in n for n in notes)
+
+
+# ------------------------------------------------------------------ CLI hooks
+def _parse(configure, argv):
+    p = argparse.ArgumentParser()
+    configure(p)
+    return p.parse_args(argv)
+
+
+def test_cli_bench_with_flags(tmp_path, capsys):
+    args = _parse(cli.configure_bench, ["--algorithms", "identity,uniform", "--datasets", ZIPF,
+                                        "--epsilons", "0.1", "1", "--trials", "2", "--executor", "serial",
+                                        "--output", str(tmp_path), "--no-progress", "--seed", "5"])
+    assert cli.bench(args) == 0
+    out = capsys.readouterr().out
+    assert "report.md" in out and (tmp_path / "results.csv").exists()
+    assert set(Results.read_csv(tmp_path / "results.csv")["seed"]) == {5}
+
+
+def test_cli_bench_bad_input_exit_code(tmp_path, capsys):
+    (tmp_path / "c.toml").write_text('algorithms = ["identity"]\ndatasets = ["x"]\ntrails = 3\n')
+    assert cli.bench(_parse(cli.configure_bench, [str(tmp_path / "c.toml")])) == 2
+    assert "trails" in capsys.readouterr().err
+    assert cli.bench(_parse(cli.configure_bench, ["--datasets", ZIPF])) == 2
+    assert "--algorithms" in capsys.readouterr().err
+
+
+def test_cli_demo_refuses_an_unwritable_folder(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert cli.demo(_parse(cli.configure_demo, ["--output", str(blocker / "report"), "--no-progress"])) == 2
+    assert "not writable" in capsys.readouterr().err

@@ -1,0 +1,159 @@
+"""One cell of a sweep (a single pipeline run) and the worker that evaluates batches of cells.
+
+Seeds: every cell's randomness comes from ``numpy.random.SeedSequence(seed,
+spawn_key=...)`` whose spawn key is built from the cell's coordinates, never
+from its position in the sweep, so the numbers are the same whichever
+executor runs the cell and in whichever order.  The data stream (the DPBench
+multinomial sample) depends on (dataset, scale, domain, trial) only, so every
+algorithm and every epsilon of a trial sees the same sample.
+"""
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..datasets.generator import reduce_domain
+from ..errors import DPHistError
+from ..metrics import METRICS, kl_divergence
+from ..presets import make_algorithm
+from ..workloads import make as make_workload
+
+_DATA_STREAM, _ALGORITHM_STREAM = 0, 1
+
+
+class CellFailed(DPHistError):
+    """A pipeline raised while running a cell; the message names the cell and the error."""
+
+
+def _word(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Cell:
+    algorithm: str        #: label of the algorithm in the sweep
+    dataset: str          #: label of the dataset
+    domain: int           #: number of bins after domain reduction
+    scale: int            #: records in the data (sampled, or the source's total)
+    sampled: bool         #: True when the data are a DPBench multinomial sample
+    epsilon: float
+    trial: int
+    seed: int             #: the sweep's root seed
+
+    @property
+    def key(self) -> tuple:
+        return (self.algorithm, self.dataset, self.domain, self.scale, self.epsilon, self.trial, self.seed)
+
+    def data_seed(self) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self.seed, spawn_key=(
+            _DATA_STREAM, _word(self.dataset), self.scale, self.domain, self.trial))
+
+    def algorithm_seed(self) -> int:
+        ss = np.random.SeedSequence(self.seed, spawn_key=(
+            _ALGORITHM_STREAM, _word(self.algorithm), _word(self.dataset), self.scale, self.domain,
+            _word(repr(float(self.epsilon))), self.trial))
+        return int.from_bytes(ss.generate_state(4, np.uint32).tobytes(), "little")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs besides the cells: sources, algorithm specs, workloads, metrics."""
+
+    sources: dict            #: dataset label -> source counts (int64)
+    algorithms: dict         #: algorithm label -> (preset name, overrides)
+    workloads: tuple
+    metrics: tuple
+    population: bool
+
+
+# per-process caches: a worker evaluates many cells on the same data and workloads
+_data_cache: dict = {}
+_workload_cache: dict = {}
+_pipeline_cache: dict = {}
+
+
+def cell_data(cell: Cell, source: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts a cell runs on and the population they come from (DPBench generator)."""
+    key = (cell.dataset, cell.domain, cell.scale, cell.sampled, cell.trial if cell.sampled else -1, cell.seed,
+           source.size)
+    hit = _data_cache.get(key)
+    if hit is not None:
+        return hit
+    reduced = reduce_domain(source, cell.domain) if cell.domain != source.size else np.asarray(source)
+    if cell.sampled:
+        p = reduced / reduced.sum()
+        counts = np.random.default_rng(cell.data_seed()).multinomial(cell.scale, p)
+        population = cell.scale * p
+    else:
+        counts, population = reduced, reduced.astype(float)
+    if len(_data_cache) > 256:
+        _data_cache.clear()
+    _data_cache[key] = (counts, population)
+    return counts, population
+
+
+def _workload(name: str, n: int):
+    wl = _workload_cache.get((name, n))
+    if wl is None:
+        wl = _workload_cache[(name, n)] = make_workload(name, n)
+    return wl
+
+
+def _pipeline(label: str, spec):
+    pipe = _pipeline_cache.get(label)
+    if pipe is None:
+        name, params = spec
+        pipe = _pipeline_cache[label] = make_algorithm(name, **params)
+    return pipe
+
+
+def run_cell(cell: Cell, job: Job) -> list[dict]:
+    """Run one pipeline and score it: one row per workload x metric (x reference)."""
+    counts, population = cell_data(cell, job.sources[cell.dataset])
+    pipe = _pipeline(cell.algorithm, job.algorithms[cell.algorithm])
+    t = time.perf_counter()
+    release = pipe.run(counts, cell.epsilon, seed=cell.algorithm_seed())
+    total = time.perf_counter() - t
+    estimate = release.estimate
+    references = [("sample", counts.astype(float))]
+    if job.population and cell.sampled:
+        references.append(("population", population))
+    if release.unattributed:
+        # an unattributed release is a sorted vector (Hay et al. 2010, Sec. 3): score it against sorted truth
+        references = [(r, np.sort(x)) for r, x in references]
+    base = {"algorithm": cell.algorithm, "dataset": cell.dataset, "domain": cell.domain, "scale": cell.scale,
+            "epsilon": cell.epsilon, "trial": cell.trial, "seed": cell.seed, "sampled": cell.sampled,
+            "unattributed": bool(release.unattributed), "time_total": total,
+            **{f"time_{s}": float(release.timings.get(s, 0.0))
+               for s in ("initializer", "sorter", "partitioner", "finalizer")}}
+    rows = []
+    for ref, truth in references:
+        for metric in job.metrics:
+            if metric == "kl":
+                rows.append({**base, "workload": "histogram", "metric": "kl", "reference": ref,
+                             "value": kl_divergence(truth, estimate)})
+                continue
+            for wname in job.workloads:
+                value = METRICS[metric](_workload(wname, cell.domain), truth, estimate)
+                rows.append({**base, "workload": wname, "metric": metric, "reference": ref, "value": value})
+    return rows
+
+
+def expected_rows(cell: Cell, job: Job) -> int:
+    per_ref = sum(1 if m == "kl" else len(job.workloads) for m in job.metrics)
+    return per_ref * (2 if job.population and cell.sampled else 1)
+
+
+def run_batch(cells: list[Cell], job: Job) -> list[dict]:
+    """Worker entry point (must be importable for process and Dask executors)."""
+    out: list[dict] = []
+    for c in cells:
+        try:
+            out.extend(run_cell(c, job))
+        except Exception as exc:  # name the cell: the traceback of a worker process is hard to read
+            raise CellFailed(f"{c.algorithm} on {c.dataset} (domain {c.domain}, scale {c.scale}, "
+                             f"epsilon {c.epsilon:g}, trial {c.trial}) failed: {type(exc).__name__}: {exc}") from exc
+    return out

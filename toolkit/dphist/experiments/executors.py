@@ -1,0 +1,90 @@
+"""Executors: serial, local processes (concurrent.futures) and Dask distributed (optional).
+
+Each takes a list of batches and yields ``(batch, rows)`` as batches finish.
+Results do not depend on the executor: cells carry their own seeds.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Iterator
+
+from ..errors import DPHistError, InvalidParameter
+from .cells import Cell, Job, run_batch
+
+#: Seconds to wait for a Dask scheduler before giving up (the address is named in the error).
+DASK_CONNECT_TIMEOUT = 3
+
+
+class ExecutorUnavailable(DPHistError):
+    """The requested executor cannot run (Dask not installed, scheduler unreachable)."""
+
+
+def default_workers() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def run_serial(batches: list[list[Cell]], job: Job, workers=None) -> Iterator[tuple[list[Cell], list[dict]]]:
+    for b in batches:
+        yield b, run_batch(b, job)
+
+
+def run_processes(batches, job: Job, workers=None) -> Iterator[tuple[list[Cell], list[dict]]]:
+    workers = workers or default_workers()
+    if workers == 1 or len(batches) == 1:
+        yield from run_serial(batches, job)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending = {pool.submit(run_batch, b, job): b for b in batches}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    yield pending.pop(fut), fut.result()
+        finally:  # interrupted (Ctrl-C, an error): do not start the remaining batches
+            for fut in pending:
+                fut.cancel()
+
+
+def dask_client(scheduler: str = "", workers=None, processes: bool = True):
+    """A ``distributed.Client``: to ``scheduler`` if given, else on a new LocalCluster."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ExecutorUnavailable("the dask executor needs dask[distributed]: pip install 'dphist[dask]'") from None
+    if scheduler:
+        try:
+            return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT), None
+        except (OSError, TimeoutError) as exc:
+            raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {scheduler!r} within "
+                                      f"{DASK_CONNECT_TIMEOUT} s ({type(exc).__name__}); is it running?") from None
+        except ValueError as exc:
+            raise InvalidParameter(f"Dask scheduler address {scheduler!r} is malformed: {exc}") from None
+    cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=processes,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def run_dask(batches, job: Job, workers=None, scheduler: str = "", client=None,
+             processes: bool = True) -> Iterator[tuple[list[Cell], list[dict]]]:
+    """Batches as Dask tasks; ``client`` (an existing ``distributed.Client``) takes precedence."""
+    from dask.distributed import as_completed
+    own_cluster = None
+    if client is None:
+        client, own_cluster = dask_client(scheduler, workers, processes)
+        owns_client = True
+    else:
+        owns_client = False
+    try:
+        job_future = client.scatter(job, broadcast=True)
+        futures = {client.submit(run_batch, b, job_future, pure=False): i for i, b in enumerate(batches)}
+        for fut in as_completed(list(futures)):
+            yield batches[futures[fut]], fut.result()
+    finally:
+        if owns_client:
+            client.close()
+        if own_cluster is not None:
+            own_cluster.close()
+
+
+EXECUTORS = {"serial": run_serial, "process": run_processes, "dask": run_dask}

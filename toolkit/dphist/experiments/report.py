@@ -1,0 +1,128 @@
+"""The Markdown report of a sweep: tables with an error scale, regret, skyline, figures (PNG)."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import plots
+from ..errors import InvalidParameter
+from . import analysis
+from .results import Results
+
+REPORT_MD = "report.md"
+
+
+def primary_axes(results: Results) -> tuple[str, str]:
+    """The metric and workload the headline tables use: the first metric, all-ranges if measured."""
+    metrics = [m for m in results.unique("metric") if m != "kl"] or results.unique("metric")
+    metric = "mse" if "mse" in metrics else metrics[0]
+    workloads = results.filter(metric=metric).unique("workload")
+    workload = "all-ranges" if "all-ranges" in workloads else workloads[0]
+    return metric, workload
+
+
+def _fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "-"
+    return f"{x:.3g}" if abs(x) < 1e5 else f"{x:.2e}"
+
+
+def error_table_markdown(results: Results, metric: str, workload: str, epsilon: float) -> str:
+    """Mean error per algorithm and dataset, with the ratio to the column's best (the error scale)."""
+    algs, dss, table = plots.error_table_data(results, metric, workload, epsilon)
+    best = np.nanmin(table, axis=0)
+    lines = ["| algorithm | " + " | ".join(dss) + " |", "|---|" + "---|" * len(dss)]
+    order = np.argsort(np.nanmean(np.log(table / best), axis=1))
+    for i in order:
+        cells = []
+        for j in range(len(dss)):
+            v = table[i, j]
+            if not math.isfinite(v):
+                cells.append("not run")
+                continue
+            r = v / best[j] if best[j] > 0 else math.inf
+            mark = "**" if r == 1 else ""
+            cells.append(f"{mark}{_fmt(v)}{mark} ({r:.2g}x)")
+        lines.append(f"| {algs[i]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_report(results: Results, out_dir, title: str = "dphist benchmark", notes: list[str] | None = None,
+                 meta: dict | None = None, datasets=None) -> Path:
+    """Figures in ``out_dir/figures`` and ``out_dir/report.md``; returns the report path."""
+    if len(results) == 0:
+        raise InvalidParameter("no results to report")
+    out = Path(out_dir)
+    fig_dir = out / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    metric, workload = primary_axes(results)
+    epsilons = results.unique("epsilon")
+    algorithms = results.unique("algorithm")
+    mid_eps = epsilons[len(epsilons) // 2]
+    md = [f"# {title}", "", f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."]
+    if meta:
+        md += ["", f"Wall time {meta.get('wall_seconds', float('nan')):.1f} s; summed pipeline time "
+               f"{meta.get('algorithm_seconds', float('nan')):.1f} s; {meta.get('cells_run', 0)} cells run, "
+               f"{meta.get('cells_resumed', 0)} resumed from an earlier run; machine {meta.get('machine', '?')}."]
+    md += ["", f"Algorithms ({len(algorithms)}): {', '.join(algorithms)}.", "",
+           f"Epsilons: {', '.join(f'{e:g}' for e in epsilons)}; trials per cell: up to "
+           f"{int(results['trial'].max()) + 1}; workloads: {', '.join(results.unique('workload'))}; "
+           f"metrics: {', '.join(results.unique('metric'))}."]
+    if datasets:
+        md += ["", "## Datasets", ""] + [f"- {ds.summary()}" for ds in datasets]
+    if notes:
+        md += ["", "## Notes", ""] + [f"- {n}" for n in notes]
+
+    md += ["", f"## Mean {metric} on {workload}", "",
+           "Each cell: mean over trials, and in brackets the ratio to the best method on that dataset "
+           "(the error scale: 1x = best, in bold). Rows are ordered by their geometric-mean ratio."]
+    for eps in epsilons:
+        md += ["", f"### epsilon = {eps:g}", "", error_table_markdown(results, metric, workload, eps)]
+
+    figures = []
+
+    def add(name, fig, caption):
+        plots.save(fig, fig_dir / f"{name}.png")
+        figures.append((name, caption))
+
+    add("error-table", plots.error_table(results, metric, workload, mid_eps),
+        f"Mean {metric} ({workload}) at epsilon={mid_eps:g}, coloured by ratio to the best per dataset.")
+    if len(epsilons) > 1:
+        add("error-vs-epsilon", plots.error_vs_epsilon(results, metric, workload),
+            f"Mean {metric} ({workload}) against epsilon; bars are standard errors of the mean over trials.")
+    if any(w.startswith("ranges-") for w in results.unique("workload")):
+        add("error-vs-range-length", plots.error_vs_range_length(results, metric, mid_eps),
+            f"Mean {metric} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18).")
+    if len(results.unique("scale")) > 1 and len(results.filter(metric="scaled-l1")):
+        wl = "prefix" if "prefix" in results.unique("workload") else workload
+        add("error-vs-scale", plots.error_vs_scale(results, metric="scaled-l1", workload=wl),
+            "Scaled L1 error against scale x epsilon: lines that overlap show scale-epsilon exchangeability.")
+    add("skyline", plots.skyline(results, metric, workload, mid_eps),
+        f"Time-error skyline at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2).")
+    if len(algorithms) > 1:
+        add("regret", plots.regret(results, metric, workload),
+            f"Regret: {metric} divided by the best {metric} in each setting (dataset, domain, scale, epsilon).")
+        reg = analysis.regret(results, metric, workload)
+        md += ["", "## Regret (DPBench)", "",
+               f"Regret of a method in a setting = its mean {metric} / the smallest mean {metric} of any method "
+               "in that setting; averaged (and worst) over the settings it ran in.", "",
+               "| algorithm | mean regret | worst regret | settings |", "|---|---|---|---|"]
+        md += [f"| {a} | {reg[a]['mean']:.3g} | {reg[a]['max']:.3g} | {reg[a]['settings']} |"
+               for a in sorted(reg, key=lambda a: reg[a]["mean"])]
+    md += ["", f"## Skyline at epsilon = {mid_eps:g}", "",
+           "Methods no other method beats in both mean run time and mean error (Kellaris et al., Sec. 7.2).", ""]
+    sel = results.filter(epsilon=mid_eps)
+    for ds in sel.unique("dataset"):
+        on = analysis.skyline(analysis.time_error_points(sel, metric, workload, dataset=ds))
+        md.append(f"- {ds}: {', '.join(sorted(a for a, v in on.items() if v))}")
+    md += ["", "## Figures", ""]
+    for name, caption in figures:
+        md += [f"![{name}](figures/{name}.png)", "", caption, ""]
+    md += ["## Files", "", "- `results.csv`, `results.json`: the tidy table (one row per trial x workload x metric, "
+           "with wall time per pipeline stage)", "- `config.json`: the sweep configuration", ""]
+    path = out / REPORT_MD
+    path.write_text("\n".join(md), encoding="utf-8")
+    return path
