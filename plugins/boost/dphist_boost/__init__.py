@@ -3,10 +3,10 @@ from .branching import best_branching, qardaji_variance
 from .budgets import level_epsilons
 from .finalizers import TREE_NOTE, HierarchicalFinalizer, UnattributedFinalizer
 from .isotonic import minmax_isotonic, pava, sort_and_round
-from .tree import (NoisyTree, answer_by_cover, cover, level_sizes, tree_matrix, tree_sums,
+from .tree import (NoisyTree, answer_by_cover, bottom_up, cover, level_sizes, tree_matrix, tree_sums,
                    weighted_inference, zero_nonpositive_subtrees)
 
 __all__ = ["HierarchicalFinalizer", "NoisyTree", "TREE_NOTE", "UnattributedFinalizer", "answer_by_cover",
-           "best_branching", "cover", "level_epsilons", "level_sizes", "minmax_isotonic", "pava",
+           "best_branching", "bottom_up", "cover", "level_epsilons", "level_sizes", "minmax_isotonic", "pava",
            "qardaji_variance", "sort_and_round", "tree_matrix", "tree_sums", "weighted_inference",
            "zero_nonpositive_subtrees"]

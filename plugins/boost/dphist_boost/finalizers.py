@@ -61,6 +61,10 @@ class HierarchicalFinalizer(Finalizer):
         noisy tree stored in ``ctx.notes["boost.tree"]``).
     nonnegative : bool
         Section 4.2 heuristic: zero every subtree whose estimate is <= 0.
+        The zeroed tree is no longer consistent: range queries are then best
+        answered from the node cover of :meth:`estimate_levels` (see the
+        notebook, Figure 6); summing the released leaves accumulates the
+        positive bias of the zeroing (and of rounding) over the range.
     round : bool
         Round released leaf counts to the nearest non-negative integer
         (Section 5.2).  For groups of several bins the group total is rounded

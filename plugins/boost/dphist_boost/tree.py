@@ -108,26 +108,21 @@ class NoisyTree:
         return int(self.values[0].size)
 
 
-def weighted_inference(values, variances, branching: int) -> list[np.ndarray]:
-    """Generalised least squares over the tree (Hay et al. Theorem 3, weighted form).
+def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list[np.ndarray], list[int]]:
+    """First pass of Theorem 3 (weighted form): ``z`` and its variance ``V`` per level, and level sizes.
 
-    ``values[j]``: noisy counts of level ``j`` (leaves first; ``None`` when the
-    level is not measured); ``variances[j]``: their noise variance (a scalar
-    per level or one value per node; ``inf`` when unmeasured).  Returns the
-    consistent estimate ``hbar`` per level: every parent equals the sum of
-    its children.  Post-processing of public noisy values (free).
+    ``z[v]`` is the best linear unbiased estimate of node ``v``'s count from
+    the measurements inside ``v``'s subtree; ``V[v]`` is its variance.
     """
     k = int(branching)
     height = len(values)
+    if values[0] is None:
+        raise InvalidParameter("the leaf level must be measured")
     sizes = [values[0].size]
     while len(sizes) < height:
         sizes.append(-(-sizes[-1] // k))
     if sizes[-1] != 1:
         raise InvalidParameter(f"{height} levels do not make a {k}-ary tree over {sizes[0]} leaves")
-    if values[0] is None:
-        raise InvalidParameter("the leaf level must be measured")
-
-    # bottom-up: z and its variance V
     z = [np.asarray(values[0], dtype=float)]
     V = [np.broadcast_to(np.asarray(variances[0], dtype=float), (sizes[0],)).copy()]
     for j in range(1, height):
@@ -143,11 +138,24 @@ def weighted_inference(values, variances, branching: int) -> list[np.ndarray]:
         w_own = S / (var + S)
         z.append(w_own * y + (1.0 - w_own) * s)
         V.append(var * S / (var + S))
+    return z, V, sizes
 
+
+def weighted_inference(values, variances, branching: int) -> list[np.ndarray]:
+    """Generalised least squares over the tree (Hay et al. Theorem 3, weighted form).
+
+    ``values[j]``: noisy counts of level ``j`` (leaves first; ``None`` when the
+    level is not measured); ``variances[j]``: their noise variance (a scalar
+    per level or one value per node; ``inf`` when unmeasured).  Returns the
+    consistent estimate ``hbar`` per level: every parent equals the sum of
+    its children.  Post-processing of public noisy values (free).
+    """
+    k = int(branching)
+    z, V, sizes = bottom_up(values, variances, k)
     # top-down: split each parent's discrepancy among its children in proportion to V
-    hbar = [None] * height
+    hbar = [None] * len(sizes)
     hbar[-1] = z[-1]
-    for j in range(height - 2, -1, -1):
+    for j in range(len(sizes) - 2, -1, -1):
         n_par = sizes[j + 1]
         gap_per_variance = (hbar[j + 1] - _child_sums(z[j], n_par, k)) / _child_sums(V[j], n_par, k)
         hbar[j] = z[j] + V[j] * np.repeat(gap_per_variance, k)[:sizes[j]]
