@@ -36,6 +36,11 @@ def _check_branching(branching):
         raise InvalidParameter(f"branching must be an integer >= 2 or 'auto', got {branching!r}")
 
 
+def _check_flag(name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameter(f"{name} must be True or False, got {value!r}")
+
+
 class HierarchicalFinalizer(Finalizer):
     """Hay et al.'s hierarchical strategy H over the groups in their current order.
 
@@ -86,6 +91,9 @@ class HierarchicalFinalizer(Finalizer):
                  nonnegative: bool = False, round: bool = False, noisy_root: bool = True):
         _check_branching(branching)
         validate_spec(level_budgets)
+        for flag, value in [("inference", inference), ("nonnegative", nonnegative), ("round", round),
+                            ("noisy_root", noisy_root)]:
+            _check_flag(flag, value)
         self.branching = branching
         self.level_budgets = level_budgets
         self.inference = inference

@@ -330,6 +330,21 @@ def test_bad_level_budgets():
     assert math.isclose(level_epsilons([0.2] * 5, 5, 1.0).sum(), 1.0)
 
 
+def test_bad_flags():
+    for flag in ["inference", "nonnegative", "round", "noisy_root"]:
+        with pytest.raises(InvalidParameter, match=flag):
+            HierarchicalFinalizer(**{flag: "yes"})
+
+
+def test_geometric_budgets_are_cormode_closed_form():
+    """eps_i = 2^((h-i)/3) eps (2^(1/3) - 1) / (2^((h+1)/3) - 1), level i from the leaves (Cormode et al. 2012)."""
+    for h in [0, 3, 10, 20]:
+        eps = level_epsilons("geometric", h + 1, 0.7)
+        i = np.arange(h + 1)
+        closed = 2 ** ((h - i) / 3) * 0.7 * (2 ** (1 / 3) - 1) / (2 ** ((h + 1) / 3) - 1)
+        np.testing.assert_allclose(eps, closed, rtol=1e-12)
+
+
 def test_bad_variant():
     with pytest.raises(InvalidParameter, match="variant"):
         UnattributedFinalizer(variant="S-hat")
