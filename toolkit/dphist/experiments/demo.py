@@ -9,8 +9,10 @@ Design for the 3-minute limit (2 cores, every installed preset, some O(n^2)):
    extrapolated quadratically from the previous size, already exceeds the
    per-run cap is not probed.  Probes run in parallel on the worker
    processes and are not part of the results.
-2. **Budget**: the algorithms get ``budget`` wall seconds on ``workers``
-   cores.  Presets are served cheapest first; each may use an equal share
+2. **Budget**: the whole demo aims at ``budget`` wall seconds (default 150,
+   under the 3-minute target).  What is left after loading and probing,
+   minus a reserve for the report's figures, times an efficiency factor
+   (scoring, load imbalance), is the algorithms' time on ``workers`` cores.  Presets are served cheapest first; each may use an equal share
    of what is left.  A preset whose full sweep (4 datasets x 3 epsilons x
    10 trials) exceeds its share runs fewer trials (at least 3); if even that
    does not fit, its largest datasets are dropped (a ``max_domain`` limit);
@@ -40,6 +42,10 @@ WORKLOADS = ("identity", "prefix", "all-ranges", "ranges-1%", "ranges-10%", "ran
 METRICS = ("mse", "scaled-l1")
 #: seconds of engine work (scoring 12 workload x metric pairs) per cell, measured on 5,000 bins
 SCORING_SECONDS = 0.004
+#: wall seconds kept for writing the figures and report.md
+REPORT_RESERVE = 20.0
+#: fraction of the remaining wall time the algorithms may fill on each core
+EFFICIENCY = 0.8
 
 
 def probe(name: str, sources: dict[str, np.ndarray], cap: float) -> dict:
@@ -126,22 +132,30 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
     return chosen, limits, notes
 
 
-def demo_config(budget: float = 100.0, workers: int | None = None, trials: int = TRIALS,
+def demo_config(budget: float = 150.0, workers: int | None = None, trials: int = TRIALS,
                 presets: list[str] | None = None, output: str = "report", executor: str = "process",
-                seed: int = 0) -> tuple[SweepConfig, list[str], dict]:
-    """The demo's sweep, its notes (budget decisions) and the probe results."""
+                seed: int = 0, started: float | None = None) -> tuple[SweepConfig, list[str], dict]:
+    """The demo's sweep, its notes (budget decisions) and the probe results.
+
+    ``budget`` is the whole demo's wall-time target in seconds, counted from
+    ``started`` (a ``time.perf_counter()`` value; default: now).
+    """
     from ..datasets import load
     from .executors import default_workers
+    started = time.perf_counter() if started is None else started
     workers = workers or default_workers()
     presets = presets if presets is not None else default_registry.names("algorithm")
     sources = {d: load(d).counts for d in DATASETS}
     sizes = {d: c.size for d, c in sources.items()}
     # a run longer than this cannot get MIN_TRIALS x 3 epsilons within an equal share of the budget
-    cap = budget * workers / max(1, len(presets)) / (MIN_TRIALS * len(EPSILONS))
+    cap = budget * EFFICIENCY * workers / max(1, len(presets)) / (MIN_TRIALS * len(EPSILONS))
     probes = _probe_all(presets, sources, cap, workers)
-    chosen, limits, notes = plan_demo(sizes, presets, budget, workers, probes, trials)
-    notes.insert(0, f"time budget: {budget:g} s of algorithm time on {workers} worker(s); each preset "
-                    "was timed once per dataset at epsilon 0.1 (a probe, not part of the results)")
+    elapsed = time.perf_counter() - started
+    algorithm_budget = max(5.0, (budget - elapsed - REPORT_RESERVE) * EFFICIENCY)
+    chosen, limits, notes = plan_demo(sizes, presets, algorithm_budget, workers, probes, trials)
+    notes.insert(0, f"time budget: {budget:g} s for the whole demo; {elapsed:.0f} s went to loading and probing "
+                    f"(each preset timed once per dataset at epsilon 0.1; probes are not part of the results), "
+                    f"leaving {algorithm_budget:.0f} s of algorithm time on {workers} worker(s)")
     cfg = SweepConfig(algorithms=[AlgorithmSpec(p) for p in chosen],
                       datasets=[DatasetSpec(d) for d in DATASETS], epsilons=list(EPSILONS), trials=trials,
                       workloads=list(WORKLOADS), metrics=list(METRICS), seed=seed, executor=executor,
