@@ -18,8 +18,9 @@ from dphist.errors import InvalidParameter
 
 from .branching import best_branching
 from .budgets import level_epsilons, validate_spec
+from .inference import weighted_inference, zero_nonpositive_subtrees
 from .isotonic import pava, sort_and_round
-from .tree import NoisyTree, level_sizes, node_leaf_ranges, weighted_inference, zero_nonpositive_subtrees
+from .tree import NoisyTree, level_sizes, node_leaf_ranges
 
 _HAY = "Hay, Rastogi, Miklau, Suciu, Boosting the Accuracy of Differentially Private Histograms Through Consistency, PVLDB 3(1), 2010"
 
@@ -62,8 +63,8 @@ class HierarchicalFinalizer(Finalizer):
         True: H-bar, the least-squares consistent tree (Theorem 3; the
         weighted two-pass form when level budgets differ).  False: H-tilde,
         whose leaves are released as they are (range queries on H-tilde in
-        the paper's sense use :func:`dphist_boost.tree.answer_by_cover` on the
-        noisy tree stored in ``ctx.notes["boost.tree"]``).
+        the paper's sense use :func:`dphist_boost.cover.answer_by_cover` on the
+        noisy tree stored in ``ctx.notes["boost.tree"]``; see :mod:`dphist_boost.cover`).
     nonnegative : bool
         Section 4.2 heuristic: zero every subtree whose estimate is <= 0.
         The zeroed tree is no longer consistent: range queries are then best

@@ -14,7 +14,7 @@ from dphist_boost import (HierarchicalFinalizer, UnattributedFinalizer, answer_b
                           level_epsilons, level_sizes, minmax_isotonic, pava, qardaji_variance, sort_and_round,
                           tree_matrix, tree_sums, weighted_inference, zero_nonpositive_subtrees)
 from dphist_boost.finalizers import TREE_NOTE
-from dphist_boost.tree import cover
+from dphist_boost.cover import cover
 
 PRESETS = ["H", "H-tilde", "Hb", "unattributed-S-bar"]
 
@@ -285,6 +285,11 @@ def test_unattributed_release():
             assert np.all(np.diff(r.estimate) >= 0)
         if variant == "S-tilde-r":
             assert np.all(r.estimate >= 0) and np.array_equal(r.estimate, np.rint(r.estimate))
+    # the variants are post-processing of one and the same noisy answer
+    same_seed = {v: dphist.make_algorithm("unattributed-S-bar", variant=v).run(x, 0.5, seed=3).estimate
+                 for v in ["S-bar", "S-tilde", "S-tilde-r"]}
+    np.testing.assert_array_equal(same_seed["S-tilde-r"], sort_and_round(same_seed["S-tilde"]))
+    np.testing.assert_allclose(same_seed["S-bar"], pava(same_seed["S-tilde"]))
     # S-bar is closer to the sorted truth than S-tilde on a sequence with few distinct values
     errs = {v: np.mean([np.sum((dphist.make_algorithm("unattributed-S-bar", variant=v).run(x, 0.5, seed=s)
                                 .estimate - np.sort(x)) ** 2) for s in range(5)]) for v in ["S-bar", "S-tilde"]}
