@@ -105,10 +105,12 @@ def test_unsorted_values_are_scanned_in_full():
 
 def test_decision_shortcut_does_not_change_the_clusters():
     rng = np.random.default_rng(8)
-    for t in range(40):
-        n = int(rng.integers(2, 400))
+    for t in range(60):
+        n = int(rng.integers(2, 400)) if t < 45 else int(rng.integers(2000, 6000))
         x = rng.laplace(0, rng.choice([0.5, 5, 50]), n) + rng.choice([0, 10, 100], n)
         x[rng.random(n) < 0.5] = 0.0
+        if t % 4 == 0:
+            x = np.round(x)                     # integer values: many exact ties
         x = [np.sort(x), np.sort(x)[::-1], x][t % 3]
         for eps_2 in EPS2:
             assert np.array_equal(greedy_cuts(x, eps_2), greedy_cuts(x, eps_2, decide_early=False))
@@ -137,3 +139,15 @@ def test_monge_speed_up_matches_the_plain_k_cluster_dp():
         for k in ks:
             assert fast[k][1] == pytest.approx(slow[k][1], rel=1e-9, abs=1e-9)
             assert total_error(x, fast[k][0], 0.3) == pytest.approx(fast[k][1], rel=1e-9, abs=1e-9)
+
+
+def test_decision_shortcut_on_pipeline_outputs():
+    # sorted, thresholded noisy vectors as the partitioner sees them
+    import dphist
+    from dphist.datasets import load
+    for shape in ["zipf", "spikes", "uniform"]:
+        x = load("synthetic", shape=shape, n=20000, scale=200000, seed=2).counts
+        for eps in [1.0, 0.05]:
+            r = dphist.make_algorithm("AHP").run(x, eps, seed=4)
+            v = r.partition.in_order(r.noisy)
+            assert np.array_equal(greedy_cuts(v, 0.15 * eps), greedy_cuts(v, 0.15 * eps, decide_early=False))
