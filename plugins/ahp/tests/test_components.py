@@ -151,3 +151,9 @@ def test_optimal_beyond_its_limit_names_the_limit_and_suggests_greedy():
 def test_partitioners_need_noisy_values_and_a_final_share():
     with pytest.raises(InvalidParameter, match="H~"):
         Pipeline(None, None, "ahp.greedy", "group-mean", (0, 0, 1)).run(np.arange(10), 1.0, seed=0)
+
+
+def test_greedy_refuses_large_unsorted_input():
+    unsorted = Pipeline("ahp.threshold", None, "ahp.greedy", "group-mean", (0.5, 0, 0.5))
+    with pytest.raises(InvalidParameter, match=r"32768.*noisy-count"):
+        unsorted.run(np.random.default_rng(0).poisson(50, 40000), 1.0, seed=0)
