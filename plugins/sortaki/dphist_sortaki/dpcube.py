@@ -62,6 +62,7 @@ def kd_cuts(prefix, prefix_sq, mass_prefix, bounds, xi: float, split: str = "med
         raise InvalidParameter(f"unknown DPCube split rule {split!r}; use one of {', '.join(SPLITS)}")
     bounds = np.asarray(bounds, dtype=np.int64)
     k = bounds.size - 1
+    singletons = bool(bounds[-1] == k)  # every group is one position: group index = position
     a = np.array([0], dtype=np.int64)
     b = np.array([k], dtype=np.int64)
     leaves = []
@@ -79,12 +80,13 @@ def kd_cuts(prefix, prefix_sq, mass_prefix, bounds, xi: float, split: str = "med
         elif split == "median":
             half = mass_prefix[pa] + 0.5 * (mass_prefix[pb] - mass_prefix[pa])
             cut = np.searchsorted(mass_prefix, half, side="left")  # first position whose prefix reaches half
-            m = np.searchsorted(bounds, cut, side="left")
+            m = cut if singletons else np.searchsorted(bounds, cut, side="left")
             m = np.where(mass_prefix[pb] > mass_prefix[pa], m, (a + b) // 2)  # no mass: middle
         else:
             m = _v_optimal_cuts(a, b, bounds, prefix, prefix_sq)
         m = np.clip(m, a + 1, b - 1)
-        a, b = np.concatenate([a, m]), np.concatenate([m, b])
+        # children interleaved, so that nodes stay sorted by position (searchsorted is much faster on sorted keys)
+        a, b = np.stack([a, m], axis=1).ravel(), np.stack([m, b], axis=1).ravel()
     return np.sort(np.concatenate(leaves))
 
 
