@@ -33,6 +33,12 @@ class _AHPClustering(Partitioner):
         return bins.means(ctx.noisy), float(ctx.eps_f)
 
     @staticmethod
+    def _checked_max_bins(name: str, max_bins) -> int:
+        if isinstance(max_bins, bool) or not isinstance(max_bins, (int, np.integer)) or max_bins < 1:
+            raise InvalidParameter(f"{name}: max_bins must be a positive integer, got {max_bins!r}")
+        return int(max_bins)
+
+    @staticmethod
     def _check_limit(name: str, n: int, max_bins) -> None:
         limit = int(max_bins)
         if n > limit:
@@ -73,6 +79,7 @@ class OptimalPartitioner(_AHPClustering):
     citation = CITATION + ", Section 4.2 (optimal clustering)"
 
     def __init__(self, max_bins: int = 32768):
+        self._checked_max_bins(self.name, max_bins)
         self.max_bins = max_bins
 
     def partition(self, bins, ctx):
@@ -100,6 +107,7 @@ class EmpiricalPartitioner(_AHPClustering):
     def __init__(self, rule: str = "all", max_bins: int = 65536):
         if rule != "all" and rule not in RULES:
             raise InvalidParameter(f"ahp.empirical: unknown rule {rule!r}; choose 'all' or one of {', '.join(RULES)}")
+        self._checked_max_bins(self.name, max_bins)
         self.rule = rule
         self.max_bins = max_bins
 

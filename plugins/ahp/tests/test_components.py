@@ -157,3 +157,10 @@ def test_greedy_refuses_large_unsorted_input():
     unsorted = Pipeline("ahp.threshold", None, "ahp.greedy", "group-mean", (0.5, 0, 0.5))
     with pytest.raises(InvalidParameter, match=r"32768.*noisy-count"):
         unsorted.run(np.random.default_rng(0).poisson(50, 40000), 1.0, seed=0)
+
+
+@pytest.mark.parametrize("cls", [OptimalPartitioner, EmpiricalPartitioner])
+@pytest.mark.parametrize("bad", [0, -5, 2.5, "big", True])
+def test_bad_max_bins(cls, bad):
+    with pytest.raises(InvalidParameter, match="max_bins"):
+        cls(max_bins=bad)
