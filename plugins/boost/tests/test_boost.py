@@ -307,6 +307,9 @@ def test_best_branching_matches_plain_rule():
         plain = min(range(2, n + 1), key=lambda b: (v(b), b))
         assert best_branching(n) == plain
     assert math.isclose(qardaji_variance(16, 4), 3 * 8 - 2 * 5 * 4 / 3)
+    # log(125, 5) is 3.0000000000000004 in floating point; the height must still be 3
+    from dphist_boost.branching import tree_heights
+    assert math.ceil(math.log(125, 5)) == 4 and tree_heights(125, np.array([5]))[0] == 3
 
 
 # -------------------------------------------------------------- bad input
