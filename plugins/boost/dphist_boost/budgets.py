@@ -54,6 +54,7 @@ def level_epsilons(spec, n_levels: int, total: float) -> np.ndarray:
         raise InvalidParameter(f"every level epsilon must be positive and finite, got {list(eps)}")
     if not math.isclose(eps.sum(), total, rel_tol=_SUM_TOLERANCE):
         raise InvalidParameter(f"level epsilons sum to {eps.sum():.12g} but the finalizer's budget is {total:.12g}")
+    eps[-1] = total - eps[:-1].sum()  # absorb floating-point slack so the share is used exactly
     return eps
 
 
