@@ -270,40 +270,40 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -
 
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
     ``w_v = 0``).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the
-    solution is unique.
+    solution is unique.  Noise variances are relative (all answers share one Laplace scale).
     """
     levels, weights = tree.levels, tree.weights
-    est = [None] * len(levels)
-    var = [None] * len(levels)
-    child_sum = [None] * len(levels)
-    child_var = [None] * len(levels)
-    for d in range(len(levels) - 1, -1, -1):
+    depth = len(levels)
+    est, var = [None] * depth, [None] * depth
+    child_sum, child_var = [None] * depth, [None] * depth
+    # upward: each node's best estimate from its own subtree, and its variance
+    for d in range(depth - 1, -1, -1):
         lv, w, y = levels[d], weights[d], answers_by_level[d]
-        has = w > 0
-        obs = np.where(has, y / np.where(has, w, 1.0), 0.0)
-        obs_prec = w ** 2                                # precision of y/w is w^2 (unit noise)
-        e = obs.copy()
-        v = np.where(has, 1.0 / np.where(has, obs_prec, 1.0), np.inf)
+        asked = w > 0
+        safe_w = np.where(asked, w, 1.0)
+        obs = np.where(asked, y / safe_w, 0.0)             # y / w estimates the node total ...
+        obs_prec = np.where(asked, w ** 2, 0.0)            # ... with precision w^2
+        e, v = obs, np.where(asked, 1.0 / safe_w ** 2, np.inf)
+        cs, cv = np.zeros(lv.start.size), np.ones(lv.start.size)
         inner = lv.n_children > 0
         if inner.any():
             heads = lv.first_child[inner]
-            cs = np.add.reduceat(est[d + 1], heads)
-            cv = np.add.reduceat(var[d + 1], heads)
-            prec = 1.0 / cv + obs_prec[inner]
-            e[inner] = (cs / cv + obs[inner] * obs_prec[inner]) / prec
+            cs[inner] = np.add.reduceat(est[d + 1], heads)
+            cv[inner] = np.add.reduceat(var[d + 1], heads)
+            prec = 1.0 / cv[inner] + obs_prec[inner]
+            e = e.copy()
+            v = v.copy()
+            e[inner] = (cs[inner] / cv[inner] + obs[inner] * obs_prec[inner]) / prec
             v[inner] = 1.0 / prec
-            child_sum[d] = np.zeros(lv.start.size)
-            child_var[d] = np.ones(lv.start.size)
-            child_sum[d][inner], child_var[d][inner] = cs, cv
-        est[d], var[d] = e, v
-    final = est[0].copy()
-    totals = np.empty(levels[0].end[0])
+        est[d], var[d], child_sum[d], child_var[d] = e, v, cs, cv
+    # downward: share each node's final discrepancy among its children in proportion to their variances
+    final = est[0]
+    totals = np.empty(int(levels[0].end[0]))
     for d, lv in enumerate(levels):
         leaf = lv.n_children == 0
         totals[lv.start[leaf]] = final[leaf]
-        if d + 1 < len(levels):
+        if d + 1 < depth:
             nc = lv.n_children
-            gap = np.repeat(final - np.where(nc > 0, child_sum[d] if child_sum[d] is not None else 0.0, 0.0), nc)
-            share = var[d + 1] / np.repeat(np.where(nc > 0, child_var[d] if child_var[d] is not None else 1.0, 1.0), nc)
-            final = est[d + 1] + share * gap
+            gap = np.repeat(final - child_sum[d], nc)
+            final = est[d + 1] + var[d + 1] / np.repeat(child_var[d], nc) * gap
     return totals
