@@ -118,3 +118,20 @@ def range_length_curve(results: Results, metric: str = "mse", **setting) -> dict
         if m:
             out.setdefault(alg, []).append((float(m.group(1)), s["mean"], s["std"]))
     return {a: sorted(v) for a, v in out.items()}
+
+
+def split_settings(results: Results) -> Results:
+    """The same rows with ``dataset`` relabelled ``name [m=scale, n=domain]`` wherever a dataset was
+    run at more than one (scale, domain): tables and per-dataset figures then never average over
+    different scales or domain sizes."""
+    ds, sc, dm = results["dataset"], results["scale"], results["domain"]
+    variants: dict[str, set] = {}
+    for d, s, n in zip(ds.tolist(), sc.tolist(), dm.tolist()):
+        variants.setdefault(d, set()).add((s, n))
+    if all(len(v) == 1 for v in variants.values()):
+        return results
+    labels = np.array([d if len(variants[d]) == 1 else f"{d} [m={s:,}, n={n}]"
+                       for d, s, n in zip(ds.tolist(), sc.tolist(), dm.tolist())], dtype=object)
+    cols = dict(results.columns)
+    cols["dataset"] = labels
+    return Results(cols)

@@ -175,7 +175,7 @@ class SweepConfig:
         try:
             return cls(**kw)
         except InvalidParameter as exc:
-            raise InvalidParameter(f"{where}: {exc}") from None
+            raise InvalidParameter(str(exc) if where == "config" else f"{where}: {exc}") from None
 
     @classmethod
     def from_toml(cls, path) -> "SweepConfig":

@@ -55,6 +55,8 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
     """Figures in ``out_dir/figures`` and ``out_dir/report.md``; returns the report path."""
     if len(results) == 0:
         raise InvalidParameter("no results to report")
+    full = results
+    results = analysis.split_settings(results)   # one table column / figure panel per (dataset, scale, domain)
     out = Path(out_dir)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -96,9 +98,9 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
     if any(w.startswith("ranges-") for w in results.unique("workload")):
         add("error-vs-range-length", plots.error_vs_range_length(results, metric, mid_eps),
             f"Mean {metric} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18).")
-    if len(results.unique("scale")) > 1 and len(results.filter(metric="scaled-l1")):
-        wl = "prefix" if "prefix" in results.unique("workload") else workload
-        add("error-vs-scale", plots.error_vs_scale(results, metric="scaled-l1", workload=wl),
+    if len(full.unique("scale")) > 1 and len(full.filter(metric="scaled-l1")):
+        wl = "prefix" if "prefix" in full.unique("workload") else workload
+        add("error-vs-scale", plots.error_vs_scale(full, metric="scaled-l1", workload=wl),
             "Scaled L1 error against scale x epsilon: lines that overlap show scale-epsilon exchangeability.")
     add("skyline", plots.skyline(results, metric, workload, mid_eps),
         f"Time-error skyline at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2).")

@@ -1,0 +1,113 @@
+"""Experiment-engine speed (issue 3): engine overhead, process-executor speed-up, ``make demo``.
+
+Two targets are relative, so each case's ``setup`` measures the reference
+first and writes the target into the case before the runner times ``run``:
+
+* overhead: a serial sweep of 4 presets x 3 epsilons x 20 trials on a
+  4,096-bin histogram must take under 1.05 x the same pipeline runs done
+  bare (same seeds, no engine, no scoring);
+* speed-up: the process executor on 2 workers must be at least 1.7 x faster
+  than the serial executor on a 120-cell sweep (4 presets x 3 eps x 10 trials).
+
+Presets: the first four installed of ``PREFERRED`` (overhead) and of
+``HEAVIER`` (speed-up: a pool pays off only when cells do real work);
+``identity``/``uniform`` fill in when the plugins are absent.  The machine is shared with other
+developers, so absolute numbers are inflated; the ratios are what is checked.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import dphist
+from dphist.experiments import SweepConfig, plan, run_sweep
+from dphist.experiments.cells import cell_data
+
+PREFERRED = ["AHP", "H", "GreedyH", "DAWA-approx", "Hb", "AHP-empirical", "identity", "uniform"]
+#: heavier presets for the executor comparison (a process pool only pays off on non-trivial cells)
+HEAVIER = ["AHP-optimal", "DAWA-approx", "AHP-empirical", "GreedyH", "AHP", "H", "identity", "uniform"]
+DATA = "synthetic:shape=steps,n=4096,scale=1000000"
+
+
+def presets(preferred=PREFERRED, k: int = 4) -> list[str]:
+    have = set(dphist.default_registry.names("algorithm"))
+    return [p for p in preferred if p in have][:k]
+
+
+def sweep_config(trials: int, executor: str, workers: int | None = None, preferred=PREFERRED) -> SweepConfig:
+    return SweepConfig.from_mapping({"algorithms": presets(preferred), "datasets": [DATA],
+                                     "epsilons": [0.01, 0.1, 1.0],
+                                     "trials": trials, "executor": executor, "workers": workers,
+                                     "workloads": ["identity", "prefix", "all-ranges"],
+                                     "metrics": ["mse", "scaled-l1"]})
+
+
+def bare_runs(cfg: SweepConfig) -> float:
+    """The same pipeline runs as the sweep (same data, seeds), without the engine: seconds."""
+    p = plan(cfg)
+    pipes = {a: dphist.make_algorithm(name, **params) for a, (name, params) in p.job.algorithms.items()}
+    work = [(pipes[c.algorithm], cell_data(c, p.job.sources[c.dataset])[0], c.epsilon, c.algorithm_seed())
+            for c in p.cells]
+    t = time.perf_counter()
+    for pipe, counts, eps, seed in work:
+        pipe.run(counts, eps, seed=seed)
+    return time.perf_counter() - t
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    return min(fn() for _ in range(repeat))
+
+
+OVERHEAD = dict(name="engine overhead: serial sweep 4 presets x 3 eps x 20 trials, 4,096 bins "
+                     "(target = 1.05 x bare pipeline runs)", target=None)
+SPEEDUP = dict(name="process executor, 2 workers, 120 cells of 4,096 bins (target = serial time / 1.7)",
+               target=None)
+
+
+def _overhead_setup():
+    cfg = sweep_config(20, "serial")
+    bare_runs(cfg)                                   # warm-up (numba, caches)
+    OVERHEAD["target"] = round(1.05 * best_of(lambda: bare_runs(cfg)), 4)
+    return (cfg,)
+
+
+def _speedup_setup():
+    serial = sweep_config(10, "serial", preferred=HEAVIER)
+    run_sweep(serial, output=False, progress=False)  # warm-up
+    t = best_of(lambda: _timed(serial))
+    SPEEDUP["target"] = round(t / 1.7, 4)
+    return (sweep_config(10, "process", workers=2, preferred=HEAVIER),)
+
+
+def _timed(cfg) -> float:
+    t = time.perf_counter()
+    run_sweep(cfg, output=False, progress=False)
+    return time.perf_counter() - t
+
+
+def _sweep(cfg):
+    run_sweep(cfg, output=False, progress=False)
+
+
+def _demo_setup():
+    return (Path(tempfile.mkdtemp(prefix="dphist-demo-")),)
+
+
+def _demo(out: Path):
+    dphist_cli = Path(sys.executable).with_name("dphist")
+    subprocess.run([str(dphist_cli), "demo", "--output", str(out), "--force", "--no-progress"], check=True,
+                   stdout=subprocess.DEVNULL, env={**os.environ})
+
+
+OVERHEAD.update(setup=_overhead_setup, run=_sweep)
+SPEEDUP.update(setup=_speedup_setup, run=_sweep)
+CASES = [
+    OVERHEAD,
+    SPEEDUP,
+    dict(name="make demo end to end (dphist demo, every installed preset)", target=180.0,
+         setup=_demo_setup, run=_demo, repeat=1),
+]
