@@ -28,7 +28,7 @@ demo: install
 	$(BIN)/dphist demo
 
 test: dev
-	DPHIST_STRICT_PLUGINS=1 $(BIN)/python -m pytest -q tests $(PLUGIN_TESTS) \
+	DPHIST_STRICT_PLUGINS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q tests $(PLUGIN_TESTS) \
 		--nbval-lax $(NOTEBOOKS)
 
 bench: dev

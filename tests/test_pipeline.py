@@ -107,3 +107,40 @@ def test_identity_preset_is_the_laplace_mechanism():
 def test_uniform_preset_spreads_a_noisy_total():
     r = dphist.make_algorithm("uniform").run(X, 1e6, seed=9)
     assert np.allclose(r.estimate, X.sum() / X.size, atol=1e-3)
+
+
+def test_release_exports_to_json_even_with_callable_parameters():
+    import json
+
+    def my_rule(values):
+        return values
+
+    class WithCallable(Partitioner):
+        name = "callable-param"
+        citation = "test"
+
+        def __init__(self, rule=my_rule):
+            self.rule = rule
+
+        def partition(self, bins, ctx):
+            return bins
+
+    p = Pipeline(None, None, WithCallable(), "group-mean")
+    r = p.run(X, 1.0, seed=2)
+    text = json.dumps(r.to_dict())
+    assert "test_release_exports_to_json_even_with_callable_parameters.<locals>.my_rule" in text
+    assert np.array_equal(r.rerun(X).estimate, r.estimate)  # rerun keeps the callable itself
+
+
+def test_domain_order_components_are_refused_after_a_sorter():
+    class Contiguous(Partitioner):
+        name = "contiguous-only"
+        citation = "test"
+        requires_domain_order = True
+
+        def partition(self, bins, ctx):
+            return bins
+
+    Pipeline("laplace", None, Contiguous(), "group-mean", (0.5, 0, 0.5))  # fine without a sorter
+    with pytest.raises(InvalidParameter, match="contiguous-only works only on bins in domain order"):
+        Pipeline("laplace", "noisy-count", Contiguous(), "group-mean", (0.5, 0, 0.5))

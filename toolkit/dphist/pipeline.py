@@ -76,6 +76,17 @@ def _plain(value):
     return value
 
 
+def _json_safe(value):
+    """A spec for export: callables (e.g. a custom error formula) become ``module:qualname``."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if callable(value):
+        return f"{getattr(value, '__module__', '?')}:{getattr(value, '__qualname__', type(value).__name__)}"
+    return value
+
+
 @dataclass
 class Release:
     """A differentially private histogram and everything needed to audit or rerun it."""
@@ -91,14 +102,20 @@ class Release:
     noise: str                        #: name of the noise source
     unattributed: bool = False        #: estimate is a sorted vector (Hay et al. 2010, Sec. 3)
     notes: dict[str, Any] = field(default_factory=dict)
+    pipeline: "Pipeline | None" = field(default=None, repr=False, compare=False)
 
     def rerun(self, histogram) -> "Release":
-        """Run the same algorithm with the same seed (identical output on the same data)."""
-        return Pipeline.from_spec(self.spec).run(histogram, self.epsilon, seed=self.seed)
+        """Run the same algorithm with the same seed (identical output on the same data).
+
+        Uses the pipeline object when the release still holds it (so unregistered
+        components work), otherwise rebuilds it from ``spec`` through the registry.
+        """
+        pipeline = self.pipeline if self.pipeline is not None else Pipeline.from_spec(self.spec)
+        return pipeline.run(histogram, self.epsilon, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "algorithm": self.spec, "epsilon": self.epsilon, "seed": self.seed, "noise": self.noise,
+            "algorithm": _json_safe(self.spec), "epsilon": self.epsilon, "seed": self.seed, "noise": self.noise,
             "unattributed": self.unattributed, "timings": self.timings,
             "ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
             "estimate": self.estimate.tolist(),
@@ -149,6 +166,11 @@ class Pipeline:
         if self.sorter is not None and (g_in <= 0 or self.initializer is None):
             raise InvalidParameter("a sorter needs an initializer with gamma_in > 0: sorting must use noisy "
                                    "values (SORTaki Algorithm 3)")
+        if self.sorter is not None:
+            for comp in (self.partitioner, self.finalizer):
+                if comp.requires_domain_order:
+                    raise InvalidParameter(f"{comp.kind} {comp.name} works only on bins in domain order; "
+                                           "it cannot follow a sorter")
         if not self.partitioner.spends and g_p > 0:
             raise InvalidParameter(f"partitioner {self.partitioner.name} spends nothing; gamma_p must be 0, got {g_p}")
         if self.partitioner.spends and g_p <= 0:
@@ -236,7 +258,7 @@ class Pipeline:
         return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
                        timings=timings, spec=self.spec, epsilon=eps, seed=int(root.entropy),
                        noise=getattr(noise, "name", type(noise).__name__),
-                       unattributed=bool(self.finalizer.unattributed), notes=ctx.notes)
+                       unattributed=bool(self.finalizer.unattributed), notes=ctx.notes, pipeline=self)
 
     def _checked(self, bins, n: int, stage: str) -> Partition:
         if not isinstance(bins, Partition):

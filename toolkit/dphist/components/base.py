@@ -22,6 +22,8 @@ The contract every component honours (checked by :mod:`dphist.testing`):
   :meth:`Component.get_params` and :meth:`Component.clone` work;
 * all randomness comes from ``ctx.data`` (private) or ``ctx.rng`` (public
   post-processing); no global random state;
+* a partitioner or finalizer works on sorted, non-contiguous bins too,
+  unless it sets ``requires_domain_order = True``;
 * inputs are not mutated; a spending component uses no more than
   ``ctx.budget`` (the kernel enforces it) and by convention all of it.
 """
@@ -76,6 +78,9 @@ class Component:
     name: ClassVar[str] = ""
     spends: ClassVar[bool] = False
     citation: ClassVar[str] = ""
+    #: True for a component that only works on bins in domain order (contiguous
+    #: groups), e.g. a workload-aware finalizer; the pipeline refuses it after a sorter.
+    requires_domain_order: ClassVar[bool] = False
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
