@@ -149,7 +149,7 @@ def _batches(cells: list[Cell], workers: int, executor: str) -> list[list[Cell]]
     if executor == "serial":
         size = 64
     else:  # enough batches to balance the load, few enough to keep scheduling cheap
-        size = max(1, min(64, math.ceil(len(cells) / (workers * 8))))
+        size = max(1, min(64, math.ceil(len(cells) / (workers * 12))))
     # cells of one data variant together: the worker's data and workload caches hit
     ordered = sorted(cells, key=lambda c: (c.dataset, c.domain, c.scale, c.trial, c.algorithm, c.epsilon))
     return [ordered[i:i + size] for i in range(0, len(ordered), size)]

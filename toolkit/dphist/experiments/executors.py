@@ -10,7 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Iterator
 
 from ..errors import DPHistError, InvalidParameter
-from .cells import Cell, Job, run_batch
+from .cells import Cell, Job, install_job, run_batch, run_installed_batch
 
 #: Seconds to wait for a Dask scheduler before giving up (the address is named in the error).
 DASK_CONNECT_TIMEOUT = 3
@@ -34,8 +34,8 @@ def run_processes(batches, job: Job, workers=None) -> Iterator[tuple[list[Cell],
     if workers == 1 or len(batches) == 1:
         yield from run_serial(batches, job)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(run_batch, b, job): b for b in batches}
+    with ProcessPoolExecutor(max_workers=workers, initializer=install_job, initargs=(job,)) as pool:
+        pending = {pool.submit(run_installed_batch, b): b for b in batches}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
