@@ -4,7 +4,8 @@ Two targets are relative, so each case's ``setup`` measures the reference
 first and writes the target into the case before the runner times ``run``:
 
 * overhead: a serial sweep of 4 presets x 3 epsilons x 20 trials on a
-  4,096-bin histogram must take under 1.05 x the same pipeline runs done
+  4,096-bin histogram (DPBench SEARCHLOGS from ../shared when present, else
+  a synthetic stand-in) must take under 1.05 x the same pipeline runs done
   bare (same seeds, no engine, no scoring);
 * speed-up: the process executor on 2 workers must be at least 1.7 x faster
   than the serial executor on a 120-cell sweep (4 presets x 3 eps x 10 trials).
@@ -24,13 +25,19 @@ import time
 from pathlib import Path
 
 import dphist
+from dphist.datasets.files import add_data_dir, shared_dpbench_dir
 from dphist.experiments import SweepConfig, plan, run_sweep
 from dphist.experiments.cells import cell_data
 
 PREFERRED = ["AHP", "H", "GreedyH", "DAWA-approx", "Hb", "AHP-empirical", "identity", "uniform"]
 #: heavier presets for the executor comparison (a process pool only pays off on non-trivial cells)
 HEAVIER = ["AHP-optimal", "DAWA-approx", "AHP-empirical", "GreedyH", "AHP", "H", "identity", "uniform"]
-DATA = "synthetic:shape=steps,n=4096,scale=1000000"
+# a 4,096-bin DPBench source through the data-directory mechanism when ../shared is present (never copied),
+# else a synthetic stand-in of the same size
+_SHARED = shared_dpbench_dir()
+if _SHARED is not None:
+    add_data_dir(_SHARED)
+DATA = "SEARCHLOGS" if _SHARED is not None else "synthetic:shape=steps,n=4096,scale=1000000"
 
 
 def presets(preferred=PREFERRED, k: int = 4) -> list[str]:

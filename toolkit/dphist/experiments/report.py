@@ -98,7 +98,8 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
     if any(w.startswith("ranges-") for w in results.unique("workload")):
         add("error-vs-range-length", plots.error_vs_range_length(results, metric, mid_eps),
             f"Mean {metric} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18).")
-    if len(full.unique("scale")) > 1 and len(full.filter(metric="scaled-l1")):
+    several_scales = any(len(full.filter(dataset=d).unique("scale")) > 1 for d in full.unique("dataset"))
+    if several_scales and len(full.filter(metric="scaled-l1")):
         wl = "prefix" if "prefix" in full.unique("workload") else workload
         add("error-vs-scale", plots.error_vs_scale(full, metric="scaled-l1", workload=wl),
             "Scaled L1 error against scale x epsilon: lines that overlap show scale-epsilon exchangeability.")

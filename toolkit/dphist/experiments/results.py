@@ -91,8 +91,12 @@ class Results:
 
     def cells(self) -> Results:
         """One row per cell (the first row of each), e.g. for timings."""
-        _, first = np.unique(np.array([hash(cell_key(r)) for r in self.rows()]), return_index=True)
-        return self.where(np.sort(first))
+        seen, first = set(), []
+        for i, key in enumerate(zip(*(self[c].tolist() for c in CELL_KEYS))):
+            if key not in seen:
+                seen.add(key)
+                first.append(i)
+        return self.where(np.array(first, dtype=np.int64))
 
     def aggregate(self, by: Iterable[str], value: str = "value") -> dict[tuple, dict]:
         """Mean, standard deviation and count of ``value`` per group of ``by`` columns."""
