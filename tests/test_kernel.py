@@ -174,3 +174,20 @@ def test_noise_source_is_a_seam_no_component_changes():
     assert release.noise == "discrete-laplace-os"
     assert np.all(release.estimate == np.round(release.estimate))  # integer noise on integer counts
     assert release.ledger.total == pytest.approx(1.0)
+
+
+def test_interval_sensitivity_fast_path_agrees_with_coverage():
+    from dphist.kernel.queries import interval_coverage, max_interval_coverage
+    rng = np.random.default_rng(4)
+    n = 50
+    for _ in range(300):
+        m = rng.integers(0, 8)
+        a = rng.integers(0, n + 1, m)
+        b = rng.integers(0, n + 1, m)
+        s, e = np.minimum(a, b), np.maximum(a, b)
+        order = np.argsort(s, kind="stable")
+        for starts, ends in ((s, e), (s[order], e[order])):
+            expected = int(interval_coverage(n, starts, ends).max()) if m else 0
+            assert max_interval_coverage(n, starts, ends) == expected
+    level = np.arange(0, 48, 4)
+    assert max_interval_coverage(n, level, level + 4) == 1

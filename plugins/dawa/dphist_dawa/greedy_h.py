@@ -56,6 +56,7 @@ class GreedyHFinalizer(Finalizer):
     """
 
     name = "dawa.greedy-h"
+    requires_domain_order = True  # a workload over consecutive bins: refused after a sorter
     spends = True
     citation = "Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 4 (GreedyH)"
 

@@ -23,11 +23,12 @@ class RecordingNoise(SeededLaplace):
 
     def __init__(self, seed):
         super().__init__(np.random.default_rng(seed))
-        self.draws = []
+        self.draws, self.scales = [], []
 
     def laplace(self, scale, size):
         z = super().laplace(scale, size)
         self.draws.append(np.array(z))
+        self.scales.append(scale)
         return z
 
 
@@ -76,26 +77,19 @@ def test_deviation_sensitivity_bound_on_neighbours():
 
 
 # ------------------------------------------------------------------ partitions
-def _rebuild_costs(mech, noise, x, bounds, eps1, eps2, variant):
+def _rebuild_costs(noise, x, bounds, eps2, variant):
     """Noisy cost of every candidate bucket, rebuilt from the recorded draws (same order as run)."""
     k = bounds.size - 1
-    scale_free = [d for d in noise.draws]
     costs = {}
     if variant == "exact":
-        for a in range(k):
-            z = scale_free[a]
+        for a, z in zip(range(k), noise.draws):
             for j, b in enumerate(range(a + 1, k + 1)):
-                multi = bounds[b] - bounds[a] > 1
-                dev = deviation_direct(x, bounds[a], bounds[b])
-                costs[(a, b)] = max(dev + (z[j] if multi else 0.0), 0.0) + 1 / eps2
+                costs[(a, b)] = deviation_direct(x, bounds[a], bounds[b]) + z[j] + 1 / eps2
     else:
         lengths = [1 << j for j in range(int(np.floor(np.log2(k))) + 1)]
-        for z, length in zip(scale_free, lengths):
+        for z, length in zip(noise.draws, lengths):
             for a in range(k - length + 1):
-                b = a + length
-                multi = bounds[b] - bounds[a] > 1
-                dev = deviation_direct(x, bounds[a], bounds[b])
-                costs[(a, b)] = max(dev + (z[a] if multi else 0.0), 0.0) + 1 / eps2
+                costs[(a, a + length)] = deviation_direct(x, bounds[a], bounds[a + length]) + z[a] + 1 / eps2
     return costs
 
 
@@ -122,10 +116,13 @@ def test_partition_dp_matches_brute_force(variant):
         if bounds[-1] != n:
             x = rng.integers(0, 40, bounds[-1])
         noise = RecordingNoise(trial)
-        mech = NoisyL1Partition(2.0)
-        eps1, eps2 = 0.05 * (trial + 1), 0.3
-        cuts = mech.run(x, eps1, noise, order=None, bounds=bounds, variant=variant, measure_epsilon=eps2)
-        costs = _rebuild_costs(mech, noise, x.astype(float), bounds, eps1, eps2, variant)
+        eps1, eps2 = 0.1 * (trial + 1), 0.3
+        cuts = NoisyL1Partition().run(x, eps1, noise, order=None, bounds=bounds, variant=variant,
+                                      measure_epsilon=eps2)
+        costs = _rebuild_costs(noise, x.astype(float), bounds, eps2, variant)
+        # every candidate got noise of scale 4 / eps1 (single-bin buckets included)
+        assert sum(d.size for d in noise.draws) == len(costs)
+        assert np.allclose(noise.scales, 4 / eps1)
         best, arg = _brute_force(costs, bounds.size - 1)
         got = sum(costs[(a, b)] for a, b in zip(cuts[:-1], cuts[1:]))
         assert got == pytest.approx(best, rel=1e-12, abs=1e-9)
@@ -308,6 +305,7 @@ def test_ledger_rows():
     rows = list(r.ledger)
     assert [e.stage for e in rows] == ["partitioner", "finalizer"]
     assert rows[0].primitive == "custom:dawa.l1-partition" and rows[0].epsilon == pytest.approx(0.125)
+    assert rows[0].sensitivity == 4.0 and "report-noisy-min" in rows[0].note
     assert rows[1].primitive == "laplace.linear" and rows[1].epsilon == pytest.approx(0.375)
     assert rows[1].sensitivity == pytest.approx(1.0)
 
@@ -338,11 +336,11 @@ def test_bad_component_parameters():
         dphist.Pipeline(None, None, L1Partitioner("nope"), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
     with pytest.raises(InvalidParameter, match="branching"):
         dphist.Pipeline(None, None, L1Partitioner("tree", branching=1), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
-    with pytest.raises(InvalidParameter, match="cost_sensitivity"):
-        dphist.Pipeline(None, None, L1Partitioner(cost_sensitivity=1.0), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
     with pytest.raises(InvalidParameter, match="gamma_p"):
         dphist.Pipeline(None, None, L1Partitioner(), "group-mean", (0, 0, 1)).run(x, 1.0, seed=0)
-    with pytest.raises(InvalidParameter, match="sorted order"):
-        dphist.Pipeline("laplace", "noisy-count", "singleton", GreedyHFinalizer(), (.5, 0, .5)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="works only on bins in domain order"):  # refused when built
+        dphist.Pipeline("laplace", "noisy-count", "singleton", GreedyHFinalizer(), (.5, 0, .5))
+    with pytest.raises(InvalidParameter, match="sorted order"):  # and by the finalizer itself, if reached
+        GreedyHFinalizer().strategy(dphist.Partition(np.arange(x.size)[::-1], [0, x.size]), x.size)
     with pytest.raises(InvalidParameter, match="granularity"):
         dphist.make_algorithm("GreedyH").finalizer.clone(granularity=0).strategy(Partition.singletons(4), 4)

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
-from .queries import apply_linear, check_intervals, interval_coverage, linear_sensitivity
+from .queries import apply_linear, check_intervals, linear_sensitivity, max_interval_coverage
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
@@ -146,7 +146,7 @@ class DataHandle:
         Empty intervals (padding nodes) are allowed and answered with noise.
         """
         starts, ends = check_intervals(self.n, starts, ends)
-        sens = float(interval_coverage(self.n, starts, ends).max()) if starts.size else 0.0
+        sens = float(max_interval_coverage(self.n, starts, ends))
         eps = self._charge("laplace.intervals", epsilon, sens, starts.size)
         x = self._kernel._true_counts()
         if order is not None:

@@ -33,10 +33,24 @@ class ImplicitQueries(Protocol):
 
 def interval_coverage(n: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """How many of the half-open intervals ``[starts, ends)`` cover each position (O(n + m))."""
-    diff = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(diff, starts, 1)
-    np.add.at(diff, ends, -1)
+    diff = np.bincount(starts, minlength=n + 1) - np.bincount(ends, minlength=n + 1)
     return np.cumsum(diff[:-1])
+
+
+def max_interval_coverage(n: int, starts: np.ndarray, ends: np.ndarray) -> int:
+    """The largest number of intervals covering one position: the L1 sensitivity of their sums.
+
+    Sorted, disjoint intervals (one level of a tree) are recognised in O(m).
+    """
+    if starts.size == 0:
+        return 0
+    nonempty = ends > starts
+    if not nonempty.any():
+        return 0
+    s, e = starts[nonempty], ends[nonempty]
+    if np.all(s[1:] >= e[:-1]):
+        return 1
+    return int(interval_coverage(n, starts, ends).max())
 
 
 def check_intervals(n: int, starts, ends) -> tuple[np.ndarray, np.ndarray]:
