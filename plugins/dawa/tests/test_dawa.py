@@ -77,19 +77,19 @@ def test_deviation_sensitivity_bound_on_neighbours():
 
 
 # ------------------------------------------------------------------ partitions
-def _rebuild_costs(noise, x, bounds, eps2, variant):
+def _rebuild_costs(noise, x, bounds, eps2, variant, fixed=0.0):
     """Noisy cost of every candidate bucket, rebuilt from the recorded draws (same order as run)."""
     k = bounds.size - 1
     costs = {}
     if variant == "exact":
         for a, z in zip(range(k), noise.draws):
             for j, b in enumerate(range(a + 1, k + 1)):
-                costs[(a, b)] = deviation_direct(x, bounds[a], bounds[b]) + z[j] + 1 / eps2
+                costs[(a, b)] = deviation_direct(x, bounds[a], bounds[b]) + z[j] + 1 / eps2 + fixed
     else:
         lengths = [1 << j for j in range(int(np.floor(np.log2(k))) + 1)]
         for z, length in zip(noise.draws, lengths):
             for a in range(k - length + 1):
-                costs[(a, a + length)] = deviation_direct(x, bounds[a], bounds[a + length]) + z[a] + 1 / eps2
+                costs[(a, a + length)] = deviation_direct(x, bounds[a], bounds[a + length]) + z[a] + 1 / eps2 + fixed
     return costs
 
 
@@ -117,9 +117,10 @@ def test_partition_dp_matches_brute_force(variant):
             x = rng.integers(0, 40, bounds[-1])
         noise = RecordingNoise(trial)
         eps1, eps2 = 0.1 * (trial + 1), 0.3
+        penalty = trial % 4                       # in units of the noise scale 4 / eps1
         cuts = NoisyL1Partition().run(x, eps1, noise, order=None, bounds=bounds, variant=variant,
-                                      measure_epsilon=eps2)
-        costs = _rebuild_costs(noise, x.astype(float), bounds, eps2, variant)
+                                      measure_epsilon=eps2, bucket_penalty=penalty)
+        costs = _rebuild_costs(noise, x.astype(float), bounds, eps2, variant, fixed=penalty * 4 / eps1)
         # every candidate got noise of scale 4 / eps1 (single-bin buckets included)
         assert sum(d.size for d in noise.draws) == len(costs)
         assert np.allclose(noise.scales, 4 / eps1)
@@ -336,6 +337,8 @@ def test_bad_component_parameters():
         dphist.Pipeline(None, None, L1Partitioner("nope"), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
     with pytest.raises(InvalidParameter, match="branching"):
         dphist.Pipeline(None, None, L1Partitioner("tree", branching=1), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
+    with pytest.raises(InvalidParameter, match="bucket_penalty"):
+        dphist.Pipeline(None, None, L1Partitioner(bucket_penalty=-1), "group-mean", (0, .5, .5)).run(x, 1.0, seed=0)
     with pytest.raises(InvalidParameter, match="gamma_p"):
         dphist.Pipeline(None, None, L1Partitioner(), "group-mean", (0, 0, 1)).run(x, 1.0, seed=0)
     with pytest.raises(InvalidParameter, match="works only on bins in domain order"):  # refused when built
