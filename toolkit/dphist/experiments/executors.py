@@ -20,6 +20,53 @@ class ExecutorUnavailable(DPHistError):
     """The requested executor cannot run (Dask not installed, scheduler unreachable)."""
 
 
+_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
+                 "openblas_set_num_threads", "MKL_Set_Num_Threads")
+
+
+def limit_blas_threads(n: int = 1) -> int:
+    """Pin the BLAS libraries loaded in this process to ``n`` threads; returns how many were pinned.
+
+    Each worker process running its own cells must not also start one BLAS
+    thread per core: on 2 cores, 2 workers x 2 OpenBLAS threads halve the
+    throughput (measured: process executor 1.0x serial instead of 1.8x).
+    Uses threadpoolctl when installed, else the libraries' own setters via
+    ctypes (environment variables are too late once numpy is imported).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        pass
+    else:
+        threadpool_limits(n)
+        return 1
+    import ctypes
+    import re
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            libs = sorted(set(re.findall(r"(/\S*(?:openblas|mkl_rt)\S*\.so\S*)", fh.read())))
+    except OSError:  # not Linux: leave the defaults
+        return 0
+    pinned = 0
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _BLAS_SETTERS:
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(ctypes.c_int(n)) if "MKL" not in name else setter(ctypes.byref(ctypes.c_int(n)))
+                pinned += 1
+                break
+    return pinned
+
+
+def _process_worker_init(job: Job) -> None:
+    limit_blas_threads(1)
+    install_job(job)
+
+
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -34,7 +81,7 @@ def run_processes(batches, job: Job, workers=None) -> Iterator[tuple[list[Cell],
     if workers == 1 or len(batches) == 1:
         yield from run_serial(batches, job)
         return
-    with ProcessPoolExecutor(max_workers=workers, initializer=install_job, initargs=(job,)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_process_worker_init, initargs=(job,)) as pool:
         pending = {pool.submit(run_installed_batch, b): b for b in batches}
         try:
             while pending:
@@ -76,6 +123,8 @@ def run_dask(batches, job: Job, workers=None, scheduler: str = "", client=None,
     else:
         owns_client = False
     try:
+        if own_cluster is None or processes:   # separate worker processes: one BLAS thread each
+            client.run(limit_blas_threads, 1)
         job_future = client.scatter(job, broadcast=True)
         futures = {client.submit(run_batch, b, job_future, pure=False): i for i, b in enumerate(batches)}
         for fut in as_completed(list(futures)):
