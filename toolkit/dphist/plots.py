@@ -31,7 +31,8 @@ def _style(i: int) -> dict:
     return {"marker": _MARKERS[i % len(_MARKERS)], "color": f"C{i % 10}"}
 
 
-def _grid(k: int, width: float = 4.0, height: float = 3.2, max_cols: int = 2, legend: bool = False):
+def _grid(k: int, width: float = 4.0, height: float = 3.2, max_cols: int = 2, legend: bool = False,
+          title_space: float = 0.0):
     # fixed margins instead of a layout engine: constrained layout costs seconds per figure
     cols = min(k, max_cols)
     rows = math.ceil(k / cols)
@@ -39,7 +40,8 @@ def _grid(k: int, width: float = 4.0, height: float = 3.2, max_cols: int = 2, le
     fig = Figure(figsize=(width * cols + extra, height * rows))
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     fig.subplots_adjust(left=0.75 / (width * cols + extra), right=1 - (0.25 + extra) / (width * cols + extra),
-                        bottom=0.6 / (height * rows), top=1 - 0.45 / (height * rows), wspace=0.35, hspace=0.55)
+                        bottom=0.6 / (height * rows), top=1 - (0.45 + title_space) / (height * rows),
+                        wspace=0.35, hspace=0.55)
     for ax in axes[k:]:
         ax.set_visible(False)
     return fig, axes[:k]
@@ -139,7 +141,7 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
     """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = datasets or sel.unique("dataset")
-    fig, axes = _grid(len(datasets), width=4.4, height=3.6)
+    fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.3)
     for ax, ds in zip(axes, datasets):
         pts = analysis.time_error_points(sel, metric, workload, dataset=ds)
         on = analysis.skyline(pts)

@@ -75,6 +75,12 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
            f"metrics: {', '.join(results.unique('metric'))}."]
     if datasets:
         md += ["", "## Datasets", ""] + [f"- {ds.summary()}" for ds in datasets]
+    notes = list(notes or [])
+    unattributed = results.filter(unattributed=True).unique("algorithm")
+    if unattributed:
+        notes.append(f"{', '.join(unattributed)} publish unattributed (sorted) histograms (Hay et al. 2010, Sec. 3); "
+                     "they are scored against the sorted true histogram, so their range-query errors answer a "
+                     "different question than the other methods'")
     if notes:
         md += ["", "## Notes", ""] + [f"- {n}" for n in notes]
 
