@@ -87,12 +87,13 @@ def test_unwritable_output_is_refused_before_running(tmp_path):
         run_sweep(config(), output=blocker / "out", progress=False)
 
 
-def test_unreachable_dask_scheduler_fails_fast_naming_it():
+def test_unreachable_dask_scheduler_fails_fast_naming_it(tmp_path):
     pytest.importorskip("distributed")
     t = time.perf_counter()
     with pytest.raises(ExecutorUnavailable, match="tcp://127.0.0.1:1"):
-        run_sweep(config(executor="dask", scheduler="tcp://127.0.0.1:1"), output=False, progress=False)
+        run_sweep(config(executor="dask", scheduler="tcp://127.0.0.1:1"), output=tmp_path / "out", progress=False)
     assert time.perf_counter() - t < 10
+    assert not (tmp_path / "out").exists()          # nothing half-written
 
 
 # ------------------------------------------------------------------ seeds and executors

@@ -26,7 +26,7 @@ from ..registry import default_registry
 from ..workloads import make as make_workload
 from .cells import Cell, Job, expected_rows
 from .config import SweepConfig
-from .executors import EXECUTORS, default_workers
+from .executors import EXECUTORS, dask_client, default_workers
 from .results import CsvAppender, Results, _atomic_write, cell_key, read_csv_rows
 
 RESULTS_CSV, RESULTS_JSON, CONFIG_JSON = "results.csv", "results.json", "config.json"
@@ -163,36 +163,47 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
     """
     t0 = time.perf_counter()
     the_plan = plan(config)
-    out_dir = None if output is False else prepare_output(config.output if output is None else output, force)
-    done: set = set()
-    if out_dir is not None:
-        done = _finished(out_dir / RESULTS_CSV, the_plan.cells, the_plan.job)
-        _atomic_write(out_dir / CONFIG_JSON, lambda fh: json.dump(config.to_dict(), fh, indent=2))
-    todo = [c for c in the_plan.cells if c.key not in done]
     workers = config.workers or default_workers()
-    batches = _batches(todo, workers, config.executor)
-    runner = EXECUTORS[config.executor]
-    kwargs = {"workers": workers}
-    if config.executor == "dask":
-        kwargs.update(scheduler=config.scheduler, client=client, processes=dask_processes)
-    appender = CsvAppender(out_dir / RESULTS_CSV) if out_dir is not None else None
-    new_rows: list[dict] = []
-    algorithm_seconds = 0.0
-    bar = _progress(len(todo), progress, config)
+    own_client = own_cluster = None
+    if config.executor == "dask" and client is None:
+        # connect before touching the output folder: an unreachable scheduler leaves nothing behind
+        own_client, own_cluster = dask_client(config.scheduler, workers, dask_processes)
+        client = own_client
     try:
-        if batches:
-            for batch, rows in runner(batches, the_plan.job, **kwargs):
-                if appender is not None:
-                    appender.append(rows)
-                new_rows.extend(rows)
-                algorithm_seconds += _cell_seconds(rows)
-                if bar is not None:
-                    bar.update(len(batch))
+        out_dir = None if output is False else prepare_output(config.output if output is None else output, force)
+        done: set = set()
+        if out_dir is not None:
+            done = _finished(out_dir / RESULTS_CSV, the_plan.cells, the_plan.job)
+            _atomic_write(out_dir / CONFIG_JSON, lambda fh: json.dump(config.to_dict(), fh, indent=2))
+        todo = [c for c in the_plan.cells if c.key not in done]
+        batches = _batches(todo, workers, config.executor)
+        runner = EXECUTORS[config.executor]
+        kwargs = {"workers": workers}
+        if config.executor == "dask":
+            kwargs.update(client=client)
+        appender = CsvAppender(out_dir / RESULTS_CSV) if out_dir is not None else None
+        new_rows: list[dict] = []
+        algorithm_seconds = 0.0
+        bar = _progress(len(todo), progress, config)
+        try:
+            if batches:
+                for batch, rows in runner(batches, the_plan.job, **kwargs):
+                    if appender is not None:
+                        appender.append(rows)
+                    new_rows.extend(rows)
+                    algorithm_seconds += _cell_seconds(rows)
+                    if bar is not None:
+                        bar.update(len(batch))
+        finally:
+            if bar is not None:
+                bar.close()
+            if appender is not None:
+                appender.close()
     finally:
-        if bar is not None:
-            bar.close()
-        if appender is not None:
-            appender.close()
+        if own_client is not None:
+            own_client.close()
+        if own_cluster is not None:
+            own_cluster.close()
     if out_dir is not None:
         all_rows, _ = read_csv_rows(out_dir / RESULTS_CSV)
         keys = {c.key for c in the_plan.cells}

@@ -107,6 +107,9 @@ def dask_client(scheduler: str = "", workers=None, processes: bool = True):
                                       f"{DASK_CONNECT_TIMEOUT} s ({type(exc).__name__}); is it running?") from None
         except ValueError as exc:
             raise InvalidParameter(f"Dask scheduler address {scheduler!r} is malformed: {exc}") from None
+        except Exception as exc:  # something answered, but not a Dask scheduler (a proxy, another service)
+            raise ExecutorUnavailable(f"no Dask scheduler at {scheduler!r}: the connection failed with "
+                                      f"{type(exc).__name__}: {str(exc)[:200]}") from None
     cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=processes,
                            dashboard_address=None)
     return Client(cluster), cluster
@@ -123,8 +126,8 @@ def run_dask(batches, job: Job, workers=None, scheduler: str = "", client=None,
     else:
         owns_client = False
     try:
-        if own_cluster is None or processes:   # separate worker processes: one BLAS thread each
-            client.run(limit_blas_threads, 1)
+        if any(pid != os.getpid() for pid in client.run(os.getpid).values()):
+            client.run(limit_blas_threads, 1)   # workers in their own processes: one BLAS thread each
         job_future = client.scatter(job, broadcast=True)
         futures = {client.submit(run_batch, b, job_future, pure=False): i for i, b in enumerate(batches)}
         for fut in as_completed(list(futures)):
