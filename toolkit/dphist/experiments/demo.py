@@ -143,7 +143,7 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     from ..datasets import load
     from .executors import default_workers
     started = time.perf_counter() if started is None else started
-    workers = workers or default_workers()
+    workers = 1 if executor == "serial" else (workers or default_workers())
     presets = presets if presets is not None else default_registry.names("algorithm")
     sources = {d: load(d).counts for d in DATASETS}
     sizes = {d: c.size for d, c in sources.items()}

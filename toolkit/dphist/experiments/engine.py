@@ -147,7 +147,7 @@ def _finished(csv_path: Path, cells: list[Cell], job: Job) -> set:
 
 def _batches(cells: list[Cell], workers: int, executor: str) -> list[list[Cell]]:
     if executor == "serial":
-        size = 64
+        size = 16   # batches only pace the progress bar and the CSV appends here
     else:  # enough batches to balance the load, few enough to keep scheduling cheap
         size = max(1, min(64, math.ceil(len(cells) / (workers * 12))))
     # cells of one data variant together: the worker's data and workload caches hit
