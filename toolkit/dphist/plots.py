@@ -210,7 +210,7 @@ def regret(results: Results, metric: str = "mse", workload: str = "all-ranges") 
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel=f"regret: {metric} / best {metric} in the setting ({workload})")
     ax.axvline(1, color="k", lw=0.8)
-    ax.legend(fontsize="x-small", loc="lower right")
+    ax.legend(fontsize="x-small", loc="upper right")
     ax.minorticks_off()
     return fig
 
