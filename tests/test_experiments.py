@@ -278,15 +278,3 @@ def test_cli_demo_refuses_an_unwritable_folder(tmp_path, capsys):
     assert "not writable" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------ scoring equals dphist.metrics
-@pytest.mark.parametrize("workload", ["identity", "prefix", "all-ranges", "small-ranges", "ranges-30%"])
-def test_shared_scoring_equals_the_metrics_module(workload):
-    from dphist.experiments.cells import score
-    from dphist.metrics import METRICS
-    from dphist.workloads import make
-    rng = np.random.default_rng(1)
-    truth = rng.integers(0, 50, 300).astype(float)
-    est = truth + rng.laplace(0, 3, 300)
-    wl, shared = make(workload, 300), {}
-    for metric in ("mse", "scaled-l1", "scaled-l2", "max", "mre"):
-        assert score(wl, metric, truth, est, shared) == pytest.approx(METRICS[metric](wl, truth, est), rel=1e-12)

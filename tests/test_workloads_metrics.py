@@ -103,3 +103,14 @@ def test_relative_error_and_scaled_error_guards():
         M.mean_relative_error(W.identity(3), x, y, delta=0)
     with pytest.raises(InvalidParameter, match="all-zero"):
         M.scaled_error(W.identity(3), np.zeros(3), y)
+
+
+@pytest.mark.parametrize("name", ["identity", "prefix", "all-ranges", "small-ranges", "ranges-30%"])
+def test_evaluate_shares_work_and_equals_each_metric(name, pair):
+    x, y = pair
+    wl = W.make(name, x.size)
+    got = M.evaluate(wl, x, y, list(M.METRICS))
+    for metric, fn in M.METRICS.items():
+        assert got[metric] == pytest.approx(fn(wl, x, y), rel=1e-12), metric
+    with pytest.raises(InvalidParameter, match="unknown metric"):
+        M.evaluate(wl, x, y, ["mse", "rmse"])

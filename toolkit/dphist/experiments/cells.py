@@ -17,9 +17,9 @@ import numpy as np
 
 from ..datasets.generator import reduce_domain
 from ..errors import DPHistError
-from ..metrics import METRICS, all_ranges_sum_abs, all_ranges_sum_squared, kl_divergence
+from ..metrics import evaluate, kl_divergence
 from ..presets import make_algorithm
-from ..workloads import AllRanges, make as make_workload
+from ..workloads import make as make_workload
 
 _DATA_STREAM, _ALGORITHM_STREAM = 0, 1
 
@@ -110,48 +110,6 @@ def _pipeline(label: str, spec):
     return pipe
 
 
-def score(workload, metric: str, truth: np.ndarray, estimate: np.ndarray, shared: dict) -> float:
-    """``dphist.metrics.METRICS[metric](workload, truth, estimate)``, sharing work between metrics.
-
-    The query errors of a workload (or, for all ranges, the closed-form sums
-    from :mod:`dphist.metrics`) are computed once per (workload, reference)
-    and reused by mse, scaled-l1, scaled-l2 and max; the formulas are those of
-    :mod:`dphist.metrics` (equality is tested in tests/test_experiments.py).
-    Other metrics (mre) call :mod:`dphist.metrics` directly.
-    """
-    if metric not in ("mse", "scaled-l1", "scaled-l2", "max"):
-        return float(METRICS[metric](workload, truth, estimate))
-    key = id(workload)
-    if key not in shared:
-        error = estimate - truth
-        if isinstance(workload, AllRanges):
-            workload.check_domain(error)
-            shared[key] = {"all": True, "error": error}
-        else:
-            shared[key] = {"all": False, "q": workload.answer(error)}
-    s = shared[key]
-    m = len(workload)
-    total = float(truth.sum())
-    if s["all"]:
-        if metric == "max":
-            return float(METRICS["max"](workload, truth, estimate))
-        if "ss" not in s and metric in ("mse", "scaled-l2"):
-            s["ss"] = all_ranges_sum_squared(s["error"])
-        if metric == "mse":
-            return s["ss"] / m
-        if metric == "scaled-l2":
-            return float(np.sqrt(s["ss"]) / (m * total))
-        return all_ranges_sum_abs(s["error"]) / (m * total)
-    q = s["q"]
-    if metric == "mse":
-        return float(np.dot(q, q) / q.size)
-    if metric == "max":
-        return float(np.abs(q).max())
-    if total <= 0:  # same refusal as dphist.metrics.scaled_error
-        return float(METRICS[metric](workload, truth, estimate))
-    return float((np.abs(q).sum() if metric == "scaled-l1" else np.sqrt(np.dot(q, q))) / (m * total))
-
-
 def run_cell(cell: Cell, job: Job) -> list[dict]:
     """Run one pipeline and score it: one row per workload x metric (x reference)."""
     counts, population = cell_data(cell, job.sources[cell.dataset])
@@ -172,16 +130,18 @@ def run_cell(cell: Cell, job: Job) -> list[dict]:
             **{f"time_{s}": float(release.timings.get(s, 0.0))
                for s in ("initializer", "sorter", "partitioner", "finalizer")}}
     rows = []
+    workload_metrics = [m for m in job.metrics if m != "kl"]
     for ref, truth in references:
-        shared: dict = {}
+        # one pass over each workload's query errors for all its metrics (dphist.metrics.evaluate)
+        values = {w: evaluate(_workload(w, cell.domain), truth, estimate, workload_metrics) for w in job.workloads}
         for metric in job.metrics:
             if metric == "kl":
                 rows.append({**base, "workload": "histogram", "metric": "kl", "reference": ref,
                              "value": kl_divergence(truth, estimate)})
                 continue
             for wname in job.workloads:
-                value = score(_workload(wname, cell.domain), metric, truth, estimate, shared)
-                rows.append({**base, "workload": wname, "metric": metric, "reference": ref, "value": value})
+                rows.append({**base, "workload": wname, "metric": metric, "reference": ref,
+                             "value": values[wname][metric]})
     return rows
 
 
