@@ -25,15 +25,15 @@ def _pair(x, x_hat):
     return x, x_hat
 
 
-def all_ranges_sum_squared(error) -> float:
-    """Sum over all ranges of the squared range error, O(n)."""
-    p = prefix_sums(error)
+def all_ranges_sum_squared(error, prefix=None) -> float:
+    """Sum over all ranges of the squared range error, O(n) (``prefix``: its prefix sums, if known)."""
+    p = prefix_sums(error) if prefix is None else prefix
     return float((p.size) * np.dot(p, p) - p.sum() ** 2)
 
 
-def all_ranges_sum_abs(error) -> float:
+def all_ranges_sum_abs(error, prefix=None) -> float:
     """Sum over all ranges of the absolute range error, O(n log n)."""
-    p = np.sort(prefix_sums(error))
+    p = np.sort(prefix_sums(error) if prefix is None else prefix)
     k = np.arange(p.size)
     return float(np.dot(2 * k - (p.size - 1), p))
 
@@ -142,14 +142,17 @@ def evaluate(workload: RangeWorkload, x, x_hat, names, delta: float = 1.0) -> di
         raise InvalidParameter("scaled error is undefined for an all-zero histogram")
     error = x_hat - x
     if isinstance(workload, AllRanges):
-        ss = all_ranges_sum_squared(error) if {"mse", "scaled-l2"} & set(names) else None
+        p = prefix_sums(error)
+        ss = all_ranges_sum_squared(error, p) if {"mse", "scaled-l2"} & set(names) else None
         for n in names:
             if n == "mse":
                 out[n] = ss / m
             elif n == "scaled-l2":
                 out[n] = float(np.sqrt(ss) / (m * scale))
             elif n == "scaled-l1":
-                out[n] = all_ranges_sum_abs(error) / (m * scale)
+                out[n] = all_ranges_sum_abs(error, p) / (m * scale)
+            elif n == "max":
+                out[n] = float(p.max() - p.min())
             else:
                 out[n] = float(METRICS[n](workload, x, x_hat))
         return out

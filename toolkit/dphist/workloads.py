@@ -95,14 +95,34 @@ class AllRanges(RangeWorkload):
         return p[j] - p[i]
 
 
+class IdentityWorkload(RangeWorkload):
+    """Every single bin; answers are the vector itself (no prefix sums needed)."""
+
+    def __init__(self, n: int):
+        super().__init__(n, np.arange(n), np.arange(1, n + 1), "identity")
+
+    def answer(self, x) -> np.ndarray:
+        return np.asarray(self.check_domain(x), dtype=float).copy()
+
+
+class PrefixWorkload(RangeWorkload):
+    """``[0, i)`` for i = 1..n; answers are the running sums."""
+
+    def __init__(self, n: int):
+        super().__init__(n, np.zeros(n, dtype=np.int64), np.arange(1, n + 1), "prefix")
+
+    def answer(self, x) -> np.ndarray:
+        return np.cumsum(self.check_domain(x), dtype=float)
+
+
 def identity(n: int) -> RangeWorkload:
     """Every single bin."""
-    return RangeWorkload(n, np.arange(n), np.arange(1, n + 1), "identity")
+    return IdentityWorkload(n)
 
 
 def prefix(n: int) -> RangeWorkload:
     """``[0, i)`` for i = 1..n (DPBench's 1-D workload)."""
-    return RangeWorkload(n, np.zeros(n, dtype=np.int64), np.arange(1, n + 1), "prefix")
+    return PrefixWorkload(n)
 
 
 def all_ranges(n: int) -> AllRanges:

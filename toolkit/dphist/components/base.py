@@ -84,10 +84,14 @@ class Component:
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
-        """The constructor's keyword parameters and their defaults."""
-        sig = inspect.signature(cls.__init__)
-        return {p.name: p.default for p in sig.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        """The constructor's keyword parameters and their defaults (cached per class)."""
+        cached = cls.__dict__.get("_param_defaults_cache")
+        if cached is None:  # inspect.signature is slow; every release's spec needs this
+            sig = inspect.signature(cls.__init__)
+            cached = {p.name: p.default for p in sig.parameters.values()
+                      if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+            cls._param_defaults_cache = cached
+        return dict(cached)
 
     def get_params(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.param_defaults()}
