@@ -114,3 +114,12 @@ def test_evaluate_shares_work_and_equals_each_metric(name, pair):
         assert got[metric] == pytest.approx(fn(wl, x, y), rel=1e-12), metric
     with pytest.raises(InvalidParameter, match="unknown metric"):
         M.evaluate(wl, x, y, ["mse", "rmse"])
+
+
+def test_evaluate_workloads_shares_one_prefix_sum(pair):
+    x, y = pair
+    wls = {name: W.make(name, x.size) for name in ("identity", "prefix", "all-ranges", "small-ranges", "ranges-10%")}
+    got = M.evaluate_workloads(wls, x, y, ["mse", "scaled-l1", "max"])
+    for name, wl in wls.items():
+        for metric in ("mse", "scaled-l1", "max"):
+            assert got[name][metric] == pytest.approx(M.METRICS[metric](wl, x, y), rel=1e-12), (name, metric)

@@ -131,18 +131,28 @@ def evaluate(workload: RangeWorkload, x, x_hat, names, delta: float = 1.0) -> di
     ``names`` are keys of :data:`METRICS`; the values equal the single-metric
     functions (tested), which is what the experiment engine relies on.
     """
+    return evaluate_workloads({"w": workload}, x, x_hat, names, delta)["w"]
+
+
+def evaluate_workloads(workloads: dict, x, x_hat, names, delta: float = 1.0) -> dict[str, dict[str, float]]:
+    """:func:`evaluate` for several workloads over one domain, sharing one prefix sum of the error."""
     x, x_hat = _pair(x, x_hat)
     unknown = [n for n in names if n not in METRICS]
     if unknown:
         raise InvalidParameter(f"unknown metric(s) {unknown}; known: {', '.join(METRICS)}")
-    workload.check_domain(x)
-    out: dict[str, float] = {}
-    m, scale = len(workload), float(x.sum())
+    scale = float(x.sum())
     if any(n.startswith("scaled") for n in names) and scale <= 0:
         raise InvalidParameter("scaled error is undefined for an all-zero histogram")
     error = x_hat - x
+    p = prefix_sums(error)
+    return {label: _evaluate(w, x, x_hat, error, p, names, scale, delta) for label, w in workloads.items()}
+
+
+def _evaluate(workload, x, x_hat, error, p, names, scale, delta) -> dict[str, float]:
+    workload.check_domain(x)
+    out: dict[str, float] = {}
+    m = len(workload)
     if isinstance(workload, AllRanges):
-        p = prefix_sums(error)
         ss = all_ranges_sum_squared(error, p) if {"mse", "scaled-l2"} & set(names) else None
         for n in names:
             if n == "mse":
@@ -156,7 +166,7 @@ def evaluate(workload: RangeWorkload, x, x_hat, names, delta: float = 1.0) -> di
             else:
                 out[n] = float(METRICS[n](workload, x, x_hat))
         return out
-    q = workload.answer(error)
+    q = workload.errors_from_prefix(error, p)
     for n in names:
         if n == "mse":
             out[n] = float(np.dot(q, q) / q.size)

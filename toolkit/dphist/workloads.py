@@ -62,6 +62,10 @@ class RangeWorkload:
         p = prefix_sums(self.check_domain(x))
         return p[self.hi] - p[self.lo]
 
+    def errors_from_prefix(self, x, prefix) -> np.ndarray:
+        """:meth:`answer` of ``x`` when its prefix sums are already known (shared across workloads)."""
+        return prefix[self.hi] - prefix[self.lo]
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, n={self.n}, queries={len(self)})"
 
@@ -104,6 +108,9 @@ class IdentityWorkload(RangeWorkload):
     def answer(self, x) -> np.ndarray:
         return np.asarray(self.check_domain(x), dtype=float).copy()
 
+    def errors_from_prefix(self, x, prefix) -> np.ndarray:
+        return np.asarray(x, dtype=float)
+
 
 class PrefixWorkload(RangeWorkload):
     """``[0, i)`` for i = 1..n; answers are the running sums."""
@@ -113,6 +120,9 @@ class PrefixWorkload(RangeWorkload):
 
     def answer(self, x) -> np.ndarray:
         return np.cumsum(self.check_domain(x), dtype=float)
+
+    def errors_from_prefix(self, x, prefix) -> np.ndarray:
+        return prefix[1:]
 
 
 def identity(n: int) -> RangeWorkload:

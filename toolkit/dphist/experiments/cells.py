@@ -17,7 +17,7 @@ import numpy as np
 
 from ..datasets.generator import reduce_domain
 from ..errors import DPHistError
-from ..metrics import evaluate, kl_divergence
+from ..metrics import evaluate_workloads, kl_divergence
 from ..presets import make_algorithm
 from ..workloads import make as make_workload
 
@@ -132,8 +132,9 @@ def run_cell(cell: Cell, job: Job) -> list[dict]:
     rows = []
     workload_metrics = [m for m in job.metrics if m != "kl"]
     for ref, truth in references:
-        # one pass over each workload's query errors for all its metrics (dphist.metrics.evaluate)
-        values = {w: evaluate(_workload(w, cell.domain), truth, estimate, workload_metrics) for w in job.workloads}
+        # one pass over each workload's query errors for all its metrics (dphist.metrics.evaluate_workloads)
+        values = evaluate_workloads({w: _workload(w, cell.domain) for w in job.workloads}, truth, estimate,
+                                    workload_metrics)
         for metric in job.metrics:
             if metric == "kl":
                 rows.append({**base, "workload": "histogram", "metric": "kl", "reference": ref,

@@ -204,7 +204,7 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
             own_client.close()
         if own_cluster is not None:
             own_cluster.close()
-    if out_dir is not None:
+    if out_dir is not None and done:  # resumed: the table is what the file holds for this plan
         all_rows, _ = read_csv_rows(out_dir / RESULTS_CSV)
         keys = {c.key for c in the_plan.cells}
         results = Results.from_rows([r for r in all_rows if cell_key(r) in keys])
