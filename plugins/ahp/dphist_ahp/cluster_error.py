@@ -41,6 +41,7 @@ import numba
 import numpy as np
 
 from dphist import InvalidParameter
+from dphist.intervals import centred_prefix_sums, interval_sse
 
 
 def check_eps2(eps_2) -> float:
@@ -50,22 +51,17 @@ def check_eps2(eps_2) -> float:
     return eps_2
 
 
-def prefix_sums(values) -> tuple[np.ndarray, np.ndarray]:
-    """S1, S2 with a leading 0, of the centred values (AE is shift invariant)."""
-    x = np.asarray(values, dtype=float)
-    x = x - x.mean() if x.size else x
-    return np.concatenate(([0.0], np.cumsum(x))), np.concatenate(([0.0], np.cumsum(x * x)))
+# S1, S2 with a leading 0 of the centred values (AE is shift invariant): the core's interval statistics.
+prefix_sums = centred_prefix_sums
 
 
 def cluster_errors(values, bounds, eps_2) -> np.ndarray:
     """err(C) of Theorem 4.2 for the clusters ``values[bounds[g]:bounds[g+1]]`` (O(1) each)."""
     eps_2 = check_eps2(eps_2)
-    s1, s2 = prefix_sums(values)
+    s1, s2 = centred_prefix_sums(values)
     b = np.asarray(bounds, dtype=np.int64)
     m = np.diff(b).astype(float)
-    sums = s1[b[1:]] - s1[b[:-1]]
-    ae = np.maximum(s2[b[1:]] - s2[b[:-1]] - sums * sums / m, 0.0)
-    return ae + 2.0 / (m * eps_2 ** 2)
+    return interval_sse(b[:-1], b[1:], s1, s2) + 2.0 / (m * eps_2 ** 2)
 
 
 def total_error(values, bounds, eps_2) -> float:

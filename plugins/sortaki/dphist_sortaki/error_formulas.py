@@ -36,38 +36,13 @@ from typing import Callable
 import numpy as np
 
 from dphist.errors import InvalidParameter
+from dphist.intervals import centred_prefix_sums, interval_sse
 
 
-def prefix_sums(values) -> tuple[np.ndarray, np.ndarray]:
-    """Prefix sums of ``values`` and of their squares, after centring on their mean.
-
-    SSE is invariant to a common shift, and centring keeps ``prefix_sq`` small
-    so that ``sum x^2 - (sum x)^2/|v|`` loses less precision to cancellation.
-    The shift is a public function of the values given (H~ or, for analysis,
-    the true counts).
-    """
-    x = np.asarray(values, dtype=float)
-    if x.ndim != 1 or x.size == 0:
-        raise InvalidParameter("prefix sums need a non-empty 1-D vector of values")
-    x = x - x.mean()
-    p = np.zeros(x.size + 1)
-    np.cumsum(x, out=p[1:])
-    p2 = np.zeros(x.size + 1)
-    np.cumsum(x * x, out=p2[1:])
-    return p, p2
-
-
-def sse(starts, ends, prefix, prefix_sq) -> np.ndarray:
-    """Sum of squared deviations from the bin mean of every bin ``[start, end)``, O(1) each."""
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
-    size = (ends - starts).astype(float)
-    s1 = prefix[ends] - prefix[starts]
-    s2 = prefix_sq[ends] - prefix_sq[starts]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = s2 - s1 * s1 / size
-    # rounding can make a constant bin's SSE slightly negative; it is >= 0 mathematically
-    return np.maximum(np.where(size > 0, out, 0.0), 0.0)
+# The interval statistics live in the core (shared with the ahp plugin); re-exported under the names this
+# plugin's API has always used.
+prefix_sums = centred_prefix_sums
+sse = interval_sse
 
 
 class ErrorFormula:
