@@ -1,7 +1,8 @@
 """Experiment-engine speed (issue 3): engine overhead, process-executor speed-up, ``make demo``.
 
-Two targets are relative, so each case's ``setup`` measures the reference
-first and writes the target into the case before the runner times ``run``:
+Two targets are relative: those cases are *paired* (``reference`` and
+``factor``), so the runner alternates the reference and the timed run and
+sets the target from the reference's best time (benchmarks/run.py):
 
 * overhead: a serial sweep of 4 presets x 3 epsilons x 20 trials on a
   4,096-bin histogram (DPBench SEARCHLOGS from ../shared when present, else
@@ -21,7 +22,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import dphist
@@ -53,51 +53,36 @@ def sweep_config(trials: int, executor: str, workers: int | None = None, preferr
                                      "metrics": ["mse", "scaled-l1"]})
 
 
-def bare_runs(cfg: SweepConfig) -> float:
-    """The same pipeline runs as the sweep (same data, seeds), without the engine: seconds."""
+def bare_work(cfg: SweepConfig) -> list[tuple]:
+    """The sweep's pipeline runs (same data, seeds) as ``(pipeline, counts, epsilon, seed)``, prepared untimed."""
     p = plan(cfg)
     pipes = {a: dphist.make_algorithm(name, **params) for a, (name, params) in p.job.algorithms.items()}
-    work = [(pipes[c.algorithm], cell_data(c, p.job.sources[c.dataset])[0], c.epsilon, c.algorithm_seed())
+    return [(pipes[c.algorithm], cell_data(c, p.job.sources[c.dataset])[0], c.epsilon, c.algorithm_seed())
             for c in p.cells]
-    t = time.perf_counter()
+
+
+def _bare_runs(_cfg: SweepConfig, work: list[tuple]) -> None:
+    """Reference of the overhead case: the same pipeline runs without the engine (no scoring, no table)."""
     for pipe, counts, eps, seed in work:
         pipe.run(counts, eps, seed=seed)
-    return time.perf_counter() - t
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    return min(fn() for _ in range(repeat))
-
-
-OVERHEAD = dict(name="engine overhead: serial sweep 4 presets x 3 eps x 20 trials, 4,096 bins "
-                     "(target = 1.05 x bare pipeline runs)", target=None)
-SPEEDUP = dict(name="process executor, 2 workers, 120 cells of 4,096 bins (target = serial time / 1.7)",
-               target=None)
+def _sweep(cfg: SweepConfig, *_):
+    run_sweep(cfg, output=False, progress=False)
 
 
 def _overhead_setup():
     cfg = sweep_config(20, "serial")
-    bare_runs(cfg)                                   # warm-up (numba, caches)
-    OVERHEAD["target"] = round(1.05 * best_of(lambda: bare_runs(cfg), repeat=OVERHEAD["repeat"]), 4)
-    return (cfg,)
+    return cfg, bare_work(cfg)
 
 
 def _speedup_setup():
-    serial = sweep_config(10, "serial", preferred=HEAVIER)
-    run_sweep(serial, output=False, progress=False)  # warm-up
-    t = best_of(lambda: _timed(serial))
-    SPEEDUP["target"] = round(t / 1.7, 4)
-    return (sweep_config(10, "process", workers=2, preferred=HEAVIER),)
+    return sweep_config(10, "process", workers=2, preferred=HEAVIER), sweep_config(10, "serial", preferred=HEAVIER)
 
 
-def _timed(cfg) -> float:
-    t = time.perf_counter()
-    run_sweep(cfg, output=False, progress=False)
-    return time.perf_counter() - t
-
-
-def _sweep(cfg):
-    run_sweep(cfg, output=False, progress=False)
+def _serial_sweep(_process_cfg, serial_cfg):
+    """Reference of the speed-up case: the same sweep on the serial executor."""
+    run_sweep(serial_cfg, output=False, progress=False)
 
 
 def _demo_setup():
@@ -110,11 +95,12 @@ def _demo(out: Path):
                    stdout=subprocess.DEVNULL, env={**os.environ})
 
 
-OVERHEAD.update(setup=_overhead_setup, run=_sweep, repeat=5)   # best of 5 on both sides: the machine is shared
-SPEEDUP.update(setup=_speedup_setup, run=_sweep)
 CASES = [
-    OVERHEAD,
-    SPEEDUP,
+    dict(name="engine overhead: serial sweep 4 presets x 3 eps x 20 trials, 4,096 bins "
+              "(target = 1.05 x bare pipeline runs)",
+         setup=_overhead_setup, reference=_bare_runs, run=_sweep, factor=1.05, repeat=7),
+    dict(name="process executor, 2 workers, 120 cells of 4,096 bins (target = serial time / 1.7)",
+         setup=_speedup_setup, reference=_serial_sweep, run=_sweep, factor=1 / 1.7, repeat=5),
     dict(name="make demo end to end (dphist demo, every installed preset)", target=180.0,
          setup=_demo_setup, run=_demo, repeat=1),
 ]

@@ -7,8 +7,16 @@ Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 * ``setup``  - callable returning a tuple of arguments (not timed);
 * ``run``    - callable taking those arguments (timed).
 
+A relative target (an overhead, a speed-up) is a *paired* case: it also has
+
+* ``reference`` - callable taking the same arguments (timed);
+* ``factor``    - the target is ``factor`` x the reference's best time.
+
 Each case is run once to warm up (imports, numba compilation), then timed as
-the best of ``repeat`` runs (wall clock, ``time.perf_counter``).  Results are
+the best of ``repeat`` runs (wall clock, ``time.perf_counter``).  A paired
+case alternates reference and run ``repeat`` times, so both sides see the
+same machine load (other sessions share this machine; timing one side after
+the other lets a change of load decide the verdict).  Results are
 printed and written to ``benchmarks/results/<topic>.md``, and BENCHMARKS.md is
 rebuilt from ``benchmarks/HEADER.md`` and every topic's latest results.
 """
@@ -35,16 +43,28 @@ def load(topic: str):
     return mod
 
 
+def _timed(fn, args) -> float:
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
+
+
 def time_case(case: dict) -> float:
+    """Best time of ``case['run']``; for a paired case also sets ``case['target']`` from the reference."""
     args = case["setup"]()
-    case["run"](*args)  # warm-up
+    paired = "reference" in case
+    if paired:
+        case["reference"](*args)  # warm-up
+    case["run"](*args)
     repeat = case.get("repeat", 3)
-    best = float("inf")
+    best = best_reference = float("inf")
     for _ in range(repeat):
         args = case["setup"]() if case.get("fresh_setup") else args
-        t = time.perf_counter()
-        case["run"](*args)
-        best = min(best, time.perf_counter() - t)
+        if paired:
+            best_reference = min(best_reference, _timed(case["reference"], args))
+        best = min(best, _timed(case["run"], args))
+    if paired:
+        case["target"] = round(case["factor"] * best_reference, 4)
     return best
 
 

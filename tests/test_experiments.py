@@ -124,6 +124,34 @@ def test_same_numbers_serial_process_and_dask():
     assert values(serial) == values(process) == values(dask)
 
 
+def _worker_blas_state():
+    from dphist.experiments.executors import blas_thread_counts, limit_blas_threads
+    return blas_thread_counts(), limit_blas_threads(1)
+
+
+@pytest.mark.parametrize("use_threadpoolctl", [True, False], ids=["threadpoolctl", "ctypes"])
+def test_blas_threads_limited_in_the_block_and_restored(use_threadpoolctl):
+    from dphist.experiments.executors import blas_thread_counts, blas_threads_limited
+    if use_threadpoolctl:
+        pytest.importorskip("threadpoolctl")
+    before = blas_thread_counts(use_threadpoolctl)
+    assert before, "numpy's BLAS was not found in this process"
+    with blas_threads_limited(1, use_threadpoolctl):
+        assert blas_thread_counts(use_threadpoolctl) == [1] * len(before)
+    assert blas_thread_counts(use_threadpoolctl) == before
+
+
+def test_forked_workers_inherit_the_blas_limit_without_repinning():
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from dphist.experiments.executors import blas_threads_limited
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("workers inherit the parent's BLAS limit only when forked")
+    with blas_threads_limited(1), ProcessPoolExecutor(1) as pool:
+        counts, repinned = pool.submit(_worker_blas_state).result()
+    assert counts and all(c == 1 for c in counts) and repinned == 0
+
+
 def test_rows_are_tidy_and_scored_with_the_metrics():
     out = run_sweep(config(algorithms=["identity"], datasets=[ZIPF], epsilons=[1.0], trials=1,
                            metrics=["mse"], workloads=["identity"]), output=False, progress=False)
@@ -131,6 +159,37 @@ def test_rows_are_tidy_and_scored_with_the_metrics():
     assert row["metric"] == "mse" and row["workload"] == "identity" and row["reference"] == "sample"
     assert row["time_total"] >= row["time_finalizer"] > 0
     assert 0.5 < row["value"] / 2.0 < 1.6        # Laplace(1/eps): variance 2 per bin at eps = 1, 256 bins
+
+
+def test_algorithm_seconds_sum_each_cells_pipeline_time_once():
+    cfg = config(scales=[None, 3000], population=True)      # 1 or 2 references per cell: rows per cell vary
+    out = run_sweep(cfg, output=False, progress=False)
+    per_cell = {}
+    for r in out.results.rows():
+        per_cell[(r["algorithm"], r["dataset"], r["scale"], r["epsilon"], r["trial"])] = r["time_total"]
+    assert len(per_cell) == out.cells_run == 2 * 2 * 2 * 2 * 3
+    assert out.algorithm_seconds == pytest.approx(sum(per_cell.values()), rel=1e-12)
+    assert 0 < out.algorithm_seconds < out.wall_seconds
+
+
+@pytest.mark.parametrize("where", ["pipeline", "scoring"])
+def test_a_failing_cell_is_named(monkeypatch, where):
+    from dphist.experiments import cells
+    from dphist.experiments.cells import CellFailed
+
+    def boom(*args, **kwargs):
+        raise ValueError("boom")
+
+    class Broken:
+        run = staticmethod(boom)
+
+    if where == "pipeline":
+        monkeypatch.setattr(cells, "_pipeline", lambda label, spec: Broken())
+    else:
+        monkeypatch.setattr(cells, "evaluate_workloads", boom)
+    p = plan(config(algorithms=["identity"], datasets=[ZIPF], epsilons=[0.1], trials=1))
+    with pytest.raises(CellFailed, match=r"identity on .*epsilon 0\.1, trial 0\) failed: ValueError: boom"):
+        cells.run_batch(p.cells, p.job)
 
 
 def test_per_algorithm_limits():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,23 +111,37 @@ def _pipeline(label: str, spec):
     return pipe
 
 
-def run_cell(cell: Cell, job: Job) -> list[dict]:
-    """Run one pipeline and score it: one row per workload x metric (x reference)."""
+@dataclass
+class _Ran:
+    """A cell's pipeline run, waiting to be scored."""
+    cell: Cell
+    release: object
+    seconds: float
+    counts: np.ndarray
+    population: np.ndarray
+
+
+def _run_pipeline(cell: Cell, job: Job, seed: int) -> _Ran:
     counts, population = cell_data(cell, job.sources[cell.dataset])
     pipe = _pipeline(cell.algorithm, job.algorithms[cell.algorithm])
     t = time.perf_counter()
-    release = pipe.run(counts, cell.epsilon, seed=cell.algorithm_seed())
-    total = time.perf_counter() - t
+    release = pipe.run(counts, cell.epsilon, seed=seed)
+    return _Ran(cell, release, time.perf_counter() - t, counts, population)
+
+
+def _score(ran: _Ran, job: Job) -> list[dict]:
+    """One row per workload x metric (x reference) for a finished run."""
+    cell, release = ran.cell, ran.release
     estimate = release.estimate
-    references = [("sample", counts.astype(float))]
+    references = [("sample", ran.counts.astype(float))]
     if job.population and cell.sampled:
-        references.append(("population", population))
+        references.append(("population", ran.population))
     if release.unattributed:
         # an unattributed release is a sorted vector (Hay et al. 2010, Sec. 3): score it against sorted truth
         references = [(r, np.sort(x)) for r, x in references]
     base = {"algorithm": cell.algorithm, "dataset": cell.dataset, "domain": cell.domain, "scale": cell.scale,
             "epsilon": cell.epsilon, "trial": cell.trial, "seed": cell.seed, "sampled": cell.sampled,
-            "unattributed": bool(release.unattributed), "time_total": total,
+            "unattributed": bool(release.unattributed), "time_total": ran.seconds,
             **{f"time_{s}": float(release.timings.get(s, 0.0))
                for s in ("initializer", "sorter", "partitioner", "finalizer")}}
     rows = []
@@ -144,6 +159,11 @@ def run_cell(cell: Cell, job: Job) -> list[dict]:
                 rows.append({**base, "workload": wname, "metric": metric, "reference": ref,
                              "value": values[wname][metric]})
     return rows
+
+
+def run_cell(cell: Cell, job: Job) -> list[dict]:
+    """Run one pipeline and score it: one row per workload x metric (x reference)."""
+    return _score(_run_pipeline(cell, job, cell.algorithm_seed()), job)
 
 
 def expected_rows(cell: Cell, job: Job) -> int:
@@ -164,13 +184,46 @@ def run_installed_batch(cells: list[Cell]) -> list[dict]:
     return run_batch(cells, _installed_job)
 
 
+#: a batch scores its finished runs once their estimates hold this many bins in total (bounds memory)
+SCORE_EVERY_BINS = 1 << 20
+
+
 def run_batch(cells: list[Cell], job: Job) -> list[dict]:
-    """Worker entry point (must be importable for process and Dask executors)."""
+    """Worker entry point (must be importable for process and Dask executors).
+
+    The engine's own work is done in runs, not between pipeline runs: the
+    seeds of the batch are derived first and the runs are scored together
+    (every ``SCORE_EVERY_BINS`` bins of estimates).  Measured on the overhead
+    benchmark (BENCHMARKS.md), deriving a seed right after a pipeline run took
+    40 us instead of 14 us and scoring 92 us instead of 62 us: the
+    pipeline had just evicted their code and data from the CPU caches.
+    """
+    seeds = [c.algorithm_seed() for c in cells]
     out: list[dict] = []
-    for c in cells:
-        try:
-            out.extend(run_cell(c, job))
-        except Exception as exc:  # name the cell: the traceback of a worker process is hard to read
-            raise CellFailed(f"{c.algorithm} on {c.dataset} (domain {c.domain}, scale {c.scale}, "
-                             f"epsilon {c.epsilon:g}, trial {c.trial}) failed: {type(exc).__name__}: {exc}") from exc
+    ran: list[_Ran] = []
+    held = 0
+    for c, seed in zip(cells, seeds):
+        with _naming(c):
+            ran.append(_run_pipeline(c, job, seed))
+        held += c.domain
+        if held >= SCORE_EVERY_BINS:
+            _score_into(out, ran, job)
+            ran, held = [], 0
+    _score_into(out, ran, job)
     return out
+
+
+def _score_into(out: list[dict], ran: list[_Ran], job: Job) -> None:
+    for r in ran:
+        with _naming(r.cell):
+            out.extend(_score(r, job))
+
+
+@contextmanager
+def _naming(c: Cell):
+    """Name the cell in any error: the traceback of a worker process is hard to read."""
+    try:
+        yield
+    except Exception as exc:
+        raise CellFailed(f"{c.algorithm} on {c.dataset} (domain {c.domain}, scale {c.scale}, "
+                         f"epsilon {c.epsilon:g}, trial {c.trial}) failed: {type(exc).__name__}: {exc}") from exc

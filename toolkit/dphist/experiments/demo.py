@@ -78,7 +78,9 @@ def _probe_all(presets: list[str], sources: dict, cap: float, workers: int) -> d
     if workers <= 1:
         return {p: probe(p, sources, cap) for p in presets}
     from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+
+    from .executors import blas_threads_limited
+    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers) as pool:   # as the sweep's workers
         futures = {p: pool.submit(probe, p, sources, cap) for p in presets}
         return {p: f.result() for p, f in futures.items()}
 

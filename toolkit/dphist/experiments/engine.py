@@ -150,8 +150,11 @@ def _batches(cells: list[Cell], workers: int, executor: str) -> list[list[Cell]]
         size = 16   # batches only pace the progress bar and the CSV appends here
     else:  # enough batches to balance the load, few enough to keep scheduling cheap
         size = max(1, min(64, math.ceil(len(cells) / (workers * 12))))
-    # cells of one data variant together: the worker's data and workload caches hit
-    ordered = sorted(cells, key=lambda c: (c.dataset, c.domain, c.scale, c.trial, c.algorithm, c.epsilon))
+    # cells of one data variant together, so the worker's data and workload caches hit; the data of an
+    # unsampled variant are the same in every trial, so there one algorithm's cells run back to back
+    # (measured: interleaving the algorithms made the same pipeline runs 0.5% slower)
+    ordered = sorted(cells, key=lambda c: (c.dataset, c.domain, c.scale, c.trial if c.sampled else -1,
+                                           c.algorithm, c.epsilon, c.trial))
     return [ordered[i:i + size] for i in range(0, len(ordered), size)]
 
 
@@ -191,7 +194,7 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
                     if appender is not None:
                         appender.append(rows)
                     new_rows.extend(rows)
-                    algorithm_seconds += _cell_seconds(rows)
+                    algorithm_seconds += _cell_seconds(batch, rows, the_plan.job)
                     if bar is not None:
                         bar.update(len(batch))
         finally:
@@ -218,13 +221,12 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
     return outcome
 
 
-def _cell_seconds(rows: list[dict]) -> float:
-    seen, total = set(), 0.0
-    for r in rows:
-        k = cell_key(r)
-        if k not in seen:
-            seen.add(k)
-            total += r["time_total"]
+def _cell_seconds(batch: list[Cell], rows: list[dict], job: Job) -> float:
+    """Summed pipeline time of a batch: each cell's rows are contiguous and carry the same ``time_total``."""
+    total, i = 0.0, 0
+    for c in batch:
+        total += rows[i]["time_total"]
+        i += expected_rows(c, job)
     return total
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from typing import Iterator
 
 from ..errors import DPHistError, InvalidParameter
@@ -20,46 +21,99 @@ class ExecutorUnavailable(DPHistError):
     """The requested executor cannot run (Dask not installed, scheduler unreachable)."""
 
 
-_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
-                 "openblas_set_num_threads", "MKL_Set_Num_Threads")
+#: (getter, setter) names of the thread controls of BLAS builds numpy and scipy ship with
+_BLAS_CONTROLS = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+                  ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+                  ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+                  ("openblas_get_num_threads", "openblas_set_num_threads"),
+                  ("MKL_Get_Max_Threads", "MKL_Set_Num_Threads"))
 
 
-def limit_blas_threads(n: int = 1) -> int:
-    """Pin the BLAS libraries loaded in this process to ``n`` threads; returns how many were pinned.
-
-    Each worker process running its own cells must not also start one BLAS
-    thread per core: on 2 cores, 2 workers x 2 OpenBLAS threads halve the
-    throughput (measured: process executor 1.0x serial instead of 1.8x).
-    Uses threadpoolctl when installed, else the libraries' own setters via
-    ctypes (environment variables are too late once numpy is imported).
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        pass
-    else:
-        threadpool_limits(n)
-        return 1
+def _blas_controls() -> list[tuple]:
+    """``(get, set)`` thread controls of every BLAS library loaded in this process (Linux; else empty)."""
     import ctypes
     import re
     try:
         with open("/proc/self/maps", encoding="utf-8") as fh:
             libs = sorted(set(re.findall(r"(/\S*(?:openblas|mkl_rt)\S*\.so\S*)", fh.read())))
-    except OSError:  # not Linux: leave the defaults
-        return 0
-    pinned = 0
+    except OSError:
+        return []
+    controls = []
     for path in libs:
         try:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for name in _BLAS_SETTERS:
-            setter = getattr(lib, name, None)
-            if setter is not None:
-                setter(ctypes.c_int(n)) if "MKL" not in name else setter(ctypes.byref(ctypes.c_int(n)))
-                pinned += 1
+        for get_name, set_name in _BLAS_CONTROLS:
+            get, set_ = getattr(lib, get_name, None), getattr(lib, set_name, None)
+            if get is not None and set_ is not None:
+                get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
+                controls.append((get, set_))
                 break
-    return pinned
+    return controls
+
+
+def _threadpoolctl():
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    return threadpoolctl
+
+
+def blas_thread_counts(use_threadpoolctl: bool = True) -> list[int]:
+    """Threads each loaded BLAS library would use (empty when none is found)."""
+    tpc = _threadpoolctl() if use_threadpoolctl else None
+    if tpc is not None:
+        return [info["num_threads"] for info in tpc.threadpool_info() if info["user_api"] == "blas"]
+    return [get() for get, _ in _blas_controls()]
+
+
+@contextmanager
+def blas_threads_limited(n: int = 1, use_threadpoolctl: bool = True):
+    """Limit the loaded BLAS libraries to ``n`` threads inside the block; the previous limits come back after.
+
+    The process executor runs its pool inside this block: on Linux the
+    workers are forked and inherit the limit, so two workers on two cores do
+    not also start one BLAS thread per core each.  Limiting in the parent
+    matters: setting the limit in a freshly forked worker makes OpenBLAS start
+    its thread pool, whose threads then busy-wait for ~0.1 s; measured on a
+    120-cell sweep that cost 9% of the summed cell time (process executor
+    1.68x serial instead of 1.84x; BENCHMARKS.md).  Uses threadpoolctl when
+    installed, else the libraries' own controls through ctypes.
+    """
+    tpc = _threadpoolctl() if use_threadpoolctl else None
+    if tpc is not None:
+        with tpc.threadpool_limits(limits=n, user_api="blas"):
+            yield
+        return
+    controls = _blas_controls()
+    previous = [get() for get, _ in controls]
+    for _, set_ in controls:
+        set_(n)
+    try:
+        yield
+    finally:
+        for (_, set_), p in zip(controls, previous):
+            set_(p)
+
+
+def limit_blas_threads(n: int = 1) -> int:
+    """Pin this process's BLAS libraries to ``n`` threads if any uses more; returns how many were above ``n``.
+
+    Workers call this at start: a no-op when they inherited the limit from
+    :func:`blas_threads_limited` (forked), a real limit when they were
+    spawned or run on a Dask cluster.
+    """
+    above = sum(c > n for c in blas_thread_counts())
+    if above:
+        tpc = _threadpoolctl()
+        if tpc is not None:
+            tpc.threadpool_limits(limits=n, user_api="blas")
+        else:
+            for _, set_ in _blas_controls():
+                set_(n)
+    return above
 
 
 def _process_worker_init(job: Job) -> None:
@@ -81,7 +135,8 @@ def run_processes(batches, job: Job, workers=None) -> Iterator[tuple[list[Cell],
     if workers == 1 or len(batches) == 1:
         yield from run_serial(batches, job)
         return
-    with ProcessPoolExecutor(max_workers=workers, initializer=_process_worker_init, initargs=(job,)) as pool:
+    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, initializer=_process_worker_init,
+                                                      initargs=(job,)) as pool:
         pending = {pool.submit(run_installed_batch, b): b for b in batches}
         try:
             while pending:
