@@ -129,27 +129,51 @@ def _worker_blas_state():
     return blas_thread_counts(), limit_blas_threads(1)
 
 
+@pytest.fixture
+def two_blas_threads():
+    """Start from 2 BLAS threads whatever the environment (`make test` sets OPENBLAS_NUM_THREADS=1)."""
+    from dphist.experiments.executors import _blas_controls
+    controls = _blas_controls()
+    assert controls, "numpy's BLAS was not found in this process"
+    previous = [get() for get, _ in controls]
+    for _, set_ in controls:
+        set_(2)
+    assert [get() for get, _ in controls] == [2] * len(controls)
+    yield len(controls)
+    for (_, set_), n in zip(controls, previous):
+        set_(n)
+
+
 @pytest.mark.parametrize("use_threadpoolctl", [True, False], ids=["threadpoolctl", "ctypes"])
-def test_blas_threads_limited_in_the_block_and_restored(use_threadpoolctl):
+def test_blas_threads_limited_in_the_block_and_restored(two_blas_threads, use_threadpoolctl):
     from dphist.experiments.executors import blas_thread_counts, blas_threads_limited
     if use_threadpoolctl:
         pytest.importorskip("threadpoolctl")
-    before = blas_thread_counts(use_threadpoolctl)
-    assert before, "numpy's BLAS was not found in this process"
+    assert blas_thread_counts(use_threadpoolctl) == [2] * two_blas_threads
     with blas_threads_limited(1, use_threadpoolctl):
-        assert blas_thread_counts(use_threadpoolctl) == [1] * len(before)
-    assert blas_thread_counts(use_threadpoolctl) == before
+        assert blas_thread_counts(use_threadpoolctl) == [1] * two_blas_threads
+    assert blas_thread_counts(use_threadpoolctl) == [2] * two_blas_threads
 
 
-def test_forked_workers_inherit_the_blas_limit_without_repinning():
+def test_limit_blas_threads_pins_only_what_is_above(two_blas_threads):
+    from dphist.experiments.executors import blas_thread_counts, limit_blas_threads
+    assert limit_blas_threads(1) == two_blas_threads
+    assert blas_thread_counts() == [1] * two_blas_threads
+    assert limit_blas_threads(1) == 0
+
+
+def test_forked_workers_inherit_the_blas_limit_without_repinning(two_blas_threads):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from dphist.experiments.executors import blas_threads_limited
     if multiprocessing.get_start_method() != "fork":
         pytest.skip("workers inherit the parent's BLAS limit only when forked")
+    with ProcessPoolExecutor(1) as pool:      # without the limit a worker inherits the parent's 2 threads
+        counts, _ = pool.submit(_worker_blas_state).result()
+    assert counts == [2] * two_blas_threads
     with blas_threads_limited(1), ProcessPoolExecutor(1) as pool:
         counts, repinned = pool.submit(_worker_blas_state).result()
-    assert counts and all(c == 1 for c in counts) and repinned == 0
+    assert counts == [1] * two_blas_threads and repinned == 0
 
 
 def test_rows_are_tidy_and_scored_with_the_metrics():
