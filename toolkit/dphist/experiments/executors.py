@@ -78,9 +78,9 @@ def blas_threads_limited(n: int = 1, use_threadpoolctl: bool = True):
     not also start one BLAS thread per core each.  Limiting in the parent
     matters: setting the limit in a freshly forked worker makes OpenBLAS start
     its thread pool, whose threads then busy-wait for ~0.1 s; measured on a
-    120-cell sweep that cost 9% of the summed cell time (process executor
-    1.68x serial instead of 1.84x; BENCHMARKS.md).  Uses threadpoolctl when
-    installed, else the libraries' own controls through ctypes.
+    120-cell sweep, the summed cell time rose 12% above serial instead of 2-3%
+    (process executor 1.68x serial instead of 1.84x; BENCHMARKS.md).  Uses
+    threadpoolctl when installed, else the libraries' own controls through ctypes.
     """
     tpc = _threadpoolctl() if use_threadpoolctl else None
     if tpc is not None:
