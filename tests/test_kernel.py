@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dphist import BudgetExceeded, InvalidHistogram, InvalidParameter, Partition, VettedMechanism
+from dphist import BudgetExceeded, InvalidHistogram, InvalidParameter, Partition, PrivacyViolation, VettedMechanism
 from dphist.kernel import PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
 
 
@@ -119,8 +119,10 @@ def test_exponential_mechanism_frequencies():
     expected = np.exp(eps * scores / 2)
     expected = expected / expected.sum()
     assert np.allclose(picks / trials, expected, atol=0.015)
-    with pytest.raises(InvalidParameter, match="3 finite values"):
+    spent = h.spent
+    with pytest.raises(PrivacyViolation, match="must return 3 values"):
         h.exponential(lambda c: np.ones(2), 3, 1.0, 1.0)
+    assert h.spent == spent + 1.0  # the data was read: the charge stands
 
 
 def test_custom_mechanism_must_state_a_proof_and_is_recorded():
@@ -147,31 +149,12 @@ def test_custom_mechanism_must_state_a_proof_and_is_recorded():
     assert row.primitive == "custom:noisy-total" and "Dwork" in row.note and row.answers == 1
 
 
-class DiscreteLaplaceOS:
-    """An alternative noise source (two-sided geometric from OS entropy): the seam in use."""
-
-    name = "discrete-laplace-os"
-
-    def __init__(self):
-        self.rng = np.random.default_rng()  # OS entropy, deliberately unseeded
-
-    def laplace(self, scale, size):
-        p = 1 - np.exp(-1 / np.asarray(scale, dtype=float))
-        return (self.rng.geometric(p, size) - self.rng.geometric(p, size)).astype(float)
-
-    def exponential_choice(self, scores, coefficient):
-        logits = coefficient * np.asarray(scores)
-        return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
-
-    def uniform(self, size):
-        return self.rng.random(size)
-
-
 def test_noise_source_is_a_seam_no_component_changes():
     import dphist
+    from dphist.kernel import ExactNoise
     x = np.arange(100)
-    release = dphist.make_algorithm("identity").run(x, 1.0, noise=DiscreteLaplaceOS())
-    assert release.noise == "discrete-laplace-os"
+    release = dphist.make_algorithm("identity").run(x, 1.0, noise=ExactNoise())
+    assert release.noise.startswith("exact-discrete-laplace") and release.mode == "release"
     assert np.all(release.estimate == np.round(release.estimate))  # integer noise on integer counts
     assert release.ledger.total == pytest.approx(1.0)
 

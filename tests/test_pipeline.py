@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import dphist
+from dphist.errors import PrivacyViolation
 from dphist import BudgetExceeded, InvalidParameter, Partition, Partitioner, Pipeline, UnknownComponent
 
 X = np.array([5, 3, 0, 0, 12, 40, 41, 39, 2, 1], dtype=np.int64)
@@ -51,8 +52,10 @@ def test_release_is_complete_and_reruns_exactly():
     again = r.rerun(X)
     assert np.array_equal(again.estimate, r.estimate) and again.partition == r.partition
     assert np.array_equal(Pipeline.from_spec(r.spec).run(X, 0.5, seed=42).estimate, r.estimate)
-    unseeded = p.run(X, 0.5)
-    assert np.array_equal(unseeded.rerun(X).estimate, unseeded.estimate)  # entropy is recorded
+    unseeded = p.run(X, 0.5)  # release mode: nothing kept that could repeat the noise
+    assert unseeded.mode == "release" and unseeded.seed is None and unseeded.pipeline is None
+    with pytest.raises(PrivacyViolation, match="cannot be rerun"):
+        unseeded.rerun(X)
 
 
 def test_sorter_produces_sorted_generalized_bins():

@@ -20,13 +20,16 @@ from typing import Any, Mapping
 import numpy as np
 
 from .components.base import KINDS, Component, Context
-from .errors import InvalidParameter
+from .errors import InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
+from .kernel.noise import ExactNoise, check_mode
 from .partition import Partition
 from .registry import Registry, default_registry
 
 STAGES = ("initializer", "sorter", "partitioner", "finalizer")
 _SHARE_TOLERANCE = 1e-9
+#: the warning every release of a component that is not differentially private carries
+NOT_DP = "not differentially private"
 
 
 def resolve_component(kind: str, spec, registry: Registry | None = None) -> Component | None:
@@ -59,6 +62,10 @@ def resolve_component(kind: str, spec, registry: Registry | None = None) -> Comp
     return obj
 
 
+def _is_dp(component: Component) -> bool:
+    return bool(getattr(component, "differentially_private", True))
+
+
 def _component_spec(c: Component | None):
     return None if c is None else {"name": c.name, "params": _plain(c.get_params())}
 
@@ -89,7 +96,15 @@ def _json_safe(value):
 
 @dataclass
 class Release:
-    """A differentially private histogram and everything needed to audit or rerun it."""
+    """A differentially private histogram and the record of how it was made.
+
+    ``mode`` is ``"research"`` (seeded: ``seed`` holds the root entropy and
+    :meth:`rerun` repeats the run exactly; never publish such a release, its
+    noise can be rebuilt from the seed) or ``"release"`` (exact noise from the
+    operating system: ``seed`` is None and nothing reproduces the noise).
+    ``warnings`` lists what a reader must know, e.g. ``"not differentially
+    private"`` for a reference-code calibration.
+    """
 
     estimate: np.ndarray              #: the published histogram, original domain order
     partition: Partition              #: the groups the finalizer measured
@@ -98,28 +113,36 @@ class Release:
     timings: dict[str, float]         #: wall seconds per stage
     spec: dict[str, Any]              #: components, parameters and shares (Pipeline.from_spec)
     epsilon: float
-    seed: int                         #: entropy of the root SeedSequence
+    seed: int | None                  #: entropy of the root SeedSequence (research mode only)
     noise: str                        #: name of the noise source
     unattributed: bool = False        #: estimate is a sorted vector (Hay et al. 2010, Sec. 3)
     notes: dict[str, Any] = field(default_factory=dict)
     pipeline: "Pipeline | None" = field(default=None, repr=False, compare=False)
+    mode: str = "research"            #: "research" or "release"
+    warnings: list[str] = field(default_factory=list)
 
     def rerun(self, histogram) -> "Release":
         """Run the same algorithm with the same seed (identical output on the same data).
 
+        Research mode only: a release-mode run keeps nothing that could repeat its noise.
         Uses the pipeline object when the release still holds it (so unregistered
         components work), otherwise rebuilds it from ``spec`` through the registry.
         """
+        if self.mode != "research" or self.seed is None:
+            raise PrivacyViolation("a release-mode release cannot be rerun: no noise state was kept")
         pipeline = self.pipeline if self.pipeline is not None else Pipeline.from_spec(self.spec)
         return pipeline.run(histogram, self.epsilon, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "algorithm": _json_safe(self.spec), "epsilon": self.epsilon, "seed": self.seed, "noise": self.noise,
-            "unattributed": self.unattributed, "timings": self.timings,
-            "ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
+        out = {"algorithm": _json_safe(self.spec), "epsilon": self.epsilon, "mode": self.mode}
+        if self.mode == "research":
+            out["seed"] = self.seed
+        out.update({
+            "noise": self.noise, "warnings": list(self.warnings), "unattributed": self.unattributed,
+            "timings": self.timings, "ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
             "estimate": self.estimate.tolist(),
-        }
+        })
+        return out
 
 
 class Pipeline:
@@ -203,24 +226,46 @@ class Pipeline:
         return f"Pipeline({self.name!r}, {', '.join(parts)}, shares={self.shares})"
 
     # ----------------------------------------------------------------- run
-    def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None) -> Release:
+    def components(self) -> list[Component]:
+        return [c for c in (getattr(self, s) for s in STAGES) if c is not None]
+
+    def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None
+            ) -> Release:
         """Publish ``histogram`` under ``epsilon``-DP.
 
-        ``seed`` (int or None) seeds a :class:`numpy.random.SeedSequence`; its
-        entropy is stored in the release so that :meth:`Release.rerun` repeats
-        the run exactly.  ``noise`` replaces the default seeded float Laplace
-        source (e.g. by an exact discrete sampler).
+        With a ``seed`` (int) the run is in *research* mode: every draw comes
+        from a :class:`numpy.random.SeedSequence` of that seed, the release
+        stores it, and :meth:`Release.rerun` repeats the run exactly.  Without
+        one it is in *release* mode: exact discrete noise from the operating
+        system, nothing stored that could reproduce it.  ``mode`` may name the
+        mode explicitly; it must agree with the seed.  ``noise`` replaces the
+        mode's default noise source and must declare the same mode.
         """
         counts = validate_counts(histogram)
         eps = validate_epsilon(epsilon)
-        root = np.random.SeedSequence(seed)
-        noise_seq, public_seq = root.spawn(2)
-        noise = noise if noise is not None else SeededLaplace(np.random.default_rng(noise_seq))
+        run_mode = self._run_mode(seed, noise, mode)
+        if run_mode == "release":
+            unsafe = [c.name for c in self.components() if not _is_dp(c)]
+            if unsafe:
+                raise PrivacyViolation(f"release mode refuses {', '.join(unsafe)}: {NOT_DP} "
+                                       "(run it with a seed, in research mode, to reproduce published numbers)")
+            root = None
+            noise = noise if noise is not None else ExactNoise()
+            public_rng = np.random.default_rng()  # OS entropy, never stored
+        else:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+            root = np.random.SeedSequence(int(seed))
+            noise_seq, public_seq = root.spawn(2)
+            noise = noise if noise is not None else SeededLaplace(np.random.default_rng(noise_seq))
+            public_rng = np.random.default_rng(public_seq)
         kernel = PrivateKernel(counts, noise)
         n = kernel.n
         g_in, g_p, g_f = self.shares
-        ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f,
-                      rng=np.random.default_rng(public_seq))
+        ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode)
+        for c in self.components():
+            if not _is_dp(c):
+                ctx.warn(f"{c.kind} {c.name}: {NOT_DP}")
         timings: dict[str, float] = {}
 
         t = time.perf_counter()
@@ -228,7 +273,7 @@ class Pipeline:
             ctx.data = kernel.handle(self.initializer.name, "initializer", g_in * eps)
             ctx.noisy = self.initializer.initialize(ctx)
             if ctx.noisy is not None:
-                ctx.noisy = np.asarray(ctx.noisy, dtype=float)
+                ctx.noisy = np.array(ctx.noisy, dtype=float)
                 if ctx.noisy.shape != (n,):
                     raise InvalidParameter(f"initializer {self.initializer.name} returned shape "
                                            f"{ctx.noisy.shape}, expected ({n},)")
@@ -254,11 +299,49 @@ class Pipeline:
             raise InvalidParameter(f"finalizer {self.finalizer.name} returned shape {estimate.shape}, expected ({n},)")
         timings["finalizer"] = time.perf_counter() - t
         ctx.data = None
+        self._audit_books(kernel, eps)
 
         return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
-                       timings=timings, spec=self.spec, epsilon=eps, seed=int(root.entropy),
+                       timings=timings, spec=self.spec, epsilon=eps,
+                       seed=None if root is None else int(root.entropy),
                        noise=getattr(noise, "name", type(noise).__name__),
-                       unattributed=bool(self.finalizer.unattributed), notes=ctx.notes, pipeline=self)
+                       unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
+                       pipeline=self if run_mode == "research" else None, mode=run_mode,
+                       warnings=list(ctx.warnings))
+
+    @staticmethod
+    def _run_mode(seed, noise, mode) -> str:
+        """The run's mode from the seed; an explicit ``mode`` or the noise source's must agree."""
+        implied = "release" if seed is None else "research"
+        if mode is not None:
+            check_mode(mode)
+            if mode != implied:
+                raise InvalidParameter("a seed in release mode: release mode draws from the operating system "
+                                       "and takes no seed" if mode == "release" else
+                                       "research mode needs a seed (an integer) to be reproducible")
+        if noise is not None:
+            declared = getattr(noise, "mode", None)
+            if declared not in ("research", "release"):
+                raise InvalidParameter(f"noise source {type(noise).__name__} declares no valid mode "
+                                       f"(got {declared!r}); set mode = 'research' or 'release'")
+            if declared != implied:
+                raise InvalidParameter(f"noise source {getattr(noise, 'name', type(noise).__name__)} is for "
+                                       f"{declared} mode but the run is in {implied} mode "
+                                       f"({'a seed was given' if seed is not None else 'no seed was given'})")
+        return implied
+
+    def _audit_books(self, kernel: PrivateKernel, eps: float) -> None:
+        """Refuse a release whose ledger exceeds its budgets or whose kernel saw a violation."""
+        if kernel.violations:
+            raise PrivacyViolation(f"the run read the data outside the kernel: {kernel.violations[0]}")
+        by_stage = kernel.ledger.by_stage()
+        for stage, share in zip(("initializer", "partitioner", "finalizer"), self.shares):
+            if by_stage.get(stage, 0.0) > share * eps * (1 + _SHARE_TOLERANCE) + 1e-15:
+                raise PrivacyViolation(f"the {stage} spent {by_stage[stage]:.6g}, more than its share "
+                                       f"{share * eps:.6g}")
+        total = kernel.ledger.total
+        if total > eps * (1 + _SHARE_TOLERANCE) + 1e-15:
+            raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {eps:.6g}")
 
     def _checked(self, bins, n: int, stage: str) -> Partition:
         if not isinstance(bins, Partition):

@@ -68,12 +68,14 @@ class FixedNoise:
     """A noise source returning prescribed standard draws times the scale (for exact checks)."""
 
     name = "fixed"
+    mode = "research"
 
     def __init__(self, draws):
         self.draws = np.asarray(draws, float)
 
-    def laplace(self, scale, size):
-        return self.draws[:size] * scale
+    def laplace_mechanism(self, values, sensitivity, epsilon, **_):
+        values = np.asarray(values, float)
+        return values + self.draws[:values.size] * sensitivity / epsilon
 
 
 def test_group_mean_finalizer_is_algorithm_1_lines_6_to_9():

@@ -52,6 +52,13 @@ class Context:
     data: DataHandle | None = None  #: metered data access; None for the sorter
     noisy: np.ndarray | None = None  #: H~, the initializer's output (original order)
     notes: dict[str, Any] = field(default_factory=dict)  #: stage-to-stage public annotations
+    mode: str = "research"          #: "research" (seeded) or "release" (exact noise, OS randomness)
+    warnings: list[str] = field(default_factory=list)  #: copied into Release.warnings
+
+    def warn(self, message: str) -> None:
+        """Add a warning to the release (e.g. "not differentially private"); shown by the CLI."""
+        if str(message) not in self.warnings:
+            self.warnings.append(str(message))
 
     @property
     def eps_in(self) -> float:
@@ -81,6 +88,10 @@ class Component:
     #: True for a component that only works on bins in domain order (contiguous
     #: groups), e.g. a workload-aware finalizer; the pipeline refuses it after a sorter.
     requires_domain_order: ClassVar[bool] = False
+    #: False for a component kept to reproduce published numbers whose calibration is
+    #: not epsilon-DP (a class attribute, or a property depending on the parameters):
+    #: its releases carry the warning "not differentially private" and release mode refuses it.
+    differentially_private: ClassVar[bool] = True
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:

@@ -28,6 +28,7 @@ class Ledger:
     """Append-only list of :class:`LedgerEntry`, with per-component totals."""
 
     entries: list[LedgerEntry] = field(default_factory=list)
+    mode: str = "research"  #: the run's mode: "research" (seeded) or "release" (exact, OS randomness)
 
     def record(self, entry: LedgerEntry) -> None:
         self.entries.append(entry)
@@ -58,7 +59,7 @@ class Ledger:
         return iter(self.entries)
 
     def __str__(self) -> str:
-        rows = [f"{'stage':<12}{'component':<28}{'primitive':<26}{'epsilon':>10}{'sens':>8}{'answers':>9}"]
+        rows = [f"mode: {self.mode}", f"{'stage':<12}{'component':<28}{'primitive':<26}{'epsilon':>10}{'sens':>8}{'answers':>9}"]
         for e in self.entries:
             rows.append(f"{e.stage:<12}{e.component:<28}{e.primitive:<26}{e.epsilon:>10.4g}"
                         f"{e.sensitivity:>8.3g}{e.answers:>9}")

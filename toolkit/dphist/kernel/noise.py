@@ -1,42 +1,99 @@
-"""Noise sources: the one seam through which the kernel draws randomness.
+"""Noise sources: the one seam through which the kernel draws private randomness.
 
-The kernel never calls numpy's random functions itself; it asks a
-:class:`NoiseSource`.  The default, :class:`SeededLaplace`, draws
-floating-point Laplace noise from a seeded :class:`numpy.random.Generator`
-(research mode: reproducible, but floating-point Laplace sampling is
-vulnerable to Mironov's (CCS 2012) attack and must not guard real data).
-A production source (e.g. exact discrete Laplace from OS randomness,
-Canonne-Kamath-Steinke 2020) implements the same three methods and is passed
-to :class:`~dphist.Pipeline.run` as ``noise=``; no component changes.
+Every run has a *mode*, named in its Release, ledger and output files:
+
+* **research** (a seed is given): :class:`SeededLaplace` draws floating-point
+  Laplace noise and Gumbel-max choices from a seeded numpy Generator.  Runs
+  are reproducible; the output can be rebuilt from the seed and floating-point
+  Laplace is attackable (Mironov, CCS 2012), so a research release must never
+  be published.
+* **release** (no seed): :class:`ExactNoise` draws exact discrete noise with
+  random bits from the operating system; nothing that could reproduce the
+  noise is kept, printed or exported.
+
+What a source must provide:
+
+``laplace_mechanism(values, sensitivity, epsilon, integral=False, support=None)``
+    ``values`` plus noise that makes the vector epsilon-DP when one record
+    moves it by at most ``sensitivity`` in L1 and changes at most ``support``
+    of its entries (default: all).
+``exponential_mechanism(scores, sensitivity, epsilon, monotonic=False)``
+    an index drawn with probability proportional to
+    ``exp(epsilon * score / (2 * sensitivity))`` (``/ sensitivity`` if monotonic).
+``laplace(scale, size)``
+    raw float Laplace draws; research mode only (release sources refuse it,
+    because raw float noise cannot be made exact after the fact).
+
+Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`ExactNoise`):
+
+* *Integer queries with integer sensitivity* (counts, group sums, interval
+  sums, sorted counts): ``values + Z`` with ``Z`` discrete Laplace of scale
+  ``>= sensitivity / epsilon`` (CKS 2020, Thm 2.2's discrete analogue of the
+  Laplace mechanism: P(z)/P(z + d) <= exp(|d| / scale) for integer d, so an
+  integer L1 shift of at most Delta costs at most Delta / scale <= epsilon).
+* *Real-valued queries* (weighted strategies, costs): the answers are rounded
+  to a grid ``g = 2**(floor(log2 Delta) - 20)``, a power of two, so the
+  rounding and the final ``g * k`` are exact in floating point.  One record
+  moves each of at most ``support`` rounded answers by at most
+  ``|shift| / g + 1`` grid steps, so the rounded vector has integer L1
+  sensitivity ``ceil(Delta / g) + support`` in grid units; one more step per
+  answer absorbs floating-point error in computing the answers (each below
+  half a step while ``|answer| < 2**30 * Delta``).  The integer route above
+  then applies, and mapping back by ``* g`` is post-processing.
+* *Exponential mechanism*: scores rounded to the same grid, sensitivity
+  widened by two steps as above; epsilon is rounded down to a dyadic rational
+  and shrunk by 2**-20 relative, and each candidate's exponent
+  ``gamma_i = epsilon' (S_max - S_i) / (c D)`` is rounded *down* to a multiple
+  of 2**-24.  Rounding moves each log-probability by less than 2**-24, which
+  the shrink of epsilon covers (the loss is at most 2 * 2**-24 <= 2**-20 * epsilon
+  for epsilon >= 2**-3; smaller epsilons shrink by 2**-23 absolute instead).
+  The draw is exact (:func:`dphist.kernel.exact.exponential_mechanism`).
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ..errors import InvalidParameter, PrivacyViolation
+from . import exact
+
+MODES = ("research", "release")
+
+#: grid step of release mode's real-valued route, relative to the sensitivity
+GRID_BITS = 20
+
 
 @runtime_checkable
 class NoiseSource(Protocol):
-    """What the kernel needs from a source of randomness."""
+    """What the kernel needs from a source of private randomness."""
 
-    #: short name recorded in every release
-    name: str
+    name: str  #: short name recorded in every release
+    mode: str  #: "research" or "release"
 
-    def laplace(self, scale: float | np.ndarray, size: int) -> np.ndarray:
-        """``size`` independent draws of Laplace(0, scale) as float64."""
+    def laplace_mechanism(self, values: np.ndarray, sensitivity: float, epsilon: float, *,
+                          integral: bool = False, support: int | None = None) -> np.ndarray: ...
 
-    def exponential_choice(self, scores: np.ndarray, coefficient: float) -> int:
-        """Index i drawn with probability proportional to exp(coefficient * scores[i])."""
+    def exponential_mechanism(self, scores: np.ndarray, sensitivity: float, epsilon: float, *,
+                              monotonic: bool = False) -> int: ...
 
-    def uniform(self, size: int) -> np.ndarray:
-        """Independent U(0, 1) draws (for mechanisms that need them)."""
+    def laplace(self, scale, size: int) -> np.ndarray: ...
+
+
+def check_mode(mode) -> str:
+    if mode not in MODES:
+        raise InvalidParameter(f"unknown mode {mode!r}; the modes are 'research' (seeded, reproducible, not for "
+                               "publication) and 'release' (exact noise from the operating system)")
+    return mode
 
 
 class SeededLaplace:
-    """Float Laplace noise from a seeded :class:`numpy.random.Generator` (research mode)."""
+    """Research mode: float Laplace noise from a seeded :class:`numpy.random.Generator`."""
 
     name = "seeded-float-laplace"
+    mode = "research"
 
     def __init__(self, rng: np.random.Generator):
         if not isinstance(rng, np.random.Generator):
@@ -46,10 +103,79 @@ class SeededLaplace:
     def laplace(self, scale, size):
         return self.rng.laplace(0.0, scale, size=size)
 
-    def exponential_choice(self, scores, coefficient):
-        # Gumbel-max trick: argmax(c*s + Gumbel) is distributed as the exponential mechanism.
-        logits = coefficient * np.asarray(scores, dtype=float)
+    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
+        values = np.asarray(values, dtype=float)
+        return values + self.rng.laplace(0.0, float(sensitivity) / float(epsilon), size=values.shape)
+
+    def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
+        # Gumbel-max: argmax(c * s + Gumbel) is distributed as the exponential mechanism.
+        factor = 1.0 if monotonic else 2.0
+        logits = float(epsilon) / (factor * float(sensitivity)) * np.asarray(scores, dtype=float)
         return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
 
-    def uniform(self, size):
-        return self.rng.random(size)
+
+def _grid(sensitivity: float) -> float:
+    return math.ldexp(1.0, math.floor(math.log2(sensitivity)) - GRID_BITS)
+
+
+class ExactNoise:
+    """Exact discrete samplers (Canonne, Kamath & Steinke 2020) driven by random words.
+
+    With the default :class:`~dphist.kernel.exact.SystemRandomWords` (the
+    operating system's CSPRNG) this is release mode.  Given a seeded
+    :class:`~dphist.kernel.exact.GeneratorWords` it runs in research mode:
+    exact and reproducible (for tests and audits of the exact samplers).
+    """
+
+    def __init__(self, words: exact.RandomWords | None = None):
+        self.words = words if words is not None else exact.SystemRandomWords()
+        self.mode = "release" if isinstance(self.words, exact.SystemRandomWords) else "research"
+        self.name = f"exact-discrete-laplace[{self.words.name}]"
+
+    def laplace(self, scale, size):
+        raise PrivacyViolation("raw floating-point Laplace noise is not available in release mode; "
+                               "use noise.laplace_mechanism(values, sensitivity, epsilon)")
+
+    def _integer_noise(self, size: int, sensitivity: Fraction, epsilon: float) -> np.ndarray:
+        t, s = exact.dyadic_scale_at_least(sensitivity / Fraction(epsilon))
+        return exact.discrete_laplace(t, s, size, self.words)
+
+    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
+        values = np.asarray(values)
+        sens = float(sensitivity)
+        if integral and sens == round(sens) and values.dtype.kind in "iu":
+            noisy = values.astype(np.int64) + self._integer_noise(values.size, Fraction(int(sens)), epsilon)
+            return noisy.astype(float).reshape(values.shape)
+        values = np.asarray(values, dtype=float)
+        if not np.all(np.isfinite(values)):
+            raise PrivacyViolation("a measured value is not finite; the run is stopped")
+        g = _grid(sens)
+        units = values / g
+        if np.abs(units).max(initial=0.0) >= 2.0 ** 61:
+            raise PrivacyViolation("a measured value is too large for the exact grid; the run is stopped")
+        k = np.rint(units).astype(np.int64)
+        support = values.size if support is None else max(int(support), 1)
+        grid_sens = Fraction(math.ceil(sens / g)) + 2 * support
+        noisy = k + self._integer_noise(values.size, grid_sens, epsilon)
+        return (noisy.astype(float) * g).reshape(values.shape)
+
+    def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
+        scores = np.asarray(scores, dtype=float)
+        sens = float(sensitivity)
+        g = _grid(sens)
+        units = scores / g
+        if np.abs(units).max(initial=0.0) >= 2.0 ** 61:
+            raise PrivacyViolation("a score is too large for the exact grid; the run is stopped")
+        k = np.rint(units).astype(np.int64)
+        d = math.ceil(sens / g) + 2
+        factor = 1 if monotonic else 2
+        eps = float(epsilon)
+        eps_shrunk = eps * (1 - 2.0 ** -20) if eps >= 0.125 else eps - 2.0 ** -23
+        if eps_shrunk <= 0:
+            raise InvalidParameter(f"epsilon {eps} is too small for the exact exponential mechanism")
+        e = Fraction(eps_shrunk)
+        # gamma_i * 2**24 = (S_max - S_i) * e / (factor d) * 2**24, rounded down, in exact integers
+        diff = (int(k.max()) - k).astype(object)
+        num = (diff * (e.numerator << 24)) // (e.denominator * factor * d)
+        gamma = np.array([min(int(v), exact.MAX_INT) for v in num], dtype=np.int64)
+        return exact.exponential_mechanism(gamma, 1 << 24, self.words)

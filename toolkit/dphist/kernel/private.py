@@ -1,26 +1,41 @@
 """The private kernel: the only object that holds the true counts.
 
 Components receive a :class:`DataHandle`.  Its methods are the *only* routes
-to the data, and each one charges the component's budget (and writes a ledger
-row) **before** it computes an answer; a request beyond the share raises
-:class:`~dphist.errors.BudgetExceeded` and returns nothing.
+to the data.  Every primitive follows one order:
 
-This is a discipline boundary, not a sandbox: Python cannot stop a determined
-caller from reaching into private attributes.  The conformance kit
-(:mod:`dphist.testing`) and the ledger tests check that components stay on
-the documented routes.
+1. **validate** every argument (partitions and intervals are re-checked here,
+   on private copies, whatever the caller claims);
+2. **charge** the budget and write the ledger row (a refused call, for a bad
+   argument or a budget overrun, spends nothing and writes nothing);
+3. **measure**: read the counts, compute the exact answer, add noise through
+   the run's :class:`~dphist.kernel.noise.NoiseSource`.
+
+The counts are readable only while a primitive is running (the *gate*): a
+component that calls the kernel's private reader itself gets a
+:class:`~dphist.errors.PrivacyViolation`, and the kernel remembers it.  An
+exception escaping user code inside a primitive (a score function, a vetted
+mechanism) is replaced by a :class:`PrivacyViolation` that carries neither
+the original exception nor its frames, which held the counts.
+
+What this guarantees: an honest component cannot leak by mistake; every
+epsilon it spends is in the ledger with the sensitivity the kernel computed.
+What it cannot: Python cannot hide memory from code determined to cheat
+(closures, ``gc``, ``ctypes``).  The conformance kit and the privacy auditor
+check that components stay on the documented routes.
 """
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
 
-from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter
+from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
+from ..partition import Partition
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
-from .queries import apply_linear, check_intervals, linear_sensitivity, max_interval_coverage
+from .queries import check_intervals, check_order, check_queries, max_interval_coverage
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
@@ -46,15 +61,21 @@ def validate_counts(counts) -> np.ndarray:
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
             raise InvalidHistogram(f"count at bin {i} is {arr[i]}, not an integer")
+        if np.abs(arr).max() >= 2.0 ** 62:
+            raise InvalidHistogram("counts must be below 2**62")
     elif arr.dtype.kind not in "iu":
         raise InvalidHistogram(f"histogram counts must be integers, got dtype {arr.dtype}")
     if arr.min() < 0:
         i = int(np.argmin(arr))
         raise InvalidHistogram(f"count at bin {i} is {arr[i]}; counts must be non-negative")
+    if arr.dtype == np.uint64 and arr.max() >= 2 ** 62:
+        raise InvalidHistogram("counts must be below 2**62")
     return arr.astype(np.int64, copy=False)
 
 
 def validate_epsilon(epsilon, what: str = "epsilon") -> float:
+    if isinstance(epsilon, bool):
+        raise InvalidParameter(f"{what} must be a number, got {epsilon!r}")
     try:
         eps = float(epsilon)
     except (TypeError, ValueError):
@@ -64,78 +85,193 @@ def validate_epsilon(epsilon, what: str = "epsilon") -> float:
     return eps
 
 
+def _positive_sensitivity(value, what: str) -> float:
+    if isinstance(value, bool):
+        raise InvalidParameter(f"{what} must be a positive number, got {value!r}")
+    try:
+        sens = float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"{what} must be a positive number, got {value!r}") from None
+    if not math.isfinite(sens) or sens <= 0:
+        raise InvalidParameter(f"{what} must be positive and finite, got {value!r}")
+    return sens
+
+
+def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Private copies of a partition's ``order`` and ``bounds``, validated by the kernel itself.
+
+    The caller's object is only read once: a partition built with
+    ``validate=False``, or whose arrays were reassigned, is checked here, and
+    later changes to it cannot change what is measured.
+    """
+    if not isinstance(partition, Partition):
+        raise InvalidParameter(f"expected a Partition, got {type(partition).__name__}")
+    try:
+        order = np.array(partition.order, dtype=np.int64, copy=True)
+        bounds = np.array(partition.bounds, dtype=np.int64, copy=True)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameter("partition order and bounds must be integer arrays") from None
+    if order.shape != (n,):
+        raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
+    if order.min() < 0 or order.max() >= n or np.bincount(order, minlength=n).max() != 1:
+        raise InvalidParameter("partition order is not a permutation: some bin is missing or repeated")
+    if bounds.ndim != 1 or bounds.size < 2 or bounds[0] != 0 or bounds[-1] != n or np.any(np.diff(bounds) <= 0):
+        raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
+    return order, bounds
+
+
 class PrivateKernel:
-    """Holds the true histogram, the noise source and the ledger for one run."""
+    """Holds the true histogram (a private copy), the noise source and the ledger of one run.
+
+    The kernel, not the handles, keeps the accounting: a handle's ``budget``
+    and ``spent`` are read-only views of the kernel's books.
+    """
 
     def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None):
-        self.__counts = validate_counts(counts)
-        self.__counts.setflags(write=False)
+        counts = np.array(validate_counts(counts), dtype=np.int64, copy=True)  # never the caller's array
+        counts.setflags(write=False)
+        self.__counts = counts
+        self.__n = int(counts.size)
+        self.__budgets: list[float] = []
+        self.__spent: list[float] = []
+        self.__gate = 0
+        self.violations: list[str] = []
         self.noise = noise
         self.ledger = ledger if ledger is not None else Ledger()
+        self.ledger.mode = getattr(noise, "mode", "unknown")
 
     @property
     def n(self) -> int:
         """Domain size (public)."""
-        return int(self.__counts.size)
+        return self.__n
 
     def handle(self, component: str, stage: str, budget: float) -> "DataHandle":
         """A metered view of the data for one component with ``budget`` epsilon."""
-        return DataHandle(self, component, stage, float(budget))
+        budget = float(budget)
+        if not math.isfinite(budget) or budget < 0:
+            raise InvalidParameter(f"a budget must be a non-negative number, got {budget}")
+        self.__budgets.append(budget)
+        self.__spent.append(0.0)
+        return DataHandle(self, len(self.__budgets) - 1, component, stage)
 
-    # The handle calls this after it has charged the budget; nothing else does.
+    # ----------------------------------------------------------- books
+    def _budget(self, account: int) -> float:
+        return self.__budgets[account]
+
+    def _spent(self, account: int) -> float:
+        return self.__spent[account]
+
+    def _charge(self, account: int, entry: LedgerEntry) -> None:
+        budget, spent = self.__budgets[account], self.__spent[account]
+        if spent + entry.epsilon > budget * (1 + _BUDGET_SLACK) + 1e-15:
+            raise BudgetExceeded(
+                f"{entry.component} ({entry.stage}) asked for epsilon={entry.epsilon:.6g} via {entry.primitive} "
+                f"but only {max(budget - spent, 0.0):.6g} of its share {budget:.6g} is left")
+        self.__spent[account] = spent + entry.epsilon
+        self.ledger.record(entry)
+
+    # ------------------------------------------------------------ gate
+    @contextmanager
+    def _measuring(self):
+        """Open the gate to the counts for the duration of one primitive."""
+        self.__gate += 1
+        try:
+            yield
+        finally:
+            self.__gate -= 1
+
     def _true_counts(self) -> np.ndarray:
+        if self.__gate <= 0:
+            self.violations.append("the true counts were read outside a kernel primitive")
+            raise PrivacyViolation("the true counts can only be read by a kernel primitive; "
+                                   "measure them through ctx.data")
         return self.__counts
+
+
+def _user_code(call: Callable, what: str):
+    """Run code the kernel does not own on the data; hide any failure's data and frames.
+
+    A failure is replaced by a :class:`PrivacyViolation` raised *outside* the
+    ``except`` block, so it has no ``__context__`` holding the original
+    exception, its traceback or the frames that saw the counts.
+    """
+    failed = None
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - any failure must be hidden
+        failed = type(exc).__name__
+        del exc
+    raise PrivacyViolation(f"{what} raised {failed} while reading the data; the exception is withheld "
+                           "because it may depend on the data")
 
 
 class DataHandle:
     """A component's only access to the data: metered measurement primitives.
 
-    Attributes ``n``, ``budget``, ``spent`` and ``remaining`` are public.
-    Every primitive takes ``epsilon`` and charges it first.
+    ``n``, ``budget``, ``spent`` and ``remaining`` are read-only.  Every
+    primitive takes ``epsilon``, checks its arguments, charges, then answers.
     """
 
-    def __init__(self, kernel: PrivateKernel, component: str, stage: str, budget: float):
-        self._kernel = kernel
-        self.component = component
-        self.stage = stage
-        self.budget = budget
-        self.spent = 0.0
+    __slots__ = ("_kernel", "_account", "component", "stage")
+
+    def __init__(self, kernel: PrivateKernel, account: int, component: str, stage: str):
+        object.__setattr__(self, "_kernel", kernel)
+        object.__setattr__(self, "_account", account)
+        object.__setattr__(self, "component", component)
+        object.__setattr__(self, "stage", stage)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"DataHandle.{name} is read-only")
 
     @property
     def n(self) -> int:
         return self._kernel.n
 
     @property
+    def budget(self) -> float:
+        return self._kernel._budget(self._account)
+
+    @property
+    def spent(self) -> float:
+        return self._kernel._spent(self._account)
+
+    @property
     def remaining(self) -> float:
         return max(self.budget - self.spent, 0.0)
 
-    # -------------------------------------------------------------- metering
-    def _charge(self, primitive: str, epsilon, sensitivity: float, answers: int, note: str = "") -> float:
-        eps = validate_epsilon(epsilon, f"epsilon for {primitive}")
-        if self.spent + eps > self.budget * (1 + _BUDGET_SLACK) + 1e-15:
-            raise BudgetExceeded(
-                f"{self.component} ({self.stage}) asked for epsilon={eps:.6g} via {primitive} "
-                f"but only {self.remaining:.6g} of its share {self.budget:.6g} is left")
-        self.spent += eps
-        self._kernel.ledger.record(LedgerEntry(self.component, self.stage, primitive, eps,
-                                               float(sensitivity), int(answers), note))
-        return eps
+    @property
+    def mode(self) -> str:
+        """``"research"`` or ``"release"``: the run's noise source decides."""
+        return self._kernel.noise.mode
 
-    def _laplace(self, values: np.ndarray, sensitivity: float, eps: float) -> np.ndarray:
-        return values + self._kernel.noise.laplace(sensitivity / eps, values.size)
+    # -------------------------------------------------------------- metering
+    def _charge(self, primitive: str, eps: float, sensitivity: float, answers: int, note: str = "") -> None:
+        self._kernel._charge(self._account, LedgerEntry(self.component, self.stage, primitive, eps,
+                                                        float(sensitivity), int(answers), note))
+
+    def _noisy(self, values: np.ndarray, sensitivity: float, eps: float, *, integral: bool,
+               support: int | None = None) -> np.ndarray:
+        return self._kernel.noise.laplace_mechanism(values, sensitivity, eps, integral=integral, support=support)
 
     # ------------------------------------------------------------ primitives
     def laplace_identity(self, epsilon) -> np.ndarray:
         """Every bin's count plus Laplace(1/epsilon) noise (sensitivity 1)."""
-        eps = self._charge("laplace.identity", epsilon, 1.0, self.n)
-        return self._laplace(self._kernel._true_counts().astype(float), 1.0, eps)
+        eps = validate_epsilon(epsilon, "epsilon for laplace.identity")
+        self._charge("laplace.identity", eps, 1.0, self.n)
+        with self._kernel._measuring():
+            return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
 
     def laplace_partition(self, partition, epsilon) -> np.ndarray:
-        """Each group's sum plus Laplace(1/epsilon): the groups are disjoint, so sensitivity 1."""
-        if partition.n_bins != self.n:
-            raise InvalidParameter(f"partition covers {partition.n_bins} bins, the domain has {self.n}")
-        eps = self._charge("laplace.partition", epsilon, 1.0, partition.n_groups)
-        return self._laplace(partition.sums(self._kernel._true_counts()).astype(float), 1.0, eps)
+        """Each group's sum plus Laplace(1/epsilon): the groups are disjoint, so sensitivity 1.
+
+        The partition is re-validated by the kernel (every bin exactly once).
+        """
+        eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
+        order, bounds = checked_partition(partition, self.n)
+        self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
+        with self._kernel._measuring():
+            sums = np.add.reduceat(self._kernel._true_counts()[order], bounds[:-1])
+            return self._noisy(sums, 1.0, eps, integral=True, support=1)
 
     def laplace_intervals(self, starts, ends, epsilon, order=None) -> np.ndarray:
         """Sums over position intervals ``[start, end)`` of the bins arranged in ``order``.
@@ -145,29 +281,37 @@ class DataHandle:
         overlapping set, get the kernel-computed maximum coverage of a bin.
         Empty intervals (padding nodes) are allowed and answered with noise.
         """
+        eps = validate_epsilon(epsilon, "epsilon for laplace.intervals")
+        order = check_order(self.n, order)
         starts, ends = check_intervals(self.n, starts, ends)
-        sens = float(max_interval_coverage(self.n, starts, ends))
-        eps = self._charge("laplace.intervals", epsilon, sens, starts.size)
-        x = self._kernel._true_counts()
-        if order is not None:
-            order = np.asarray(order, dtype=np.int64)
-            if order.shape != (self.n,) or np.bincount(order, minlength=self.n).max() != 1:
-                raise InvalidParameter("order must be a permutation of the domain")
-            x = x[order]
-        prefix = np.concatenate(([0], np.cumsum(x)))
-        return self._laplace((prefix[ends] - prefix[starts]).astype(float), max(sens, 1.0), eps)
+        coverage = max_interval_coverage(self.n, starts, ends)
+        sens = float(max(coverage, 1))
+        self._charge("laplace.intervals", eps, sens, starts.size)
+        with self._kernel._measuring():
+            x = self._kernel._true_counts()
+            if order is not None:
+                x = x[order]
+            prefix = np.concatenate(([0], np.cumsum(x)))
+            return self._noisy(prefix[ends] - prefix[starts], sens, eps, integral=True, support=max(coverage, 1))
 
     def laplace_linear(self, queries, epsilon) -> np.ndarray:
-        """Answers of a dense, sparse (scipy) or implicit query matrix plus Laplace noise.
+        """Answers of a query description plus Laplace noise; the kernel computes the sensitivity.
 
-        Sensitivity is the largest column L1 norm, computed here.
+        ``queries``: a dense array, a ``scipy.sparse`` matrix,
+        :class:`~dphist.kernel.queries.IntervalQueries`, or an implicit object
+        with ``shape`` and ``matvec`` (probed column by column on small domains).
         """
-        sens = linear_sensitivity(queries, self.n)
-        if sens <= 0:
+        eps = validate_epsilon(epsilon, "epsilon for laplace.linear")
+        checked = check_queries(queries, self.n)
+        if checked.sensitivity <= 0:
             raise InvalidParameter("the query matrix is all zeros; nothing to measure")
-        m = int(queries.shape[0])
-        eps = self._charge("laplace.linear", epsilon, sens, m)
-        return self._laplace(apply_linear(queries, self._kernel._true_counts().astype(float)), sens, eps)
+        self._charge("laplace.linear", eps, checked.sensitivity, checked.rows)
+        with self._kernel._measuring():
+            x = self._kernel._true_counts()
+            values = checked.answer(x.astype(float))
+            if checked.integral:
+                values = np.rint(values).astype(np.int64)
+            return self._noisy(values, checked.sensitivity, eps, integral=checked.integral, support=checked.support)
 
     def sorted_counts(self, epsilon) -> np.ndarray:
         """The counts sorted ascending plus Laplace(1/epsilon) noise.
@@ -176,53 +320,98 @@ class DataHandle:
         entry of the sorted vector by one, so the sensitivity is 1.  The answer
         is *unattributed*: it says nothing about which bin holds which count.
         """
-        eps = self._charge("laplace.sorted-counts", epsilon, 1.0, self.n)
-        return self._laplace(np.sort(self._kernel._true_counts()).astype(float), 1.0, eps)
+        eps = validate_epsilon(epsilon, "epsilon for laplace.sorted-counts")
+        self._charge("laplace.sorted-counts", eps, 1.0, self.n)
+        with self._kernel._measuring():
+            return self._noisy(np.sort(self._kernel._true_counts()), 1.0, eps, integral=True, support=1)
 
     def exponential(self, score: Callable[[np.ndarray], np.ndarray], n_candidates: int,
                     score_sensitivity: float, epsilon, *, monotonic: bool = False) -> int:
         """Exponential mechanism (McSherry & Talwar 2007): index of the chosen candidate.
 
         ``score(counts)`` returns one utility per candidate (higher is better);
-        its sensitivity ``score_sensitivity`` is declared by the caller.  The
-        candidate ``i`` is drawn with probability proportional to
-        ``exp(epsilon * score_i / (2 * sensitivity))`` (``/ sensitivity`` when
-        the score is monotonic in the data).
+        its sensitivity ``score_sensitivity`` is declared by the caller (the
+        kernel cannot compute it for arbitrary code).  Candidate ``i`` is drawn
+        with probability proportional to ``exp(epsilon * score_i / (2 * sensitivity))``
+        (``/ sensitivity`` when the score is monotonic in the data).
+
+        Data-dependent failures are not observable: a non-finite score is
+        mapped (NaN and -inf to the lowest finite score, +inf to the highest;
+        all zero when none is finite), and a score function that raises or
+        returns the wrong number of values ends the run with a
+        :class:`PrivacyViolation` carrying no data.
         """
-        sens = float(score_sensitivity)
-        if not math.isfinite(sens) or sens <= 0:
-            raise InvalidParameter(f"score sensitivity must be positive and finite, got {score_sensitivity!r}")
-        if int(n_candidates) < 1:
-            raise InvalidParameter("the exponential mechanism needs at least one candidate")
-        eps = self._charge("exponential", epsilon, sens, 1)
-        scores = np.asarray(score(self._kernel._true_counts()), dtype=float)
-        if scores.shape != (int(n_candidates),) or not np.all(np.isfinite(scores)):
-            raise InvalidParameter(f"score must return {n_candidates} finite values, got shape {scores.shape}")
-        factor = 1.0 if monotonic else 2.0
-        return self._kernel.noise.exponential_choice(scores, eps / (factor * sens))
+        eps = validate_epsilon(epsilon, "epsilon for exponential")
+        sens = _positive_sensitivity(score_sensitivity, "score sensitivity")
+        if isinstance(n_candidates, bool) or not isinstance(n_candidates, (int, np.integer)) or n_candidates < 1:
+            raise InvalidParameter(f"n_candidates must be a positive integer, got {n_candidates!r}")
+        if not callable(score):
+            raise InvalidParameter("score must be a callable counts -> one utility per candidate")
+        m = int(n_candidates)
+        self._charge("exponential", eps, sens, 1)
+        with self._kernel._measuring():
+            x = self._kernel._true_counts()
+            scores = _user_code(lambda: np.array(score(x), dtype=float).reshape(-1), "the score function")
+        if scores.shape != (m,):
+            raise PrivacyViolation(f"the score function must return {m} values; the run is stopped")
+        scores = _finite_scores(scores)
+        return int(self._kernel.noise.exponential_mechanism(scores, sens, eps, monotonic=bool(monotonic)))
 
     def custom(self, mechanism: "VettedMechanism", epsilon, **arguments):
-        """Run a vetted custom mechanism (its privacy proof lives with its plugin)."""
+        """Run a vetted custom mechanism (its privacy proof lives with its plugin).
+
+        Its arguments are checked by :meth:`VettedMechanism.check` before the
+        charge; a failure inside :meth:`VettedMechanism.run` becomes a
+        :class:`PrivacyViolation` without data.
+        """
         if not isinstance(mechanism, VettedMechanism):
             raise InvalidParameter(f"{type(mechanism).__name__} is not a VettedMechanism")
         if not mechanism.proof:
             raise InvalidParameter(f"vetted mechanism {mechanism.name} states no privacy proof")
-        eps = self._charge(f"custom:{mechanism.name}", epsilon, mechanism.sensitivity,
-                           mechanism.answers(self.n, **arguments), note=mechanism.proof)
-        return mechanism.run(self._kernel._true_counts(), eps, self._kernel.noise, **arguments)
+        eps = validate_epsilon(epsilon, f"epsilon for custom:{mechanism.name}")
+        sens = _positive_sensitivity(mechanism.sensitivity, f"{mechanism.name}'s sensitivity")
+        arguments = mechanism.check(self.n, **arguments)
+        if not isinstance(arguments, dict):
+            raise InvalidParameter(f"{mechanism.name}.check must return the arguments as a dict")
+        answers = mechanism.answers(self.n, **arguments)
+        self._charge(f"custom:{mechanism.name}", eps, sens, answers, note=mechanism.proof)
+        with self._kernel._measuring():
+            x = self._kernel._true_counts()
+            noise = self._kernel.noise
+            return _user_code(lambda: mechanism.run(x, eps, noise, **arguments), f"mechanism {mechanism.name}")
+
+
+def _finite_scores(scores: np.ndarray) -> np.ndarray:
+    finite = np.isfinite(scores)
+    if finite.all():
+        return scores
+    if not finite.any():
+        return np.zeros_like(scores)
+    low, high = scores[finite].min(), scores[finite].max()
+    out = scores.copy()
+    out[np.isnan(out) | (out == -np.inf)] = low
+    out[out == np.inf] = high
+    return out
 
 
 class VettedMechanism:
-    """Base class of a custom ε-DP mechanism whose proof ships with its plugin.
+    """Base class of a custom epsilon-DP mechanism whose proof ships with its plugin.
 
     Subclasses set ``name``, ``proof`` (the theorem and where it is proved) and
-    ``sensitivity`` (for the ledger), and implement :meth:`run`, which must draw
-    every random value from the ``noise`` source it is given.
+    ``sensitivity`` (for the ledger), override :meth:`check` to validate their
+    arguments (called before any budget is charged), and implement :meth:`run`,
+    which must draw every random value from the ``noise`` source it is given
+    (``noise.laplace_mechanism`` / ``noise.exponential_mechanism``, so that
+    release mode's exact samplers apply).
     """
 
     name: str = ""
     proof: str = ""
     sensitivity: float = 1.0
+
+    def check(self, n: int, **arguments) -> dict:
+        """Validate (and copy) the arguments; raise InvalidParameter on a bad one."""
+        return arguments
 
     def answers(self, n: int, **arguments) -> int:
         """How many noisy values the mechanism releases (for the ledger)."""

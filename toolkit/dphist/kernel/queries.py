@@ -1,12 +1,27 @@
-"""Linear query representations whose L1 sensitivity the kernel computes itself.
+"""Linear query descriptions whose L1 sensitivity the kernel computes itself.
 
 Adding or removing one record changes one bin's count by 1, so a linear query
 matrix ``A`` has L1 sensitivity ``max_j sum_i |A_ij|`` (the largest column L1
-norm; Dwork et al. 2006, Laplace mechanism).  Components hand the kernel a
-query *description*; the kernel derives the sensitivity, never the component.
+norm; Dwork, McSherry, Nissim & Smith 2006).  Components hand the kernel a
+query *description*; the kernel derives the sensitivity, never the component:
+
+* a dense ``numpy`` array or a ``scipy.sparse`` matrix: column norms are read
+  from the entries;
+* :class:`IntervalQueries` (weighted sums over position intervals, e.g. the
+  nodes of a weighted tree): the kernel computes the weighted coverage of every
+  bin in O(n + m);
+* any other object with ``shape`` and ``matvec`` (:class:`ImplicitQueries`):
+  the kernel *probes* it, applying it to every unit vector, so its sensitivity
+  is measured rather than declared.  That costs n products and is refused above
+  :data:`MAX_PROBED_BINS` bins.
+
+The kernel also needs the *support*: how many answers one record can move
+(the largest number of non-zeros in a column).  Release mode rounds real
+answers to a grid and widens the sensitivity by a grid step per moved answer.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -14,26 +29,47 @@ import scipy.sparse as sp
 
 from ..errors import InvalidParameter
 
+#: largest domain on which an implicit query object is probed column by column
+MAX_PROBED_BINS = 4096
+
 
 @runtime_checkable
 class ImplicitQueries(Protocol):
-    """A query matrix given by its action, for strategies too large to store.
-
-    ``shape`` is ``(m, n)``; ``matvec(x)`` returns ``A @ x``; ``abs_rmatvec(y)``
-    returns ``|A|.T @ y`` (entrywise absolute value), from which the kernel takes
-    the sensitivity as ``max(abs_rmatvec(ones(m)))``.
-    """
+    """A query matrix given by its action: ``shape = (m, n)`` and ``matvec(x) = A @ x``."""
 
     shape: tuple[int, int]
 
     def matvec(self, x: np.ndarray) -> np.ndarray: ...
 
-    def abs_rmatvec(self, y: np.ndarray) -> np.ndarray: ...
+
+@dataclass(frozen=True)
+class IntervalQueries:
+    """Row ``r`` is ``weights[r]`` times the indicator of positions ``[starts[r], ends[r])``.
+
+    Positions refer to the bins in ``order`` when the kernel is given one
+    (a permutation of the domain), else to the domain itself.
+    """
+
+    starts: np.ndarray
+    ends: np.ndarray
+    weights: np.ndarray | None = None
 
 
-def interval_coverage(n: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """How many of the half-open intervals ``[starts, ends)`` cover each position (O(n + m))."""
-    diff = np.bincount(starts, minlength=n + 1) - np.bincount(ends, minlength=n + 1)
+@dataclass(frozen=True)
+class CheckedQueries:
+    """A query description after the kernel's checks: what it measures and at what cost."""
+
+    answer: object          #: callable x -> A @ x (float), on a private copy of the description
+    sensitivity: float      #: max column L1 norm
+    support: int            #: max non-zeros in a column
+    integral: bool          #: integer entries (then integer answers on integer counts)
+    rows: int
+
+
+def interval_coverage(n: int, starts: np.ndarray, ends: np.ndarray, weights=None) -> np.ndarray:
+    """Sum of ``weights`` (1 by default) of the intervals ``[starts, ends)`` covering each position (O(n + m))."""
+    diff = (np.bincount(starts, weights=weights, minlength=n + 1)
+            - np.bincount(ends, weights=weights, minlength=n + 1))
     return np.cumsum(diff[:-1])
 
 
@@ -42,8 +78,6 @@ def max_interval_coverage(n: int, starts: np.ndarray, ends: np.ndarray) -> int:
 
     Sorted, disjoint intervals (one level of a tree) are recognised in O(m).
     """
-    if starts.size == 0:
-        return 0
     nonempty = ends > starts
     if not nonempty.any():
         return 0
@@ -54,8 +88,12 @@ def max_interval_coverage(n: int, starts: np.ndarray, ends: np.ndarray) -> int:
 
 
 def check_intervals(n: int, starts, ends) -> tuple[np.ndarray, np.ndarray]:
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
+    """Private int64 copies of interval bounds, or :class:`InvalidParameter` naming the fault."""
+    try:
+        starts = np.array(starts, dtype=np.int64, copy=True)
+        ends = np.array(ends, dtype=np.int64, copy=True)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameter("interval starts and ends must be integer arrays") from None
     if starts.shape != ends.shape or starts.ndim != 1:
         raise InvalidParameter("interval starts and ends must be 1-D arrays of equal length")
     if starts.size and (starts.min() < 0 or ends.max() > n or np.any(ends < starts)):
@@ -63,30 +101,91 @@ def check_intervals(n: int, starts, ends) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
-def linear_sensitivity(queries, n: int) -> float:
-    """Largest column L1 norm of a dense, sparse or implicit query matrix over n bins."""
-    if isinstance(queries, ImplicitQueries) and not sp.issparse(queries) and not isinstance(queries, np.ndarray):
-        m, cols = queries.shape
-        if cols != n:
-            raise InvalidParameter(f"query matrix has {cols} columns but the domain has {n} bins")
-        col = np.asarray(queries.abs_rmatvec(np.ones(m)), dtype=float)
-    elif sp.issparse(queries):
-        if queries.shape[1] != n:
-            raise InvalidParameter(f"query matrix has {queries.shape[1]} columns but the domain has {n} bins")
-        col = np.asarray(abs(queries).sum(axis=0)).ravel()
-    else:
-        a = np.asarray(queries, dtype=float)
+def check_order(n: int, order) -> np.ndarray | None:
+    """A private copy of ``order`` if it is a permutation of ``range(n)``, else :class:`InvalidParameter`."""
+    if order is None:
+        return None
+    try:
+        order = np.array(order, dtype=np.int64, copy=True)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameter("order must be an integer array (a permutation of the domain)") from None
+    if order.shape != (n,) or order.min() < 0 or order.max() >= n or np.bincount(order, minlength=n).max() != 1:
+        raise InvalidParameter(f"order must be a permutation of the {n} bins of the domain")
+    return order
+
+
+def _finite_columns(col: np.ndarray, n: int) -> np.ndarray:
+    if col.shape != (n,) or not np.all(np.isfinite(col)):
+        raise InvalidParameter("query matrix entries must be finite")
+    return col
+
+
+def check_queries(queries, n: int) -> CheckedQueries:
+    """Validate a query description over ``n`` bins and compute its sensitivity and support.
+
+    The returned ``answer`` works on private copies, so changing the caller's
+    object afterwards cannot change what is measured.
+    """
+    if isinstance(queries, IntervalQueries):
+        s, e = check_intervals(n, queries.starts, queries.ends)
+        w = np.ones(s.size) if queries.weights is None else np.array(queries.weights, dtype=float, copy=True)
+        if w.shape != s.shape or not np.all(np.isfinite(w)):
+            raise InvalidParameter("interval weights must be finite, one per interval")
+        live = (e > s) & (w != 0)
+        col = interval_coverage(n, s[live], e[live], np.abs(w[live])) if live.any() else np.zeros(n)
+        support = int(interval_coverage(n, s[live], e[live]).max()) if live.any() else 0
+
+        def answer(x):
+            prefix = np.concatenate(([0.0], np.cumsum(x, dtype=float)))
+            return w * (prefix[e] - prefix[s])
+        integral = bool(np.all(w == np.round(w)))
+        return CheckedQueries(answer, float(col.max()), support, integral, int(s.size))
+    if sp.issparse(queries):
+        if queries.ndim != 2 or queries.shape[1] != n:
+            raise InvalidParameter(f"query matrix must be 2-D with {n} columns, got shape {queries.shape}")
+        a = sp.csc_matrix(queries, dtype=float, copy=True)
+        col = _finite_columns(np.asarray(abs(a).sum(axis=0)).ravel(), n)
+        if not np.all(np.isfinite(a.data)):
+            raise InvalidParameter("query matrix entries must be finite")
+        support = int(a.getnnz(axis=0).max()) if n else 0
+        integral = bool(np.all(a.data == np.round(a.data)))
+        return CheckedQueries(lambda x: np.asarray(a @ x, dtype=float).ravel(), float(col.max()), support,
+                              integral, int(a.shape[0]))
+    if isinstance(queries, np.ndarray) or isinstance(queries, (list, tuple)):
+        try:
+            a = np.array(queries, dtype=float, copy=True)
+        except (TypeError, ValueError):
+            raise InvalidParameter("query matrix must hold numbers") from None
         if a.ndim != 2 or a.shape[1] != n:
             raise InvalidParameter(f"query matrix must be 2-D with {n} columns, got shape {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise InvalidParameter("query matrix entries must be finite")
         col = np.abs(a).sum(axis=0)
-    if col.shape != (n,) or not np.all(np.isfinite(col)):
-        raise InvalidParameter("query matrix column norms are not finite")
-    return float(col.max()) if col.size else 0.0
+        support = int(np.count_nonzero(a, axis=0).max()) if n else 0
+        integral = bool(np.all(a == np.round(a)))
+        return CheckedQueries(lambda x: a @ x, float(col.max()), support, integral, int(a.shape[0]))
+    if isinstance(queries, ImplicitQueries):
+        return _probe(queries, n)
+    raise InvalidParameter(f"cannot measure a {type(queries).__name__}: give a dense or sparse matrix, "
+                           "IntervalQueries, or an object with shape and matvec")
 
 
-def apply_linear(queries, x: np.ndarray) -> np.ndarray:
-    if sp.issparse(queries):
-        return np.asarray(queries @ x, dtype=float).ravel()
-    if isinstance(queries, np.ndarray):
-        return queries.astype(float) @ x
-    return np.asarray(queries.matvec(x), dtype=float).ravel()
+def _probe(queries, n: int) -> CheckedQueries:
+    """Measure an implicit operator's columns by applying it to every unit vector."""
+    try:
+        m, cols = (int(v) for v in queries.shape)
+    except (TypeError, ValueError):
+        raise InvalidParameter("an implicit query object needs shape = (rows, columns)") from None
+    if cols != n:
+        raise InvalidParameter(f"query matrix has {cols} columns but the domain has {n} bins")
+    if n > MAX_PROBED_BINS:
+        raise InvalidParameter(
+            f"an implicit query object over {n} bins would need {n} probes to measure its sensitivity "
+            f"(limit {MAX_PROBED_BINS}); describe it as IntervalQueries or a scipy.sparse matrix")
+    columns = np.empty((m, n))
+    unit = np.zeros(n)
+    for j in range(n):
+        unit[j] = 1.0
+        columns[:, j] = np.asarray(queries.matvec(unit.copy()), dtype=float).reshape(m)
+        unit[j] = 0.0
+    return check_queries(columns, n)
