@@ -2,7 +2,7 @@
 
     dphist list [--kind KIND]
     dphist describe NAME
-    dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--output FILE]
+    dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--noise exact|float] [--output FILE]
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
 
@@ -124,17 +124,34 @@ def cmd_run(args) -> int:
         from pathlib import Path
         if Path(args.output).exists() and not args.force:
             raise InvalidParameter(f"output file {args.output!r} exists; pass --force to overwrite")
-    release = pipeline.run(counts, eps, seed=args.seed)
-    print(f"{pipeline.name}: {counts.size} bins, epsilon={eps:g}, seed={release.seed}, "
+    release = pipeline.run(counts, eps, seed=args.seed, noise=args.noise)
+    if release.mode == "research":
+        print(f"dphist: research mode: this output can be reproduced from seed {release.seed} and must NOT be "
+              "published with it (omit --seed for release mode)", file=sys.stderr)
+    else:
+        print("dphist: release mode: exact noise from the operating system; no seed is kept", file=sys.stderr)
+    for warning in release.warnings:
+        print(f"dphist: warning: {warning}", file=sys.stderr)
+    print(f"{pipeline.name}: {counts.size} bins, epsilon={eps:g}, {release.mode} mode, "
           f"{release.partition.n_groups} groups{' (unattributed)' if release.unattributed else ''}",
           file=sys.stderr)
     print(release.ledger, file=sys.stderr)
+    header = _output_header(release, pipeline.name)
     if args.output:
-        write_array(args.output, release.estimate, force=args.force)
+        write_array(args.output, release.estimate, force=args.force, header=header)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
-        np.savetxt(sys.stdout, release.estimate, fmt="%.6g")
+        np.savetxt(sys.stdout, release.estimate, fmt="%.10g", header=header)
     return 0
+
+
+def _output_header(release, name: str) -> str:
+    """Comment lines for an output file: mode, algorithm, epsilon, warnings (never a seed in release mode)."""
+    lines = [f"dphist {release.mode} mode: {name}, epsilon={release.epsilon:g}, noise={release.noise}"]
+    if release.mode == "research":
+        lines.append(f"research mode (seed {release.seed}): reproducible from the seed; do not publish")
+    lines += [f"warning: {w}" for w in release.warnings]
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------- demo
@@ -195,7 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--algorithm", "-a", required=True)
     s.add_argument("--input", "-i", required=True, help=".npy, .csv or .txt (one count per line)")
     s.add_argument("--epsilon", "-e", required=True)
-    s.add_argument("--seed", type=int)
+    s.add_argument("--seed", type=int, help="research mode: reproducible from the seed, never for publication "
+                   "(default: release mode, exact noise from the operating system)")
+    s.add_argument("--noise", choices=["exact", "float"],
+                   help="exact discrete samplers (release mode's only choice) or seeded float Laplace "
+                        "(research mode's default)")
     s.add_argument("--output", "-o", help=".npy, .csv or .txt; stdout when omitted")
     s.add_argument("--force", action="store_true", help="overwrite an existing output file")
     s.add_argument("--records", action="store_true", help="the input lists one record value per line")

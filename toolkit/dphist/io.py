@@ -17,6 +17,7 @@ leaves nothing half-written; an existing file is refused unless ``force``.
 from __future__ import annotations
 
 import math
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -104,8 +105,12 @@ def bin_records(values, domain, bins=None, clip=False, what="records") -> np.nda
     return np.bincount(idx, minlength=n).astype(np.int64)
 
 
-def write_array(path, values, force: bool = False) -> Path:
-    """Write ``values`` to ``.npy`` or ``.csv``/``.txt`` (one per line) atomically."""
+def write_array(path, values, force: bool = False, header: str = "") -> Path:
+    """Write ``values`` to ``.npy`` or ``.csv``/``.txt`` (one per line) atomically.
+
+    ``header`` (e.g. the release's mode) becomes ``#`` comment lines of a text
+    file; a ``.npy`` file cannot hold it, so it goes to ``<path>.json`` beside it.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -114,15 +119,29 @@ def write_array(path, values, force: bool = False) -> Path:
         raise InvalidParameter(f"output file {str(path)!r} exists; pass --force to overwrite")
     if not path.parent.is_dir():
         raise InvalidParameter(f"output folder {str(path.parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    sidecar = path.with_name(path.name + ".json") if suffix == ".npy" and header else None
+    if sidecar is not None and sidecar.exists() and not force:
+        raise InvalidParameter(f"output file {str(sidecar)!r} exists; pass --force to overwrite")
+    if sidecar is not None:
+        _atomic(sidecar, lambda fh: fh.write(json.dumps({"header": header.splitlines()}, indent=1).encode()))
+    try:
+        if suffix == ".npy":
+            _atomic(path, lambda fh: np.save(fh, np.asarray(values)))
+        else:
+            _atomic(path, lambda fh: np.savetxt(fh, np.asarray(values), fmt="%.10g", header=header))
+    except BaseException:
+        if sidecar is not None:
+            sidecar.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _atomic(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as fh:
-            if suffix == ".npy":
-                np.save(fh, np.asarray(values))
-            else:
-                np.savetxt(fh, np.asarray(values), fmt="%.10g")
+            write(fh)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path

@@ -22,6 +22,7 @@ import numpy as np
 from .components.base import KINDS, Component, Context
 from .errors import InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
+from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .partition import Partition
 from .registry import Registry, default_registry
@@ -60,6 +61,20 @@ def resolve_component(kind: str, spec, registry: Registry | None = None) -> Comp
     if not isinstance(obj, base):
         raise InvalidParameter(f"{type(obj).__name__} is not a {base.__name__} but was given as the {kind}")
     return obj
+
+
+#: names accepted by ``Pipeline.run(noise=...)``: the mode's exact sampler, or seeded float Laplace
+NOISE_KINDS = ("exact", "float")
+
+
+def _noise_kind(noise) -> str | None:
+    if noise is None or not isinstance(noise, str):
+        return None
+    if noise not in NOISE_KINDS:
+        raise InvalidParameter(f"unknown noise source {noise!r}; choose 'exact' (discrete Laplace, both modes) "
+                               "or 'float' (seeded floating-point Laplace, research mode only), or pass a "
+                               "NoiseSource object")
+    return noise
 
 
 def _is_dp(component: Component) -> bool:
@@ -238,26 +253,35 @@ class Pipeline:
         stores it, and :meth:`Release.rerun` repeats the run exactly.  Without
         one it is in *release* mode: exact discrete noise from the operating
         system, nothing stored that could reproduce it.  ``mode`` may name the
-        mode explicitly; it must agree with the seed.  ``noise`` replaces the
-        mode's default noise source and must declare the same mode.
+        mode explicitly; it must agree with the seed.  ``noise`` is ``"exact"``
+        (discrete samplers; in research mode driven by the seed), ``"float"``
+        (seeded float Laplace, research mode's default, refused in release
+        mode) or a :class:`~dphist.kernel.NoiseSource` declaring the run's mode.
         """
         counts = validate_counts(histogram)
         eps = validate_epsilon(epsilon)
-        run_mode = self._run_mode(seed, noise, mode)
+        kind = _noise_kind(noise)
+        run_mode = self._run_mode(seed, None if kind else noise, mode)
         if run_mode == "release":
             unsafe = [c.name for c in self.components() if not _is_dp(c)]
             if unsafe:
                 raise PrivacyViolation(f"release mode refuses {', '.join(unsafe)}: {NOT_DP} "
                                        "(run it with a seed, in research mode, to reproduce published numbers)")
+            if kind == "float":
+                raise InvalidParameter("release mode needs exact noise; floating-point Laplace noise is "
+                                       "attackable (Mironov 2012): drop noise='float' or give a seed")
             root = None
-            noise = noise if noise is not None else ExactNoise()
+            noise = ExactNoise() if noise is None or kind else noise
             public_rng = np.random.default_rng()  # OS entropy, never stored
         else:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
             root = np.random.SeedSequence(int(seed))
             noise_seq, public_seq = root.spawn(2)
-            noise = noise if noise is not None else SeededLaplace(np.random.default_rng(noise_seq))
+            if kind == "exact":
+                noise = ExactNoise(GeneratorWords(np.random.default_rng(noise_seq)))
+            elif noise is None or kind == "float":
+                noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
         kernel = PrivateKernel(counts, noise)
         n = kernel.n

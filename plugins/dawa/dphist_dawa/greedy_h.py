@@ -22,7 +22,9 @@ import numpy as np
 from dphist import Finalizer, InvalidParameter, Partition
 from dphist import workloads as wl
 
-from .hierarchy import WeightedRangeQueries, greedy_weights, tree_least_squares
+from dphist.kernel import IntervalQueries
+
+from .hierarchy import greedy_weights, tree_least_squares
 
 
 def resolve_workload(workload, n: int) -> wl.RangeWorkload:
@@ -82,7 +84,7 @@ class GreedyHFinalizer(Finalizer):
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         tree = self.strategy(bins, ctx.n)
         s, e, w = tree.nodes(bins.bounds)
-        queries = WeightedRangeQueries(ctx.n, s, e, w)
+        queries = IntervalQueries(s, e, w)  # the kernel computes the weighted coverage itself
         noisy = ctx.data.laplace_linear(queries, ctx.budget)
         # post-processing from here on: least squares and uniform expansion
         per_level, at = [], 0

@@ -91,8 +91,13 @@ _CITATION = ("Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 3 (private 
 
 
 def _noisy_costs(dev: np.ndarray, noise, scale: float, measure_cost: float):
-    """``dev + Lap(scale) + fixed cost`` for every candidate (single-bin buckets too; no floor)."""
-    return dev + noise.laplace(scale, dev.size) + measure_cost
+    """``dev + Lap(scale) + fixed cost`` for every candidate (single-bin buckets too; no floor).
+
+    Through ``noise.laplace_mechanism`` (sensitivity ``scale``, epsilon 1), so release mode's exact
+    grid route applies; ``support=2`` widens the grid sensitivity by the two rounding steps the
+    noisy-min argument below can meet (the output's bucket and its competitor).
+    """
+    return noise.laplace_mechanism(dev, scale, 1.0, support=2) + measure_cost
 
 
 @njit(cache=True, nogil=True)

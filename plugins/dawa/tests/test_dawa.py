@@ -25,11 +25,11 @@ class RecordingNoise(SeededLaplace):
         super().__init__(np.random.default_rng(seed))
         self.draws, self.scales = [], []
 
-    def laplace(self, scale, size):
-        z = super().laplace(scale, size)
-        self.draws.append(np.array(z))
-        self.scales.append(scale)
-        return z
+    def laplace_mechanism(self, values, sensitivity, epsilon, **kwargs):
+        out = super().laplace_mechanism(values, sensitivity, epsilon, **kwargs)
+        self.draws.append(np.array(out - np.asarray(values, dtype=float)))
+        self.scales.append(sensitivity / epsilon)
+        return out
 
 
 def _random_units(rng, n, k):

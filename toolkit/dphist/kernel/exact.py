@@ -97,143 +97,9 @@ def dyadic_scale_at_least(scale) -> tuple[int, int]:
 
 # ------------------------------------------------------------ compiled core
 def _compiled():
-    """Compile (once, cached on disk) and return the numba kernels."""
-    global _KERNELS
-    if _KERNELS is not None:
-        return _KERNELS
-    from numba import njit
-
-    @njit(cache=True)
-    def bit(words, st):
-        p = st[0]
-        if p >= words.size * 64:
-            return -1
-        st[0] = p + 1
-        return np.int64((words[p >> 6] >> np.uint64(p & 63)) & np.uint64(1))
-
-    @njit(cache=True)
-    def bernoulli_rational(a, b, words, st):
-        # U < a/b for U = 0.u1u2... uniform: compare bit by bit with a/b's expansion
-        r = a
-        while True:
-            r = 2 * r
-            pb = 1 if r >= b else 0
-            if pb == 1:
-                r -= b
-            u = bit(words, st)
-            if u < 0:
-                return -1
-            if u != pb:
-                return pb
-
-    @njit(cache=True)
-    def bernoulli_exp_unit(a, b, words, st):
-        # CKS Algorithm 1, gamma = a/b in [0, 1]: K odd where K is the first failure
-        k = 1
-        while True:
-            x = bernoulli_rational(a, b * k, words, st)
-            if x < 0:
-                return -1
-            if x == 0:
-                return k % 2
-            k += 1
-
-    @njit(cache=True)
-    def bernoulli_exp(a, b, words, st):
-        # gamma = a/b >= 0: floor(gamma) factors exp(-1), then exp(-frac); stop at a failure
-        whole = a // b
-        x = bernoulli_exp_unit(a - whole * b, b, words, st)
-        if x <= 0:
-            return x
-        for _ in range(whole):
-            x = bernoulli_exp_unit(1, 1, words, st)
-            if x <= 0:
-                return x
-        return 1
-
-    @njit(cache=True)
-    def chunk(words, st, n):
-        # the next n <= 62 bits as an integer (least significant first)
-        p = st[0]
-        if p + n > words.size * 64:
-            return -1
-        st[0] = p + n
-        w, o = p >> 6, p & 63
-        v = words[w] >> np.uint64(o)
-        if o + n > 64:
-            v |= words[w + 1] << np.uint64(64 - o)
-        return np.int64(v & ((np.uint64(1) << np.uint64(n)) - np.uint64(1)))
-
-    @njit(cache=True)
-    def uniform_below(t, words, st):
-        # rejection from the smallest power of two >= t (fewer than 2 tries expected)
-        nbits = 0
-        while (np.int64(1) << nbits) < t:
-            nbits += 1
-        if nbits == 0:
-            return 0
-        while True:
-            v = chunk(words, st, nbits)
-            if v < t:
-                return v
-
-    @njit(cache=True)
-    def discrete_laplace_fill(out, start, t, s, words, st):
-        # CKS Algorithm 2 with scale t/s; returns the first index not filled
-        for i in range(start, out.size):
-            begin = st[0]
-            while True:
-                u = uniform_below(t, words, st)
-                if u < 0:
-                    st[0] = begin
-                    return i
-                d = bernoulli_exp(u, t, words, st)
-                if d < 0:
-                    st[0] = begin
-                    return i
-                if d == 0:
-                    continue
-                v = 0
-                while True:
-                    a = bernoulli_exp_unit(1, 1, words, st)
-                    if a < 0:
-                        st[0] = begin
-                        return i
-                    if a == 0:
-                        break
-                    v += 1
-                y = (u + t * v) // s
-                neg = bit(words, st)
-                if neg < 0:
-                    st[0] = begin
-                    return i
-                if neg == 1 and y == 0:
-                    continue
-                out[i] = -y if neg == 1 else y
-                break
-        return out.size
-
-    @njit(cache=True)
-    def exponential_draw(gamma, den, words, st):
-        begin = st[0]
-        m = gamma.size
-        while True:
-            i = uniform_below(m, words, st)
-            if i < 0:
-                st[0] = begin
-                return -1
-            x = bernoulli_exp(gamma[i], den, words, st)
-            if x < 0:
-                st[0] = begin
-                return -1
-            if x == 1:
-                return i
-
-    _KERNELS = {"discrete_laplace_fill": discrete_laplace_fill, "exponential_draw": exponential_draw}
-    return _KERNELS
-
-
-_KERNELS = None
+    """The numba kernels (compiled once, cached on disk); imported on first use."""
+    from . import _exact_jit
+    return _exact_jit
 
 
 class _Stream:
@@ -255,7 +121,7 @@ def discrete_laplace(t: int, s: int, size: int, source: RandomWords) -> np.ndarr
     t, s, size = int(t), int(s), int(size)
     if not (0 < t < MAX_INT and 0 < s < MAX_INT):
         raise ValueError("the scale's numerator and denominator must be positive and below 2**62")
-    fill = _compiled()["discrete_laplace_fill"]
+    fill = _compiled().discrete_laplace_fill
     out = np.empty(size, dtype=np.int64)
     # ~ 1.6 tries x (bits of U + ~4) + ~8 bits for V and the sign, per draw
     per_draw = 1.6 * (t.bit_length() + 4) + 8
@@ -281,7 +147,7 @@ def exponential_mechanism(gamma_num: np.ndarray, gamma_den: int, source: RandomW
     den = int(gamma_den)
     if not 0 < den < MAX_INT // 64:
         raise ValueError("gamma denominator out of range")
-    draw = _compiled()["exponential_draw"]
+    draw = _compiled().exponential_draw
     stream = _Stream(source, 4 * gamma.size + 64)
     while True:
         i = draw(gamma, den, stream.words, stream.state)

@@ -25,6 +25,7 @@ check that components stay on the documented routes.
 """
 from __future__ import annotations
 
+import contextvars
 import math
 from contextlib import contextmanager
 from typing import Callable
@@ -39,6 +40,20 @@ from .queries import check_intervals, check_order, check_queries, max_interval_c
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
+
+# Set by the conformance kit: a list receiving (mechanism, epsilon, arguments) of every custom call.
+_CUSTOM_CALLS: contextvars.ContextVar[list | None] = contextvars.ContextVar("dphist_custom_calls", default=None)
+
+
+@contextmanager
+def recording_custom_calls():
+    """Collect the vetted mechanisms run inside the block (for the conformance kit's replay)."""
+    calls: list = []
+    token = _CUSTOM_CALLS.set(calls)
+    try:
+        yield calls
+    finally:
+        _CUSTOM_CALLS.reset(token)
 
 
 def validate_counts(counts) -> np.ndarray:
@@ -188,21 +203,23 @@ class PrivateKernel:
         return self.__counts
 
 
-def _user_code(call: Callable, what: str):
-    """Run code the kernel does not own on the data; hide any failure's data and frames.
+def _user_code(call: Callable) -> tuple[bool, object]:
+    """Run code the kernel does not own on the data: ``(True, result)`` or ``(False, error name)``.
 
-    A failure is replaced by a :class:`PrivacyViolation` raised *outside* the
-    ``except`` block, so it has no ``__context__`` holding the original
-    exception, its traceback or the frames that saw the counts.
+    The exception object is dropped here, so its traceback, which holds the
+    frames that saw the counts, is gone before the caller raises.
     """
-    failed = None
     try:
-        return call()
+        return True, call()
     except Exception as exc:  # noqa: BLE001 - any failure must be hidden
-        failed = type(exc).__name__
+        name = type(exc).__name__
         del exc
-    raise PrivacyViolation(f"{what} raised {failed} while reading the data; the exception is withheld "
-                           "because it may depend on the data")
+        return False, name
+
+
+def _withheld(what: str, name: object) -> PrivacyViolation:
+    return PrivacyViolation(f"{what} raised {name} while reading the data; the exception is withheld "
+                            "because it may depend on the data")
 
 
 class DataHandle:
@@ -351,7 +368,10 @@ class DataHandle:
         self._charge("exponential", eps, sens, 1)
         with self._kernel._measuring():
             x = self._kernel._true_counts()
-            scores = _user_code(lambda: np.array(score(x), dtype=float).reshape(-1), "the score function")
+            ok, scores = _user_code(lambda: np.array(score(x), dtype=float).reshape(-1))
+            del x  # no frame of a raised error may hold the counts
+        if not ok:
+            raise _withheld("the score function", scores)
         if scores.shape != (m,):
             raise PrivacyViolation(f"the score function must return {m} values; the run is stopped")
         scores = _finite_scores(scores)
@@ -375,10 +395,17 @@ class DataHandle:
             raise InvalidParameter(f"{mechanism.name}.check must return the arguments as a dict")
         answers = mechanism.answers(self.n, **arguments)
         self._charge(f"custom:{mechanism.name}", eps, sens, answers, note=mechanism.proof)
+        recorder = _CUSTOM_CALLS.get()
+        if recorder is not None:
+            recorder.append((mechanism, eps, dict(arguments)))
         with self._kernel._measuring():
             x = self._kernel._true_counts()
             noise = self._kernel.noise
-            return _user_code(lambda: mechanism.run(x, eps, noise, **arguments), f"mechanism {mechanism.name}")
+            ok, out = _user_code(lambda: mechanism.run(x, eps, noise, **arguments))
+            del x  # no frame of a raised error may hold the counts
+        if not ok:
+            raise _withheld(f"mechanism {mechanism.name}", out)
+        return out
 
 
 def _finite_scores(scores: np.ndarray) -> np.ndarray:

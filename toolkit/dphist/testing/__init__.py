@@ -14,17 +14,35 @@ What is checked
 * reproducibility: the same seed gives the identical release, and a
   different seed a different one (when anything is random);
 * hygiene: the input histogram is not mutated; outputs are finite, of the
-  right shape, and partitions cover every bin exactly once.
+  right shape, and partitions cover every bin exactly once;
+* release mode: the pipeline runs without a seed (exact noise, nothing kept),
+  or, for a component declared not differentially private, is refused;
+* data access: the true counts are read only by kernel primitives (the kernel's
+  gate turns any other read into a :class:`~dphist.errors.PrivacyViolation`);
+* vetted mechanisms: every custom mechanism a run used is replayed on
+  neighbouring histograms with coupled seeds; when its output is a continuous
+  vector, the shift one record causes, measured in units of the output's own
+  noise spread, must stay within epsilon (:func:`check_vetted_mechanism`);
+* sorters with a ``descending`` parameter order groups by their noisy means in
+  the declared direction.
+
+:mod:`dphist.testing.twins` holds broken twins, components that cheat in one
+known way each; the core's tests check that this kit rejects every one.
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 
-from .components.base import Component, Finalizer, Initializer, Partitioner, Sorter
-from .pipeline import Pipeline, Release
-from .presets import make_algorithm
+from ..components.base import Component, Finalizer, Initializer, Partitioner, Sorter
+from ..errors import PrivacyViolation
+from ..kernel import SeededLaplace
+from ..kernel.private import VettedMechanism, recording_custom_calls
+from ..partition import Partition
+from ..pipeline import Pipeline, Release
+from ..presets import make_algorithm
 
 _TOL = 1e-9
 
@@ -98,12 +116,14 @@ def check_release(release: Release, n: int) -> None:
 
 def check_pipeline(pipeline: Pipeline, epsilon: float = 1.0, n: int = 64,
                    histograms: dict[str, np.ndarray] | None = None) -> None:
-    """Run ``pipeline`` on every example histogram and check ledger, determinism, hygiene."""
+    """Run ``pipeline`` on every example histogram and check ledger, determinism, hygiene, modes."""
     histograms = histograms or example_histograms(n)
     for label, x in histograms.items():
         original = x.copy()
-        first = pipeline.run(x, epsilon, seed=11)
+        with recording_custom_calls() as calls:
+            first = pipeline.run(x, epsilon, seed=11)
         assert np.array_equal(x, original), f"{pipeline.name} mutated the input histogram ({label})"
+        assert x.flags.writeable == original.flags.writeable, f"{pipeline.name} changed the input's flags"
         check_release(first, x.size)
         check_ledger(first, pipeline)
         again = pipeline.run(x, epsilon, seed=11)
@@ -115,6 +135,81 @@ def check_pipeline(pipeline: Pipeline, epsilon: float = 1.0, n: int = 64,
             other = pipeline.run(x, epsilon, seed=12)
             assert not np.array_equal(first.estimate, other.estimate), (
                 f"{pipeline.name}: a different seed gave the same estimate ({label}); is the noise seeded?")
+            for mechanism, eps, arguments in calls:
+                check_vetted_mechanism(mechanism, eps, x, arguments)
+            check_release_mode(pipeline, x, epsilon)
+    if pipeline.sorter is not None:
+        check_sorter_direction(pipeline.sorter)
+
+
+def check_release_mode(pipeline: Pipeline, x: np.ndarray, epsilon: float) -> None:
+    """Without a seed the run uses exact noise and keeps nothing; a non-DP pipeline is refused."""
+    if not all(getattr(c, "differentially_private", True) for c in pipeline.components()):
+        try:
+            pipeline.run(x, epsilon)
+        except PrivacyViolation:
+            return
+        raise AssertionError(f"{pipeline.name} is declared not differentially private but release mode ran it")
+    release = pipeline.run(x, epsilon)
+    assert release.mode == "release" and release.seed is None, f"{pipeline.name}: release mode kept a seed"
+    assert release.pipeline is None, f"{pipeline.name}: a release-mode Release holds its pipeline"
+    check_release(release, x.size)
+    check_ledger(release, pipeline)
+
+
+def check_sorter_direction(sorter: Sorter, n: int = 32) -> None:
+    """A sorter with a ``descending`` parameter orders groups by noisy mean in that direction."""
+    if "descending" not in sorter.param_defaults():
+        return
+    from ..components.base import Context
+    noisy = np.random.default_rng(5).permutation(np.arange(n, dtype=float) * 3.0)
+    noisy.setflags(write=False)
+    for descending in (True, False):
+        ctx = Context(n=n, epsilon=1.0, gamma_in=0.5, gamma_p=0.0, gamma_f=0.5,
+                      rng=np.random.default_rng(0), noisy=noisy)
+        out = sorter.clone(descending=descending).sort(Partition.singletons(n), ctx)
+        keys = out.means(noisy)
+        steps = np.diff(keys)
+        ok = np.all(steps <= 0) if descending else np.all(steps >= 0)
+        assert ok, f"sorter {sorter.name} with descending={descending} did not sort in that direction"
+
+
+def check_vetted_mechanism(mechanism: VettedMechanism, epsilon: float, x: np.ndarray, arguments: dict,
+                           trials: int = 300, tolerance: float = 1.5) -> None:
+    """Replay a vetted mechanism on ``x`` and neighbours with coupled seeds; flag too little noise.
+
+    For an additive-noise mechanism, the same seed on ``x`` and on a neighbour
+    ``x'`` moves output ``j`` by the query's change ``d_j``; the noise spread
+    ``b_j`` (mean absolute deviation from the median over seeds, the Laplace
+    scale) is measured on ``x``.  Independent Laplace coordinates are
+    epsilon-DP only if ``sum_j |d_j| / b_j <= epsilon``; the check fails above
+    ``tolerance * epsilon``.  It is a screen, not a proof: mechanisms whose
+    output is not a continuous vector of fixed shape are skipped (the privacy
+    auditor covers them).
+    """
+    n = x.size
+    for i in sorted({0, n // 2}):
+        neighbour = x.copy()
+        neighbour[i] += 1
+        base, moved = [], []
+        for t in range(trials):
+            a = mechanism.run(x.copy(), epsilon, SeededLaplace(np.random.default_rng(t)), **arguments)
+            b = mechanism.run(neighbour, epsilon, SeededLaplace(np.random.default_rng(t)), **arguments)
+            a, b = np.asarray(a), np.asarray(b)
+            if a.dtype.kind != "f" or a.shape != b.shape or a.ndim != 1:
+                return
+            base.append(a)
+            moved.append(b)
+        base, moved = np.array(base), np.array(moved)
+        distinct = np.array([np.unique(col).size for col in base.T]) >= 0.9 * trials
+        if not distinct.all():
+            return
+        shift = np.abs(np.median(moved - base, axis=0))
+        spread = np.mean(np.abs(base - np.median(base, axis=0)), axis=0)
+        loss = float(np.sum(shift / spread))
+        assert loss <= tolerance * epsilon, (
+            f"vetted mechanism {mechanism.name}: one record at bin {i} moves the output by {loss:.3g} noise "
+            f"scales, more than epsilon = {epsilon:.3g} allows (too little noise for its sensitivity)")
 
 
 def check_contract(cls: type) -> None:
@@ -123,7 +218,6 @@ def check_contract(cls: type) -> None:
     assert cls.name, f"{cls.__name__} declares no name"
     assert cls.citation, f"{cls.__name__} ({cls.name}) declares no citation"
     defaults = cls.param_defaults()
-    import inspect
     missing = [k for k, v in defaults.items() if v is inspect.Parameter.empty]
     assert not missing, f"{cls.name}: parameters without defaults: {missing}"
     obj = cls()

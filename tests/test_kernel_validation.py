@@ -1,0 +1,187 @@
+"""The kernel checks before it charges, keeps its own books, and hides data-dependent failures.
+
+Each test is one of the exploits of issue 11, now refused: a bad argument
+spends nothing and writes no ledger row; budget and spent are read-only; the
+pipeline refuses a release whose ledger exceeds epsilon; the kernel copies the
+caller's array; failures inside user code carry no data and no frames.
+"""
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+from dphist import InvalidParameter, Partition, Pipeline, PrivacyViolation, VettedMechanism
+from dphist.kernel import PrivateKernel, SeededLaplace
+
+X = np.array([3, 1, 2, 0, 5])
+
+
+def fresh(x=X):
+    k = PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
+    return k, k.handle("t", "finalizer", 1.0)
+
+
+def assert_nothing_spent(k, h):
+    assert h.spent == 0.0 and len(k.ledger) == 0
+
+
+@pytest.mark.parametrize("order, bounds", [
+    ([0, 1, 2, 3, 4], [0, 2, 2, 5]),      # an empty group
+    ([0, 1, 2, 3, 4], [0, 3, 2, 5]),      # bounds going back: bins counted twice
+    ([0, 0, 2, 3, 4], [0, 2, 5]),         # bin 0 twice, bin 1 never
+    ([0, 1, 2, 3, 7], [0, 2, 5]),         # a bin outside the domain
+    ([0, 1, 2, 3], [0, 2, 4]),            # too few bins
+])
+def test_laplace_partition_revalidates_the_partition(order, bounds):
+    k, h = fresh()
+    bad = Partition(np.array(order), np.array(bounds), validate=False)
+    with pytest.raises(InvalidParameter):
+        h.laplace_partition(bad, 0.5)
+    assert_nothing_spent(k, h)
+
+
+def test_a_partition_with_reassigned_slots_is_checked_again():
+    k, h = fresh()
+    p = Partition.singletons(5)
+    p.bounds = np.array([0, 3, 2, 5])     # reassigned after construction
+    with pytest.raises(InvalidParameter, match="bounds"):
+        h.laplace_partition(p, 0.5)
+    assert_nothing_spent(k, h)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda h: h.laplace_intervals([0], [3], 0.5, order=[0, 0, 1, 2, 3]), "permutation"),
+    (lambda h: h.laplace_intervals([0], [3], 0.5, order=[0, 1, 2]), "permutation"),
+    (lambda h: h.laplace_intervals([0, 2], [6, 3], 0.5), "start <= end"),
+    (lambda h: h.laplace_intervals([-1], [3], 0.5), "start <= end"),
+    (lambda h: h.laplace_intervals([3], [1], 0.5), "start <= end"),
+    (lambda h: h.laplace_linear(np.ones((2, 4)), 0.5), "5 columns"),
+    (lambda h: h.laplace_linear(np.array([[1, np.nan, 0, 0, 0]]), 0.5), "finite"),
+    (lambda h: h.laplace_linear(np.zeros((2, 5)), 0.5), "all zeros"),
+    (lambda h: h.laplace_identity(0.0), "positive"),
+    (lambda h: h.laplace_identity(float("nan")), "positive"),
+    (lambda h: h.exponential(lambda c: c, 5, 0.0, 0.5), "sensitivity"),
+    (lambda h: h.exponential(lambda c: c, 0, 1.0, 0.5), "n_candidates"),
+    (lambda h: h.exponential("not callable", 5, 1.0, 0.5), "callable"),
+])
+def test_bad_arguments_spend_nothing(call, words):
+    k, h = fresh()
+    with pytest.raises(InvalidParameter, match=words):
+        call(h)
+    assert_nothing_spent(k, h)
+
+
+def test_budget_and_spent_are_read_only():
+    k, h = fresh()
+    for name, value in (("budget", 100.0), ("spent", 0.0), ("component", "other")):
+        with pytest.raises(AttributeError):
+            setattr(h, name, value)
+    h.laplace_identity(0.6)
+    assert h.spent == pytest.approx(0.6) and h.remaining == pytest.approx(0.4)
+
+
+def test_implicit_queries_are_probed_not_trusted():
+    class Lying:
+        """A 2 x 5 operator (column 0 has L1 norm 100) whose abs_rmatvec claims 1."""
+        shape = (2, 5)
+
+        def matvec(self, x):
+            return np.array([100 * x[0], x[1]])
+
+        def abs_rmatvec(self, y):
+            return np.ones(5)
+
+    k, h = fresh()
+    h.laplace_linear(Lying(), 0.5)
+    assert k.ledger.entries[-1].sensitivity == pytest.approx(100.0)
+
+
+def test_implicit_queries_over_large_domains_are_refused():
+    class Op:
+        shape = (1, 5000)
+
+        def matvec(self, x):
+            return np.array([x.sum()])
+
+    k = PrivateKernel(np.zeros(5000, dtype=np.int64), SeededLaplace(np.random.default_rng(0)))
+    h = k.handle("t", "finalizer", 1.0)
+    with pytest.raises(InvalidParameter, match="IntervalQueries"):
+        h.laplace_linear(Op(), 0.5)
+    assert_nothing_spent(k, h)
+
+
+def test_the_kernel_copies_and_never_changes_the_callers_array():
+    x = np.array([4, 0, 2], dtype=np.int64)
+    release = Pipeline(None, None, "singleton", "group-mean").run(x, 1.0, seed=1)
+    assert x.flags.writeable
+    x[0] = 1000  # changing the caller's array afterwards does not touch the run's data
+    assert release.estimate[0] < 100
+
+
+def test_a_non_finite_score_is_mapped_not_raised():
+    # exploit: log(count) ran on [3, 1, 2] and raised on the neighbour [3, 0, 2]
+    for x in ([3, 1, 2], [3, 0, 2]):
+        k, h = fresh(np.array(x))
+        with np.errstate(divide="ignore"):
+            i = h.exponential(lambda c: np.log(c.astype(float)), 3, 1.0, 1.0)
+        assert 0 <= i < 3
+
+
+def _frames_hold(tb, value: np.ndarray) -> bool:
+    """Does a frame of the traceback, below the test's own frame, hold ``value``?"""
+    tb = tb.tb_next
+    while tb is not None:
+        for v in tb.tb_frame.f_locals.values():
+            if isinstance(v, np.ndarray) and v.shape == value.shape and np.array_equal(v, value):
+                return True
+        tb = tb.tb_next
+    return False
+
+
+def test_a_failing_mechanism_leaks_no_frames_holding_the_counts():
+    class Fails(VettedMechanism):
+        name = "fails"
+        proof = "test"
+
+        def run(self, counts, epsilon, noise):
+            secret = counts.copy()  # noqa: F841 - a local that holds the data
+            raise ValueError(f"bad count {counts[0]}")
+
+    secret = np.array([7, 11, 13, 17])
+    k = PrivateKernel(secret, SeededLaplace(np.random.default_rng(0)))
+    h = k.handle("t", "finalizer", 1.0)
+    with pytest.raises(PrivacyViolation) as info:
+        h.custom(Fails(), 0.5)
+    exc = info.value
+    assert "7" not in str(exc) and "ValueError" in str(exc)
+    assert exc.__context__ is None and exc.__cause__ is None
+    assert not _frames_hold(exc.__traceback__, secret)
+
+
+def test_a_failing_score_function_leaks_nothing():
+    k, h = fresh()
+    with pytest.raises(PrivacyViolation) as info:
+        h.exponential(lambda c: 1 / 0 if c[3] == 0 else c, 5, 1.0, 0.5)
+    assert info.value.__context__ is None and not _frames_hold(info.value.__traceback__, X)
+
+
+def test_over_budget_and_refusals_in_mechanism_arguments_spend_nothing():
+    class Checked(VettedMechanism):
+        name = "checked"
+        proof = "test"
+
+        def check(self, n, **arguments):
+            if arguments.get("width", 1) < 1:
+                raise InvalidParameter("width must be >= 1")
+            return arguments
+
+        def run(self, counts, epsilon, noise, width=1):
+            return noise.laplace_mechanism(counts.astype(float), 1.0, epsilon)
+
+    k, h = fresh()
+    with pytest.raises(InvalidParameter, match="width"):
+        h.custom(Checked(), 0.5, width=0)
+    assert_nothing_spent(k, h)
+    h.custom(Checked(), 0.5, width=2)
+    assert h.spent == pytest.approx(0.5)

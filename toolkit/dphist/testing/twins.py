@@ -1,0 +1,206 @@
+"""Broken twins: components that each cheat in one known way.
+
+They exist to be rejected.  The core's suite (``tests/test_broken_twins.py``)
+runs every twin through the conformance kit and checks that the kit, the
+kernel or the pipeline refuses it; the privacy auditor's tests use the
+under-noised ones as mechanisms it must catch.  None is registered: they are
+never reachable by name from a preset, the CLI or the demo.
+
+====================================  ==========================================  ================================
+twin                                  the cheat                                   what rejects it
+====================================  ==========================================  ================================
+:class:`HalfScaleLaplaceFinalizer`    Laplace with half the scale its             kit: vetted-mechanism replay
+                                      sensitivity needs
+:class:`ShamVettedFinalizer`          a "vetted" mechanism adding Lap(1e-6)       kit: vetted-mechanism replay
+:class:`IgnoresSensitivityFinalizer`  overlapping intervals (sensitivity 2)       kit: vetted-mechanism replay
+                                      measured at scale 1/epsilon
+:class:`RawCountsPartitioner`         reads the counts through private            kernel gate: PrivacyViolation
+                                      attributes
+:class:`QuietRawCountsPartitioner`    the same, swallowing the kernel's error     pipeline: the kernel's record
+:class:`LedgerForgingFinalizer`       writes ledger rows beside the kernel        pipeline: books over budget
+:class:`UnderspendingFinalizer`       uses half of its share                      kit: charged != used
+:class:`GlobalRandomPartitioner`      draws from numpy's global generator         kit: reproducibility
+:class:`DirectionIgnoringSorter`      ignores its ``descending`` parameter        kit: sorter direction
+:class:`FloatNoiseFinalizer`          raw float noise, bypassing the mechanism    kit: release-mode run
+                                      API
+====================================  ==========================================  ================================
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..components.base import Finalizer, Partitioner, Sorter
+from ..kernel.ledger import LedgerEntry
+from ..kernel.private import VettedMechanism
+
+_TWIN = "dphist.testing.twins: a broken twin (rejected by the conformance kit)"
+
+
+class _ScaledLaplace(VettedMechanism):
+    """Group sums plus Laplace noise of scale ``scale_factor * sensitivity / epsilon``."""
+
+    name = "twin.scaled-laplace"
+    proof = "none: a broken twin for tests"
+    sensitivity = 1.0
+
+    def __init__(self, scale_factor: float):
+        self.scale_factor = scale_factor
+
+    def check(self, n, **arguments):
+        return {"order": np.array(arguments["order"]), "bounds": np.array(arguments["bounds"])}
+
+    def run(self, counts, epsilon, noise, *, order, bounds):
+        sums = np.add.reduceat(counts[order], bounds[:-1]).astype(float)
+        return noise.laplace_mechanism(sums, self.scale_factor * self.sensitivity, epsilon)
+
+
+class _ShamLaplace(_ScaledLaplace):
+    name = "twin.sham"
+
+    def run(self, counts, epsilon, noise, *, order, bounds):
+        sums = np.add.reduceat(counts[order], bounds[:-1]).astype(float)
+        return sums + noise.laplace_mechanism(np.zeros(sums.size), 1e-6 * epsilon, epsilon)
+
+
+class _OverlappingIntervals(_ScaledLaplace):
+    """Every bin's count and the sum of it with its right neighbour: a bin is in two answers."""
+
+    name = "twin.overlapping-intervals"
+    sensitivity = 2.0
+
+    def check(self, n, **arguments):
+        return {}
+
+    def answers(self, n, **arguments):
+        return 2 * n - 1
+
+    def run(self, counts, epsilon, noise):
+        values = np.concatenate((counts, counts[:-1] + counts[1:])).astype(float)
+        return noise.laplace_mechanism(values, 1.0, epsilon)  # the cheat: sensitivity 2 needs scale 2/eps
+
+
+class HalfScaleLaplaceFinalizer(Finalizer):
+    """Group sums with Laplace of half the scale their sensitivity 1 needs (twice the privacy loss)."""
+
+    name = "twin.half-scale-laplace"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        sums = ctx.data.custom(_ScaledLaplace(0.5), ctx.budget, order=bins.order, bounds=bins.bounds)
+        return bins.spread(sums)
+
+
+class ShamVettedFinalizer(Finalizer):
+    """Group sums plus Laplace(1e-6) through a mechanism that claims to be vetted."""
+
+    name = "twin.sham-vetted"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        return bins.spread(ctx.data.custom(_ShamLaplace(1.0), ctx.budget, order=bins.order, bounds=bins.bounds))
+
+
+class IgnoresSensitivityFinalizer(Finalizer):
+    """Overlapping interval sums (sensitivity 2) noised at scale 1/epsilon; keeps the single counts."""
+
+    name = "twin.ignores-sensitivity"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        values = ctx.data.custom(_OverlappingIntervals(1.0), ctx.budget)
+        return values[:ctx.n]
+
+
+class RawCountsPartitioner(Partitioner):
+    """A non-spending partitioner that reads the true counts through the kernel's private reader."""
+
+    name = "twin.raw-counts"
+    citation = _TWIN
+
+    def partition(self, bins, ctx):
+        x = ctx.data._kernel._true_counts()
+        return bins.merge([0, int(np.argmax(x)) + 1] if 0 < int(np.argmax(x)) + 1 < bins.n_groups else [0])
+
+
+class QuietRawCountsPartitioner(Partitioner):
+    """The same read, hiding the kernel's refusal and carrying on as if nothing happened."""
+
+    name = "twin.quiet-raw-counts"
+    citation = _TWIN
+
+    def partition(self, bins, ctx):
+        try:
+            ctx.data._kernel._true_counts()
+        except Exception:  # noqa: BLE001 - the cheat
+            pass
+        return bins
+
+
+class LedgerForgingFinalizer(Finalizer):
+    """Measures its share, then writes a second row into the ledger beside the kernel's books."""
+
+    name = "twin.ledger-forging"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        out = bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+        ctx.data._kernel.ledger.record(LedgerEntry(self.name, "finalizer", "laplace.partition",
+                                                   ctx.budget, 1.0, bins.n_groups))
+        return out
+
+
+class UnderspendingFinalizer(Finalizer):
+    """Uses half of its share: the ledger no longer matches the budget it was given."""
+
+    name = "twin.underspending"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        return bins.spread(ctx.data.laplace_partition(bins, ctx.budget / 2))
+
+
+class GlobalRandomPartitioner(Partitioner):
+    """Breaks bins into two groups at a point drawn from numpy's global generator (not the run's)."""
+
+    name = "twin.global-random"
+    citation = _TWIN
+
+    def partition(self, bins, ctx):
+        if bins.n_groups < 2:
+            return bins
+        return bins.merge([0, int(np.random.randint(1, bins.n_groups))])
+
+
+class DirectionIgnoringSorter(Sorter):
+    """Declares ``descending`` but always sorts by noisy mean, descending."""
+
+    name = "twin.direction-ignoring"
+    citation = _TWIN
+
+    def __init__(self, descending: bool = True):
+        self.descending = descending
+
+    def sort(self, bins, ctx):
+        return bins.reorder_groups(bins.means(ctx.noisy), descending=True)
+
+
+class FloatNoiseFinalizer(Finalizer):
+    """Adds raw float Laplace noise itself inside a mechanism (attackable; refused in release mode)."""
+
+    name = "twin.float-noise"
+    citation = _TWIN
+
+    class _Raw(VettedMechanism):
+        name = "twin.raw-float"
+        proof = "Laplace mechanism, but with raw float noise (the flaw)"
+
+        def run(self, counts, epsilon, noise):
+            return counts + noise.laplace(1.0 / epsilon, counts.size)
+
+    def finalize(self, bins, ctx):
+        return ctx.data.custom(self._Raw(), ctx.budget)
+
+
+ALL_TWINS = (HalfScaleLaplaceFinalizer, ShamVettedFinalizer, IgnoresSensitivityFinalizer, RawCountsPartitioner,
+             QuietRawCountsPartitioner, LedgerForgingFinalizer, UnderspendingFinalizer, GlobalRandomPartitioner,
+             DirectionIgnoringSorter, FloatNoiseFinalizer)
