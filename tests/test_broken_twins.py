@@ -34,6 +34,7 @@ def test_honest_builtins_pass_the_same_kit():
     (twins.IgnoresSensitivityFinalizer, "too little noise"),
     (twins.UnderspendingFinalizer, "charged != used"),
     (twins.GlobalRandomPartitioner, "not reproducible"),
+    (twins.GlobalRandomFinalizer, "is not reproducible"),
     (twins.DirectionIgnoringSorter, "did not sort in that direction"),
 ])
 def test_each_kit_check_names_its_finding(twin, words):

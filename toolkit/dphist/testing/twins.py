@@ -20,6 +20,7 @@ twin                                  the cheat                                 
 :class:`LedgerForgingFinalizer`       writes ledger rows beside the kernel        pipeline: books over budget
 :class:`UnderspendingFinalizer`       uses half of its share                      kit: charged != used
 :class:`GlobalRandomPartitioner`      draws from numpy's global generator         kit: reproducibility
+:class:`GlobalRandomFinalizer`        rounds with numpy's global generator        kit: reproducibility
 :class:`DirectionIgnoringSorter`      ignores its ``descending`` parameter        kit: sorter direction
 :class:`FloatNoiseFinalizer`          raw float noise, bypassing the mechanism    kit: release-mode run
                                       API
@@ -171,6 +172,17 @@ class GlobalRandomPartitioner(Partitioner):
         return bins.merge([0, int(np.random.randint(1, bins.n_groups))])
 
 
+class GlobalRandomFinalizer(Finalizer):
+    """Rounds its estimate stochastically with numpy's global generator (post-processing, unseeded)."""
+
+    name = "twin.global-random-rounding"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        est = bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+        return np.floor(est + np.random.random(est.size))
+
+
 class DirectionIgnoringSorter(Sorter):
     """Declares ``descending`` but always sorts by noisy mean, descending."""
 
@@ -203,4 +215,4 @@ class FloatNoiseFinalizer(Finalizer):
 
 ALL_TWINS = (HalfScaleLaplaceFinalizer, ShamVettedFinalizer, IgnoresSensitivityFinalizer, RawCountsPartitioner,
              QuietRawCountsPartitioner, LedgerForgingFinalizer, UnderspendingFinalizer, GlobalRandomPartitioner,
-             DirectionIgnoringSorter, FloatNoiseFinalizer)
+             GlobalRandomFinalizer, DirectionIgnoringSorter, FloatNoiseFinalizer)
