@@ -85,39 +85,112 @@ def uniform_below(t, words, st):
 
 @njit(cache=True)
 def discrete_laplace_fill(out, start, t, s, words, st):
-    # CKS Algorithm 2 with scale t/s; returns the first index not filled
+    """CKS Algorithm 2 (scale t/s) into ``out[start:]``; returns the first index not filled.
+
+    The same steps as the helpers above (uniform U, Bernoulli(exp(-U/t)) by
+    Algorithm 1, V as a run of Bernoulli(exp(-1)), sign), written out in one
+    loop with the bit position in a register: the hot path of release mode.
+    """
+    nbits = 0
+    while (np.int64(1) << nbits) < t:
+        nbits += 1
+    total = words.size * 64
+    pos = st[0]
     for i in range(start, out.size):
-        begin = st[0]
+        begin = pos
+        ok = True
         while True:
-            u = uniform_below(t, words, st)
-            if u < 0:
-                st[0] = begin
-                return i
-            d = bernoulli_exp(u, t, words, st)
-            if d < 0:
-                st[0] = begin
-                return i
+            # U
+            while True:
+                if pos + nbits > total:
+                    ok = False
+                    break
+                w = pos >> 6
+                o = pos & 63
+                v = words[w] >> np.uint64(o)
+                if o + nbits > 64:
+                    v |= words[w + 1] << np.uint64(64 - o)
+                pos += nbits
+                u = np.int64(v & ((np.uint64(1) << np.uint64(nbits)) - np.uint64(1))) if nbits > 0 else 0
+                if u < t:
+                    break
+            if not ok: break
+            # D = Bernoulli(exp(-u/t)): gamma in [0,1)
+            k = 1
+            d = -1
+            while d < 0:
+                # Bernoulli(u / (t k)) lazily
+                r = u
+                b = t * k
+                res = -1
+                while True:
+                    if pos >= total:
+                        ok = False
+                        break
+                    r = 2 * r
+                    dig = 0
+                    if r >= b:
+                        dig = 1
+                        r -= b
+                    bit = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
+                    pos += 1
+                    if bit != dig:
+                        res = dig; break
+                if not ok: break
+                if res == 0:
+                    d = k % 2
+                else:
+                    k += 1
+            if not ok: break
             if d == 0:
                 continue
-            v = 0
+            vv = 0
             while True:
-                a = bernoulli_exp_unit(1, 1, words, st)
-                if a < 0:
-                    st[0] = begin
-                    return i
+                k = 1
+                a = -1
+                while a < 0:
+                    r = 1
+                    b = k
+                    res = -1
+                    while True:
+                        if pos >= total:
+                            ok = False
+                            break
+                        r = 2 * r
+                        dig = 0
+                        if r >= b:
+                            dig = 1
+                            r -= b
+                        bit = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
+                        pos += 1
+                        if bit != dig:
+                            res = dig; break
+                    if not ok: break
+                    if res == 0:
+                        a = k % 2
+                    else:
+                        k += 1
+                if not ok: break
                 if a == 0:
                     break
-                v += 1
-            y = (u + t * v) // s
-            neg = bit(words, st)
-            if neg < 0:
-                st[0] = begin
-                return i
+                vv += 1
+            if not ok: break
+            y = (u + t * vv) // s
+            if pos >= total:
+                ok = False
+                break
+            neg = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
+            pos += 1
             if neg == 1 and y == 0:
                 continue
             out[i] = -y if neg == 1 else y
             break
+        if not ok:
+            st[0] = begin
+            return i
+    st[0] = pos
     return out.size
+
 
 @njit(cache=True)
 def exponential_draw(gamma, den, words, st):

@@ -31,7 +31,7 @@ redone from the same bits.  Every draw therefore sees one unbounded stream of
 independent bits, exactly as the algorithms assume; nothing is discarded.
 
 Scales are rational.  :func:`dyadic_scale_at_least` rounds a real scale *up*
-to ``t / 2**k`` with relative precision about 2^-16: more noise than asked,
+to a rational ``t / s`` with relative excess below 2^-12: more noise than asked,
 never less, so the requested privacy guarantee holds.
 """
 from __future__ import annotations
@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import os
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -80,19 +81,33 @@ class GeneratorWords(RandomWords):
 
 
 def dyadic_scale_at_least(scale) -> tuple[int, int]:
-    """``(t, s)`` with ``s = 2**k`` and ``t / s >= scale`` the smallest such, ``s >= 2**16 / scale``.
+    """``(t, s)`` with ``t / s >= scale`` and ``t / s - scale <= 2**-12 * scale``: the cheapest such.
 
-    ``scale`` may be a float or a :class:`fractions.Fraction`; floats are exact
-    binary rationals, so the rounding up happens here and only here.
+    A small exact representation is tried first (``s <= 64`` with ``t / s``
+    within 2**-20 of the scale, as for epsilon = 1, 0.1, 0.5, 0.01 whose float
+    scales sit just below 1, 10, 2, 100): a small ``t`` means fewer random bits
+    per draw.  Otherwise ``s = 2**k`` with ``t`` about 2**12 (relative excess
+    below 2**-12, i.e. at most 0.025 % more noise).  ``scale`` may be a float or a :class:`fractions.Fraction`;
+    floats are exact binary rationals, so the rounding up happens here only.
     """
-    q = Fraction(scale)
+    return _scale_fraction(Fraction(scale))
+
+
+@lru_cache(maxsize=256)
+def _scale_fraction(q: Fraction) -> tuple[int, int]:
     if q <= 0:
-        raise ValueError(f"scale must be positive, got {scale}")
-    k = max(0, 16 - math.floor(math.log2(q)))
-    t = math.ceil(q * (1 << k))
+        raise ValueError(f"scale must be positive, got {q}")
+    for s in range(1, 65):
+        t = math.ceil(q * s)
+        if (Fraction(t, s) - q) <= q * Fraction(1, 1 << 20):
+            break
+    else:
+        k = max(0, 12 - math.floor(math.log2(q)))
+        s = 1 << k
+        t = math.ceil(q * s)
     if t >= MAX_INT:
         raise ValueError(f"scale {float(q):.3g} is too large for the exact sampler")
-    return t, 1 << k
+    return t, s
 
 
 # ------------------------------------------------------------ compiled core
