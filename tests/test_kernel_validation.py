@@ -60,6 +60,8 @@ def test_a_partition_with_reassigned_slots_is_checked_again():
     (lambda h: h.laplace_linear(np.array([[1, np.nan, 0, 0, 0]]), 0.5), "finite"),
     (lambda h: h.laplace_linear(np.zeros((2, 5)), 0.5), "all zeros"),
     (lambda h: h.laplace_identity(0.0), "positive"),
+    (lambda h: h.laplace_intervals([0, 0], [3, 2], 0.5, sensitivity=1), "below the 2"),
+    (lambda h: h.laplace_linear(np.array([[1, 2, 0, 0, 0]]), 0.5, sensitivity=1.5), "below the 2"),
     (lambda h: h.laplace_identity(float("nan")), "positive"),
     (lambda h: h.exponential(lambda c: c, 5, 0.0, 0.5), "sensitivity"),
     (lambda h: h.exponential(lambda c: c, 0, 1.0, 0.5), "n_candidates"),
@@ -185,3 +187,9 @@ def test_over_budget_and_refusals_in_mechanism_arguments_spend_nothing():
     assert_nothing_spent(k, h)
     h.custom(Checked(), 0.5, width=2)
     assert h.spent == pytest.approx(0.5)
+
+
+def test_a_declared_sensitivity_above_the_computed_one_is_used():
+    k, h = fresh()
+    h.laplace_intervals([0], [3], 0.5, sensitivity=4)
+    assert k.ledger.entries[-1].sensitivity == 4.0

@@ -112,6 +112,17 @@ def _positive_sensitivity(value, what: str) -> float:
     return sens
 
 
+def _declared_at_least(declared, computed: float, primitive: str) -> float:
+    """The sensitivity to use: the kernel's, or a larger one the caller declares; never a smaller one."""
+    if declared is None:
+        return computed
+    value = _positive_sensitivity(declared, f"declared sensitivity for {primitive}")
+    if value < computed * (1 - 1e-12):
+        raise InvalidParameter(f"{primitive}: declared sensitivity {value:g} is below the {computed:g} the "
+                               "kernel computes for these queries")
+    return value
+
+
 def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Private copies of a partition's ``order`` and ``bounds``, validated by the kernel itself.
 
@@ -290,19 +301,21 @@ class DataHandle:
             sums = np.add.reduceat(self._kernel._true_counts()[order], bounds[:-1])
             return self._noisy(sums, 1.0, eps, integral=True, support=1)
 
-    def laplace_intervals(self, starts, ends, epsilon, order=None) -> np.ndarray:
+    def laplace_intervals(self, starts, ends, epsilon, order=None, sensitivity=None) -> np.ndarray:
         """Sums over position intervals ``[start, end)`` of the bins arranged in ``order``.
 
         One level of a tree over (possibly sorted) bins is a set of disjoint
         intervals, so its sensitivity is 1; several levels at once, or any
         overlapping set, get the kernel-computed maximum coverage of a bin.
         Empty intervals (padding nodes) are allowed and answered with noise.
+        A ``sensitivity`` the caller declares may exceed the computed one
+        (more noise); below it, the call is refused.
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.intervals")
         order = check_order(self.n, order)
         starts, ends = check_intervals(self.n, starts, ends)
         coverage = max_interval_coverage(self.n, starts, ends)
-        sens = float(max(coverage, 1))
+        sens = _declared_at_least(sensitivity, float(max(coverage, 1)), "laplace.intervals")
         self._charge("laplace.intervals", eps, sens, starts.size)
         with self._kernel._measuring():
             x = self._kernel._true_counts()
@@ -311,24 +324,27 @@ class DataHandle:
             prefix = np.concatenate(([0], np.cumsum(x)))
             return self._noisy(prefix[ends] - prefix[starts], sens, eps, integral=True, support=max(coverage, 1))
 
-    def laplace_linear(self, queries, epsilon) -> np.ndarray:
+    def laplace_linear(self, queries, epsilon, sensitivity=None) -> np.ndarray:
         """Answers of a query description plus Laplace noise; the kernel computes the sensitivity.
 
         ``queries``: a dense array, a ``scipy.sparse`` matrix,
         :class:`~dphist.kernel.queries.IntervalQueries`, or an implicit object
         with ``shape`` and ``matvec`` (probed column by column on small domains).
+        A declared ``sensitivity`` below the computed one is refused.
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.linear")
         checked = check_queries(queries, self.n)
         if checked.sensitivity <= 0:
             raise InvalidParameter("the query matrix is all zeros; nothing to measure")
-        self._charge("laplace.linear", eps, checked.sensitivity, checked.rows)
+        sens = _declared_at_least(sensitivity, checked.sensitivity, "laplace.linear")
+        self._charge("laplace.linear", eps, sens, checked.rows)
         with self._kernel._measuring():
             x = self._kernel._true_counts()
             values = checked.answer(x.astype(float))
             if checked.integral:
                 values = np.rint(values).astype(np.int64)
-            return self._noisy(values, checked.sensitivity, eps, integral=checked.integral, support=checked.support)
+            return self._noisy(values, sens, eps, integral=checked.integral and sens == round(sens),
+                               support=checked.support)
 
     def sorted_counts(self, epsilon) -> np.ndarray:
         """The counts sorted ascending plus Laplace(1/epsilon) noise.
