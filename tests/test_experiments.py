@@ -132,27 +132,21 @@ def _worker_blas_state():
 @pytest.fixture
 def two_blas_threads():
     """Start from 2 BLAS threads whatever the environment (`make test` sets OPENBLAS_NUM_THREADS=1)."""
-    from dphist.experiments.executors import _blas_controls
-    controls = _blas_controls()
-    assert controls, "numpy's BLAS was not found in this process"
-    previous = [get() for get, _ in controls]
-    for _, set_ in controls:
-        set_(2)
-    assert [get() for get, _ in controls] == [2] * len(controls)
-    yield len(controls)
-    for (_, set_), n in zip(controls, previous):
-        set_(n)
+    import threadpoolctl
+    from dphist.experiments.executors import blas_thread_counts
+    limits = threadpoolctl.threadpool_limits(limits=2, user_api="blas")
+    counts = blas_thread_counts()
+    assert counts and counts == [2] * len(counts), "numpy's BLAS was not found in this process"
+    yield len(counts)
+    limits.restore_original_limits()
 
 
-@pytest.mark.parametrize("use_threadpoolctl", [True, False], ids=["threadpoolctl", "ctypes"])
-def test_blas_threads_limited_in_the_block_and_restored(two_blas_threads, use_threadpoolctl):
+def test_blas_threads_limited_in_the_block_and_restored(two_blas_threads):
     from dphist.experiments.executors import blas_thread_counts, blas_threads_limited
-    if use_threadpoolctl:
-        pytest.importorskip("threadpoolctl")
-    assert blas_thread_counts(use_threadpoolctl) == [2] * two_blas_threads
-    with blas_threads_limited(1, use_threadpoolctl):
-        assert blas_thread_counts(use_threadpoolctl) == [1] * two_blas_threads
-    assert blas_thread_counts(use_threadpoolctl) == [2] * two_blas_threads
+    assert blas_thread_counts() == [2] * two_blas_threads
+    with blas_threads_limited(1):
+        assert blas_thread_counts() == [1] * two_blas_threads
+    assert blas_thread_counts() == [2] * two_blas_threads
 
 
 def test_limit_blas_threads_pins_only_what_is_above(two_blas_threads):

@@ -11,7 +11,6 @@ Errors the user can fix exit with status 2 and one line naming the problem.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import inspect
 import json
 import sys
@@ -22,15 +21,6 @@ from . import __version__
 from .components.base import Component
 from .errors import DPHistError, InvalidParameter
 from .registry import GROUPS, default_registry
-
-
-def _experiments_cli():
-    """The experiment engine's CLI hooks, when the engine is installed."""
-    if (importlib.util.find_spec("dphist.experiments") is None
-            or importlib.util.find_spec("dphist.experiments.cli") is None):
-        return None
-    from .experiments import cli as exp_cli
-    return exp_cli
 
 
 # ---------------------------------------------------------------- list
@@ -155,39 +145,9 @@ def _output_header(release, name: str) -> str:
 
 
 # ----------------------------------------------------------------- demo
-def builtin_demo(epsilon: float = 0.1, seed: int = 2026) -> int:
-    """Publish a built-in example histogram with every preset; print errors next to Laplace."""
-    from .datasets import load
-    from .metrics import mse
-    from .presets import make_algorithm
-    from .workloads import prefix
-
-    data = load("flights-dep-minute")
-    x = data.counts
-    w = prefix(x.size)
-    print(f"{data.summary()}\nepsilon = {epsilon}, prefix workload, MSE per query (one run, seed {seed})")
-    base = None
-    rows = []
-    for name in ["identity"] + [n for n in default_registry.names("algorithm") if n != "identity"]:
-        try:
-            release = make_algorithm(name).run(x, epsilon, seed=seed)
-        except DPHistError as exc:
-            print(f"  {name:<22} skipped: {exc}")
-            continue
-        truth = np.sort(x) if release.unattributed else x
-        err = mse(w, truth, release.estimate)
-        base = err if base is None else base
-        rows.append((name, err))
-    for name, err in rows:
-        print(f"  {name:<22} {err:14.1f}   {err / base:8.3f} x Laplace")
-    return 0
-
-
 def cmd_demo(args) -> int:
-    exp = _experiments_cli()
-    if exp is not None:
-        return exp.demo(args)
-    return builtin_demo()
+    from .experiments import cli as exp_cli
+    return exp_cli.demo(args)
 
 
 # ----------------------------------------------------------------- main
@@ -226,15 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help="preset parameter (repeatable)")
     s.set_defaults(func=cmd_run)
 
-    exp = _experiments_cli()
+    from .experiments import cli as exp
     s = sub.add_parser("demo", help="run the default benchmark and write report/")
-    if exp is not None:
-        exp.configure_demo(s)
+    exp.configure_demo(s)
     s.set_defaults(func=cmd_demo)
-    if exp is not None:
-        s = sub.add_parser("bench", help="run an experiment sweep (TOML config or flags)")
-        exp.configure_bench(s)
-        s.set_defaults(func=exp.bench)
+    s = sub.add_parser("bench", help="run an experiment sweep (TOML config or flags)")
+    exp.configure_bench(s)
+    s.set_defaults(func=exp.bench)
     return p
 
 

@@ -47,11 +47,6 @@ def _rank_weights(size: int) -> np.ndarray:
     return w
 
 
-def range_errors(workload: RangeWorkload, x, x_hat) -> np.ndarray:
-    x, x_hat = _pair(x, x_hat)
-    return workload.answer(x_hat - x)
-
-
 def mse(workload: RangeWorkload, x, x_hat) -> float:
     """Mean squared error per query (AHP Section 3.3; Hay et al. 2010)."""
     x, x_hat = _pair(x, x_hat)

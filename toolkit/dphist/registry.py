@@ -237,6 +237,3 @@ def register(obj=None, *, kind: str | None = None, name: str | None = None, repl
         return default_registry.register(o, kind=kind, name=name, replace=replace)
     return wrap(obj) if obj is not None else wrap
 
-
-def get(kind: str, name: str) -> Any:
-    return default_registry.get(kind, name)

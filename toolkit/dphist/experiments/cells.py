@@ -161,11 +161,6 @@ def _score(ran: _Ran, job: Job) -> list[dict]:
     return rows
 
 
-def run_cell(cell: Cell, job: Job) -> list[dict]:
-    """Run one pipeline and score it: one row per workload x metric (x reference)."""
-    return _score(_run_pipeline(cell, job, cell.algorithm_seed()), job)
-
-
 def expected_rows(cell: Cell, job: Job) -> int:
     per_ref = sum(1 if m == "kl" else len(job.workloads) for m in job.metrics)
     return per_ref * (2 if job.population and cell.sampled else 1)

@@ -50,11 +50,6 @@ class SweepOutcome:
     skipped: list[dict]
     output: Path | None
 
-    @property
-    def overhead(self) -> float:
-        """Engine time beyond the algorithms' own, as a fraction of the algorithms' time (serial runs)."""
-        return (self.wall_seconds - self.algorithm_seconds) / self.algorithm_seconds if self.algorithm_seconds else math.nan
-
 
 def plan(config: SweepConfig) -> Plan:
     """Resolve names, load sources and check every combination; raises before anything runs."""

@@ -10,6 +10,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Iterator
 
+import threadpoolctl
+
 from ..errors import DPHistError, InvalidParameter
 from .cells import Cell, Job, install_job, run_batch, run_installed_batch
 
@@ -21,57 +23,14 @@ class ExecutorUnavailable(DPHistError):
     """The requested executor cannot run (Dask not installed, scheduler unreachable)."""
 
 
-#: (getter, setter) names of the thread controls of BLAS builds numpy and scipy ship with
-_BLAS_CONTROLS = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                  ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
-                  ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-                  ("openblas_get_num_threads", "openblas_set_num_threads"),
-                  ("MKL_Get_Max_Threads", "MKL_Set_Num_Threads"))
-
-
-def _blas_controls() -> list[tuple]:
-    """``(get, set)`` thread controls of every BLAS library loaded in this process (Linux; else empty)."""
-    import ctypes
-    import re
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as fh:
-            libs = sorted(set(re.findall(r"(/\S*(?:openblas|mkl_rt)\S*\.so\S*)", fh.read())))
-    except OSError:
-        return []
-    controls = []
-    for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for get_name, set_name in _BLAS_CONTROLS:
-            get, set_ = getattr(lib, get_name, None), getattr(lib, set_name, None)
-            if get is not None and set_ is not None:
-                get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
-                controls.append((get, set_))
-                break
-    return controls
-
-
-def _threadpoolctl():
-    try:
-        import threadpoolctl
-    except ImportError:
-        return None
-    return threadpoolctl
-
-
-def blas_thread_counts(use_threadpoolctl: bool = True) -> list[int]:
-    """Threads each loaded BLAS library would use (empty when none is found)."""
-    tpc = _threadpoolctl() if use_threadpoolctl else None
-    if tpc is not None:
-        return [info["num_threads"] for info in tpc.threadpool_info() if info["user_api"] == "blas"]
-    return [get() for get, _ in _blas_controls()]
+def blas_thread_counts() -> list[int]:
+    """Threads each loaded BLAS library would use (empty when none is loaded)."""
+    return [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
 
 
 @contextmanager
-def blas_threads_limited(n: int = 1, use_threadpoolctl: bool = True):
-    """Limit the loaded BLAS libraries to ``n`` threads inside the block; the previous limits come back after.
+def blas_threads_limited(n: int = 1):
+    """Limit the loaded BLAS libraries to ``n`` threads inside the block (threadpoolctl); restored after.
 
     The process executor runs its pool inside this block: on Linux the
     workers are forked and inherit the limit, so two workers on two cores do
@@ -79,23 +38,10 @@ def blas_threads_limited(n: int = 1, use_threadpoolctl: bool = True):
     matters: setting the limit in a freshly forked worker makes OpenBLAS start
     its thread pool, whose threads then busy-wait for ~0.1 s; measured on a
     120-cell sweep, the summed cell time rose 12% above serial instead of 2-3%
-    (process executor 1.68x serial instead of 1.84x; BENCHMARKS.md).  Uses
-    threadpoolctl when installed, else the libraries' own controls through ctypes.
+    (process executor 1.68x serial instead of 1.84x; BENCHMARKS.md).
     """
-    tpc = _threadpoolctl() if use_threadpoolctl else None
-    if tpc is not None:
-        with tpc.threadpool_limits(limits=n, user_api="blas"):
-            yield
-        return
-    controls = _blas_controls()
-    previous = [get() for get, _ in controls]
-    for _, set_ in controls:
-        set_(n)
-    try:
+    with threadpoolctl.threadpool_limits(limits=n, user_api="blas"):
         yield
-    finally:
-        for (_, set_), p in zip(controls, previous):
-            set_(p)
 
 
 def limit_blas_threads(n: int = 1) -> int:
@@ -107,12 +53,7 @@ def limit_blas_threads(n: int = 1) -> int:
     """
     above = sum(c > n for c in blas_thread_counts())
     if above:
-        tpc = _threadpoolctl()
-        if tpc is not None:
-            tpc.threadpool_limits(limits=n, user_api="blas")
-        else:
-            for _, set_ in _blas_controls():
-                set_(n)
+        threadpoolctl.threadpool_limits(limits=n, user_api="blas")
     return above
 
 

@@ -1,7 +1,7 @@
 """The tidy results table: one row per trial x workload x metric (x reference).
 
-Kept as plain columns (a dict of numpy arrays) so the engine needs no pandas;
-:meth:`Results.to_pandas` converts when pandas is installed.  The CSV written
+Kept as plain columns (a dict of numpy arrays) so the engine needs no pandas
+(``pandas.DataFrame(results.columns)`` converts).  The CSV written
 during a sweep is the resumption record: a cell counts as finished only when
 all its rows are present.
 """
@@ -113,17 +113,7 @@ class Results:
                       "count": int(v.size), "median": float(np.median(v))}
         return out
 
-    def concat(self, other: "Results") -> "Results":
-        return Results({c: np.concatenate([self[c], other[c]]) for c in self.columns})
-
-    def to_pandas(self):
-        import pandas as pd  # optional: only for users who want a DataFrame
-        return pd.DataFrame({c: v for c, v in self.columns.items()})
-
     # ------------------------------------------------------------------ files
-    def to_csv(self, path) -> Path:
-        return _atomic_write(Path(path), lambda fh: _write_csv(fh, self.rows(), header=True))
-
     def to_json(self, path, meta: dict | None = None) -> Path:
         payload = {"meta": meta or {}, "columns": list(self.columns), "rows": self.rows()}
         # one dumps + one write: json.dump streams many small chunks and is several times slower
@@ -133,12 +123,6 @@ class Results:
     def read_csv(cls, path) -> "Results":
         rows, _ = read_csv_rows(path)
         return cls.from_rows(rows)
-
-    @classmethod
-    def read_json(cls, path) -> "Results":
-        with open(path, encoding="utf-8") as fh:
-            payload = json.load(fh)
-        return cls.from_rows(payload["rows"])
 
 
 def _json_default(obj):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextvars
 import math
 from contextlib import contextmanager
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -228,6 +229,10 @@ def _user_code(call: Callable) -> tuple[bool, object]:
         return False, name
 
 
+def _score_vector(score: Callable, counts: np.ndarray) -> np.ndarray:
+    return np.array(score(counts), dtype=float).reshape(-1)
+
+
 def _withheld(what: str, name: object) -> PrivacyViolation:
     return PrivacyViolation(f"{what} raised {name} while reading the data; the exception is withheld "
                             "because it may depend on the data")
@@ -384,7 +389,7 @@ class DataHandle:
         self._charge("exponential", eps, sens, 1)
         with self._kernel._measuring():
             x = self._kernel._true_counts()
-            ok, scores = _user_code(lambda: np.array(score(x), dtype=float).reshape(-1))
+            ok, scores = _user_code(partial(_score_vector, score, x))
             del x  # no frame of a raised error may hold the counts
         if not ok:
             raise _withheld("the score function", scores)
@@ -417,7 +422,7 @@ class DataHandle:
         with self._kernel._measuring():
             x = self._kernel._true_counts()
             noise = self._kernel.noise
-            ok, out = _user_code(lambda: mechanism.run(x, eps, noise, **arguments))
+            ok, out = _user_code(partial(mechanism.run, x, eps, noise, **arguments))
             del x  # no frame of a raised error may hold the counts
         if not ok:
             raise _withheld(f"mechanism {mechanism.name}", out)
