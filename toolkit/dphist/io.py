@@ -123,12 +123,12 @@ def write_array(path, values, force: bool = False, header: str = "") -> Path:
     if sidecar is not None and sidecar.exists() and not force:
         raise InvalidParameter(f"output file {str(sidecar)!r} exists; pass --force to overwrite")
     if sidecar is not None:
-        _atomic(sidecar, lambda fh: fh.write(json.dumps({"header": header.splitlines()}, indent=1).encode()))
+        atomic_write(sidecar, lambda fh: fh.write(json.dumps({"header": header.splitlines()}, indent=1).encode()))
     try:
         if suffix == ".npy":
-            _atomic(path, lambda fh: np.save(fh, np.asarray(values)))
+            atomic_write(path, lambda fh: np.save(fh, np.asarray(values)))
         else:
-            _atomic(path, lambda fh: np.savetxt(fh, np.asarray(values), fmt="%.10g", header=header))
+            atomic_write(path, lambda fh: np.savetxt(fh, np.asarray(values), fmt="%.10g", header=header))
     except BaseException:
         if sidecar is not None:
             sidecar.unlink(missing_ok=True)
@@ -136,12 +136,19 @@ def write_array(path, values, force: bool = False, header: str = "") -> Path:
     return path
 
 
-def _atomic(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+def atomic_write(path, write, text: bool = False) -> Path:
+    """Call ``write(fh)`` on a temporary file beside ``path``, then rename it over ``path``.
+
+    A crash or an error leaves either the old file or none, never half a file.
+    ``text`` opens the file as UTF-8 text (no newline translation), else binary.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text else os.fdopen(fd, "wb")) as fh:
             write(fh)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path

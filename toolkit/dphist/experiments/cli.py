@@ -92,12 +92,12 @@ def _fail(command: str, exc: Exception) -> int:
 
 def bench(args: argparse.Namespace) -> int:
     """Run ``dphist bench``; returns the exit code."""
-    from .engine import run_sweep
+    from .engine import run_sweep, sweep_meta
     from .report import write_report
     try:
         cfg = config_from_args(args)
         outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force)
-        report = write_report(outcome.results, outcome.output, "dphist bench", meta=_meta(outcome))
+        report = write_report(outcome.results, outcome.output, "dphist bench", meta=sweep_meta(cfg, outcome))
     except KeyboardInterrupt:
         print("\ndphist bench: interrupted; rerun the same command to resume (finished cells are kept)",
               file=sys.stderr)
@@ -126,7 +126,7 @@ def demo(args: argparse.Namespace) -> int:
     """Run ``dphist demo``; returns the exit code."""
     from ..datasets import load
     from .demo import DATASETS, demo_config
-    from .engine import prepare_output, run_sweep
+    from .engine import prepare_output, run_sweep, sweep_meta
     from .report import write_report
     t0 = time.perf_counter()
     try:
@@ -141,7 +141,7 @@ def demo(args: argparse.Namespace) -> int:
             cfg.scheduler = args.scheduler
         outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force)
         t_sweep = time.perf_counter() - t0 - t_plan
-        meta = _meta(outcome)
+        meta = sweep_meta(cfg, outcome)
         meta["wall_seconds"] = time.perf_counter() - t0
         notes.append(f"phases: loading and probing {t_plan:.0f} s, sweep {t_sweep:.0f} s "
                      f"(summed pipeline time {outcome.algorithm_seconds:.0f} s)")
@@ -159,11 +159,3 @@ def demo(args: argparse.Namespace) -> int:
         print(f"  note: {n}")
     print(f"report: {report}")
     return 0
-
-
-def _meta(outcome) -> dict:
-    import os
-    import platform
-    return {"wall_seconds": outcome.wall_seconds, "algorithm_seconds": outcome.algorithm_seconds,
-            "cells_run": outcome.cells_run, "cells_resumed": outcome.cells_resumed,
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores"}

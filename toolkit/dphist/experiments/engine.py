@@ -212,7 +212,7 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
     outcome = SweepOutcome(results, wall, algorithm_seconds, len(todo), len(done & {c.key for c in the_plan.cells}),
                            the_plan.skipped, out_dir)
     if out_dir is not None:
-        results.to_json(out_dir / RESULTS_JSON, meta=_meta(config, outcome))
+        results.to_json(out_dir / RESULTS_JSON, meta=sweep_meta(config, outcome))
     return outcome
 
 
@@ -232,7 +232,8 @@ def _progress(total: int, enabled: bool, config: SweepConfig):
     return tqdm(total=total, desc=f"sweep ({config.executor})", unit="cell", smoothing=0.1)
 
 
-def _meta(config: SweepConfig, outcome: SweepOutcome) -> dict:
+def sweep_meta(config: SweepConfig, outcome: SweepOutcome) -> dict:
+    """What a report records of a sweep: its configuration, timing, cell counts and the machine."""
     import dphist
     return {"config": config.to_dict(), "wall_seconds": outcome.wall_seconds,
             "algorithm_seconds": outcome.algorithm_seconds, "cells_run": outcome.cells_run,
@@ -242,4 +243,4 @@ def _meta(config: SweepConfig, outcome: SweepOutcome) -> dict:
             "finished_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
 
 
-__all__ = ["Plan", "SweepOutcome", "plan", "prepare_output", "run_sweep"]
+__all__ = ["Plan", "SweepOutcome", "plan", "prepare_output", "run_sweep", "sweep_meta"]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
 from ..errors import InvalidParameter
+from ..io import atomic_write
 
 #: Identifying coordinates of a cell (one pipeline run).
 CELL_KEYS = ("algorithm", "dataset", "domain", "scale", "epsilon", "trial", "seed")
@@ -141,15 +140,8 @@ def _write_csv(fh, rows, header: bool):
 
 
 def _atomic_write(path: Path, write) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Text files of the engine, written through the one atomic writer of :mod:`dphist.io`."""
+    return atomic_write(path, write, text=True)
 
 
 def read_csv_rows(path) -> tuple[list[dict], int]:
