@@ -112,3 +112,15 @@ def test_real_valued_route_is_on_a_power_of_two_grid():
     many = noise.laplace_mechanism(np.zeros(200_000), 0.75, 1.0, support=1)
     # scale (ceil(0.75/g) + 2) g  ~ 0.75 (1 + 2^-18): variance 2 b^2 within sampling error
     assert many.var() == pytest.approx(2 * 0.75 ** 2, rel=0.02)
+
+
+def test_kernel_exponential_mechanism_in_exact_mode_follows_its_law():
+    # scores 0, 1, 2 with sensitivity 1 at epsilon 2: P(i) proportional to exp(score_i)
+    # (the grid and the 2^-20 shrink of epsilon move these probabilities by < 1e-5)
+    k = PrivateKernel(np.zeros(3, dtype=np.int64), ExactNoise(words(11)))
+    h = k.handle("t", "partitioner", 2.0 * 20_001)
+    scores = np.array([0.0, 1.0, 2.0])
+    draws = np.array([h.exponential(lambda c: scores, 3, 1.0, 2.0) for _ in range(20_000)])
+    weights = np.exp(scores)
+    p = chi_square_p(draws, lambda v: weights[v] / weights.sum(), np.arange(3))
+    assert p > 1e-4
