@@ -246,7 +246,8 @@ class SortedMean(GroupMeanFinalizer):
         return np.sort(super().finalize(bins, ctx))
 
 
-def test_unattributed_releases_are_scored_against_sorted_truth():
+def _sweep_with_sorted_preset(**kw):
+    """A sweep of ``kw`` plus the unattributed preset ``test-sorted`` (registered only for the sweep)."""
     dphist.register(SortedMean, replace=True)
 
     @dphist.preset("test-sorted")
@@ -254,15 +255,57 @@ def test_unattributed_releases_are_scored_against_sorted_truth():
         return dphist.Pipeline(None, None, "singleton", "test.sorted-mean", (0, 0, 1))
     dphist.default_registry.register(sorted_preset, kind="algorithm", replace=True)
     try:
-        out = run_sweep(config(algorithms=["identity", "test-sorted"], datasets=[STEPS], epsilons=[1.0],
-                               metrics=["mse"], workloads=["identity"]), output=False, progress=False)
+        return run_sweep(config(**kw), output=False, progress=False)
     finally:
         dphist.default_registry.unregister("algorithm", "test-sorted")
         dphist.default_registry.unregister("finalizer", "test.sorted-mean")
+
+
+def test_unattributed_releases_are_scored_against_sorted_truth():
+    out = _sweep_with_sorted_preset(algorithms=["identity", "test-sorted"], datasets=[STEPS], epsilons=[1.0],
+                                    metrics=["mse"], workloads=["identity"])
     srt = out.results.filter(algorithm="test-sorted")
     assert srt["unattributed"].all()
     # sorting noisy counts against sorted truth cannot do worse than the Laplace mechanism per bin
     assert srt["value"].mean() < out.results.filter(algorithm="identity")["value"].mean()
+
+
+def test_unattributed_releases_are_never_ranked_with_attributed_ones(tmp_path):
+    # Kills: dropping the comparability filter from regret, time_error_points (skyline), the error
+    # tables/figures or the report; the sorted preset scored against sorted truth would then win
+    # (its error is far below the Laplace mechanism's) and sit in the attributed rankings.
+    out = _sweep_with_sorted_preset(algorithms=["identity", "uniform", "test-sorted"], datasets=[STEPS],
+                                    epsilons=[0.1, 1.0], trials=2, metrics=["mse"], workloads=["prefix"])
+    r = out.results
+    assert analysis.unattributed_algorithms(r) == ["test-sorted"]
+    attributed = {"identity", "uniform"}
+    assert set(analysis.regret(r, "mse", "prefix")) == attributed
+    assert set(analysis.regret(r, "mse", "prefix", unattributed=True)) == {"test-sorted"}
+    assert analysis.regret(r, "mse", "prefix", unattributed=True)["test-sorted"]["max"] == 1.0
+    for eps in (0.1, 1.0):
+        assert set(analysis.time_error_points(r, "mse", "prefix", epsilon=eps)) == attributed
+        assert set(plots.error_table_data(r, "mse", "prefix", eps)[0]) == attributed
+    # the figures that put methods side by side draw only the attributed class
+    labels = {t.get_text() for ax in plots.skyline(r, "mse", "prefix", 1.0).axes for t in ax.texts}
+    assert labels == attributed
+    legend = {ln.get_label() for ax in plots.error_vs_epsilon(r, "mse", "prefix").axes for ln in ax.containers}
+    assert "test-sorted" not in str(legend)
+    text = write_report(r, tmp_path).read_text()
+    head, _, tail = text.partition("## Unattributed releases")
+    assert tail, "the unattributed preset has a section of its own"
+    rankings = head[head.index("## Mean mse on prefix"):]        # tables, regret, skyline of the attributed
+    assert "identity" in rankings and "test-sorted" not in rankings
+    assert any(ln.startswith("| test-sorted") for ln in tail.splitlines())
+    assert (tmp_path / "figures" / "unattributed-skyline.png").exists()
+
+
+def test_an_algorithm_with_both_kinds_of_release_cannot_be_ranked():
+    out = _sweep_with_sorted_preset(algorithms=["identity", "test-sorted"], datasets=[STEPS], epsilons=[1.0],
+                                    trials=1, metrics=["mse"], workloads=["prefix"])
+    cols = dict(out.results.columns)
+    cols["algorithm"] = np.array(["same"] * len(out.results), dtype=object)
+    with pytest.raises(InvalidParameter, match="both attributed and unattributed"):
+        analysis.regret(Results(cols), "mse", "prefix")
 
 
 # ------------------------------------------------------------------ analysis

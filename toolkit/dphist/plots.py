@@ -11,6 +11,12 @@ when saving files); in a notebook the figure displays inline.
 * :func:`error_table` - a SORTaki-style table of mean errors on a colour (error) scale;
 * :func:`regret` - DPBench regret per algorithm;
 * :func:`dataset_shapes` - the histograms themselves.
+
+Figures that put methods side by side (error against epsilon or range length,
+skyline, error table, regret) draw one comparability class at a time
+(:func:`dphist.experiments.analysis.comparable`): attributed releases by
+default; ``unattributed=True`` draws the unattributed ones (scored against the
+sorted truth) on their own.
 """
 from __future__ import annotations
 
@@ -75,9 +81,10 @@ def save(fig: Figure, path, dpi: int = 100) -> Path:
 
 
 def error_vs_epsilon(results: Results, metric: str = "mse", workload: str = "all-ranges",
-                     datasets=None, algorithms=None) -> Figure:
+                     datasets=None, algorithms=None, unattributed: bool = False) -> Figure:
     """Mean error against epsilon, per dataset (error bars: standard error of the mean over trials)."""
-    means = analysis.mean_errors(results, metric, workload, by=("dataset", "algorithm", "epsilon"))
+    means = analysis.mean_errors(analysis.comparable(results, unattributed), metric, workload,
+                                 by=("dataset", "algorithm", "epsilon"))
     datasets = datasets or sorted({k[0] for k in means})
     algorithms = algorithms or sorted({k[1] for k in means}, key=str.lower)
     fig, axes = _grid(len(datasets), legend=_legend_columns(len(algorithms), len(datasets)))
@@ -94,9 +101,10 @@ def error_vs_epsilon(results: Results, metric: str = "mse", workload: str = "all
     return fig
 
 
-def error_vs_range_length(results: Results, metric: str = "mse", epsilon=None, datasets=None) -> Figure:
+def error_vs_range_length(results: Results, metric: str = "mse", epsilon=None, datasets=None,
+                          unattributed: bool = False) -> Figure:
     """Mean error against range length (% of the domain), from the ``ranges-<r>%`` workloads."""
-    sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
+    sel = analysis.comparable(results if epsilon is None else results.filter(epsilon=float(epsilon)), unattributed)
     datasets = datasets or sel.unique("dataset")
     algs = sel.unique("algorithm")
     fig, axes = _grid(len(datasets), legend=_legend_columns(len(algs), len(datasets)))
@@ -137,13 +145,13 @@ def error_vs_scale(results: Results, algorithms=None, metric: str = "scaled-l1",
 
 
 def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon=None,
-            datasets=None) -> Figure:
+            datasets=None, unattributed: bool = False) -> Figure:
     """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = datasets or sel.unique("dataset")
     fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.3)
     for ax, ds in zip(axes, datasets):
-        pts = analysis.time_error_points(sel, metric, workload, dataset=ds)
+        pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds)
         on = analysis.skyline(pts)
         for name, (t, e) in pts.items():
             if on[name]:
@@ -162,9 +170,11 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
     return fig
 
 
-def error_table_data(results: Results, metric: str, workload: str, epsilon) -> tuple[list, list, np.ndarray]:
-    means = analysis.mean_errors(results.filter(epsilon=float(epsilon)), metric, workload,
-                                 by=("algorithm", "dataset"))
+def error_table_data(results: Results, metric: str, workload: str, epsilon,
+                     unattributed: bool = False) -> tuple[list, list, np.ndarray]:
+    """Algorithms, datasets and the mean-error matrix of one comparability class at one epsilon."""
+    means = analysis.mean_errors(analysis.comparable(results.filter(epsilon=float(epsilon)), unattributed),
+                                 metric, workload, by=("algorithm", "dataset"))
     algs = sorted({k[0] for k in means}, key=str.lower)
     dss = sorted({k[1] for k in means})
     table = np.full((len(algs), len(dss)), np.nan)
@@ -173,10 +183,11 @@ def error_table_data(results: Results, metric: str, workload: str, epsilon) -> t
     return algs, dss, table
 
 
-def error_table(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon: float = 0.1) -> Figure:
+def error_table(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon: float = 0.1,
+                unattributed: bool = False) -> Figure:
     """SORTaki-style table: algorithms x datasets, mean error as text, cells coloured by error
     relative to the best in the column (log scale: 1 = best)."""
-    algs, dss, table = error_table_data(results, metric, workload, epsilon)
+    algs, dss, table = error_table_data(results, metric, workload, epsilon, unattributed)
     rel = table / np.nanmin(table, axis=0, keepdims=True)
     w, h = 2.6 + 1.3 * len(dss), 1.4 + 0.22 * len(algs)
     fig = Figure(figsize=(w, h))
@@ -195,9 +206,9 @@ def error_table(results: Results, metric: str = "mse", workload: str = "all-rang
     return fig
 
 
-def regret(results: Results, metric: str = "mse", workload: str = "all-ranges") -> Figure:
-    """Mean regret per algorithm (bars) with the worst setting marked (DPBench)."""
-    reg = analysis.regret(results, metric, workload)
+def regret(results: Results, metric: str = "mse", workload: str = "all-ranges", unattributed: bool = False) -> Figure:
+    """Mean regret per algorithm (bars) with the worst setting marked (DPBench), within one comparability class."""
+    reg = analysis.regret(results, metric, workload, unattributed=unattributed)
     order = sorted(reg, key=lambda a: reg[a]["mean"])
     h = 1.2 + 0.22 * len(order)
     fig = Figure(figsize=(6.5, h))

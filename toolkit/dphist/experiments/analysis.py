@@ -13,6 +13,13 @@
   depends on the product m*epsilon only.  The Laplace mechanism is: its
   scaled error is ||W noise|| / (|W| m) with noise ~ Lap(1/epsilon), a function
   of m*epsilon alone (checked in the notebook).
+* **Comparable releases only.** An unattributed release (``Release.unattributed``,
+  e.g. ``unattributed-S-bar``: a sorted vector, Hay et al. 2010, Sec. 3) is
+  scored against the *sorted* true histogram, so its range errors answer a
+  different question than an attributed histogram's.  Every ranking here
+  (regret, skyline points, error tables) ranks one class at a time: attributed
+  releases by default, unattributed ones (``unattributed=True``) only among
+  themselves.
 """
 from __future__ import annotations
 
@@ -35,14 +42,41 @@ def _select(results: Results, metric: str, workload: str, reference: str = "samp
     return sel
 
 
+def comparable(results: Results, unattributed: bool = False) -> Results:
+    """The rows of one comparability class: attributed releases (default) or unattributed ones.
+
+    An algorithm whose rows carry both flags cannot be placed in one class and is refused.
+    """
+    flags = results["unattributed"].astype(bool)
+    algs = results["algorithm"]
+    both = sorted(set(algs[flags].tolist()) & set(algs[~flags].tolist()))
+    if both:
+        raise InvalidParameter(f"algorithm(s) {both} have both attributed and unattributed releases in these "
+                               "results; give the two configurations different names to rank them")
+    return results.where(flags == bool(unattributed))
+
+
+def unattributed_algorithms(results: Results) -> list[str]:
+    """Names of the algorithms whose releases are unattributed (scored against the sorted truth)."""
+    return comparable(results, unattributed=True).unique("algorithm")
+
+
 def mean_errors(results: Results, metric: str, workload: str, by=("algorithm", *SETTING),
                 reference: str = "sample") -> dict[tuple, dict]:
     """Mean / std / count of the error per group (default: per algorithm and setting)."""
     return _select(results, metric, workload, reference).aggregate(by)
 
 
-def regret(results: Results, metric: str, workload: str, reference: str = "sample") -> dict[str, dict]:
-    """Per algorithm: ``{"mean": ..., "max": ..., "settings": n, "per_setting": {setting: ratio}}``."""
+def regret(results: Results, metric: str, workload: str, reference: str = "sample",
+           unattributed: bool = False) -> dict[str, dict]:
+    """Per algorithm: ``{"mean": ..., "max": ..., "settings": n, "per_setting": {setting: ratio}}``.
+
+    Only one comparability class is ranked (:func:`comparable`): attributed releases by default,
+    unattributed ones among themselves with ``unattributed=True``; an empty class gives ``{}``.
+    """
+    results = comparable(results, unattributed)
+    if len(results) == 0:
+        return {}
     means = mean_errors(results, metric, workload, reference=reference)
     best: dict[tuple, float] = {}
     for (alg, *setting), s in means.items():
@@ -69,9 +103,11 @@ def skyline(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
     return {n: not d for n, d in zip(names, dominated)}
 
 
-def time_error_points(results: Results, metric: str, workload: str, **setting) -> dict[str, tuple[float, float]]:
-    """Mean run time and mean error per algorithm in one setting (for the skyline)."""
-    sel = _select(results, metric, workload).filter(**setting)
+def time_error_points(results: Results, metric: str, workload: str, unattributed: bool = False,
+                      **setting) -> dict[str, tuple[float, float]]:
+    """Mean run time and mean error per algorithm in one setting (for the skyline), of one
+    comparability class (:func:`comparable`: attributed releases unless ``unattributed=True``)."""
+    sel = comparable(_select(results, metric, workload).filter(**setting), unattributed)
     err = sel.aggregate(["algorithm"])
     tim = sel.aggregate(["algorithm"], value="time_total")
     return {a: (tim[(a,)]["mean"], err[(a,)]["mean"]) for (a,) in err}

@@ -1,4 +1,11 @@
-"""The Markdown report of a sweep: tables with an error scale, regret, skyline, figures (PNG)."""
+"""The Markdown report of a sweep: tables with an error scale, regret, skyline, figures (PNG).
+
+Attributed and unattributed releases are never ranked together: an unattributed
+release (e.g. ``unattributed-S-bar``) is scored against the sorted truth, so its
+errors answer another question.  The headline tables, regret, skyline and
+figures rank the attributed releases; the unattributed ones get a section of
+their own, ranked only among themselves (:func:`dphist.experiments.analysis.comparable`).
+"""
 from __future__ import annotations
 
 import math
@@ -30,9 +37,11 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1e5 else f"{x:.2e}"
 
 
-def error_table_markdown(results: Results, metric: str, workload: str, epsilon: float) -> str:
-    """Mean error per algorithm and dataset, with the ratio to the column's best (the error scale)."""
-    algs, dss, table = plots.error_table_data(results, metric, workload, epsilon)
+def error_table_markdown(results: Results, metric: str, workload: str, epsilon: float,
+                         unattributed: bool = False) -> str:
+    """Mean error per algorithm and dataset of one comparability class, with the ratio to the
+    column's best in that class (the error scale)."""
+    algs, dss, table = plots.error_table_data(results, metric, workload, epsilon, unattributed)
     best = np.nanmin(table, axis=0)
     lines = ["| algorithm | " + " | ".join(dss) + " |", "|---|" + "---|" * len(dss)]
     order = np.argsort(np.nanmean(np.log(table / best), axis=1))
@@ -50,6 +59,49 @@ def error_table_markdown(results: Results, metric: str, workload: str, epsilon: 
     return "\n".join(lines)
 
 
+def _ranking_sections(results: Results, metric: str, workload: str, add, unattributed: bool) -> list[str]:
+    """Error tables, figures, regret and skyline of ONE comparability class (Markdown lines)."""
+    epsilons = results.unique("epsilon")
+    mid_eps = epsilons[len(epsilons) // 2]
+    tag, prefix = ("unattributed-", "### ") if unattributed else ("", "## ")
+    sub = "#### " if unattributed else "### "
+    against = " (against the sorted truth)" if unattributed else ""
+    algorithms = results.unique("algorithm")
+    md = ["", f"{prefix}Mean {metric} on {workload}{against}", "",
+          "Each cell: mean over trials, and in brackets the ratio to the best method on that dataset "
+          "(the error scale: 1x = best, in bold). Rows are ordered by their geometric-mean ratio."]
+    for eps in epsilons:
+        md += ["", f"{sub}epsilon = {eps:g}", "", error_table_markdown(results, metric, workload, eps, unattributed)]
+    add(f"{tag}error-table", plots.error_table(results, metric, workload, mid_eps, unattributed=unattributed),
+        f"Mean {metric} ({workload}{against}) at epsilon={mid_eps:g}, coloured by ratio to the best per dataset.")
+    if len(epsilons) > 1:
+        add(f"{tag}error-vs-epsilon", plots.error_vs_epsilon(results, metric, workload, unattributed=unattributed),
+            f"Mean {metric} ({workload}{against}) against epsilon; bars are standard errors of the mean over trials.")
+    if any(w.startswith("ranges-") for w in results.unique("workload")):
+        add(f"{tag}error-vs-range-length", plots.error_vs_range_length(results, metric, mid_eps,
+                                                                       unattributed=unattributed),
+            f"Mean {metric}{against} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18).")
+    add(f"{tag}skyline", plots.skyline(results, metric, workload, mid_eps, unattributed=unattributed),
+        f"Time-error skyline{against} at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2).")
+    if len(algorithms) > 1:
+        add(f"{tag}regret", plots.regret(results, metric, workload, unattributed=unattributed),
+            f"Regret{against}: {metric} divided by the best {metric} in each setting (dataset, domain, scale, epsilon).")
+        reg = analysis.regret(results, metric, workload, unattributed=unattributed)
+        md += ["", f"{prefix}Regret (DPBench){against}", "",
+               f"Regret of a method in a setting = its mean {metric} / the smallest mean {metric} of any method "
+               "in that setting; averaged (and worst) over the settings it ran in.", "",
+               "| algorithm | mean regret | worst regret | settings |", "|---|---|---|---|"]
+        md += [f"| {a} | {reg[a]['mean']:.3g} | {reg[a]['max']:.3g} | {reg[a]['settings']} |"
+               for a in sorted(reg, key=lambda a: reg[a]["mean"])]
+    md += ["", f"{prefix}Skyline at epsilon = {mid_eps:g}{against}", "",
+           "Methods no other method beats in both mean run time and mean error (Kellaris et al., Sec. 7.2).", ""]
+    sel = results.filter(epsilon=mid_eps)
+    for ds in sel.unique("dataset"):
+        on = analysis.skyline(analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds))
+        md.append(f"- {ds}: {', '.join(sorted(a for a, v in on.items() if v))}")
+    return md
+
+
 def write_report(results: Results, out_dir, title: str = "dphist benchmark", notes: list[str] | None = None,
                  meta: dict | None = None, datasets=None) -> Path:
     """Figures in ``out_dir/figures`` and ``out_dir/report.md``; returns the report path."""
@@ -63,7 +115,6 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
     metric, workload = primary_axes(results)
     epsilons = results.unique("epsilon")
     algorithms = results.unique("algorithm")
-    mid_eps = epsilons[len(epsilons) // 2]
     md = [f"# {title}", "", f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."]
     if meta:
         md += ["", f"Wall time {meta.get('wall_seconds', float('nan')):.1f} s; summed pipeline time "
@@ -76,19 +127,16 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
     if datasets:
         md += ["", "## Datasets", ""] + [f"- {ds.summary()}" for ds in datasets]
     notes = list(notes or [])
-    unattributed = results.filter(unattributed=True).unique("algorithm")
+    unattributed = analysis.unattributed_algorithms(results)
+    attributed = analysis.comparable(results)
     if unattributed:
         notes.append(f"{', '.join(unattributed)} publish unattributed (sorted) histograms (Hay et al. 2010, Sec. 3); "
                      "they are scored against the sorted true histogram, so their range-query errors answer a "
-                     "different question than the other methods'")
+                     "different question than the other methods': they are ranked only among themselves, in "
+                     "the section 'Unattributed releases', never in the tables, regret or skyline of the "
+                     "attributed methods")
     if notes:
         md += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-
-    md += ["", f"## Mean {metric} on {workload}", "",
-           "Each cell: mean over trials, and in brackets the ratio to the best method on that dataset "
-           "(the error scale: 1x = best, in bold). Rows are ordered by their geometric-mean ratio."]
-    for eps in epsilons:
-        md += ["", f"### epsilon = {eps:g}", "", error_table_markdown(results, metric, workload, eps)]
 
     figures = []
 
@@ -96,37 +144,20 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
         plots.save(fig, fig_dir / f"{name}.png")
         figures.append((name, caption))
 
-    add("error-table", plots.error_table(results, metric, workload, mid_eps),
-        f"Mean {metric} ({workload}) at epsilon={mid_eps:g}, coloured by ratio to the best per dataset.")
-    if len(epsilons) > 1:
-        add("error-vs-epsilon", plots.error_vs_epsilon(results, metric, workload),
-            f"Mean {metric} ({workload}) against epsilon; bars are standard errors of the mean over trials.")
-    if any(w.startswith("ranges-") for w in results.unique("workload")):
-        add("error-vs-range-length", plots.error_vs_range_length(results, metric, mid_eps),
-            f"Mean {metric} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18).")
+    if len(attributed):
+        md += _ranking_sections(attributed, metric, workload, add, unattributed=False)
+    if unattributed:
+        md += ["", "## Unattributed releases (against the sorted truth)", "",
+               "These releases are sorted vectors (no bin identities); each is scored against the sorted true "
+               "histogram and ranked only against the other unattributed releases, never with the attributed "
+               "methods above."]
+        md += _ranking_sections(analysis.comparable(results, unattributed=True), metric, workload, add,
+                                unattributed=True)
     several_scales = any(len(full.filter(dataset=d).unique("scale")) > 1 for d in full.unique("dataset"))
     if several_scales and len(full.filter(metric="scaled-l1")):
         wl = "prefix" if "prefix" in full.unique("workload") else workload
         add("error-vs-scale", plots.error_vs_scale(full, metric="scaled-l1", workload=wl),
             "Scaled L1 error against scale x epsilon: lines that overlap show scale-epsilon exchangeability.")
-    add("skyline", plots.skyline(results, metric, workload, mid_eps),
-        f"Time-error skyline at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2).")
-    if len(algorithms) > 1:
-        add("regret", plots.regret(results, metric, workload),
-            f"Regret: {metric} divided by the best {metric} in each setting (dataset, domain, scale, epsilon).")
-        reg = analysis.regret(results, metric, workload)
-        md += ["", "## Regret (DPBench)", "",
-               f"Regret of a method in a setting = its mean {metric} / the smallest mean {metric} of any method "
-               "in that setting; averaged (and worst) over the settings it ran in.", "",
-               "| algorithm | mean regret | worst regret | settings |", "|---|---|---|---|"]
-        md += [f"| {a} | {reg[a]['mean']:.3g} | {reg[a]['max']:.3g} | {reg[a]['settings']} |"
-               for a in sorted(reg, key=lambda a: reg[a]["mean"])]
-    md += ["", f"## Skyline at epsilon = {mid_eps:g}", "",
-           "Methods no other method beats in both mean run time and mean error (Kellaris et al., Sec. 7.2).", ""]
-    sel = results.filter(epsilon=mid_eps)
-    for ds in sel.unique("dataset"):
-        on = analysis.skyline(analysis.time_error_points(sel, metric, workload, dataset=ds))
-        md.append(f"- {ds}: {', '.join(sorted(a for a, v in on.items() if v))}")
     md += ["", "## Figures", ""]
     for name, caption in figures:
         md += [f"![{name}](figures/{name}.png)", "", caption, ""]
