@@ -72,6 +72,9 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
           "(the error scale: 1x = best, in bold). Rows are ordered by their geometric-mean ratio."]
     for eps in epsilons:
         md += ["", f"{sub}epsilon = {eps:g}", "", error_table_markdown(results, metric, workload, eps, unattributed)]
+    if unattributed and len(algorithms) < 2:
+        return md + ["", f"Only one unattributed release ({algorithms[0]}): there is nothing to rank it against, so "
+                         "it has no figures, regret or skyline."]
     add(f"{tag}error-table", plots.error_table(results, metric, workload, mid_eps, unattributed=unattributed),
         f"Mean {metric} ({workload}{against}) at epsilon={mid_eps:g}, coloured by ratio to the best per dataset.")
     if len(epsilons) > 1:
