@@ -157,6 +157,9 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
               client=None, dask_processes: bool = True) -> SweepOutcome:
     """Run (or resume) ``config``; ``output=None`` uses ``config.output``, ``output=False`` keeps results in memory.
 
+    ``progress``: True (a ``tqdm.auto`` bar), False, or a tqdm-like class called as
+    ``progress(total=, desc=, unit=, smoothing=)`` (the explorer passes a widget bar it displays itself).
+
     ``client`` is an existing ``dask.distributed.Client`` for the dask executor.
     """
     t0 = time.perf_counter()
@@ -225,9 +228,12 @@ def _cell_seconds(batch: list[Cell], rows: list[dict], job: Job) -> float:
     return total
 
 
-def _progress(total: int, enabled: bool, config: SweepConfig):
+def _progress(total: int, enabled, config: SweepConfig):
+    """A tqdm bar, or none; ``enabled`` may be a tqdm-like class (e.g. the explorer's widget bar)."""
     if not enabled or total == 0:
         return None
+    if callable(enabled):
+        return enabled(total=total, desc=f"sweep ({config.executor})", unit="cell", smoothing=0.1)
     from tqdm.auto import tqdm
     return tqdm(total=total, desc=f"sweep ({config.executor})", unit="cell", smoothing=0.1)
 

@@ -1,0 +1,404 @@
+"""``Explorer``: the interactive explorer (ipywidgets) over :mod:`.model` and :mod:`.render`.
+
+Threading: every control change takes a snapshot of the controls (cheap, on
+the kernel's thread) and hands it to one worker thread, which computes and
+renders and then sets the views' values.  Changes that arrive while the worker
+is busy are coalesced: it always computes the newest settings next and skips
+the ones in between, so dragging the epsilon slider never queues stale work and
+never blocks the kernel.  :meth:`Explorer.wait` blocks until the views show the
+latest settings (for code and tests).  Comparisons run on a second thread.
+"""
+from __future__ import annotations
+
+import io
+import threading
+
+import ipywidgets as W
+import numpy as np
+
+from ..datasets import add_data_dir, names as dataset_names
+from ..errors import DPHistError
+from ..pipeline import STAGES
+from ..presets import make_algorithm
+from ..registry import default_registry
+from . import model, render
+from .model import ARRAY, CUSTOM, NONE, WORKLOADS, DataCache, Settings, Snapshot
+
+EPS_MIN_EXP, EPS_MAX_EXP = -3, 1
+DEFAULT_DATASET = "flights-dep-delay"
+DEFAULT_COMPARE = ("identity", "uniform", "Hb", "DAWA", "AHP", "sDAWA")
+SWEEP_EPSILONS = (0.01, 0.03, 0.1, 0.3, 1.0)
+SEED_HELP = ("Seed: empty = release mode (fresh OS randomness). A seed gives research mode: "
+             "reproducible, and a seeded release must never be published.")
+
+
+class Explorer:
+    """An interactive explorer of DP histogram algorithms.
+
+    >>> ex = Explorer(algorithm="identity", seed=1)   # doctest: +SKIP
+    >>> ex.epsilon.value = 1.0; ex.wait(); ex.release.ledger.total   # doctest: +SKIP
+
+    Controls (ipywidgets, attributes): ``dataset`` (combobox: any name, so an
+    unknown one gets a message), ``data_dir``, ``algorithm`` (presets, or
+    ``custom``), ``initializer``/``sorter``/``partitioner``/``finalizer``
+    (every registered component, runtime registrations included: see
+    :meth:`refresh`), ``gamma_in``/``gamma_p``/``gamma_f`` (budget shares),
+    ``epsilon`` (log slider) and ``epsilon_text`` (typed), ``seed`` (text;
+    empty = release mode), ``workload``.  Views: ``histogram`` (PNG image),
+    ``ledger`` and ``errors`` (HTML), ``status``, ``message``.  The latest
+    :class:`~dphist.Release` is ``release``; the latest :class:`.model.Snapshot`
+    is ``snapshot``.  Impossible settings leave ``release`` as it was and show
+    ``message`` instead of raising.
+    """
+
+    def __init__(self, data=None, algorithm: str = "identity", *, dataset: str | None = None,
+                 epsilon: float = 0.1, seed=None, workload: str = "prefix", compare=DEFAULT_COMPARE):
+        self._data = DataCache(data)
+        self.release = None
+        self.snapshot: Snapshot | None = None
+        self.comparison: dict = {}
+        self._syncing = False
+        self._base = ""
+        self._cond = threading.Condition()
+        self._requested = 0          # generation of the newest settings
+        self._shown = 0              # generation the views show
+        self._pending: Settings | None = None
+        self._closed = False
+        self.figure = render.HistogramFigure()
+        self._build_controls(dataset, epsilon, seed, workload, compare)
+        self._build_views()
+        self._worker = threading.Thread(target=self._loop, name="dphist-explorer", daemon=True)
+        self._worker.start()
+        self._jobs = None
+        self._select_algorithm(algorithm)
+        self._watch()
+        self._schedule()
+
+    # ------------------------------------------------------------ building
+    def _build_controls(self, dataset, epsilon, seed, workload, compare):
+        small = W.Layout(width="150px")
+        names = self._dataset_options()
+        if dataset is None:
+            dataset = ARRAY if self._data.array is not None else DEFAULT_DATASET
+        self.dataset = W.Combobox(value=str(dataset), options=names, ensure_option=False,
+                                  description="dataset", placeholder="name, DPBench name or file")
+        self.data_dir = W.Text(value="", description="data dir", placeholder="folder of .npy histograms")
+        self.add_dir = W.Button(description="add folder", layout=W.Layout(width="100px"))
+        self.algorithm = W.Dropdown(options=[CUSTOM] + default_registry.names("algorithm"), description="algorithm")
+        self.components = {}
+        for stage in STAGES:
+            self.components[stage] = W.Dropdown(options=self._component_options(stage), description=stage)
+        self.initializer, self.sorter = self.components["initializer"], self.components["sorter"]
+        self.partitioner, self.finalizer = self.components["partitioner"], self.components["finalizer"]
+        self.gamma_in = W.BoundedFloatText(value=0.0, min=0.0, max=1.0, step=0.05, description="gamma_in",
+                                           layout=small)
+        self.gamma_p = W.BoundedFloatText(value=0.0, min=0.0, max=1.0, step=0.05, description="gamma_p",
+                                          layout=small)
+        self.gamma_f = W.BoundedFloatText(value=1.0, min=0.0, max=1.0, step=0.05, description="gamma_f",
+                                          layout=small)
+        self.shares = (self.gamma_in, self.gamma_p, self.gamma_f)
+        self.epsilon = W.FloatLogSlider(value=_clamp_eps(epsilon), base=10, min=EPS_MIN_EXP, max=EPS_MAX_EXP,
+                                        step=0.05, description="epsilon", readout_format=".3g",
+                                        continuous_update=True, layout=W.Layout(width="420px"))
+        self.epsilon_text = W.FloatText(value=float(epsilon), description="typed eps", layout=W.Layout(width="180px"))
+        self.seed = W.Text(value="" if seed is None else str(seed), description="seed",
+                           placeholder="empty = release mode", layout=W.Layout(width="220px"))
+        self.workload = W.Dropdown(options=list(WORKLOADS), value=workload if workload in WORKLOADS else "prefix",
+                                   description="workload")
+        self.refresh_button = W.Button(description="refresh components", layout=W.Layout(width="160px"),
+                                       tooltip="re-read the registry (components registered at runtime)")
+        presets = default_registry.names("algorithm")
+        self.compare_presets = W.SelectMultiple(options=presets, value=[p for p in compare if p in presets],
+                                                description="presets", rows=8)
+        self.trials = W.BoundedIntText(value=5, min=1, max=200, description="trials", layout=small)
+        self.compare_button = W.Button(description="compare at this eps", layout=W.Layout(width="170px"))
+        self.sweep_button = W.Button(description="error vs eps", layout=W.Layout(width="170px"))
+
+    def _build_views(self):
+        self.message = W.HTML(value="")
+        self.status = W.HTML(value="")
+        self.histogram = W.Image(format="png", layout=W.Layout(max_width="100%"))
+        self.ledger = W.HTML(value="")
+        self.errors = W.HTML(value="")
+        self.comparison_status = W.HTML(value="")
+        self.progress = W.Box([])
+        self.comparison_view = W.Image(format="png", layout=W.Layout(max_width="100%"))
+        seed_row = W.HBox([self.seed, W.HTML(f'<span style="font-size:11px;color:#a05a00">{SEED_HELP}</span>',
+                                             layout=W.Layout(width="520px"))])
+        controls = W.VBox([
+            W.HBox([self.dataset, self.data_dir, self.add_dir]),
+            W.HBox([self.algorithm, self.workload, self.refresh_button]),
+            W.HBox([self.initializer, self.sorter]), W.HBox([self.partitioner, self.finalizer]),
+            W.HBox([self.gamma_in, self.gamma_p, self.gamma_f]),
+            W.HBox([self.epsilon, self.epsilon_text]), seed_row,
+        ])
+        main = W.VBox([controls, self.message, self.status, self.histogram, W.HBox([self.ledger, self.errors])])
+        compare = W.VBox([W.HBox([self.compare_presets, W.VBox([self.trials, self.compare_button, self.sweep_button])]),
+                          self.progress, self.comparison_status, self.comparison_view])
+        self.widget = W.Tab(children=[main, compare])
+        self.widget.set_title(0, "explore")
+        self.widget.set_title(1, "compare")
+
+    def _ipython_display_(self):
+        from IPython.display import display
+        display(self.widget)
+
+    # ------------------------------------------------------------ options
+    def _dataset_options(self) -> list[str]:
+        try:
+            found = dataset_names()
+        except DPHistError:          # e.g. DPHIST_DATA names a missing folder: listed names only
+            found = default_registry.names("dataset")
+        return ([ARRAY] if self._data.array is not None else []) + found
+
+    def _component_options(self, stage: str) -> list[str]:
+        found = default_registry.names(stage)
+        return [NONE] + found if stage in ("initializer", "sorter") else found
+
+    def refresh(self) -> None:
+        """Re-read the registry and data folders: components, presets and datasets registered since."""
+        self._syncing = True
+        try:
+            for stage, dd in self.components.items():
+                _set_options(dd, self._component_options(stage))
+            _set_options(self.algorithm, [CUSTOM] + default_registry.names("algorithm"))
+            self.dataset.options = self._dataset_options()
+            presets = default_registry.names("algorithm")
+            keep = [p for p in self.compare_presets.value if p in presets]
+            self.compare_presets.options = presets
+            self.compare_presets.value = keep
+        finally:
+            self._syncing = False
+
+    # ------------------------------------------------------------ wiring
+    def _watch(self):
+        self.algorithm.observe(self._on_algorithm, names="value")
+        for dd in self.components.values():
+            dd.observe(self._on_component, names="value")
+        for share in self.shares:
+            share.observe(self._on_component, names="value")
+        self.epsilon.observe(self._on_slider, names="value")
+        self.epsilon_text.observe(self._on_eps_text, names="value")
+        for w in (self.dataset, self.seed, self.workload):
+            w.observe(self._on_change, names="value")
+        self.add_dir.on_click(self._on_add_dir)
+        self.refresh_button.on_click(lambda _: (self.refresh(), self._schedule()))
+        self.compare_button.on_click(lambda _: self.compare())
+        self.sweep_button.on_click(lambda _: self.error_vs_epsilon())
+
+    def _select_algorithm(self, name: str) -> None:
+        """Set the four dropdowns and the shares from the preset ``name`` (message if unknown)."""
+        if name == CUSTOM:
+            return
+        try:
+            stages, shares = model.preset_stage_names(name)
+        except DPHistError as exc:
+            self._pending_message = str(exc)
+            return
+        self._syncing = True
+        try:
+            if name not in self.algorithm.options:
+                self.algorithm.options = list(self.algorithm.options) + [name]
+            self.algorithm.value = name
+            self._base = name
+            for stage, comp in zip(STAGES, stages):
+                dd = self.components[stage]
+                if comp not in dd.options:
+                    dd.options = list(dd.options) + [comp]
+                dd.value = comp
+            for w, s in zip(self.shares, shares):
+                w.value = s
+        finally:
+            self._syncing = False
+
+    def _on_algorithm(self, change):
+        if self._syncing:
+            return
+        self._select_algorithm(change["new"])
+        self._schedule()
+
+    def _on_component(self, change):
+        if self._syncing:
+            return
+        if self.algorithm.value != CUSTOM:
+            self._syncing = True
+            try:
+                self.algorithm.value = CUSTOM     # keeps _base: the preset's parameters stay
+            finally:
+                self._syncing = False
+        self._schedule()
+
+    def _on_slider(self, change):
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            self.epsilon_text.value = float(change["new"])
+        finally:
+            self._syncing = False
+        self._schedule()
+
+    def _on_eps_text(self, change):
+        if self._syncing:
+            return
+        value = change["new"]
+        if value is not None and value > 0:
+            self._syncing = True
+            try:
+                self.epsilon.value = _clamp_eps(value)   # the slider shows the nearest value it can
+            finally:
+                self._syncing = False
+        self._schedule()
+
+    def _on_change(self, change):
+        if not self._syncing:
+            self._schedule()
+
+    def _on_add_dir(self, _):
+        try:
+            add_data_dir(self.data_dir.value)
+            self.dataset.options = self._dataset_options()
+            self.message.value = ""
+        except DPHistError as exc:
+            self.message.value = render.message_html(str(exc))
+
+    # ------------------------------------------------------------ updates
+    def settings(self) -> Settings:
+        """The controls as a :class:`.model.Settings` (the epsilon used is the typed one)."""
+        return Settings(dataset=self.dataset.value, algorithm=self.algorithm.value,
+                        components=tuple(self.components[s].value for s in STAGES),
+                        shares=tuple(float(w.value) for w in self.shares), epsilon=self.epsilon_text.value,
+                        seed=self.seed.value, workload=self.workload.value, base=self._base)
+
+    _pending_message = ""
+
+    def _schedule(self) -> None:
+        settings = self.settings()
+        with self._cond:
+            self._requested += 1
+            self._pending = settings
+            self._cond.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                settings, generation = self._pending, self._requested
+                self._pending = None
+            try:
+                self._show(model.evaluate(settings, self._data))
+            except Exception as exc:    # rendering must not kill the worker; say what happened
+                self.message.value = render.message_html(f"internal error ({type(exc).__name__}): {exc}")
+            with self._cond:
+                self._shown = generation
+                self._cond.notify_all()
+
+    def _show(self, snap: Snapshot) -> None:
+        if self._pending_message:        # e.g. an unknown algorithm given to the constructor
+            snap = Snapshot(snap.settings, message=self._pending_message)
+            self._pending_message = ""
+        self.snapshot = snap
+        if not snap.ok:
+            self.message.value = render.message_html(snap.message)
+            return
+        self.release = snap.release
+        self.figure.update(snap)
+        self.histogram.value = self.figure.png()
+        self.ledger.value = render.ledger_html(snap)
+        self.errors.value = render.errors_html(snap)
+        self.status.value = render.status_html(snap)
+        self.message.value = ""
+
+    def wait(self, timeout: float = 30.0) -> Snapshot | None:
+        """Block until the views show the latest settings; the latest snapshot (None on timeout)."""
+        with self._cond:
+            done = self._cond.wait_for(lambda: self._shown >= self._requested or self._closed, timeout)
+        return self.snapshot if done else None
+
+    def close(self) -> None:
+        """Stop the worker thread and close the widgets."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._jobs is not None:
+            self._jobs.shutdown(wait=False)
+        self.widget.close()
+
+    # ------------------------------------------------------------ comparison
+    def _job(self, fn):
+        from concurrent.futures import ThreadPoolExecutor
+        if self._jobs is None:
+            self._jobs = ThreadPoolExecutor(1, thread_name_prefix="dphist-explorer-compare")
+
+        def guarded():
+            try:
+                return fn()
+            except DPHistError as exc:
+                self.comparison_status.value = render.message_html(str(exc))
+            except Exception as exc:
+                self.comparison_status.value = render.message_html(f"internal error ({type(exc).__name__}): {exc}")
+        return self._jobs.submit(guarded)
+
+    def compare(self):
+        """The chosen presets side by side at the current eps (runs on a thread; returns a Future)."""
+        settings, names = self.settings(), list(self.compare_presets.value)
+        return self._job(lambda: self._compare(settings, names))
+
+    def _compare(self, settings: Settings, names: list[str]):
+        from . import compare
+        self.comparison_status.value = "running..."
+        result = compare.presets_at_epsilon(names, settings, self._data)
+        self.comparison = result
+        self.comparison_view.value = result["png"]
+        self.comparison_status.value = result["html"]
+        return result
+
+    def error_vs_epsilon(self, epsilons=SWEEP_EPSILONS):
+        """Error against eps for the chosen presets through the experiment engine (a thread; a Future)."""
+        settings, names, trials = self.settings(), list(self.compare_presets.value), int(self.trials.value)
+        return self._job(lambda: self._sweep(settings, names, trials, epsilons))
+
+    def _sweep(self, settings, names, trials, epsilons):
+        from . import compare
+        self.comparison_status.value = "running the sweep..."
+
+        def bar(**kwargs):                     # the engine's tqdm bar, as a widget we place ourselves
+            from tqdm.notebook import tqdm
+            b = tqdm(display=False, **kwargs)
+            self.progress.children = [b.container]
+            return b
+        result = compare.sweep(names, settings, self._data, trials, epsilons, progress=bar)
+        self.comparison = result
+        self.comparison_view.value = result["png"]
+        self.comparison_status.value = result["html"]
+        return result
+
+
+def _clamp_eps(value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return 0.1
+    if not np.isfinite(v) or v <= 0:
+        return 10.0 ** EPS_MIN_EXP
+    return float(min(max(v, 10.0 ** EPS_MIN_EXP), 10.0 ** EPS_MAX_EXP))
+
+
+def _set_options(dropdown: W.Dropdown, options: list[str]) -> None:
+    """New options, keeping the current value (added when it is no longer listed)."""
+    value = dropdown.value
+    if list(dropdown.options) == options:
+        return
+    if value is not None and value not in options:
+        options = options + [value]
+    dropdown.options = options
+    dropdown.value = value
+
+
+def figure_png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    return buf.getvalue()

@@ -1,0 +1,197 @@
+"""The explorer's views: a matplotlib figure of the histograms (PNG) and HTML for the ledger and errors.
+
+Why PNG bytes into an ``ipywidgets.Image`` and HTML strings, not ``ipympl``:
+rendering happens in the explorer's worker thread, and setting a widget's
+value from a thread is safe where ``display()``/``Output`` capture is not; a
+PNG also survives in a committed notebook, in Voila and in a screenshot
+without a JavaScript extension.  The ledger and error bars are HTML/CSS
+(microseconds to build) so that matplotlib draws only the two histogram
+panels, which keeps an update under the 200 ms target (see
+``benchmarks/bench_widgets.py``).
+"""
+from __future__ import annotations
+
+import html
+import io
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from .model import SPENDING_STAGES, Snapshot
+
+#: above this many bins the histogram panels show means of consecutive bins (display only)
+MAX_DRAWN_BINS = 4096
+_TRUE, _RELEASED, _SHADE = "#222222", "#d62728", "#dde6f3"
+_PRIMITIVE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+
+
+def _block_means(values: np.ndarray, k: int) -> np.ndarray:
+    if k <= 1:
+        return values
+    m = values.size // k * k
+    head = values[:m].reshape(-1, k).mean(axis=1)
+    return head if m == values.size else np.append(head, values[m:].mean())
+
+
+class HistogramFigure:
+    """Two panels kept between updates (only the artists' data change, which is what makes it fast).
+
+    Top: true and released histograms in the original domain order, each group
+    of the release's partition shaded alternately.  Bottom: the same in the
+    partition's order (the sorter's order), where every group is a run.
+    ``data`` holds exactly what was plotted, for tests.
+    """
+
+    def __init__(self, width: float = 9.5, height: float = 4.6, dpi: int = 72):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        self.fig = Figure(figsize=(width, height), dpi=dpi)
+        self.canvas = FigureCanvasAgg(self.fig)
+        self.fig.subplots_adjust(left=0.07, right=0.985, top=0.91, bottom=0.09, hspace=0.45)
+        self.axes = {"original": self.fig.add_subplot(2, 1, 1), "partition": self.fig.add_subplot(2, 1, 2)}
+        self.lines, self.shades = {}, {}
+        for key, ax in self.axes.items():
+            # antialiasing off: the lines are step traces of thousands of points (3x faster to draw)
+            self.lines[key, "released"], = ax.plot([], [], color=_RELEASED, lw=0.8, antialiased=False,
+                                                   label="released", zorder=2)
+            self.lines[key, "true"], = ax.plot([], [], color=_TRUE, lw=0.7, antialiased=False, label="true",
+                                               zorder=3)
+            self.shades[key] = ax.imshow(np.zeros((1, 1)), aspect="auto", cmap="Greys", vmin=0, vmax=8,
+                                         interpolation="nearest", zorder=0, extent=(0, 1, 0, 1),
+                                         transform=ax.get_xaxis_transform())
+            ax.tick_params(labelsize=8)
+            # few ticks: tick labels are most of the drawing time
+            ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+            ax.yaxis.set_major_locator(MaxNLocator(3))
+        self.axes["original"].legend(loc="upper right", fontsize=8, frameon=False, ncol=2)
+        self.data: dict = {}
+
+    def update(self, snap: Snapshot) -> None:
+        rel = snap.release
+        x = snap.true.astype(float)
+        est = rel.estimate
+        part = rel.partition
+        labels = part.labels()
+        truth_original = np.sort(x) if rel.unattributed else x
+        order = part.order
+        # groups shaded alternately; singletons (every bin its own group) are left unshaded
+        shade_original = (labels % 2).astype(float) if part.n_groups < part.n_bins else np.zeros(x.size)
+        position_group = np.repeat(np.arange(part.n_groups), part.sizes)
+        shade_partition = (position_group % 2).astype(float) if part.n_groups < part.n_bins else np.zeros(x.size)
+        panels = {
+            "original": (truth_original, est, shade_original),
+            "partition": (truth_original[order], est[order], shade_partition),
+        }
+        k = max(1, math.ceil(x.size / MAX_DRAWN_BINS))
+        self.data = {"block": k, "n_groups": part.n_groups}
+        for key, (t, r, s) in panels.items():
+            ax = self.axes[key]
+            t, r, s = _block_means(t, k), _block_means(r, k), _block_means(s, k)
+            pos = np.arange(t.size)
+            self.lines[key, "true"].set_data(pos, t)
+            self.lines[key, "released"].set_data(pos, r)
+            self.shades[key].set_data(s[None, :] * 2)
+            self.shades[key].set_extent((-0.5, t.size - 0.5, 0, 1))
+            lo, hi = float(min(t.min(), r.min())), float(max(t.max(), r.max()))
+            pad = 0.05 * (hi - lo or 1.0)
+            ax.set_xlim(-0.5, t.size - 0.5)
+            ax.set_ylim(lo - pad, hi + pad)
+            self.data[key] = {"true": t, "released": r, "shade": s}
+        sorted_note = "sorted (unattributed release)" if rel.unattributed else "original order"
+        block_note = f", means of {k} bins" if k > 1 else ""
+        self.axes["original"].set_title(
+            f"{snap.settings.dataset}: true vs released, {sorted_note}{block_note}; "
+            f"{part.n_groups} group(s) shaded, eps = {rel.epsilon:.4g}", fontsize=9)
+        self.axes["partition"].set_title(
+            "partition order (the sorter's order; each group is a run)" if not part.is_identity_order()
+            else "partition order (= original order: no sorter)", fontsize=9)
+        self.axes["partition"].set_xlabel("position", fontsize=8)
+
+    def png(self) -> bytes:
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format="png", pil_kwargs={"compress_level": 1})
+        return buf.getvalue()
+
+
+# ------------------------------------------------------------------- HTML views
+def _fmt(v: float) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.4g}"
+
+
+def ledger_html(snap: Snapshot) -> str:
+    """The ledger as one stacked bar per stage (segments: primitive and component, width = eps)."""
+    rel = snap.release
+    eps = rel.epsilon
+    colours: dict[str, str] = {}
+    rows = []
+    for stage in SPENDING_STAGES:
+        segs = snap.ledger_bars.get(stage, [])
+        cells = []
+        for primitive, component, e in segs:
+            colour = colours.setdefault(primitive, _PRIMITIVE_COLOURS[len(colours) % len(_PRIMITIVE_COLOURS)])
+            title = html.escape(f"{component}: {primitive}, eps = {e:.6g}")
+            cells.append(f'<div title="{title}" style="width:{100 * e / eps:.3f}%;background:{colour};'
+                         f'height:18px;color:white;font-size:10px;overflow:hidden;white-space:nowrap">'
+                         f'&nbsp;{html.escape(primitive)}</div>')
+        spent = sum(e for _, _, e in segs)
+        rows.append(f'<tr><td style="padding-right:6px">{stage}</td>'
+                    f'<td style="width:360px"><div style="display:flex;background:#f1f1f1;width:100%">'
+                    f'{"".join(cells)}</div></td><td class="dphist-ledger-eps" style="padding-left:6px">'
+                    f'{spent:.4g}</td></tr>')
+    legend = " ".join(f'<span style="color:{c}">&#9632;</span>&nbsp;{html.escape(p)}' for p, c in colours.items())
+    total = rel.ledger.total
+    return (f'<div class="dphist-ledger"><b>Ledger</b> (bar width = share of eps = {eps:.4g}; '
+            f'charged {total:.6g}, {len(rel.ledger)} measurement(s))'
+            f'<table style="font-size:12px">{"".join(rows)}</table><div style="font-size:11px">{legend}</div></div>')
+
+
+def errors_html(snap: Snapshot) -> str:
+    """Errors on the chosen workload (and identity), next to the Laplace mechanism's and the predictions."""
+    w = snap.settings.workload
+    rows = [("this release", snap.errors["release"]), ("Laplace mechanism (same eps)", snap.errors["laplace"])]
+    mse_values = [r[w]["mse"] for _, r in rows] + [snap.laplace_expected_mse]
+    top = max(v for v in mse_values if np.isfinite(v)) or 1.0
+
+    def bar(v):
+        width = 0 if not np.isfinite(v) else 120 * v / top
+        return f'<div style="background:#888;height:10px;width:{width:.1f}px"></div>'
+
+    body = []
+    for label, r in rows:
+        body.append(f"<tr><td>{label}</td><td>{_fmt(r[w]['mse'])}</td><td>{bar(r[w]['mse'])}</td>"
+                    f"<td>{_fmt(r[w]['scaled-l1'])}</td><td>{_fmt(r['identity']['mse'])}</td></tr>")
+    body.append(f"<tr><td>Laplace, expected (2 mean|q| / eps&sup2;)</td><td>{_fmt(snap.laplace_expected_mse)}</td>"
+                f"<td>{bar(snap.laplace_expected_mse)}</td><td>-</td>"
+                f"<td>{_fmt(2 / snap.release.epsilon ** 2)}</td></tr>")
+    if snap.prediction:
+        p = snap.prediction
+        body.append(f"<tr><td>error formula <code>{html.escape(str(p['formula']))}</code> of "
+                    f"{html.escape(p['component'])} (on H~, free)</td><td>-</td><td></td><td>-</td>"
+                    f"<td>{_fmt(p['mse'])}</td></tr>")
+    note = " (against the sorted true counts: unattributed release)" if snap.release.unattributed else ""
+    return (f'<div class="dphist-errors"><b>Error</b> on workload <code>{html.escape(w)}</code>{note}'
+            f'<table style="font-size:12px"><tr><th></th><th>MSE</th><th></th><th>scaled L1</th>'
+            f'<th>identity MSE</th></tr>{"".join(body)}</table></div>')
+
+
+def status_html(snap: Snapshot) -> str:
+    """Mode, seed warning, timing, and the release's warnings."""
+    rel = snap.release
+    mode = getattr(rel, "mode", None) or ("research" if snap.settings.seed.strip() else "release")
+    if snap.settings.seed.strip():
+        head = (f'<span style="color:#a05a00"><b>research mode</b> (seed {html.escape(snap.settings.seed.strip())}): '
+                "reproducible; a seeded release must never be published</span>")
+    else:
+        head = f"<b>{html.escape(mode)} mode</b> (no seed: fresh randomness at every update)"
+    warnings = "".join(f'<div style="color:#a00">warning: {html.escape(w)}</div>'
+                       for w in getattr(rel, "warnings", []) or [])
+    return (f'<div class="dphist-status">{head}; algorithm <code>{html.escape(rel.spec.get("name", ""))}</code>, '
+            f"{rel.partition.n_groups} group(s), computed in {1000 * snap.seconds:.0f} ms{warnings}</div>")
+
+
+def message_html(message: str) -> str:
+    return (f'<div class="dphist-message" style="color:#a00;border:1px solid #a00;padding:4px">'
+            f"<b>Cannot run this setting:</b> {html.escape(message)}</div>")
