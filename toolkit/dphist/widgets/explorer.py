@@ -64,6 +64,7 @@ class Explorer:
         self._shown = 0              # generation the views show
         self._pending: Settings | None = None
         self._closed = False
+        self.updates = 0             # settings evaluated (fewer than changes: intermediate ones are skipped)
         self.figure = render.HistogramFigure()
         self._build_controls(dataset, epsilon, seed, workload, compare)
         self._build_views()
@@ -289,6 +290,7 @@ class Explorer:
                 settings, generation = self._pending, self._requested
                 self._pending = None
             try:
+                self.updates += 1
                 self._show(model.evaluate(settings, self._data))
             except Exception as exc:    # rendering must not kill the worker; say what happened
                 self.message.value = render.message_html(f"internal error ({type(exc).__name__}): {exc}")

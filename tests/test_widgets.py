@@ -1,0 +1,282 @@
+"""The explorer (dphist.widgets), driven programmatically: set controls, wait, assert what the views show.
+
+Each test names the mutation it kills.
+"""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dphist
+from dphist import Partition, Partitioner, metrics, workloads
+from dphist.errors import InvalidParameter
+from dphist.widgets import Explorer, model
+
+N = 1024
+
+
+@pytest.fixture(scope="module")
+def counts():
+    rng = np.random.default_rng(7)
+    smooth = 200 + 150 * np.sin(np.linspace(0, 6, N))
+    return rng.poisson(smooth).astype(np.int64)
+
+
+@pytest.fixture
+def ex(counts):
+    e = Explorer(counts, algorithm="identity", seed=1, workload="prefix")
+    assert e.wait() is not None
+    yield e
+    e.close()
+
+
+class Blocks4(Partitioner):
+    """Groups of 4 consecutive positions of the (sorted) order; decides on nothing private."""
+
+    name = "test.blocks4"
+    citation = "test"
+    spends = False
+
+    def partition(self, bins, ctx):
+        return Partition(bins.order, np.r_[np.arange(0, ctx.n, 4), ctx.n])
+
+
+def _ef(starts, ends, prefix, prefix_sq, eps_in, eps_f):
+    """SSE + 2/(|v| eps_f^2) (AHP's formula) as a plain callable."""
+    size = ends - starts
+    s = prefix[ends] - prefix[starts]
+    sse = prefix_sq[ends] - prefix_sq[starts] - s ** 2 / size
+    return sse + 2.0 / (size * eps_f ** 2)
+
+
+class Blocks4WithFormula(Blocks4):
+    name = "test.blocks4-ef"
+    ef = staticmethod(_ef)
+
+
+@pytest.fixture
+def registered():
+    """Register the test partitioners at runtime, and remove them afterwards."""
+    for cls in (Blocks4, Blocks4WithFormula):
+        dphist.register(cls, replace=True)
+    yield
+    for cls in (Blocks4, Blocks4WithFormula):
+        dphist.default_registry.unregister("partitioner", cls.name)
+
+
+def test_import_dphist_does_not_import_ipywidgets():
+    # kills: `from . import widgets` (or any ipywidgets import) in dphist/__init__.py
+    code = "import sys, dphist; print('ipywidgets' in sys.modules, 'dphist.widgets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_moving_epsilon_changes_plot_ledger_and_errors(ex, counts):
+    # kills: views not refreshed on a slider move; ledger or errors of a stale release; plot not the release
+    before = ex.wait()
+    plotted_before = ex.figure.data["original"]["released"].copy()
+    png_before, ledger_before = ex.histogram.value, ex.ledger.value
+    ex.epsilon.value = 1.0
+    after = ex.wait()
+    assert after.release is ex.release and ex.release.epsilon == pytest.approx(1.0)
+    assert ex.release.ledger.total == pytest.approx(1.0)           # charged = used = eps
+    assert before.release.ledger.total == pytest.approx(0.1)
+    plotted = ex.figure.data["original"]["released"]
+    np.testing.assert_array_equal(plotted, ex.release.estimate)   # what is drawn is the release
+    np.testing.assert_array_equal(ex.figure.data["original"]["true"], counts)
+    assert not np.array_equal(plotted, plotted_before)
+    assert ex.histogram.value != png_before and ex.ledger.value != ledger_before
+    assert ex.epsilon_text.value == pytest.approx(1.0)               # the typed box follows the slider
+    # Laplace: identity MSE 2/eps^2 = 200 at 0.1 and 2 at 1; one seeded run each, far apart
+    assert before.errors["release"]["identity"]["mse"] > 20 * after.errors["release"]["identity"]["mse"]
+
+
+def test_errors_are_the_metrics_of_the_release_and_the_laplace_baseline(ex, counts):
+    # kills: errors computed on the wrong vector, or the baseline reusing the release instead of its own run
+    ex.algorithm.value = "uniform"
+    ex.workload.value = "all-ranges"
+    snap = ex.wait()
+    w = workloads.all_ranges(N)
+    assert snap.errors["release"]["all-ranges"]["mse"] == pytest.approx(metrics.mse(w, counts, snap.release.estimate))
+    assert snap.errors["laplace"]["all-ranges"]["mse"] == pytest.approx(metrics.mse(w, counts, snap.laplace.estimate))
+    assert snap.laplace.spec["name"] == "identity"
+    assert "all-ranges" in ex.errors.value and "Laplace" in ex.errors.value
+
+
+def test_laplace_closed_form_matches_measurement(counts):
+    # kills: a wrong closed form (1/eps^2, or mean range length (n+1)/2 instead of (n+2)/3 for all ranges).
+    # Identity MSE of one run at N = 4096 has relative sd sqrt(20)/2/sqrt(4096) = 3.5%; tolerance 15% (> 4 sd).
+    x = np.random.default_rng(3).integers(0, 100, 4096)
+    data = model.DataCache(x)
+    for seed in (1, 2, 3):
+        snap = model.evaluate(model.Settings(dataset=model.ARRAY, epsilon=0.5, seed=str(seed), workload="identity"),
+                              data)
+        assert snap.errors["laplace"]["identity"]["mse"] == pytest.approx(2 / 0.25, rel=0.15)
+        assert snap.laplace_expected_mse == pytest.approx(8.0)
+    for n in (1, 5, 37):
+        w = workloads.all_ranges(n)
+        assert model.laplace_expected_mse(w, 1.0) == pytest.approx(2 * np.mean(w.hi - w.lo))
+
+
+def test_preset_fills_the_dropdowns_and_editing_one_makes_a_custom_pipeline(ex):
+    # kills: component dropdowns ignored (the preset always runs), or presets not setting the dropdowns
+    ex.algorithm.value = "uniform"
+    ex.wait()
+    assert ex.partitioner.value == "whole" and ex.release.partition.n_groups == 1
+    ex.partitioner.value = "singleton"
+    snap = ex.wait()
+    assert ex.algorithm.value == "custom" and snap.release.spec["name"] == "custom"
+    assert snap.release.partition.n_groups == N
+
+
+def test_runtime_registered_components_are_listed_and_used(ex, registered):
+    # kills: dropdown options read once at construction (runtime registrations missing)
+    ex.refresh()
+    assert "test.blocks4" in ex.partitioner.options
+    ex.partitioner.value = "test.blocks4"
+    snap = ex.wait()
+    assert snap.ok, snap.message
+    assert snap.release.partition.n_groups == N // 4
+    assert snap.release.spec["partitioner"]["name"] == "test.blocks4"
+
+
+def test_groups_shaded_in_original_and_partition_order(ex, counts, registered):
+    # kills: shading not following the partition's groups; the partition-order panel not reordered
+    ex.refresh()
+    ex.initializer.value = "laplace"
+    ex.sorter.value = "noisy-count"
+    ex.partitioner.value = "test.blocks4"
+    ex.gamma_in.value, ex.gamma_f.value = 0.5, 0.5
+    snap = ex.wait()
+    assert snap.ok, snap.message
+    part = snap.release.partition
+    assert not part.is_identity_order()
+    data = ex.figure.data
+    np.testing.assert_array_equal(data["partition"]["true"], counts[part.order])
+    np.testing.assert_array_equal(data["partition"]["released"], snap.release.estimate[part.order])
+    np.testing.assert_array_equal(data["original"]["shade"], part.labels() % 2)
+    np.testing.assert_array_equal(data["partition"]["shade"], (np.arange(N) // 4) % 2)
+    assert snap.ledger_bars["initializer"][0][2] == pytest.approx(0.05)
+
+
+def test_error_formula_prediction_uses_noisy_counts(ex, counts, registered):
+    # kills: prediction missing when a component has an error formula; prediction computed on the true counts
+    ex.refresh()
+    ex.initializer.value = "laplace"
+    ex.partitioner.value = "test.blocks4-ef"
+    ex.gamma_in.value, ex.gamma_f.value = 0.5, 0.5
+    snap = ex.wait()
+    assert snap.ok, snap.message
+    pred = snap.prediction
+    assert pred is not None and pred["component"] == "test.blocks4-ef"
+
+    def total(values):
+        p, p2 = dphist.intervals.centred_prefix_sums(values)
+        b = snap.release.partition.bounds
+        return float(np.sum(_ef(b[:-1], b[1:], p, p2, 0.05, 0.05)))
+    assert pred["sse"] == pytest.approx(total(snap.release.noisy))
+    assert pred["sse"] != pytest.approx(total(counts.astype(float)))
+    assert "formula" in ex.errors.value
+    ex.algorithm.value = "identity"
+    assert ex.wait().prediction is None
+
+
+def test_ledger_bars_add_up_to_the_ledger(ex):
+    # kills: segments attributed to the wrong stage, or dropped
+    ex.initializer.value = "laplace"
+    ex.sorter.value = "noisy-count"
+    ex.partitioner.value = "singleton"
+    ex.gamma_in.value, ex.gamma_f.value = 0.3, 0.7
+    snap = ex.wait()
+    assert snap.ok, snap.message
+    by_stage = snap.release.ledger.by_stage()
+    for stage, segs in snap.ledger_bars.items():
+        assert sum(e for _, _, e in segs) == pytest.approx(by_stage.get(stage, 0.0))
+    for entry in snap.release.ledger:
+        assert entry.primitive in ex.ledger.value
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda e: setattr(e.epsilon_text, "value", 0.0), "epsilon must be a positive number"),
+    (lambda e: setattr(e.epsilon_text, "value", -1.0), "epsilon must be a positive number"),
+    (lambda e: setattr(e.gamma_f, "value", 0.5), "shares must sum to 1"),
+    (lambda e: setattr(e.sorter, "value", "noisy-count"), "a sorter needs an initializer"),
+    (lambda e: setattr(e.dataset, "value", "no-such-dataset"), "unknown dataset"),
+    (lambda e: setattr(e.seed, "value", "abc"), "seed must be"),
+])
+def test_impossible_settings_show_a_message_and_keep_the_last_release(ex, change, expected):
+    # kills: exceptions escaping into the notebook; impossible settings silently run (or silently ignored)
+    good = ex.wait().release
+    change(ex)
+    snap = ex.wait()
+    assert not snap.ok and expected in snap.message
+    assert expected in ex.message.value
+    assert ex.release is good
+    assert snap.release is None
+
+
+def test_unknown_algorithm_in_the_constructor_is_a_message(counts):
+    # kills: the constructor raising for an unknown preset
+    e = Explorer(counts, algorithm="no-such-preset", seed=1)
+    try:
+        snap = e.wait()
+        assert not snap.ok and "no-such-preset" in e.message.value
+    finally:
+        e.close()
+
+
+def test_seed_gives_research_mode_and_empty_seed_release_mode(ex):
+    # kills: the seed control ignored; the "must not be published" warning missing in research mode
+    first = ex.wait().release.estimate.copy()
+    ex.epsilon.value = 0.5
+    ex.wait()
+    ex.epsilon.value = 0.1
+    np.testing.assert_array_equal(ex.wait().release.estimate, first)          # same seed, same release
+    assert "research mode" in ex.status.value and "never be published" in ex.status.value
+    ex.seed.value = ""
+    a = ex.wait().release.estimate.copy()
+    ex.epsilon.value = 0.5
+    ex.wait()
+    ex.epsilon.value = 0.1
+    b = ex.wait().release.estimate
+    assert not np.array_equal(a, b)                                          # fresh randomness each time
+    assert "release mode" in ex.status.value
+
+
+def test_updates_run_off_the_kernel_thread_and_coalesce(ex):
+    # kills: computing inside the observer (blocks the kernel), and queueing every intermediate slider value
+    start = ex._shown
+    values = np.geomspace(0.01, 5, 20)
+    for v in values:
+        ex.epsilon.value = float(v)
+    assert ex._shown < ex._requested            # the setter returned before the work was done
+    snap = ex.wait()
+    assert snap.release.epsilon == pytest.approx(ex.epsilon.value)
+    assert ex.updates - start < len(values)      # intermediate settings skipped
+
+
+def test_compare_presets_and_error_vs_epsilon_through_the_engine(ex, counts):
+    # kills: comparison not running the chosen presets; sweep bypassing the engine (no progress bar, no trials)
+    ex.compare_presets.value = ("identity", "uniform")
+    result = ex.compare().result(timeout=60)
+    assert set(result["rows"]) == {"identity", "uniform"}
+    assert result["rows"]["uniform"]["groups"] == 1
+    assert ex.comparison_view.value[:4] == b"\x89PNG"
+    ex.trials.value = 3
+    result = ex.error_vs_epsilon(epsilons=(0.01, 1.0)).result(timeout=120)
+    assert result is not None, ex.comparison_status.value
+    res = result["results"]
+    assert len(res.filter(algorithm="identity", metric="mse")) == 2 * 3
+    assert result["means"]["identity", 0.01] > 100 * result["means"]["identity", 1.0]
+    bar = ex.progress.children[0]
+    assert bar.children[1].value == bar.children[1].max == 2 * 2 * 3          # tqdm's widget bar, complete
+
+
+def test_shares_validation_message_comes_from_the_pipeline():
+    # kills: the explorer inventing its own (diverging) share rules instead of the pipeline's
+    with pytest.raises(InvalidParameter) as err:
+        dphist.Pipeline(None, None, "singleton", "group-mean", (0, 0, 0.5))
+    snap = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="custom", shares=(0, 0, 0.5)),
+                          model.DataCache(np.ones(8, dtype=np.int64)))
+    assert snap.message == str(err.value)
