@@ -86,6 +86,11 @@ def test_moving_epsilon_changes_plot_ledger_and_errors(ex, counts):
     np.testing.assert_array_equal(plotted, ex.release.estimate)   # what is drawn is the release
     np.testing.assert_array_equal(ex.figure.data["original"]["true"], counts)
     assert not np.array_equal(plotted, plotted_before)
+    for key, ax in ex.figure.axes.items():      # blitting: the kept background's limits still cover the data
+        lo, hi = ax.get_ylim()
+        shown = ex.figure.data[key]
+        assert lo <= min(shown["true"].min(), shown["released"].min())
+        assert hi >= max(shown["true"].max(), shown["released"].max())
     assert ex.histogram.value != png_before and ex.ledger.value != ledger_before
     assert ex.epsilon_text.value == pytest.approx(1.0)               # the typed box follows the slider
     # Laplace: identity MSE 2/eps^2 = 200 at 0.1 and 2 at 1; one seeded run each, far apart

@@ -35,13 +35,29 @@ def _block_means(values: np.ndarray, k: int) -> np.ndarray:
     return head if m == values.size else np.append(head, values[m:].mean())
 
 
+def nice_ceiling(v: float) -> float:
+    """The smallest of 1, 2, 5 x 10^k at least ``v`` (axis limits that change only in steps)."""
+    if v <= 0:
+        return 0.0
+    k = math.floor(math.log10(v))
+    for m in (1.0, 2.0, 5.0, 10.0):
+        if m * 10.0 ** k >= v * (1 - 1e-12):
+            return m * 10.0 ** k
+    return 10.0 ** (k + 1)
+
+
 class HistogramFigure:
-    """Two panels kept between updates (only the artists' data change, which is what makes it fast).
+    """Two panels kept between updates; only the lines and the shading are redrawn (blitting).
 
     Top: true and released histograms in the original domain order, each group
     of the release's partition shaded alternately.  Bottom: the same in the
     partition's order (the sorter's order), where every group is a run.
     ``data`` holds exactly what was plotted, for tests.
+
+    Speed: axes, ticks and titles are drawn once and kept as a background
+    bitmap; an update restores it and draws the data artists only, unless the
+    axis limits (rounded to 1-2-5 steps, so they change rarely) or the titles
+    changed.  Tick text is most of matplotlib's drawing time.
     """
 
     def __init__(self, width: float = 9.5, height: float = 4.6, dpi: int = 72):
@@ -52,19 +68,24 @@ class HistogramFigure:
         self.axes = {"original": self.fig.add_subplot(2, 1, 1), "partition": self.fig.add_subplot(2, 1, 2)}
         self.lines, self.shades = {}, {}
         for key, ax in self.axes.items():
-            # antialiasing off: the lines are step traces of thousands of points (3x faster to draw)
-            self.lines[key, "released"], = ax.plot([], [], color=_RELEASED, lw=0.8, antialiased=False,
-                                                   label="released", zorder=2)
-            self.lines[key, "true"], = ax.plot([], [], color=_TRUE, lw=0.7, antialiased=False, label="true",
-                                               zorder=3)
             self.shades[key] = ax.imshow(np.zeros((1, 1)), aspect="auto", cmap="Greys", vmin=0, vmax=8,
-                                         interpolation="nearest", zorder=0, extent=(0, 1, 0, 1),
+                                         interpolation="nearest", extent=(0, 1, 0, 1), animated=True,
                                          transform=ax.get_xaxis_transform())
+            # antialiasing off: the lines are step traces of thousands of points (3x faster to draw)
+            self.lines[key, "true"], = ax.plot([], [], color=_TRUE, lw=0.8, antialiased=False, animated=True)
+            self.lines[key, "released"], = ax.plot([], [], color=_RELEASED, lw=0.7, alpha=0.8, antialiased=False,
+                                                   animated=True)
             ax.tick_params(labelsize=8)
-            # few ticks: tick labels are most of the drawing time
             ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
-            ax.yaxis.set_major_locator(MaxNLocator(3))
-        self.axes["original"].legend(loc="upper right", fontsize=8, frameon=False, ncol=2)
+            ax.yaxis.set_major_locator(MaxNLocator(4))
+        from matplotlib.lines import Line2D   # proxies: the legend would skip the animated lines
+        self.legend = self.axes["original"].legend([Line2D([], [], color=_TRUE), Line2D([], [], color=_RELEASED)],
+                                                   ["true", "released"], loc="upper right", fontsize=8, ncol=2)
+        self.legend.set_animated(True)        # drawn after the shading, which would cover it
+        self.axes["partition"].set_xlabel("position", fontsize=8)
+        self._background = None
+        self._frame_key = None
+        self.redraws = 0             #: full redraws (background) so far
         self.data: dict = {}
 
     def update(self, snap: Snapshot) -> None:
@@ -72,21 +93,21 @@ class HistogramFigure:
         x = snap.true.astype(float)
         est = rel.estimate
         part = rel.partition
-        labels = part.labels()
         truth_original = np.sort(x) if rel.unattributed else x
         order = part.order
         # groups shaded alternately; singletons (every bin its own group) are left unshaded
-        shade_original = (labels % 2).astype(float) if part.n_groups < part.n_bins else np.zeros(x.size)
+        grouped = part.n_groups < part.n_bins
+        shade_original = (part.labels() % 2).astype(float) if grouped else np.zeros(x.size)
         position_group = np.repeat(np.arange(part.n_groups), part.sizes)
-        shade_partition = (position_group % 2).astype(float) if part.n_groups < part.n_bins else np.zeros(x.size)
+        shade_partition = (position_group % 2).astype(float) if grouped else np.zeros(x.size)
         panels = {
             "original": (truth_original, est, shade_original),
             "partition": (truth_original[order], est[order], shade_partition),
         }
         k = max(1, math.ceil(x.size / MAX_DRAWN_BINS))
         self.data = {"block": k, "n_groups": part.n_groups}
+        frame = []
         for key, (t, r, s) in panels.items():
-            ax = self.axes[key]
             t, r, s = _block_means(t, k), _block_means(r, k), _block_means(s, k)
             pos = np.arange(t.size)
             self.lines[key, "true"].set_data(pos, t)
@@ -94,23 +115,36 @@ class HistogramFigure:
             self.shades[key].set_data(s[None, :] * 2)
             self.shades[key].set_extent((-0.5, t.size - 0.5, 0, 1))
             lo, hi = float(min(t.min(), r.min())), float(max(t.max(), r.max()))
-            pad = 0.05 * (hi - lo or 1.0)
-            ax.set_xlim(-0.5, t.size - 0.5)
-            ax.set_ylim(lo - pad, hi + pad)
+            span = 0.05 * (hi - min(lo, 0.0) or 1.0)
+            frame.append((t.size, -nice_ceiling(-lo + span) if lo < 0 else 0.0, nice_ceiling(hi + span)))
             self.data[key] = {"true": t, "released": r, "shade": s}
         sorted_note = "sorted (unattributed release)" if rel.unattributed else "original order"
         block_note = f", means of {k} bins" if k > 1 else ""
-        self.axes["original"].set_title(
-            f"{snap.settings.dataset}: true vs released, {sorted_note}{block_note}; "
-            f"{part.n_groups} group(s) shaded, eps = {rel.epsilon:.4g}", fontsize=9)
-        self.axes["partition"].set_title(
-            "partition order (the sorter's order; each group is a run)" if not part.is_identity_order()
-            else "partition order (= original order: no sorter)", fontsize=9)
-        self.axes["partition"].set_xlabel("position", fontsize=8)
+        titles = (f"{snap.settings.dataset}: true vs released, {sorted_note}{block_note}; groups shaded",
+                  "partition order (the sorter's order; each group is a run)" if not part.is_identity_order()
+                  else "partition order (= original order: no sorter)")
+        key = (tuple(frame), titles)
+        if key != self._frame_key:
+            for ax, (size, lo, hi), title in zip(self.axes.values(), frame, titles):
+                ax.set_xlim(-0.5, size - 0.5)
+                ax.set_ylim(lo, hi if hi > lo else lo + 1.0)
+                ax.set_title(title, fontsize=9)
+            self.canvas.draw()                      # animated artists are left out of the background
+            self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+            self._frame_key = key
+            self.redraws += 1
+        self.canvas.restore_region(self._background)
+        for name, ax in self.axes.items():
+            ax.draw_artist(self.shades[name])
+            ax.draw_artist(self.lines[name, "true"])
+            ax.draw_artist(self.lines[name, "released"])
+        self.axes["original"].draw_artist(self.legend)
 
     def png(self) -> bytes:
+        from PIL import Image
         buf = io.BytesIO()
-        self.fig.savefig(buf, format="png", pil_kwargs={"compress_level": 1})
+        Image.frombuffer("RGBA", self.canvas.get_width_height(), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1) \
+            .save(buf, format="png", compress_level=1)
         return buf.getvalue()
 
 
@@ -189,7 +223,7 @@ def status_html(snap: Snapshot) -> str:
     warnings = "".join(f'<div style="color:#a00">warning: {html.escape(w)}</div>'
                        for w in getattr(rel, "warnings", []) or [])
     return (f'<div class="dphist-status">{head}; algorithm <code>{html.escape(rel.spec.get("name", ""))}</code>, '
-            f"{rel.partition.n_groups} group(s), computed in {1000 * snap.seconds:.0f} ms{warnings}</div>")
+            f"eps = {rel.epsilon:.4g}, {rel.partition.n_groups} group(s), computed in {1000 * snap.seconds:.0f} ms{warnings}</div>")
 
 
 def message_html(message: str) -> str:
