@@ -7,7 +7,7 @@ PLUGIN_DIRS  := $(filter-out plugins/_%,$(patsubst %/pyproject.toml,%,$(wildcard
 PLUGIN_TESTS := $(wildcard $(addsuffix /tests,$(PLUGIN_DIRS)))
 NOTEBOOKS    := $(wildcard notebooks/*.ipynb)
 
-.PHONY: install dev demo test bench clean
+.PHONY: install dev demo test test-browser bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,19 @@ test: dev
 	DPHIST_STRICT_PLUGINS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q tests $(PLUGIN_TESTS) \
 		--nbval-lax $(NOTEBOOKS)
 
+# The explorer served by Voila, opened in the system's headless Chromium (Debian package; Playwright is told
+# its path, it never downloads a browser).  apt-get needs root, as on CI; elsewhere install chromium first.
+$(VENV)/.browser: $(VENV)/.dev
+	$(BIN)/python -m pip install -q -e '.[browser]'
+	touch $@
+
+test-browser: $(VENV)/.browser
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core; }
+	DPHIST_STRICT_PLUGINS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -s tests/browser
+
 bench: dev
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) report
+	rm -rf $(VENV) report test-artifacts

@@ -118,12 +118,18 @@ class Explorer:
     def _build_views(self):
         self.message = W.HTML(value="")
         self.status = W.HTML(value="")
-        self.histogram = W.Image(format="png", layout=W.Layout(max_width="100%"))
-        self.ledger = W.HTML(value="")
-        self.errors = W.HTML(value="")
+        width = int(self.figure.fig.get_figwidth() * self.figure.fig.dpi)
+        self.histogram = W.Image(format="png", width=width, layout=W.Layout(width=f"{width}px", max_width="100%"))
+        self.ledger = W.HTML(value="", layout=W.Layout(width="480px"))
+        self.errors = W.HTML(value="", layout=W.Layout(width="600px"))
         self.comparison_status = W.HTML(value="")
         self.progress = W.Box([])
         self.comparison_view = W.Image(format="png", layout=W.Layout(max_width="100%"))
+        # CSS classes: stable handles for the browser test and for styling in Voila
+        for widget, css in ((self.epsilon, "dphist-epsilon"), (self.histogram, "dphist-histogram"),
+                            (self.ledger, "dphist-ledger-view"), (self.errors, "dphist-errors-view"),
+                            (self.message, "dphist-message-view"), (self.status, "dphist-status-view")):
+            widget.add_class(css)
         seed_row = W.HBox([self.seed, W.HTML(f'<span style="font-size:11px;color:#a05a00">{SEED_HELP}</span>',
                                              layout=W.Layout(width="520px"))])
         controls = W.VBox([
@@ -208,7 +214,7 @@ class Explorer:
                     dd.options = list(dd.options) + [comp]
                 dd.value = comp
             for w, s in zip(self.shares, shares):
-                w.value = s
+                w.value = round(s, 12)        # 0.1, not 0.09999999999999998 (matched with tolerance)
         finally:
             self._syncing = False
 

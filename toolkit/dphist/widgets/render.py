@@ -60,7 +60,7 @@ class HistogramFigure:
     changed.  Tick text is most of matplotlib's drawing time.
     """
 
-    def __init__(self, width: float = 9.5, height: float = 4.6, dpi: int = 72):
+    def __init__(self, width: float = 9.5, height: float = 4.6, dpi: int = 80):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         self.fig = Figure(figsize=(width, height), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.fig)
@@ -177,9 +177,9 @@ def ledger_html(snap: Snapshot) -> str:
                     f'{spent:.4g}</td></tr>')
     legend = " ".join(f'<span style="color:{c}">&#9632;</span>&nbsp;{html.escape(p)}' for p, c in colours.items())
     total = rel.ledger.total
-    return (f'<div class="dphist-ledger"><b>Ledger</b> (bar width = share of eps = {eps:.4g}; '
+    return (f'<div class="dphist-ledger"><b>Ledger</b> (bar width = share of eps = {eps:.6g}; '
             f'charged {total:.6g}, {len(rel.ledger)} measurement(s))'
-            f'<table style="font-size:12px">{"".join(rows)}</table><div style="font-size:11px">{legend}</div></div>')
+            f'<table style="font-size:12px;line-height:1.4">{"".join(rows)}</table><div style="font-size:11px">{legend}</div></div>')
 
 
 def errors_html(snap: Snapshot) -> str:
@@ -202,13 +202,13 @@ def errors_html(snap: Snapshot) -> str:
                 f"<td>{_fmt(2 / snap.release.epsilon ** 2)}</td></tr>")
     if snap.prediction:
         p = snap.prediction
-        body.append(f"<tr><td>error formula <code>{html.escape(str(p['formula']))}</code> of "
-                    f"{html.escape(p['component'])} (on H~, free)</td><td>-</td><td></td><td>-</td>"
-                    f"<td>{_fmt(p['mse'])}</td></tr>")
+        body.append(f"<tr><td title='evaluated on H~ (free); an unbiased estimate can be negative'>"
+                    f"error formula <code>{html.escape(str(p['formula']))}</code> ({html.escape(p['component'])}, "
+                    f"on H~)</td><td>-</td><td></td><td>-</td><td>{_fmt(p['mse'])}</td></tr>")
     note = " (against the sorted true counts: unattributed release)" if snap.release.unattributed else ""
     return (f'<div class="dphist-errors"><b>Error</b> on workload <code>{html.escape(w)}</code>{note}'
-            f'<table style="font-size:12px"><tr><th></th><th>MSE</th><th></th><th>scaled L1</th>'
-            f'<th>identity MSE</th></tr>{"".join(body)}</table></div>')
+            f'<table style="font-size:12px;line-height:1.4;white-space:nowrap"><tr><th></th><th>MSE</th><th></th>'
+            f'<th>scaled L1</th><th>identity MSE</th></tr>{"".join(body)}</table></div>')
 
 
 def status_html(snap: Snapshot) -> str:
