@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,7 +83,10 @@ class Snapshot:
 
 
 class DataCache:
-    """Datasets loaded by name, kept (a few) so moving epsilon does not reload them."""
+    """Datasets loaded by name, kept (a few) so moving epsilon does not reload them.
+
+    Thread-safe: the explorer's update worker and its comparison jobs share one cache.
+    """
 
     def __init__(self, data=None, size: int = 4):
         self.array = None
@@ -91,18 +95,21 @@ class DataCache:
                                                                "bins 0..n-1")
             self.array = ds
         self._cache: OrderedDict[str, Dataset] = OrderedDict()
+        self._lock = threading.Lock()
         self.size = size
 
     def get(self, name: str) -> Dataset:
         if name == ARRAY and self.array is not None:
             return self.array
-        if name in self._cache:
-            self._cache.move_to_end(name)
-            return self._cache[name]
-        ds = load_dataset(name)
-        self._cache[name] = ds
-        while len(self._cache) > self.size:
-            self._cache.popitem(last=False)
+        with self._lock:
+            if name in self._cache:
+                self._cache.move_to_end(name)
+                return self._cache[name]
+        ds = load_dataset(name)           # outside the lock: a slow load must not stall the other thread
+        with self._lock:
+            self._cache[name] = ds
+            while len(self._cache) > self.size:
+                self._cache.popitem(last=False)
         return ds
 
 
