@@ -285,3 +285,22 @@ def test_shares_validation_message_comes_from_the_pipeline():
     snap = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="custom", shares=(0, 0, 0.5)),
                           model.DataCache(np.ones(8, dtype=np.int64)))
     assert snap.message == str(err.value)
+
+
+def test_a_data_folder_adds_its_histograms(ex, tmp_path):
+    # kills: the data-folder control not wired (button does nothing), or its histograms not loadable by name
+    np.save(tmp_path / "tiny-hist.npy", np.arange(1, 65, dtype=np.int64))
+    ex.data_dir.value = str(tmp_path / "missing")
+    ex.add_dir.click()
+    assert "does not exist" in ex.message.value
+    ex.data_dir.value = str(tmp_path)
+    from dphist.datasets import files
+    try:
+        ex.add_dir.click()
+        assert "tiny-hist" in ex.dataset.options
+        ex.dataset.value = "tiny-hist"
+        snap = ex.wait()
+        assert snap.ok, snap.message
+        np.testing.assert_array_equal(snap.true, np.arange(1, 65))
+    finally:
+        files._extra_dirs[:] = [d for d in files._extra_dirs if d != tmp_path]
