@@ -8,6 +8,8 @@ given ``DPHIST_CHROMIUM`` or the first of chromium / chromium-browser on PATH.
 The test drags the epsilon slider's handle with the mouse and checks that the histogram image
 and the ledger change, and that the ledger charges the epsilon the slider now reads.  A
 screenshot goes to ``test-artifacts/explorer.png`` and is copied to ``docs/figures/explorer.png``.
+Then it opens the compare tab, runs "compare at this eps" and waits for its figure and table
+(``test-artifacts/explorer-compare.png``).
 Kills: a page whose widgets are not live (no kernel behind them), an update path that never reaches
 the browser (e.g. views set on a thread that sends nothing), a ledger not following the slider.
 """
@@ -130,6 +132,16 @@ def test_explorer_page_follows_the_epsilon_slider(server):
             status = page.inner_text(".dphist-status-view")
             assert "research mode" in status and "never be published" in status
             page.screenshot(path=str(ARTIFACTS / "explorer.png"), full_page=True)
+
+            # the compare tab: the chosen presets at the slider's eps, drawn by the comparison thread
+            page.get_by_text("compare", exact=True).click()
+            page.get_by_role("button", name="compare at this eps").click()
+            page.wait_for_selector("img.dphist-comparison[src^='blob:']", timeout=60_000)
+            page.wait_for_function("document.querySelector('.dphist-comparison-status').innerText.includes('preset')",
+                                   timeout=60_000)
+            table = page.inner_text(".dphist-comparison-status")
+            assert "identity" in table and "uniform" in table
+            page.screenshot(path=str(ARTIFACTS / "explorer-compare.png"), full_page=True)
         finally:
             browser.close()
     (ROOT / "docs" / "figures").mkdir(parents=True, exist_ok=True)

@@ -59,7 +59,7 @@ def presets_at_epsilon(names: list[str], settings: Settings, data: DataCache) ->
         ax = fig.add_subplot(nrows, cols, cols + i + 1)
         truth = np.sort(x) if make_algorithm(name).finalizer.unattributed else x
         ax.plot(truth, color="#222222", lw=0.6, antialiased=False)
-        ax.plot(rows[name]["estimate"], color=f"C{i % 10}", lw=0.6, antialiased=False)
+        ax.plot(rows[name]["estimate"], color=f"C{i % 10}", lw=0.6, alpha=0.75, antialiased=False)
         ax.set_title(f"{name}: {rows[name]['groups']} groups", fontsize=8)
         ax.tick_params(labelsize=6)
     table = "".join(f"<tr><td>{html.escape(n)}</td><td>{r['mse']:.4g}</td><td>{r['groups']}</td>"

@@ -128,7 +128,9 @@ class Explorer:
         # CSS classes: stable handles for the browser test and for styling in Voila
         for widget, css in ((self.epsilon, "dphist-epsilon"), (self.histogram, "dphist-histogram"),
                             (self.ledger, "dphist-ledger-view"), (self.errors, "dphist-errors-view"),
-                            (self.message, "dphist-message-view"), (self.status, "dphist-status-view")):
+                            (self.message, "dphist-message-view"), (self.status, "dphist-status-view"),
+                            (self.comparison_view, "dphist-comparison"),
+                            (self.comparison_status, "dphist-comparison-status")):
             widget.add_class(css)
         seed_row = W.HBox([self.seed, W.HTML(f'<span style="font-size:11px;color:#a05a00">{SEED_HELP}</span>',
                                              layout=W.Layout(width="520px"))])

@@ -223,7 +223,7 @@ def status_html(snap: Snapshot) -> str:
     warnings = "".join(f'<div style="color:#a00">warning: {html.escape(w)}</div>'
                        for w in getattr(rel, "warnings", []) or [])
     return (f'<div class="dphist-status">{head}; algorithm <code>{html.escape(rel.spec.get("name", ""))}</code>, '
-            f"eps = {rel.epsilon:.4g}, {rel.partition.n_groups} group(s), computed in {1000 * snap.seconds:.0f} ms{warnings}</div>")
+            f"eps = {rel.epsilon:.4g}, {rel.partition.n_groups} group(s), noise {html.escape(str(rel.noise))}, computed in {1000 * snap.seconds:.0f} ms{warnings}</div>")
 
 
 def message_html(message: str) -> str:
