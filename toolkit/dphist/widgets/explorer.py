@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import threading
+from contextlib import contextmanager
 
 import ipywidgets as W
 import numpy as np
@@ -166,8 +167,7 @@ class Explorer:
 
     def refresh(self) -> None:
         """Re-read the registry and data folders: components, presets and datasets registered since."""
-        self._syncing = True
-        try:
+        with self._quiet():
             for stage, dd in self.components.items():
                 _set_options(dd, self._component_options(stage))
             _set_options(self.algorithm, [CUSTOM] + default_registry.names("algorithm"))
@@ -176,10 +176,17 @@ class Explorer:
             keep = [p for p in self.compare_presets.value if p in presets]
             self.compare_presets.options = presets
             self.compare_presets.value = keep
+
+    # ------------------------------------------------------------ wiring
+    @contextmanager
+    def _quiet(self):
+        """Set controls from code without their observers reacting (one update is scheduled after)."""
+        self._syncing = True
+        try:
+            yield
         finally:
             self._syncing = False
 
-    # ------------------------------------------------------------ wiring
     def _watch(self):
         self.algorithm.observe(self._on_algorithm, names="value")
         for dd in self.components.values():
@@ -204,8 +211,7 @@ class Explorer:
         except DPHistError as exc:
             self._pending_message = str(exc)
             return
-        self._syncing = True
-        try:
+        with self._quiet():
             if name not in self.algorithm.options:
                 self.algorithm.options = list(self.algorithm.options) + [name]
             self.algorithm.value = name
@@ -217,8 +223,6 @@ class Explorer:
                 dd.value = comp
             for w, s in zip(self.shares, shares):
                 w.value = round(s, 12)        # 0.1, not 0.09999999999999998 (matched with tolerance)
-        finally:
-            self._syncing = False
 
     def _on_algorithm(self, change):
         if self._syncing:
@@ -230,21 +234,15 @@ class Explorer:
         if self._syncing:
             return
         if self.algorithm.value != CUSTOM:
-            self._syncing = True
-            try:
+            with self._quiet():
                 self.algorithm.value = CUSTOM     # keeps _base: the preset's parameters stay
-            finally:
-                self._syncing = False
         self._schedule()
 
     def _on_slider(self, change):
         if self._syncing:
             return
-        self._syncing = True
-        try:
+        with self._quiet():
             self.epsilon_text.value = float(change["new"])
-        finally:
-            self._syncing = False
         self._schedule()
 
     def _on_eps_text(self, change):
@@ -252,11 +250,8 @@ class Explorer:
             return
         value = change["new"]
         if value is not None and value > 0:
-            self._syncing = True
-            try:
+            with self._quiet():
                 self.epsilon.value = _clamp_eps(value)   # the slider shows the nearest value it can
-            finally:
-                self._syncing = False
         self._schedule()
 
     def _on_change(self, change):
@@ -335,7 +330,8 @@ class Explorer:
             self._cond.notify_all()
         if self._jobs is not None:
             self._jobs.shutdown(wait=False)
-        self.widget.close()
+        for widget in _descendants(self.widget):   # every control and view: no comm left open
+            widget.close()
 
     # ------------------------------------------------------------ comparison
     def _job(self, fn):
@@ -385,6 +381,13 @@ class Explorer:
         self.comparison_view.value = result["png"]
         self.comparison_status.value = result["html"]
         return result
+
+
+def _descendants(widget: W.Widget) -> list[W.Widget]:
+    out = [widget]
+    for child in getattr(widget, "children", ()):
+        out += _descendants(child)
+    return out
 
 
 def _clamp_eps(value) -> float:
