@@ -8,6 +8,7 @@ PLUGIN_TESTS := $(wildcard $(addsuffix /tests,$(PLUGIN_DIRS)))
 NOTEBOOKS    := $(wildcard notebooks/*.ipynb)
 
 .PHONY: install dev demo test test-browser bench clean
+.PHONY: docs coursework
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +20,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(P
 
 $(VENV)/.dev: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[docs,coursework]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -47,3 +49,21 @@ bench: dev
 
 clean:
 	rm -rf $(VENV) report test-artifacts
+
+# documentation site: Sphinx + myst-nb over README, ARCHITECTURE, the notebooks' committed outputs
+# and the API reference; warnings are errors (tests/test_docs.py builds it too, under make test)
+docs: dev
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
+# coursework: student versions (committed in notebooks/coursework/student/) and autograder zips
+# (notebooks/coursework/dist/, not committed) from each instructor notebook, with Otter-Grader;
+# otter assign also runs every test against the instructor's solutions
+COURSEWORK := $(foreach d,$(wildcard notebooks/coursework/*/),$(if $(wildcard $(d)$(notdir $(d:/=)).ipynb),$(notdir $(d:/=))))
+coursework: dev
+	rm -rf notebooks/coursework/dist
+	mkdir -p notebooks/coursework/student
+	for n in $(COURSEWORK); do \
+		$(BIN)/otter assign notebooks/coursework/$$n/$$n.ipynb notebooks/coursework/dist/$$n || exit 1; \
+		cp notebooks/coursework/dist/$$n/student/$$n.ipynb notebooks/coursework/student/ || exit 1; \
+	done
