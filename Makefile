@@ -53,7 +53,7 @@ clean:
 # documentation site: Sphinx + myst-nb over README, ARCHITECTURE, the notebooks' committed outputs
 # and the API reference; warnings are errors (tests/test_docs.py builds it too, under make test)
 docs: dev
-	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	$(BIN)/python -m sphinx -b html -c docs -W --keep-going -q . docs/_build/html
 	@echo "docs: open docs/_build/html/index.html"
 
 # coursework: student versions (committed in notebooks/coursework/student/) and autograder zips

@@ -1,6 +1,7 @@
 """Reading histograms from files and writing releases, with errors that name the line.
 
-Input formats
+Input formats:
+
 * ``.npy``: a 1-D integer array of counts;
 * ``.csv`` / ``.txt``: one number per line; blank lines and ``#`` comments are
   skipped; a CSV may start with one header line.

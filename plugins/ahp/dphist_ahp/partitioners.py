@@ -57,7 +57,7 @@ class GreedyPartitioner(_AHPClustering):
 
     name = "ahp.greedy"
     citation = CITATION + ", Algorithm 3 (greedy clustering)"
-    #: On unsorted values err* has no early stop (O(n) per bin, O(n^2) in all): refuse beyond this.
+    #: On unsorted values err* has no early stop (O(n) per bin, O(n^2) in all), so it is refused beyond this.
     UNSORTED_LIMIT = 32768
 
     def partition(self, bins, ctx):
