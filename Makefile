@@ -59,11 +59,5 @@ docs: dev
 # coursework: student versions (committed in notebooks/coursework/student/) and autograder zips
 # (notebooks/coursework/dist/, not committed) from each instructor notebook, with Otter-Grader;
 # otter assign also runs every test against the instructor's solutions
-COURSEWORK := $(foreach d,$(wildcard notebooks/coursework/*/),$(if $(wildcard $(d)$(notdir $(d:/=)).ipynb),$(notdir $(d:/=))))
 coursework: dev
-	rm -rf notebooks/coursework/dist
-	mkdir -p notebooks/coursework/student
-	for n in $(COURSEWORK); do \
-		$(BIN)/otter assign notebooks/coursework/$$n/$$n.ipynb notebooks/coursework/dist/$$n || exit 1; \
-		cp notebooks/coursework/dist/$$n/student/$$n.ipynb notebooks/coursework/student/ || exit 1; \
-	done
+	$(BIN)/python notebooks/coursework/release.py
