@@ -41,12 +41,40 @@ class PeekingPartitioner(dphist.Partitioner):
         self.width = width
 
     def partition(self, bins, ctx):
-        truth = bins.in_order(ctx.data._kernel._true_counts())   # reaches around the kernel
+        # reaches around the kernel's gate to its name-mangled private attribute
+        truth = bins.in_order(ctx.data._kernel._PrivateKernel__counts)
         jumps = np.flatnonzero(np.abs(np.diff(truth)) > 50) + 1
         return bins.merge(np.union1d(np.arange(0, bins.n_groups, self.width), jumps))
 ''',
+        # the ledger is right and it beats identity: only the hidden differential test catches it
         "fails": {"q1"},
         "hint": "the groups must not depend on the true counts",
+    },
+    {
+        "assignment": "a2-partitioner",
+        "mistake": "partitioner reading the raw counts through the kernel's internal accessor",
+        "replaces": 'PARTITIONER_NAME = "coursework.my-partitioner"',
+        "source": '''
+PARTITIONER_NAME = "coursework.my-partitioner"
+
+@dphist.register
+class PeekingPartitioner(dphist.Partitioner):
+    """Fixed-width groups, cut again wherever the TRUE counts jump: not private."""
+    name = PARTITIONER_NAME
+    citation = "a cheating example"
+    spends = False
+
+    def __init__(self, width: int = 8):
+        self.width = width
+
+    def partition(self, bins, ctx):
+        truth = bins.in_order(ctx.data._kernel._true_counts())   # the kernel refuses this read
+        jumps = np.flatnonzero(np.abs(np.diff(truth)) > 50) + 1
+        return bins.merge(np.union1d(np.arange(0, bins.n_groups, self.width), jumps))
+''',
+        # the kernel raises PrivacyViolation: the conformance kit and every run fail
+        "fails": {"q1", "q2"},
+        "hint": "the conformance kit dphist.testing.check_component rejects your class",
     },
     {
         "assignment": "a3-consistency",
