@@ -61,14 +61,27 @@ _BUILT_PAGE = re.compile(r"\]\(docs/_build/html/(notebooks/[^)]+?)\.html\)")
 
 
 # Docstrings write set sizes and absolute values as |C| or |x_i - m|, plain text; reStructuredText
-# would read them as substitution references.  Escape every | outside ``literals`` (and leave
-# table and line-block lines, which start with |, alone).
+# would read them as substitution references.  Escape every | in running text: not inside
+# ``literals``, literal blocks (after "::"), code directives, doctests, or table and line-block
+# lines (which start with |).
 _LITERAL = re.compile(r"(``.*?``)")
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def _escape_bars(app, what, name, obj, options, lines):
+    block_indent = None          # indentation of the line that opened a literal block
     for i, line in enumerate(lines):
-        if "|" not in line or line.lstrip().startswith(("|", "+")):
+        stripped = line.strip()
+        if block_indent is not None:
+            if not stripped or _indent(line) > block_indent:
+                continue
+            block_indent = None
+        if stripped.endswith("::") or stripped.startswith((".. code", ".. math", ".. highlight")):
+            block_indent = _indent(line)
+        if "|" not in line or stripped.startswith(("|", "+", ">>>", "...")):
             continue
         parts = _LITERAL.split(line)
         lines[i] = "".join(p if p.startswith("``") else p.replace("|", r"\|") for p in parts)
