@@ -7,6 +7,27 @@ containing ``hint``.  They double as examples for instructors of the mistakes ea
 there to catch.
 """
 
+# a partitioner that cuts fixed-width groups again wherever the TRUE counts jump; {read} is how
+# it gets them
+_PEEKING = '''
+PARTITIONER_NAME = "coursework.my-partitioner"
+
+@dphist.register
+class PeekingPartitioner(dphist.Partitioner):
+    """Fixed-width groups, cut again wherever the TRUE counts jump: not private."""
+    name = PARTITIONER_NAME
+    citation = "a cheating example"
+    spends = False
+
+    def __init__(self, width: int = 8):
+        self.width = width
+
+    def partition(self, bins, ctx):
+        truth = bins.in_order({read})
+        jumps = np.flatnonzero(np.abs(np.diff(truth)) > 50) + 1
+        return bins.merge(np.union1d(np.arange(0, bins.n_groups, self.width), jumps))
+'''
+
 WRONG_ANSWERS = [
     {
         "assignment": "a1-laplace",
@@ -27,25 +48,8 @@ def laplace_mechanism(values, sensitivity, epsilon, rng):
         "assignment": "a2-partitioner",
         "mistake": "partitioner reading the raw counts through the kernel's private attributes",
         "replaces": 'PARTITIONER_NAME = "coursework.my-partitioner"',
-        "source": '''
-PARTITIONER_NAME = "coursework.my-partitioner"
-
-@dphist.register
-class PeekingPartitioner(dphist.Partitioner):
-    """Fixed-width groups, cut again wherever the TRUE counts jump: not private."""
-    name = PARTITIONER_NAME
-    citation = "a cheating example"
-    spends = False
-
-    def __init__(self, width: int = 8):
-        self.width = width
-
-    def partition(self, bins, ctx):
         # reaches around the kernel's gate to its name-mangled private attribute
-        truth = bins.in_order(ctx.data._kernel._PrivateKernel__counts)
-        jumps = np.flatnonzero(np.abs(np.diff(truth)) > 50) + 1
-        return bins.merge(np.union1d(np.arange(0, bins.n_groups, self.width), jumps))
-''',
+        "source": _PEEKING.format(read="ctx.data._kernel._PrivateKernel__counts"),
         # the ledger is right and it beats identity: only the hidden differential test catches it
         "fails": {"q1"},
         "hint": "the groups must not depend on the true counts",
@@ -54,25 +58,8 @@ class PeekingPartitioner(dphist.Partitioner):
         "assignment": "a2-partitioner",
         "mistake": "partitioner reading the raw counts through the kernel's internal accessor",
         "replaces": 'PARTITIONER_NAME = "coursework.my-partitioner"',
-        "source": '''
-PARTITIONER_NAME = "coursework.my-partitioner"
-
-@dphist.register
-class PeekingPartitioner(dphist.Partitioner):
-    """Fixed-width groups, cut again wherever the TRUE counts jump: not private."""
-    name = PARTITIONER_NAME
-    citation = "a cheating example"
-    spends = False
-
-    def __init__(self, width: int = 8):
-        self.width = width
-
-    def partition(self, bins, ctx):
-        truth = bins.in_order(ctx.data._kernel._true_counts())   # the kernel refuses this read
-        jumps = np.flatnonzero(np.abs(np.diff(truth)) > 50) + 1
-        return bins.merge(np.union1d(np.arange(0, bins.n_groups, self.width), jumps))
-''',
-        # the kernel raises PrivacyViolation: the conformance kit and every run fail
+        "source": _PEEKING.format(read="ctx.data._kernel._true_counts()"),
+        # the kernel refuses the read (PrivacyViolation): the conformance kit and every run fail
         "fails": {"q1", "q2"},
         "hint": "the conformance kit dphist.testing.check_component rejects your class",
     },
