@@ -15,7 +15,7 @@ from dphist_dawa.deviation import (all_deviations, deviation_direct, deviations_
 from dphist_dawa.greedy_h import GreedyHFinalizer
 from dphist_dawa.hierarchy import (WeightedRangeQueries, build_tree, greedy_weights, node_energy,
                                    tree_least_squares, uniform_weights)
-from dphist_dawa.l1_partition import L1Partitioner, NoisyL1Partition
+from dphist_dawa.l1_partition import DEFAULT_PENALTY, L1Partitioner, NoisyL1Partition
 
 
 class RecordingNoise(SeededLaplace):
@@ -355,14 +355,95 @@ def test_conformance_presets(name):
 
 
 def test_ledger_rows():
+    """Default calibration "postprocess": one Laplace count per bin (sensitivity 1) with eps_1, then
+    GreedyH with eps_2.  Kills: a partition spending more than its share, or a second private call."""
     x = np.floor(2000.0 / np.arange(1, 257) ** 1.1).astype(np.int64)
     r = dphist.make_algorithm("DAWA").run(x, 0.5, seed=3)
     rows = list(r.ledger)
     assert [e.stage for e in rows] == ["partitioner", "finalizer"]
-    assert rows[0].primitive == "custom:dawa.l1-partition" and rows[0].epsilon == pytest.approx(0.125)
-    assert rows[0].sensitivity == 4.0 and "report-noisy-min" in rows[0].note
+    assert rows[0].primitive == "laplace.identity" and rows[0].epsilon == pytest.approx(0.125)
+    assert rows[0].sensitivity == 1.0 and rows[0].answers == 256
     assert rows[1].primitive == "laplace.linear" and rows[1].epsilon == pytest.approx(0.375)
     assert rows[1].sensitivity == pytest.approx(1.0)
+    assert r.warnings == []
+    noisy_min = dphist.make_algorithm("DAWA", calibration="noisy-min").run(x, 0.5, seed=3)
+    row = list(noisy_min.ledger)[0]
+    assert row.primitive == "custom:dawa.l1-partition" and row.epsilon == pytest.approx(0.125)
+    assert row.sensitivity == 4.0 and "report-noisy-min" in row.note
+
+
+@pytest.mark.parametrize("name", ["DAWA", "DAWA-approx", "sDAWA"])
+def test_dpbench_calibration_is_flagged_and_refused_in_release_mode(name):
+    """calibration="dpbench": ledger note, release warning, release-mode refusal, describe text.
+    Kills: a dpbench component that forgets differentially_private=False (no warning, not refused)."""
+    if name == "sDAWA":
+        pytest.importorskip("dphist_sortaki")
+    x = np.floor(2000.0 / np.arange(1, 129) ** 1.1).astype(np.int64)
+    algorithm = dphist.make_algorithm(name, calibration="dpbench")
+    r = algorithm.run(x, 1.0, seed=1)
+    assert any("not differentially private" in w for w in r.warnings)
+    assert any("NOT differentially private" in e.note for e in r.ledger)
+    with pytest.raises(dphist.errors.PrivacyViolation, match="not differentially private"):
+        algorithm.run(x, 1.0)
+    proven = dphist.make_algorithm(name)
+    assert proven.run(x, 1.0, seed=1).warnings == []
+    if name != "sDAWA":   # `dphist describe DAWA` prints the preset's docstring
+        import inspect
+
+        from dphist.registry import default_registry
+        assert "not differentially private" in inspect.getdoc(default_registry.get("algorithm", name)).lower()
+
+
+def test_postprocess_partition_is_a_function_of_the_noisy_histogram():
+    """The "postprocess" partition equals the least-cost DP run by hand on the kernel's Laplace
+    counts (same seed): nothing else about the data is read.  Kills: costs computed from the
+    true counts, a missing bias correction, a different eps_1 for the noisy counts."""
+    from dphist_dawa.l1_partition import DebiasedCosts, least_cost_partition
+    rng = np.random.default_rng(11)
+    x = rng.permutation(np.floor(300 / np.arange(1, 201) ** 0.8).astype(np.int64))
+    x[50:90] = 4
+    for variant in ("exact", "power-of-two", "tree"):
+        for seed in range(3):
+            def ctx_for(seed=seed):
+                kernel = dphist.PrivateKernel(x, SeededLaplace(np.random.default_rng(seed)))
+                return kernel, dphist.Context(n=x.size, epsilon=1.0, gamma_in=0, gamma_p=0.25, gamma_f=0.75,
+                                              rng=np.random.default_rng(1),
+                                              data=kernel.handle("dawa.l1", "partitioner", 0.25))
+            kernel, ctx = ctx_for()
+            got = L1Partitioner(variant).partition(Partition.singletons(x.size), ctx)
+            assert kernel.ledger.total == pytest.approx(0.25)
+            _, ctx2 = ctx_for()
+            noisy = ctx2.data.laplace_identity(0.25)
+            cuts = least_cost_partition(noisy, np.arange(x.size + 1), variant, 2,
+                                        DebiasedCosts(1 / 0.25, 1 / 0.75, 1.0))
+            assert np.array_equal(got.bounds, cuts)
+
+
+def test_noise_deviation_matches_monte_carlo():
+    """The public bias correction E sum|Z_i - mean Z| of Laplace noise, within 2.5% (Monte Carlo,
+    200,000 draws per length, seeded).  Kills: scale * L (34% high at L = 2), scale * (L - 1)."""
+    from dphist_dawa.l1_partition import noise_deviation
+    rng = np.random.default_rng(12)
+    for L in (1, 2, 3, 5, 16, 64):
+        Z = rng.laplace(0, 2.0, size=(200_000 // L + 2000, L))
+        mc = np.abs(Z - Z.mean(axis=1, keepdims=True)).sum(axis=1).mean()
+        assert noise_deviation(L, 2.0) == pytest.approx(mc, rel=0.025, abs=1e-12)
+
+
+def test_dpbench_costs_follow_the_reference_formula():
+    """No noise on single bins, scale (2 - 1/L - 1/n)/eps_1 on longer buckets, floor at 1/eps_2.
+    Kills: noise on single bins, a missing floor, the 4/eps_1 scale."""
+    from dphist_dawa.l1_partition import DPBenchCosts
+    dev = np.array([0.0, 3.0, 10.0, 0.0, 50.0])
+    lengths = np.array([1, 2, 4, 8, 1])
+    noise = RecordingNoise(0)
+    noise.laplace = lambda scale, size: np.full(size, -100.0) * scale     # a large negative draw
+    out = DPBenchCosts(noise, 0.5, 2.0, 16)(dev, lengths)
+    assert out[0] == 2.0 and out[4] == 52.0                               # single bins: dev + 1/eps_2
+    assert np.all(out[1:4] == 2.0)                                        # floored at 1/eps_2
+    noise.laplace = lambda scale, size: np.ones(size) * scale
+    out = DPBenchCosts(noise, 0.5, 2.0, 16)(dev, lengths)
+    np.testing.assert_allclose(out[1:4], dev[1:4] + 2.0 + (2 - 1 / lengths[1:4] - 1 / 16) / 0.5)
 
 
 # ------------------------------------------------------------------ bad input
@@ -420,5 +501,5 @@ def test_default_bucket_penalty_is_the_synthetic_selection_optimum():
     approx = np.log([[float(r[c]) for c in columns] for r in rows if r["variant"] == "power-of-two"])
     assert approx.shape[0] == 720                     # 6 shapes x 4 sizes x 5 scales x 3 eps x 2 workloads
     best = multipliers[np.argmin(approx.mean(axis=0))]
-    assert best == L1Partitioner().bucket_penalty
+    assert best == DEFAULT_PENALTY["noisy-min"]      # the penalty of calibration "noisy-min"
     assert np.exp(approx[:, multipliers == 0].mean() - approx.mean(axis=0).min()) > 1.5   # no penalty: far worse
