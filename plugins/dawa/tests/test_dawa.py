@@ -15,7 +15,7 @@ from dphist_dawa.deviation import (all_deviations, deviation_direct, deviations_
 from dphist_dawa.greedy_h import GreedyHFinalizer
 from dphist_dawa.hierarchy import (WeightedRangeQueries, build_tree, greedy_weights, node_energy,
                                    tree_least_squares, uniform_weights)
-from dphist_dawa.l1_partition import DEFAULT_PENALTY, L1Partitioner, NoisyL1Partition
+from dphist_dawa.l1_partition import DEFAULT_CORRECTION, DEFAULT_PENALTY, L1Partitioner, NoisyL1Partition
 
 
 class RecordingNoise(SeededLaplace):
@@ -415,7 +415,8 @@ def test_postprocess_partition_is_a_function_of_the_noisy_histogram():
             _, ctx2 = ctx_for()
             noisy = ctx2.data.laplace_identity(0.25)
             cuts = least_cost_partition(noisy, np.arange(x.size + 1), variant, 2,
-                                        DebiasedCosts(1 / 0.25, 1 / 0.75, 1.0))
+                                        DebiasedCosts(1 / 0.25, 1 / 0.75 + DEFAULT_PENALTY["postprocess"] / 0.25,
+                                                      DEFAULT_CORRECTION))
             assert np.array_equal(got.bounds, cuts)
 
 
