@@ -280,9 +280,12 @@ def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching
     return _weighted_sweep(workload, bucket_bounds, branching, choose)
 
 
-def uniform_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2) -> WeightedTree:
+def uniform_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2,
+                    root: bool = True) -> WeightedTree:
     """Every node of the tree asked with weight ``1/L`` (``L`` = number of levels): Hay et al.'s H
     with equal budgets per level, as a :class:`WeightedTree` whose ``expected_error`` is exact.
+    ``root=False`` leaves the root unasked and gives the other levels ``1/(L-1)`` each (the boost
+    plugin's ``Hb`` with its default ``noisy_root=False``).
 
     Only for trees whose leaves all sit on the last level (``k`` a power of ``branching``);
     used to compare GreedyH with H on the same workload (tests, notebook).
@@ -294,7 +297,10 @@ def uniform_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branchin
     n_levels = len(levels)
 
     def choose(depth, sum_err, energy, self_energy, K):
-        p = np.full(sum_err.size, (n_levels - depth - 1) / (n_levels - depth))
+        if root:
+            p = np.full(sum_err.size, (n_levels - depth - 1) / (n_levels - depth))
+        else:   # root weight 0; level d >= 1 keeps 1/(L - d) of what reaches it
+            p = np.full(sum_err.size, 1.0 if depth == 0 else (n_levels - depth - 1) / (n_levels - depth))
         q = (1 - p) ** 2
         return p, (sum_err - energy * q / (p * p + q * K)) / (p * p)
 

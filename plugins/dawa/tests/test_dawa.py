@@ -309,6 +309,14 @@ def test_uniform_weights_is_boost_h_exactly():
     W = _dense_workload(wl.prefix(n), n)
     dense = L ** 2 * np.trace(W @ np.linalg.inv(A.T @ A) @ W.T)
     assert uniform_weights(wl.prefix(n), np.arange(n + 1)).expected_error == pytest.approx(dense, rel=1e-9)
+    # Hb's layout: branching 16 at n = 256, root not measured (the boost preset's default)
+    A = tree_matrix(256, 16).toarray()
+    A = A[A.sum(axis=1) < 256]                      # drop the root row
+    L = int(np.abs(A).sum(axis=0).max())
+    W = _dense_workload(wl.all_ranges(256), 256)
+    dense = L ** 2 * np.trace(W @ np.linalg.inv(A.T @ A) @ W.T)
+    got = uniform_weights(wl.all_ranges(256), np.arange(257), branching=16, root=False).expected_error
+    assert got == pytest.approx(dense, rel=1e-9)
 
 
 @pytest.mark.parametrize("n", [256, 1024, 4096, 65536])
