@@ -421,7 +421,7 @@ def test_postprocess_partition_is_a_function_of_the_noisy_histogram():
             got = L1Partitioner(variant).partition(Partition.singletons(x.size), ctx)
             assert kernel.ledger.total == pytest.approx(0.25)
             _, ctx2 = ctx_for()
-            noisy = ctx2.data.laplace_identity(0.25)
+            noisy = np.round(ctx2.data.laplace_identity(0.25))
             cuts = least_cost_partition(noisy, np.arange(x.size + 1), variant, 2,
                                         DebiasedCosts(1 / 0.25, 1 / 0.75 + DEFAULT_PENALTY["postprocess"] / 0.25,
                                                       DEFAULT_CORRECTION))
