@@ -54,7 +54,7 @@ def run_setting(setting):
         x = load("synthetic", shape=shape, n=n, scale=scale, seed=1000 + seed).counts
         queries = {w: wl.make(w, n) for w in WORKLOADS}
         for eps, m, w in itertools.product(EPSILONS, MULTIPLIERS, WORKLOADS):
-            pipe = Pipeline(None, None, L1Partitioner(variant, bucket_penalty=m), GreedyHFinalizer(w),
+            pipe = Pipeline(None, None, L1Partitioner(variant, bucket_penalty=m, calibration="noisy-min"), GreedyHFinalizer(w),
                             (0.0, 0.25, 0.75))
             rel = pipe.run(x, eps, seed=seed)
             rows.append(dict(variant=variant, shape=shape, n=n, scale=scale, epsilon=eps, multiplier=m,

@@ -22,10 +22,36 @@ The workload's expected squared error restricted to ``v`` (in units of
     err_v(p) = p^{-2} [ sum_c err_c - (1-p)^2 / (p^2 + (1-p)^2 K) ||W_v u||^2 ],
 
 and ``p`` is picked from ``{1, 1 - 1/g, ..., 1/g}`` (``g`` = granularity, 100
-as in DPBench/ektelo) to minimise it.  Leaves are asked with weight 1
+as in DPBench/ektelo).  Leaves are asked with weight 1
 (``err_leaf = ||W e_b||^2``).  Top-down, the root's weight is ``1 - p_root``
 and a subtree's weights are scaled by the ``p`` of every ancestor, so the
 weights on every root-to-leaf path sum to exactly 1: sensitivity 1.
+
+**Depth discount (why the search does not minimise err_v itself).**  Each node
+sees only its own subtree, as if nothing else measured its total.  But every
+ancestor's query also covers it, so the value of the node's own total is
+overstated, more so the deeper the node.  Minimising ``err_v(p)`` node by node
+therefore keeps ever more weight high in the tree: on the prefix workload the
+exact expected error of that strategy is 0.9x / 2.0x / 4.1x / 22x the plain
+binary tree H's at n = 256 / 1,024 / 4,096 / 65,536 (it was dphist's GreedyH
+until issue 13).  The DPBench/ektelo code (``greedyH.py``, read, not copied)
+damps the node's term by ``c = branching^(-depth/2)`` (root depth 0) in two places:
+the cross-child part of the energy, ``m_v - m1_v`` with
+``m1_v = sum_c ||W_c u_c||^2``, and the weight ``(1 - p)^2`` in the
+Sherman-Morrison denominator; the search minimises
+
+    err~_v(p) = p^{-2} [ sum_c err_c - c (1-p)^2 / (p^2 + c (1-p)^2 K) (c (m_v - m1_v) + m1_v) ].
+
+We do the same (with the workload ``W`` itself where ektelo passes the Gram
+matrix ``W^T W`` in its place).  The discount only chooses ``p``; the error
+carried upward and reported (:attr:`WeightedTree.expected_error`) is the exact
+``err_v(p)`` of the chosen ``p``.  Exact expected prefix error at eps = 0.1
+(mean over the queries, ``2/eps^2`` units times the trace): 8,637 / 16,671 /
+31,457 / 77,896 at n = 256 / 1,024 / 4,096 / 65,536, vs ektelo's GreedyH
+8,339 / 20,507 / 50,180 (measured by running its code) and H's 17,323 / 29,893 /
+47,379 / 100,284 (notebooks/dawa.ipynb, Section 4; tests in
+``plugins/dawa/tests/test_dawa.py``).  ektelo's third heuristic (a node whose
+Gram columns are all equal is asked as one query) is not used.
 
 **Workload in bucket coordinates.**  A bucket's total is spread evenly over
 its bins, so the workload over buckets is ``W E`` with ``E`` the uniform
@@ -140,24 +166,27 @@ def node_energy(workload: RangeWorkload, s: np.ndarray, e: np.ndarray, Z: np.nda
 
 
 @njit(cache=True, nogil=True)
-def _best_split(sum_err, energy, K, granularity):
-    """Per node, the p in {1, 1-1/g, ..., 1/g} minimising err(p) (first minimum = largest p)."""
+def _best_split(sum_err, energy, self_energy, K, granularity, discount):
+    """Per node, the p in {1, 1-1/g, ..., 1/g} minimising the discounted err~(p)
+    (module docstring; first minimum = largest p) and the exact err(p) of that p."""
     m = sum_err.size
     best_p = np.empty(m)
-    best_err = np.empty(m)
+    exact = np.empty(m)
     for v in range(m):
+        damped = discount * (energy[v] - self_energy[v]) + self_energy[v]
         be = np.inf
         bp = 1.0
         for t in range(granularity):
             p = (granularity - t) / granularity
-            q = (1.0 - p) ** 2
-            err = (sum_err[v] - energy[v] * q / (p * p + q * K[v])) / (p * p)
+            q = discount * (1.0 - p) ** 2
+            err = (sum_err[v] - damped * q / (p * p + q * K[v])) / (p * p)
             if err < be:
                 be = err
                 bp = p
+        q = (1.0 - bp) ** 2
         best_p[v] = bp
-        best_err[v] = be
-    return best_p, best_err
+        exact[v] = (sum_err[v] - energy[v] * q / (bp * bp + q * K[v])) / (bp * bp)
+    return best_p, exact
 
 
 @dataclass
@@ -177,13 +206,10 @@ class WeightedTree:
         return s[keep], e[keep], w[keep]
 
 
-def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2,
-                   granularity: int = 100) -> WeightedTree:
-    """GreedyH (DAWA Section 4): node weights chosen bottom-up; see the module docstring.
-
-    ``bucket_bounds`` are the buckets' bin boundaries in identity order (public).
-    Uses only the workload and the bucket boundaries: no data.
-    """
+def _weighted_sweep(workload: RangeWorkload, bucket_bounds, branching: int, choose) -> WeightedTree:
+    """The bottom-up recursion of the module docstring with ``p`` chosen by
+    ``choose(depth, sum_err, energy, self_energy, K) -> (p, exact err(p))`` at every
+    internal node of a level; then the top-down weights.  Uses no data."""
     bucket_bounds = np.asarray(bucket_bounds, dtype=np.int64)
     k = bucket_bounds.size - 1
     sizes = np.diff(bucket_bounds)
@@ -196,13 +222,14 @@ def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching
     leaf_err = energies(np.ones(k), np.arange(k), np.arange(1, k + 1))
     U = np.ones(k)                                       # u = S 1 of the node holding each bucket
     p_by_level = [None] * len(levels)
-    err_next = K_next = None
+    err_next = K_next = self_next = None
     for d in range(len(levels) - 1, -1, -1):
         lv = levels[d]
         err = np.empty(lv.start.size)
         K = np.ones(lv.start.size)
+        self_energy = np.empty(lv.start.size)            # ||W_v u_v||^2 of the node's own u
         leaf = lv.n_children == 0
-        err[leaf] = leaf_err[lv.start[leaf]]
+        err[leaf] = self_energy[leaf] = leaf_err[lv.start[leaf]]
         p = np.ones(lv.start.size)
         inner = ~leaf
         if inner.any():
@@ -210,9 +237,10 @@ def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching
             sum_err = np.add.reduceat(err_next, heads)
             K_children = np.add.reduceat(K_next, heads)
             energy = energies(U, lv.start[inner], lv.end[inner])
-            p_in, err_in = _best_split(sum_err, energy, K_children, int(granularity))
+            p_in, err_in = choose(d, sum_err, energy, np.add.reduceat(self_next, heads), K_children)
             denom = p_in ** 2 + (1 - p_in) ** 2 * K_children
             err[inner], K[inner], p[inner] = err_in, K_children / denom, p_in
+            self_energy[inner] = energy / denom ** 2     # u_v = u / denom
             factor = np.ones(k)
             sizes_in = lv.size[inner]
             idx = np.repeat(lv.start[inner], sizes_in) + (np.arange(sizes_in.sum())
@@ -220,7 +248,7 @@ def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching
             factor[idx] = np.repeat(1.0 / denom, sizes_in)
             U = U * factor
         p_by_level[d] = p
-        err_next, K_next = err, K
+        err_next, K_next, self_next = err, K, self_energy
     # top-down: root scale 1; a node keeps (1 - p) of its scale, its children get p of it
     weights = []
     scale = np.ones(1)
@@ -231,6 +259,52 @@ def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching
         if d + 1 < len(levels):
             scale = np.repeat(scale * p, lv.n_children)
     return WeightedTree(levels, weights, float(err_next[0]))
+
+
+def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2,
+                   granularity: int = 100, discount: bool = True) -> WeightedTree:
+    """GreedyH (DAWA Section 4): node weights chosen bottom-up; see the module docstring.
+
+    ``bucket_bounds`` are the buckets' bin boundaries in identity order (public).
+    ``discount=True`` (default) damps a node's own term by ``branching^(-depth/2)`` in
+    the search, as the DPBench/ektelo code; ``False`` minimises each node's exact
+    subtree error (dphist before issue 13: up to 22x worse than H on prefixes).
+    Uses only the workload and the bucket boundaries: no data.
+    """
+    g = int(granularity)
+
+    def choose(depth, sum_err, energy, self_energy, K):
+        factor = float(branching) ** (-depth / 2.0) if discount else 1.0
+        return _best_split(sum_err, energy, self_energy, K, g, factor)
+
+    return _weighted_sweep(workload, bucket_bounds, branching, choose)
+
+
+def uniform_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2,
+                    root: bool = True) -> WeightedTree:
+    """Every node of the tree asked with weight ``1/L`` (``L`` = number of levels): Hay et al.'s H
+    with equal budgets per level, as a :class:`WeightedTree` whose ``expected_error`` is exact.
+    ``root=False`` leaves the root unasked and gives the other levels ``1/(L-1)`` each (the boost
+    plugin's ``Hb`` with its default ``noisy_root=False``).
+
+    Only for trees whose leaves all sit on the last level (``k`` a power of ``branching``);
+    used to compare GreedyH with H on the same workload (tests, notebook).
+    """
+    bucket_bounds = np.asarray(bucket_bounds, dtype=np.int64)
+    levels = build_tree(bucket_bounds.size - 1, branching)
+    if any((lv.n_children == 0).any() for lv in levels[:-1]):
+        raise ValueError("uniform_weights needs a complete tree (k a power of the branching)")
+    n_levels = len(levels)
+
+    def choose(depth, sum_err, energy, self_energy, K):
+        if root:
+            p = np.full(sum_err.size, (n_levels - depth - 1) / (n_levels - depth))
+        else:   # root weight 0; level d >= 1 keeps 1/(L - d) of what reaches it
+            p = np.full(sum_err.size, 1.0 if depth == 0 else (n_levels - depth - 1) / (n_levels - depth))
+        q = (1 - p) ** 2
+        return p, (sum_err - energy * q / (p * p + q * K)) / (p * p)
+
+    return _weighted_sweep(workload, bucket_bounds, branching, choose)
 
 
 class WeightedRangeQueries:

@@ -26,17 +26,33 @@ def _shares(ratio) -> tuple[float, float, float]:
     return (0.0, r, 1.0 - r)
 
 
+_CALIBRATION_DOC = """
+
+    ``calibration`` (of ``dawa.l1``): ``"postprocess"`` (default; eps-DP: Laplace counts per bin,
+    the partition is post-processing), ``"noisy-min"`` (eps-DP, report-noisy-min on every
+    candidate), or ``"dpbench"``: the DPBench/ektelo code's calibration, NOT differentially
+    private - for reproducing published numbers only; release mode refuses it and the release
+    carries the warning "not differentially private"."""
+
+
 @preset("DAWA", citation=_PAPER + ", Sections 3-4")
-def dawa(ratio: float = 0.25, workload="prefix", branching: int = 2) -> Pipeline:
-    """DAWA: exact private L1 partition (ratio * eps), then GreedyH on the buckets."""
-    return Pipeline(None, None, L1Partitioner("exact"), GreedyHFinalizer(workload, branching), _shares(ratio))
+def dawa(ratio: float = 0.25, workload="prefix", branching: int = 2, calibration: str = "postprocess") -> Pipeline:
+    return Pipeline(None, None, L1Partitioner("exact", calibration=calibration), GreedyHFinalizer(workload, branching),
+                    _shares(ratio))
+
+
+dawa.__doc__ = "DAWA: exact private L1 partition (ratio * eps), then GreedyH on the buckets." + _CALIBRATION_DOC
 
 
 @preset("DAWA-approx", citation=_PAPER + ", Section 3.3 (power-of-two buckets)")
-def dawa_approx(ratio: float = 0.25, workload="prefix", branching: int = 2) -> Pipeline:
-    """DAWA with the approximate partition (buckets of power-of-two length), then GreedyH."""
-    return Pipeline(None, None, L1Partitioner("power-of-two"), GreedyHFinalizer(workload, branching),
-                    _shares(ratio))
+def dawa_approx(ratio: float = 0.25, workload="prefix", branching: int = 2,
+                calibration: str = "postprocess") -> Pipeline:
+    return Pipeline(None, None, L1Partitioner("power-of-two", calibration=calibration),
+                    GreedyHFinalizer(workload, branching), _shares(ratio))
+
+
+dawa_approx.__doc__ = ("DAWA with the approximate partition (buckets of power-of-two length), then GreedyH."
+                       + _CALIBRATION_DOC)
 
 
 @preset("GreedyH", citation=_PAPER + ", Section 4 (GreedyH alone)")

@@ -139,8 +139,13 @@ def sDPC(gamma_in: float = DEFAULT_GAMMA_IN, threshold="sortaki", split: str = "
 
 
 @preset("sDAWA", citation=_CITE + " (sDAWA); Li et al., DAWA, PVLDB 2014")
-def sDAWA(gamma_in: float = DEFAULT_GAMMA_IN, gamma_p: float | None = None, dawa_variant: str = "power-of-two") -> Pipeline:
+def sDAWA(gamma_in: float = DEFAULT_GAMMA_IN, gamma_p: float | None = None, dawa_variant: str = "power-of-two",
+          calibration: str = "postprocess") -> Pipeline:
     """sDAWA: sorting + DAWA's L1 partitioner with 0.25 (1 - gamma_in) eps + WAF finalizer.
+
+    ``calibration`` is passed to ``dawa.l1``: ``"postprocess"`` (default, eps-DP) or
+    ``"noisy-min"``; ``"dpbench"`` is the DPBench/ektelo code's calibration, NOT
+    differentially private (release mode refuses it; the release carries a warning).
 
     ``gamma_p`` defaults to the paper's 0.25 (1 - gamma_in); given explicitly,
     gamma_in + gamma_p must stay below 1 (the finalizer needs budget).
@@ -159,5 +164,6 @@ def sDAWA(gamma_in: float = DEFAULT_GAMMA_IN, gamma_p: float | None = None, dawa
             raise InvalidParameter(f"sDAWA: gamma_p must be positive (DAWA's partitioner spends it), got {gamma_p!r}")
         if g + gp >= 1.0:
             raise InvalidParameter(f"sDAWA: gamma_in + gamma_p = {g} + {gp} >= 1 leaves the finalizer no budget")
-    return Pipeline("laplace", "noisy-count", ("dawa.l1", {"variant": dawa_variant}), "sortaki.waf",
+    return Pipeline("laplace", "noisy-count", ("dawa.l1", {"variant": dawa_variant, "calibration": calibration}),
+                    "sortaki.waf",
                     (g, gp, 1.0 - g - gp))
