@@ -1,0 +1,215 @@
+"""Many independent runs of an algorithm on one histogram: a batched path and a looped one.
+
+What the auditor records of each run: the published estimate, the partition
+(as canonical group labels: bins numbered by the group's first bin, so equal
+set partitions get equal labels) and H~ when there is one.
+
+Two paths give the same distribution; neither re-implements a component.
+
+* **Batched** (every component declares ``batch_capable = True``): the
+  pipeline's stages run ONCE through the ordinary kernel and the component
+  code, but the noise source is :class:`BatchedLaplace`, which returns a
+  ``(trials, m)`` array wherever the kernel asks for ``m`` Laplace draws, so
+  every noisy answer carries a leading trials axis.  The kernel still charges
+  and meters each call (the ledger is checked after the run).  Only
+  components whose control flow does not depend on noisy values may declare
+  themselves batch-capable (their partition must be the same for every
+  trial); the noise source refuses the exponential mechanism.
+* **Looped**: ``Pipeline.run(x, epsilon, seed=s_i)`` per trial, with seeds
+  drawn from the phase's :class:`numpy.random.SeedSequence` (research mode);
+  optionally on several processes (forked; BLAS limited to one thread each).
+
+The batched path draws float Laplace noise from a seeded generator: it audits
+the research-mode mechanism, whose output distribution is the one the
+privacy proofs are about.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..components.base import Context
+from ..errors import DPHistError, PrivacyViolation
+from ..kernel import PrivateKernel
+from ..partition import Partition
+from ..pipeline import Pipeline
+
+#: trials per vectorised block (bounds memory: block x n floats per array)
+BLOCK = 1 << 17
+
+
+class NotBatchable(DPHistError):
+    """A component asked the batched noise source for something only a looped run can answer."""
+
+
+@dataclass
+class Outputs:
+    """What ``trials`` runs published; every array has the trials on axis 0."""
+
+    estimate: np.ndarray               #: (trials, n) float
+    labels: np.ndarray                 #: (trials, n) canonical group labels (may be a broadcast view)
+    noisy: np.ndarray | None           #: (trials, n) H~, None when the pipeline has no initializer
+
+    @property
+    def trials(self) -> int:
+        return int(self.estimate.shape[0])
+
+
+def canonical_labels(partition: Partition) -> np.ndarray:
+    """Group labels numbered by order of first appearance in the domain (equal set partitions -> equal labels)."""
+    labels = partition.labels()
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inverse]
+
+
+class BatchedLaplace:
+    """A noise source that answers every request for ``m`` draws with a ``(trials, m)`` array."""
+
+    name = "batched-seeded-float-laplace"
+
+    def __init__(self, rng: np.random.Generator, trials: int):
+        self.rng = rng
+        self.trials = int(trials)
+
+    def laplace(self, scale, size):
+        return self.rng.laplace(0.0, scale, size=(self.trials, int(size)))
+
+    def laplace_mechanism(self, values, sensitivity, epsilon, support=None):
+        values = np.asarray(values, dtype=float)
+        return values + self.laplace(float(sensitivity) / float(epsilon), values.size)
+
+    def uniform(self, size):
+        return self.rng.random((self.trials, int(size)))
+
+    def exponential_choice(self, scores, coefficient):
+        raise NotBatchable("the exponential mechanism draws one index; run this component looped")
+
+    exponential_mechanism = exponential_choice
+
+
+def batch_capable(pipeline: Pipeline) -> bool:
+    """True when every component of ``pipeline`` declares ``batch_capable`` (and there is no sorter)."""
+    if pipeline.sorter is not None:
+        return False
+    comps = [c for c in (pipeline.initializer, pipeline.partitioner, pipeline.finalizer) if c is not None]
+    return all(getattr(c, "batch_capable", False) for c in comps)
+
+
+def _trials_array(value, trials: int, n: int, what: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.shape == (n,):
+        return np.broadcast_to(arr, (trials, n))
+    if arr.shape != (trials, n):
+        raise NotBatchable(f"{what} returned shape {arr.shape} in a batched run, expected ({trials}, {n})")
+    return arr
+
+
+def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: int,
+                rng: np.random.Generator) -> Outputs:
+    """``trials`` runs of a batch-capable pipeline in one pass (the stage order of :meth:`Pipeline.run`)."""
+    kernel = PrivateKernel(counts, BatchedLaplace(rng, trials))
+    n = kernel.n
+    g_in, g_p, g_f = pipeline.shares
+    ctx = Context(n=n, epsilon=epsilon, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=rng)
+    noisy = None
+    if pipeline.initializer is not None:
+        ctx.data = kernel.handle(pipeline.initializer.name, "initializer", g_in * epsilon)
+        out = pipeline.initializer.initialize(ctx)
+        if out is not None:
+            noisy = _trials_array(out, trials, n, f"initializer {pipeline.initializer.name}")
+            noisy.setflags(write=False)
+            ctx.noisy = noisy
+    bins = Partition.singletons(n)
+    ctx.data = kernel.handle(pipeline.partitioner.name, "partitioner", g_p * epsilon)
+    bins = pipeline.partitioner.partition(bins, ctx)
+    if not isinstance(bins, Partition) or bins.n_bins != n:
+        raise NotBatchable(f"partitioner {pipeline.partitioner.name} did not return one partition of {n} bins")
+    bins.validate()
+    ctx.data = kernel.handle(pipeline.finalizer.name, "finalizer", g_f * epsilon)
+    estimate = _trials_array(pipeline.finalizer.finalize(bins, ctx), trials, n,
+                             f"finalizer {pipeline.finalizer.name}")
+    if kernel.ledger.total > epsilon * (1 + 1e-9):
+        raise PrivacyViolation(f"{pipeline.name}: ledger total {kernel.ledger.total} exceeds epsilon {epsilon}")
+    labels = np.broadcast_to(canonical_labels(bins), (trials, n))
+    return Outputs(estimate=estimate, labels=labels, noisy=noisy)
+
+
+def _run_seeds(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray) -> Outputs:
+    n = counts.size
+    est = np.empty((seeds.size, n))
+    labels = np.empty((seeds.size, n), dtype=np.int64)
+    noisy = None
+    for i, s in enumerate(seeds):
+        rel = pipeline.run(counts, epsilon, seed=int(s))
+        est[i] = rel.estimate
+        labels[i] = canonical_labels(rel.partition)
+        if rel.noisy is not None:
+            if noisy is None:
+                noisy = np.full((seeds.size, n), np.nan)
+            noisy[i] = rel.noisy
+    return Outputs(est, labels, noisy)
+
+
+_FORKED: dict = {}
+
+
+def _forked_run(args) -> Outputs:
+    counts, epsilon, seeds = args
+    return _run_seeds(_FORKED["pipeline"], counts, epsilon, seeds)
+
+
+@contextmanager
+def looped_pool(pipeline: Pipeline, workers: int):
+    """A pool of ``workers`` forked processes that know ``pipeline`` (None when 1 worker or no fork)."""
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    from ..experiments.executors import blas_threads_limited
+    _FORKED["pipeline"] = pipeline  # inherited by the forked workers: nothing is pickled
+    try:
+        with blas_threads_limited(1), ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            yield pool
+    finally:
+        _FORKED.clear()
+
+
+def run_looped(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray,
+               pool: ProcessPoolExecutor | None = None) -> Outputs:
+    """One :meth:`Pipeline.run` per seed; with a :func:`looped_pool`, the seeds are split over its workers."""
+    if pool is None or seeds.size < 256:
+        return _run_seeds(pipeline, counts, epsilon, seeds)
+    chunks = np.array_split(seeds, pool._max_workers)
+    parts = list(pool.map(_forked_run, [(counts, epsilon, c) for c in chunks]))
+    noisy = None if parts[0].noisy is None else np.concatenate([p.noisy for p in parts])
+    return Outputs(np.concatenate([p.estimate for p in parts]), np.concatenate([p.labels for p in parts]), noisy)
+
+
+def sample(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: int,
+           seed_seq: np.random.SeedSequence, *, batched: bool, pool: ProcessPoolExecutor | None = None):
+    """Yield :class:`Outputs` blocks totalling ``trials`` runs, all randomness from ``seed_seq``."""
+    if batched:
+        rng = np.random.default_rng(seed_seq)
+        done = 0
+        while done < trials:
+            size = min(BLOCK, trials - done)
+            yield run_batched(pipeline, counts, epsilon, size, rng)
+            done += size
+    else:
+        seeds = seed_seq.generate_state(trials, dtype=np.uint64)
+        yield run_looped(pipeline, counts, epsilon, seeds, pool)
+
+
+def default_workers() -> int:
+    """Processes for looped runs: the cores this process may use, at most 2."""
+    try:
+        return max(1, min(2, len(os.sched_getaffinity(0))))
+    except AttributeError:  # not Linux
+        return max(1, min(2, os.cpu_count() or 1))
