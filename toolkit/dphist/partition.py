@@ -125,7 +125,13 @@ class Partition:
             raise InvalidParameter(
                 f"expand needs one value per group ({self.n_groups}), got shape {group_values.shape}")
         out = np.empty(group_values.shape[:-1] + (self.n_bins,), dtype=np.result_type(group_values, np.float64))
-        out[..., self.order] = np.repeat(group_values, self.sizes, axis=-1)
+        if self.n_groups == self.n_bins:       # singletons: no repeat; in domain order, no scatter either
+            if self.is_identity_order():
+                out[...] = group_values
+            else:
+                out[..., self.order] = group_values
+        else:
+            out[..., self.order] = np.repeat(group_values, self.sizes, axis=-1)
         return out
 
     def spread(self, group_totals) -> np.ndarray:

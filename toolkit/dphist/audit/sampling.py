@@ -79,7 +79,13 @@ class BatchedLaplace:
         self.trials = int(trials)
 
     def laplace(self, scale, size):
-        return self.rng.laplace(0.0, scale, size=(self.trials, int(size)))
+        # Laplace(0, b) is b times the difference of two independent Exp(1) draws; numpy's ziggurat
+        # exponential sampler makes this 1.5x faster than Generator.laplace (same distribution)
+        shape = (self.trials, int(size))
+        draws = self.rng.standard_exponential(shape)
+        draws -= self.rng.standard_exponential(shape)
+        draws *= np.asarray(scale, dtype=float)
+        return draws
 
     def laplace_mechanism(self, values, sensitivity, epsilon, support=None):
         values = np.asarray(values, dtype=float)
