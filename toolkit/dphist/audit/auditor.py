@@ -181,20 +181,20 @@ def _select(features, fx: dict, fy: dict, sel_x: Outputs, sel_y: Outputs, j: int
             for key, c in chosen.items()}
 
 
-def _count(pipeline, counts, epsilon, n, seq, batched, pool, j, events) -> dict:
+def _count(pipeline, counts, epsilon, n, seq, batched, pool, j, events, noise) -> dict:
     needed = sorted({e.feature for e in events})
     hits = {e: 0 for e in events}
     if not events:
         return hits
-    for block in sample(pipeline, counts, epsilon, n, seq, batched=batched, pool=pool):
+    for block in sample(pipeline, counts, epsilon, n, seq, batched=batched, pool=pool, noise=noise):
         feats = extract(block, j, needed)
         for e in events:
             hits[e] += e.hits(feats[e.feature])
     return hits
 
 
-def _collect(pipeline, counts, epsilon, n, seq, batched, pool) -> Outputs:
-    blocks = list(sample(pipeline, counts, epsilon, n, seq, batched=batched, pool=pool))
+def _collect(pipeline, counts, epsilon, n, seq, batched, pool, noise) -> Outputs:
+    blocks = list(sample(pipeline, counts, epsilon, n, seq, batched=batched, pool=pool, noise=noise))
     if len(blocks) == 1:
         return blocks[0]
     noisy = None if blocks[0].noisy is None else np.concatenate([b.noisy for b in blocks])
@@ -203,14 +203,17 @@ def _collect(pipeline, counts, epsilon, n, seq, batched, pool) -> Outputs:
 
 def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha: float = 1e-3,
           seed: int | None = None, selection: int | None = None, pairs: str | Sequence[Pair] = "full",
-          workers: int | None = None) -> AuditResult:
+          workers: int | None = None, noise: str = "float") -> AuditResult:
     """Audit ``algorithm`` (preset name, :class:`~dphist.Pipeline` or component) for ``epsilon``-DP.
 
     ``samples``: estimation runs per side and pair (default 200,000 when the
     pipeline is batch-capable, else 2,000); ``selection``: selection runs per
     side and pair (default ``samples // 4``, between 100 and 50,000);
     ``pairs``: ``"full"``, ``"fast"`` or a list of :class:`Pair`;
-    ``workers``: processes for looped runs (default: up to 2 cores).
+    ``workers``: processes for looped runs (default: up to 2 cores);
+    ``noise``: ``"float"`` (research mode's seeded float Laplace; batched when the
+    components allow) or ``"exact"`` (release mode's exact discrete samplers, driven by
+    the audit's seeds; always looped).
     """
     t0 = time.perf_counter()
     eps, a = validate_settings(epsilon, alpha, samples, selection)
@@ -218,7 +221,9 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     family = pair_family(pairs) if isinstance(pairs, str) else tuple(pairs)
     if not family or not all(isinstance(p, Pair) for p in family):
         raise InvalidParameter("pairs must be 'full', 'fast' or a non-empty list of dphist.audit.Pair")
-    batched = batch_capable(pipeline)
+    if noise not in ("float", "exact"):
+        raise InvalidParameter(f"noise must be 'float' or 'exact', got {noise!r}")
+    batched = batch_capable(pipeline) and noise == "float"
     n_est = int(samples) if samples is not None else (BATCHED_SAMPLES if batched else LOOPED_SAMPLES)
     n_sel = int(selection) if selection is not None else int(min(max(n_est // 4, MIN_SAMPLES), 50_000))
     workers = default_workers() if workers is None else max(1, int(workers))
@@ -233,15 +238,15 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
         for pair, pair_seq in zip(family, root.spawn(len(family))):
             x, y, j = pair.counts, pair.counts_prime, pair.bin
             sel_x_seq, sel_y_seq, est_x_seq, est_y_seq = pair_seq.spawn(4)
-            sel_x = _collect(pipeline, x, eps, n_sel, sel_x_seq, batched, pool)
-            sel_y = _collect(pipeline, y, eps, n_sel, sel_y_seq, batched, pool)
+            sel_x = _collect(pipeline, x, eps, n_sel, sel_x_seq, batched, pool, noise)
+            sel_y = _collect(pipeline, y, eps, n_sel, sel_y_seq, batched, pool, noise)
             names = [f for f, _ in features]
             chosen = _select(features, extract(sel_x, j, names), extract(sel_y, j, names), sel_x, sel_y, j,
                              n_est, level, prune=batched)
             del sel_x, sel_y   # selection runs are never reused for estimation
             events = sorted({e for e in chosen.values() if e is not None}, key=lambda e: e.text)
-            hx = _count(pipeline, x, eps, n_est, est_x_seq, batched, pool, j, events)
-            hy = _count(pipeline, y, eps, n_est, est_y_seq, batched, pool, j, events)
+            hx = _count(pipeline, x, eps, n_est, est_x_seq, batched, pool, j, events, noise)
+            hy = _count(pipeline, y, eps, n_est, est_y_seq, batched, pool, j, events, noise)
             for (feature, direction), event in chosen.items():
                 if event is None:   # no candidate, or pruned on the selection runs
                     rows.append({"pair": pair.name, "feature": feature, "direction": direction, "event": None,

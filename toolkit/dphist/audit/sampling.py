@@ -15,13 +15,14 @@ Two paths give the same distribution; neither re-implements a component.
   components whose control flow does not depend on noisy values may declare
   themselves batch-capable (their partition must be the same for every
   trial); the noise source refuses the exponential mechanism.
-* **Looped**: ``Pipeline.run(x, epsilon, seed=s_i)`` per trial, with seeds
+* **Looped**: ``Pipeline.run(x, epsilon, seed=s_i, noise=...)`` per trial, with seeds
   drawn from the phase's :class:`numpy.random.SeedSequence` (research mode);
   optionally on several processes (forked; BLAS limited to one thread each).
 
 The batched path draws float Laplace noise from a seeded generator: it audits
 the research-mode mechanism, whose output distribution is the one the
-privacy proofs are about.
+privacy proofs are about.  ``noise="exact"`` audits the exact discrete samplers
+of release mode instead (looped only; seeded, so still reproducible).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..components.base import Context
-from ..errors import DPHistError, PrivacyViolation
+from ..errors import DPHistError
 from ..kernel import PrivateKernel
 from ..partition import Partition
 from ..pipeline import Pipeline
@@ -73,6 +74,7 @@ class BatchedLaplace:
     """A noise source that answers every request for ``m`` draws with a ``(trials, m)`` array."""
 
     name = "batched-seeded-float-laplace"
+    mode = "research"
 
     def __init__(self, rng: np.random.Generator, trials: int):
         self.rng = rng
@@ -87,17 +89,12 @@ class BatchedLaplace:
         draws *= np.asarray(scale, dtype=float)
         return draws
 
-    def laplace_mechanism(self, values, sensitivity, epsilon, support=None):
+    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
         values = np.asarray(values, dtype=float)
-        return values + self.laplace(float(sensitivity) / float(epsilon), values.size)
+        return values.reshape(-1) + self.laplace(float(sensitivity) / float(epsilon), values.size)
 
-    def uniform(self, size):
-        return self.rng.random((self.trials, int(size)))
-
-    def exponential_choice(self, scores, coefficient):
+    def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
         raise NotBatchable("the exponential mechanism draws one index; run this component looped")
-
-    exponential_mechanism = exponential_choice
 
 
 def batch_capable(pipeline: Pipeline) -> bool:
@@ -123,7 +120,7 @@ def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: 
     kernel = PrivateKernel(counts, BatchedLaplace(rng, trials))
     n = kernel.n
     g_in, g_p, g_f = pipeline.shares
-    ctx = Context(n=n, epsilon=epsilon, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=rng)
+    ctx = Context(n=n, epsilon=epsilon, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=rng, mode="research")
     noisy = None
     if pipeline.initializer is not None:
         ctx.data = kernel.handle(pipeline.initializer.name, "initializer", g_in * epsilon)
@@ -141,19 +138,19 @@ def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: 
     ctx.data = kernel.handle(pipeline.finalizer.name, "finalizer", g_f * epsilon)
     estimate = _trials_array(pipeline.finalizer.finalize(bins, ctx), trials, n,
                              f"finalizer {pipeline.finalizer.name}")
-    if kernel.ledger.total > epsilon * (1 + 1e-9):
-        raise PrivacyViolation(f"{pipeline.name}: ledger total {kernel.ledger.total} exceeds epsilon {epsilon}")
+    pipeline._audit_books(kernel, epsilon)   # the same books check as Pipeline.run (per stage and in total)
     labels = np.broadcast_to(canonical_labels(bins), (trials, n))
     return Outputs(estimate=estimate, labels=labels, noisy=noisy)
 
 
-def _run_seeds(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray) -> Outputs:
+def _run_seeds(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray,
+               noise: str = "float") -> Outputs:
     n = counts.size
     est = np.empty((seeds.size, n))
     labels = np.empty((seeds.size, n), dtype=np.int64)
     noisy = None
     for i, s in enumerate(seeds):
-        rel = pipeline.run(counts, epsilon, seed=int(s))
+        rel = pipeline.run(counts, epsilon, seed=int(s), noise=noise)
         est[i] = rel.estimate
         labels[i] = canonical_labels(rel.partition)
         if rel.noisy is not None:
@@ -167,8 +164,8 @@ _FORKED: dict = {}
 
 
 def _forked_run(args) -> Outputs:
-    counts, epsilon, seeds = args
-    return _run_seeds(_FORKED["pipeline"], counts, epsilon, seeds)
+    counts, epsilon, seeds, noise = args
+    return _run_seeds(_FORKED["pipeline"], counts, epsilon, seeds, noise)
 
 
 @contextmanager
@@ -188,18 +185,20 @@ def looped_pool(pipeline: Pipeline, workers: int):
 
 
 def run_looped(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray,
-               pool: ProcessPoolExecutor | None = None) -> Outputs:
-    """One :meth:`Pipeline.run` per seed; with a :func:`looped_pool`, the seeds are split over its workers."""
+               pool: ProcessPoolExecutor | None = None, noise: str = "float") -> Outputs:
+    """One research-mode :meth:`Pipeline.run` per seed (``noise``: ``"float"`` or ``"exact"``);
+    with a :func:`looped_pool`, the seeds are split over its workers."""
     if pool is None or seeds.size < 256:
-        return _run_seeds(pipeline, counts, epsilon, seeds)
+        return _run_seeds(pipeline, counts, epsilon, seeds, noise)
     chunks = np.array_split(seeds, pool._max_workers)
-    parts = list(pool.map(_forked_run, [(counts, epsilon, c) for c in chunks]))
+    parts = list(pool.map(_forked_run, [(counts, epsilon, c, noise) for c in chunks]))
     noisy = None if parts[0].noisy is None else np.concatenate([p.noisy for p in parts])
     return Outputs(np.concatenate([p.estimate for p in parts]), np.concatenate([p.labels for p in parts]), noisy)
 
 
 def sample(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: int,
-           seed_seq: np.random.SeedSequence, *, batched: bool, pool: ProcessPoolExecutor | None = None):
+           seed_seq: np.random.SeedSequence, *, batched: bool, pool: ProcessPoolExecutor | None = None,
+           noise: str = "float"):
     """Yield :class:`Outputs` blocks totalling ``trials`` runs, all randomness from ``seed_seq``."""
     if batched:
         rng = np.random.default_rng(seed_seq)
@@ -210,7 +209,7 @@ def sample(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: int,
             done += size
     else:
         seeds = seed_seq.generate_state(trials, dtype=np.uint64)
-        yield run_looped(pipeline, counts, epsilon, seeds, pool)
+        yield run_looped(pipeline, counts, epsilon, seeds, pool, noise)
 
 
 def default_workers() -> int:

@@ -65,6 +65,7 @@ class HalfScaleLaplaceFinalizer(Finalizer):
 
     name = "twin.half-scale-laplace"
     citation = _NOT_DP
+    differentially_private = False   # release mode refuses it; research runs carry a warning
     batch_capable = True   # no data-dependent control flow: every array may carry a trials axis
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
@@ -90,6 +91,7 @@ class TrueRunsPartitioner(Partitioner):
 
     name = "twin.true-runs"
     citation = _NOT_DP
+    differentially_private = False   # release mode refuses it; research runs carry a warning
     spends = True
     requires_domain_order = True
 
@@ -133,6 +135,7 @@ class CoarseEFPAFinalizer(Finalizer):
 
     name = "twin.coarse-efpa"
     citation = _NOT_DP + " (after Acs, Castelluccia, Chen, ICDM 2012)"
+    differentially_private = False   # release mode refuses it; research runs carry a warning
     requires_domain_order = True
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
@@ -178,6 +181,7 @@ class DPBenchL1Partitioner(Partitioner):
 
     name = "twin.dpbench-l1"
     citation = _NOT_DP + " (after Li, Hay, Miklau, Wang, DAWA, PVLDB 2014, Sec. 3, DPBench calibration)"
+    differentially_private = False   # release mode refuses it; research runs carry a warning
     spends = True
     requires_domain_order = True
 
