@@ -225,3 +225,48 @@ def test_reports_are_written_whole(tmp_path):
     with pytest.raises(InvalidParameter, match="exists"):
         write_reports([r], out)
     assert "| identity | 1 |" in audit_table([r])
+
+
+# ------------------------------------------------------------------ command line
+def _cli(*argv):
+    from dphist.cli import main
+    return main(["audit", *argv])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["AHPP"], "AHP"), (["identity", "--epsilon", "0"], "epsilon"), (["identity", "-e", "-1"], "epsilon"),
+    (["identity", "--alpha", "1"], "alpha"), (["identity", "--alpha", "0"], "alpha"),
+    (["identity", "--samples", "99"], "samples"), (["identity", "--samples", "many"], "samples"),
+    ([], "at least one"), (["identity", "--all"], "not both"),
+])
+def test_cli_bad_input_is_refused_before_anything_runs(argv, message, capsys, tmp_path):
+    out = tmp_path / "rep"
+    assert _cli(*argv, "--output", str(out)) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_cli_refuses_existing_output_without_force(tmp_path, capsys):
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    assert _cli("identity", "--fast", "--seed", "1", "--output", str(out)) == 2
+    assert "--force" in capsys.readouterr().err and (out / "keep.txt").exists()
+    assert _cli("identity", "--fast", "--seed", "1", "--output", str(out), "--force",
+                "--table", str(tmp_path / "AUDIT.md")) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["audit.json", "audit.md"]
+    assert "| identity |" in (tmp_path / "AUDIT.md").read_text()
+
+
+def test_cli_exit_status_is_1_when_an_algorithm_fails(monkeypatch, capsys):
+    """Kills: a CLI that reports FAIL but exits 0 (make audit would stay green)."""
+    from dphist import register, preset
+    @preset("twin-true-runs-for-cli")
+    def twin():
+        return Pipeline("laplace", None, twins.TrueRunsPartitioner(), "group-mean", (0.4, 0.2, 0.4))
+    register(twin, kind="algorithm")
+    try:
+        assert _cli("twin-true-runs-for-cli", "--fast", "--seed", "2") == 1
+        assert "FAIL" in capsys.readouterr().out
+    finally:
+        dphist.default_registry.unregister("algorithm", "twin-true-runs-for-cli")

@@ -42,9 +42,8 @@ from .events import Event, features_for, describe_row, extract, select_categoric
 from .pairs import Pair, pair_family
 from .sampling import Outputs, batch_capable, default_workers, looped_pool, sample
 
-#: default estimation samples per side and pair
-BATCHED_SAMPLES = 200_000
-LOOPED_SAMPLES = 2_000
+#: default estimation runs per side and pair: (batched, looped), by pair family
+DEFAULT_SAMPLES = {"full": (200_000, 2_000), "fast": (20_000, 300)}
 MIN_SAMPLES = 100
 #: per pair, estimate the events whose projected bound is within this margin of the best (nats) ...
 PRUNE_MARGIN = 0.5
@@ -207,7 +206,8 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     """Audit ``algorithm`` (preset name, :class:`~dphist.Pipeline` or component) for ``epsilon``-DP.
 
     ``samples``: estimation runs per side and pair (default 200,000 when the
-    pipeline is batch-capable, else 2,000); ``selection``: selection runs per
+    pipeline is batch-capable, else 2,000; with ``pairs="fast"`` 20,000 and 300);
+    ``selection``: selection runs per
     side and pair (default ``samples // 4``, between 100 and 50,000);
     ``pairs``: ``"full"``, ``"fast"`` or a list of :class:`Pair`;
     ``workers``: processes for looped runs (default: up to 2 cores);
@@ -224,7 +224,8 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     if noise not in ("float", "exact"):
         raise InvalidParameter(f"noise must be 'float' or 'exact', got {noise!r}")
     batched = batch_capable(pipeline) and noise == "float"
-    n_est = int(samples) if samples is not None else (BATCHED_SAMPLES if batched else LOOPED_SAMPLES)
+    batched_default, looped_default = DEFAULT_SAMPLES["fast" if pairs == "fast" else "full"]
+    n_est = int(samples) if samples is not None else (batched_default if batched else looped_default)
     n_sel = int(selection) if selection is not None else int(min(max(n_est // 4, MIN_SAMPLES), 50_000))
     workers = default_workers() if workers is None else max(1, int(workers))
     features = features_for(pipeline.initializer is not None)
