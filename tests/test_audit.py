@@ -141,15 +141,14 @@ def test_catches_half_scale_laplace_finalizer():
 
     Kills: an auditor blind to a 2x under-scaled Laplace mechanism behind an honest initializer.
     """
-    w = _assert_caught(audit(twins.HalfScaleLaplaceFinalizer(), seed=3))
+    w = _assert_caught(audit(twins.BatchedHalfScaleLaplace(), seed=3))
     assert w.event.feature in {"bin", "bin-and-noisy", "total"}
 
 
 def test_catches_half_scale_laplace_looped_too():
-    """The same twin forced through the looped path (no batch declaration): the path is not the detector."""
-    class Looped(twins.HalfScaleLaplaceFinalizer):
-        batch_capable = False
-    pipe = Pipeline(None, None, "singleton", Looped(), (0, 0, 1))
+    """The conformance kit's twin as it is (no batch declaration: looped): the path is not the detector."""
+    from dphist.testing.twins import HalfScaleLaplaceFinalizer
+    pipe = Pipeline(None, None, "singleton", HalfScaleLaplaceFinalizer(), (0, 0, 1))
     _assert_caught(audit(pipe, samples=3000, pairs=FAST_PAIRS[:2], seed=4, workers=1))
 
 
@@ -270,3 +269,15 @@ def test_cli_exit_status_is_1_when_an_algorithm_fails(monkeypatch, capsys):
         assert "FAIL" in capsys.readouterr().out
     finally:
         dphist.default_registry.unregister("algorithm", "twin-true-runs-for-cli")
+
+
+def test_partition_expand_keeps_leading_axes():
+    """Kills: a batched finalizer whose spread mixes trials (the batched path's one core change)."""
+    part = dphist.Partition([2, 0, 1, 3], [0, 1, 3, 4])
+    totals = np.array([[3.0, 4.0, 5.0], [6.0, 8.0, 1.0]])
+    out = part.spread(totals)
+    assert out.shape == (2, 4)
+    for t in range(2):
+        assert np.array_equal(out[t], part.spread(totals[t]))
+    single = dphist.Partition.singletons(3, order=[2, 0, 1])
+    assert np.array_equal(single.expand(np.array([[1.0, 2.0, 3.0]]))[0], single.expand(np.array([1.0, 2.0, 3.0])))

@@ -1,7 +1,7 @@
 """``dphist audit``: the command-line face of :func:`dphist.audit.audit`.
 
     dphist audit NAME... | --all [--epsilon E] [--samples K] [--alpha A] [--seed S]
-                 [--fast] [--workers W] [--output DIR] [--table FILE] [--force]
+                 [--fast] [--noise float|exact] [--workers W] [--output DIR] [--table FILE] [--force]
 
 Everything is validated before the first audit runs (names, epsilon, alpha,
 samples, output paths): bad input writes nothing.  Exit status 0 when every
@@ -31,6 +31,9 @@ def register(subparsers) -> None:
     s.add_argument("--alpha", default="1e-3", help="level of the whole audit (default 1e-3)")
     s.add_argument("--seed", help="seed (an integer); drawn from the OS and printed when omitted")
     s.add_argument("--fast", action="store_true", help="the CI audit: fewer pairs and samples")
+    s.add_argument("--noise", choices=("float", "exact"), default="float",
+                   help="research mode's float Laplace (default; batched where possible) or release "
+                        "mode's exact samplers (seeded by the audit, looped)")
     s.add_argument("--workers", type=int, help="processes for looped sampling (default: up to 2)")
     s.add_argument("--output", "-o", metavar="DIR", help="write DIR/audit.json and DIR/audit.md")
     s.add_argument("--table", metavar="FILE", help="write the one-row-per-algorithm table (AUDIT.md)")
@@ -79,7 +82,7 @@ def main(args) -> int:
     for name in names:
         child = int(np.random.SeedSequence([seed, *name.encode()]).generate_state(2, np.uint64)[0])
         result = audit(name, epsilon, samples=samples, alpha=alpha, seed=child,
-                       pairs="fast" if args.fast else "full", workers=args.workers)
+                       pairs="fast" if args.fast else "full", workers=args.workers, noise=args.noise)
         print(result, flush=True)
         results.append(result)
     if args.output:

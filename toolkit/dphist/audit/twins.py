@@ -1,12 +1,12 @@
 """Broken twins: mechanisms that are NOT differentially private, which the auditor must catch.
 
 Never registered; used by the tests and the notebook, and as examples of the
-bugs the audit exists for.  Each breaks privacy in a known way, routed through
+bugs the audit exists for.  (The half-scale Laplace finalizer is the conformance
+kit's :class:`dphist.testing.twins.HalfScaleLaplaceFinalizer`; :class:`BatchedHalfScaleLaplace`
+only adds the batch declaration.)  Each breaks privacy in a known way, routed through
 a sham :class:`~dphist.VettedMechanism` (the kernel trusts a vetted mechanism's
 proof, so only an audit can find the fault):
 
-* :class:`HalfScaleLaplaceFinalizer` - Laplace on each group's sum with half the
-  needed scale: a ``2 * eps_f``-DP finalizer that claims ``eps_f``.
 * :class:`TrueRunsPartitioner` - cuts the domain wherever two neighbouring TRUE
   counts differ (StructureFirst-style boundaries from the raw data): the
   partition is a deterministic function of the data, privacy loss infinite.
@@ -30,47 +30,21 @@ import numpy as np
 from ..components.base import Context, Finalizer, Partitioner
 from ..kernel import VettedMechanism
 from ..partition import Partition
+from ..testing.twins import HalfScaleLaplaceFinalizer
 
 _NOT_DP = "BROKEN TWIN (dphist.audit.twins): not differentially private; for audit tests only"
 
 
-def _laplace(noise, scale: float, size: int):
-    return noise.laplace(scale, size)
-
-
 def _exponential(noise, scores, coefficient: float) -> int:
     """Index drawn with probability proportional to exp(coefficient * score) (through the noise source)."""
-    if hasattr(noise, "exponential_choice"):
-        return int(noise.exponential_choice(scores, coefficient))
-    # the release-mode kernel's API: exponential_mechanism(scores, sensitivity, epsilon) uses eps / (2 sens)
+    # exponential_mechanism(scores, sensitivity, epsilon) draws with weights exp(eps * s / (2 sens))
     return int(noise.exponential_mechanism(scores, 1.0, 2.0 * coefficient))
 
 
-# ------------------------------------------------------------ half-scale Laplace
-class _HalfScaleLaplace(VettedMechanism):
-    name = "twin.half-scale-laplace"
-    proof = _NOT_DP + ": Laplace(0.5 / eps) on group sums of sensitivity 1"
+class BatchedHalfScaleLaplace(HalfScaleLaplaceFinalizer):
+    """The kit's half-scale twin, declared batch-capable (no data-dependent control flow)."""
 
-    def answers(self, n, bounds=None, order=None, **_):
-        return len(bounds) - 1
-
-    def run(self, counts, epsilon, noise, bounds=None, order=None):
-        part = Partition(order, bounds)
-        sums = part.sums(counts).astype(float)
-        return sums + _laplace(noise, 0.5 / epsilon, sums.size)
-
-
-class HalfScaleLaplaceFinalizer(Finalizer):
-    """Group sums plus Laplace with HALF the scale their sensitivity needs (2 eps_f-DP, claims eps_f)."""
-
-    name = "twin.half-scale-laplace"
-    citation = _NOT_DP
-    differentially_private = False   # release mode refuses it; research runs carry a warning
-    batch_capable = True   # no data-dependent control flow: every array may carry a trials axis
-
-    def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
-        totals = ctx.data.custom(_HalfScaleLaplace(), ctx.budget, bounds=bins.bounds, order=bins.order)
-        return bins.spread(totals)
+    batch_capable = True
 
 
 # ------------------------------------------------------------ true-count partition
@@ -123,8 +97,9 @@ class _CoarseEFPA(VettedMechanism):
         true_sensitivity = math.sqrt(max(m - 1, 1))
         declared = true_sensitivity * SENSITIVITY_FACTOR
         k = _exponential(noise, scores, eps_k / (2 * declared)) + 1
-        # k coefficients, real and imaginary parts: L1 sensitivity <= 2k (correct)
-        noisy = coef[:k] + _laplace(noise, 2 * k / eps_c, k) + 1j * _laplace(noise, 2 * k / eps_c, k)
+        # k coefficients, real and imaginary parts: one record moves each by at most 1, L1 <= 2k (correct)
+        parts = noise.laplace_mechanism(np.concatenate((coef[:k].real, coef[:k].imag)), 2 * k, eps_c)
+        noisy = parts[..., :k] + 1j * parts[..., k:]
         kept = np.zeros(m, dtype=complex)
         kept[:k] = noisy
         return np.fft.irfft(kept, n)
@@ -160,7 +135,7 @@ class _DPBenchL1(VettedMechanism):
         dev = (inside * np.abs(x[None, :] - mean[:, None])).sum(axis=1)
         multi = (ends - starts) > 1
         noisy = dev.copy()
-        noisy[multi] = np.maximum(dev[multi] + _laplace(noise, 2.0 / epsilon, int(multi.sum())), 0.0)
+        noisy[multi] = np.maximum(noise.laplace_mechanism(dev[multi], 2.0, epsilon), 0.0)
         cost = noisy + 1.0 / measure_epsilon
         best = np.full(n + 1, np.inf)
         best[0] = 0.0
