@@ -40,7 +40,7 @@ from ..presets import make_algorithm
 from .bounds import cp_lower, cp_upper, detectable_epsilon, epsilon_lower_bound, per_side_level
 from .events import Event, features_for, describe_row, extract, select_categorical, select_joint, select_real
 from .pairs import Pair, pair_family
-from .sampling import Outputs, batch_capable, default_workers, looped_pool, sample
+from .sampling import Outputs, batch_capable, default_workers, forked, forked_pool, sample
 
 #: default estimation runs per side and pair: (batched, looped), by pair family
 DEFAULT_SAMPLES = {"full": (200_000, 2_000), "fast": (20_000, 300)}
@@ -200,6 +200,58 @@ def _collect(pipeline, counts, epsilon, n, seq, batched, pool, noise) -> Outputs
     return Outputs(np.concatenate([b.estimate for b in blocks]), np.concatenate([b.labels for b in blocks]), noisy)
 
 
+@dataclass(frozen=True)
+class _Job:
+    """Everything one pair's audit needs (shared with forked workers, never pickled)."""
+
+    pipeline: Pipeline
+    family: tuple
+    seqs: tuple
+    features: tuple
+    epsilon: float
+    n_sel: int
+    n_est: int
+    level: float
+    batched: bool
+    noise: str
+
+
+def _audit_pair(job: _Job, index: int, pool=None) -> tuple[list[dict[str, Any]], Witness | None]:
+    """Selection, then estimation, for pair ``index``: its rows and its strongest test."""
+    pipeline, pair, eps, noise, batched = job.pipeline, job.family[index], job.epsilon, job.noise, job.batched
+    n_sel, n_est, level = job.n_sel, job.n_est, job.level
+    x, y, j = pair.counts, pair.counts_prime, pair.bin
+    sel_x_seq, sel_y_seq, est_x_seq, est_y_seq = job.seqs[index].spawn(4)
+    sel_x = _collect(pipeline, x, eps, n_sel, sel_x_seq, batched, pool, noise)
+    sel_y = _collect(pipeline, y, eps, n_sel, sel_y_seq, batched, pool, noise)
+    names = [f for f, _ in job.features]
+    chosen = _select(job.features, extract(sel_x, j, names), extract(sel_y, j, names), sel_x, sel_y, j,
+                     n_est, level, prune=batched)
+    del sel_x, sel_y   # selection runs are never reused for estimation
+    events = sorted({e for e in chosen.values() if e is not None}, key=lambda e: e.text)
+    hx = _count(pipeline, x, eps, n_est, est_x_seq, batched, pool, j, events, noise)
+    hy = _count(pipeline, y, eps, n_est, est_y_seq, batched, pool, j, events, noise)
+    rows: list[dict[str, Any]] = []
+    best: Witness | None = None
+    for (feature, direction), event in chosen.items():
+        if event is None:   # no candidate, or pruned on the selection runs
+            rows.append({"pair": pair.name, "feature": feature, "direction": direction, "event": None,
+                         "hits": None, "epsilon_lower_bound": None})
+            continue
+        k1, k2 = (hx[event], hy[event]) if direction == "x over x'" else (hy[event], hx[event])
+        lb = float(epsilon_lower_bound(k1, n_est, k2, n_est, level))
+        rows.append({"pair": pair.name, "feature": feature, "direction": direction, "event": event.text,
+                     "hits": [k1, k2], "epsilon_lower_bound": lb if math.isfinite(lb) else None})
+        if math.isfinite(lb) and (best is None or lb > best.epsilon_lower_bound):
+            best = Witness(pair, event, direction, (k1, k2), n_est,
+                           (float(cp_lower(k1, n_est, level)), float(cp_upper(k2, n_est, level))), lb)
+    return rows, best
+
+
+def _forked_pair(index: int):
+    return _audit_pair(forked("job"), index)
+
+
 def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha: float = 1e-3,
           seed: int | None = None, selection: int | None = None, pairs: str | Sequence[Pair] = "full",
           workers: int | None = None, noise: str = "float") -> AuditResult:
@@ -210,7 +262,8 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     ``selection``: selection runs per
     side and pair (default ``samples // 4``, between 100 and 50,000);
     ``pairs``: ``"full"``, ``"fast"`` or a list of :class:`Pair`;
-    ``workers``: processes for looped runs (default: up to 2 cores);
+    ``workers``: processes (default: up to 2 cores): whole pairs in parallel, or, with one
+    pair, a looped sample split over them; results do not depend on it;
     ``noise``: ``"float"`` (research mode's seeded float Laplace; batched when the
     components allow) or ``"exact"`` (release mode's exact discrete samplers, driven by
     the audit's seeds; always looped).
@@ -233,33 +286,22 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     level = per_side_level(a, tests)
     root = np.random.SeedSequence(seed)
 
+    job = _Job(pipeline, family, tuple(root.spawn(len(family))), features, eps, n_sel, n_est, level,
+               batched, noise)
     rows: list[dict[str, Any]] = []
     best: Witness | None = None
-    with looped_pool(pipeline, 1 if batched else workers) as pool:
-        for pair, pair_seq in zip(family, root.spawn(len(family))):
-            x, y, j = pair.counts, pair.counts_prime, pair.bin
-            sel_x_seq, sel_y_seq, est_x_seq, est_y_seq = pair_seq.spawn(4)
-            sel_x = _collect(pipeline, x, eps, n_sel, sel_x_seq, batched, pool, noise)
-            sel_y = _collect(pipeline, y, eps, n_sel, sel_y_seq, batched, pool, noise)
-            names = [f for f, _ in features]
-            chosen = _select(features, extract(sel_x, j, names), extract(sel_y, j, names), sel_x, sel_y, j,
-                             n_est, level, prune=batched)
-            del sel_x, sel_y   # selection runs are never reused for estimation
-            events = sorted({e for e in chosen.values() if e is not None}, key=lambda e: e.text)
-            hx = _count(pipeline, x, eps, n_est, est_x_seq, batched, pool, j, events, noise)
-            hy = _count(pipeline, y, eps, n_est, est_y_seq, batched, pool, j, events, noise)
-            for (feature, direction), event in chosen.items():
-                if event is None:   # no candidate, or pruned on the selection runs
-                    rows.append({"pair": pair.name, "feature": feature, "direction": direction, "event": None,
-                                 "hits": None, "epsilon_lower_bound": None})
-                    continue
-                k1, k2 = (hx[event], hy[event]) if direction == "x over x'" else (hy[event], hx[event])
-                lb = float(epsilon_lower_bound(k1, n_est, k2, n_est, level))
-                rows.append({"pair": pair.name, "feature": feature, "direction": direction, "event": event.text,
-                             "hits": [k1, k2], "epsilon_lower_bound": lb if math.isfinite(lb) else None})
-                if math.isfinite(lb) and (best is None or lb > best.epsilon_lower_bound):
-                    best = Witness(pair, event, direction, (k1, k2), n_est,
-                                   (float(cp_lower(k1, n_est, level)), float(cp_upper(k2, n_est, level))), lb)
+    if workers > 1 and len(family) > 1:      # whole pairs in parallel
+        with forked_pool(workers, job=job) as pool:
+            outcomes = list(pool.map(_forked_pair, range(len(family)))) if pool else None
+    else:
+        outcomes = None
+    if outcomes is None:                     # pairs in turn; a looped sample split over the workers
+        with forked_pool(1 if batched else workers, pipeline=pipeline) as pool:
+            outcomes = [_audit_pair(job, i, pool) for i in range(len(family))]
+    for pair_rows, pair_best in outcomes:
+        rows.extend(pair_rows)
+        if pair_best is not None and (best is None or pair_best.epsilon_lower_bound > best.epsilon_lower_bound):
+            best = pair_best
     bound = max(best.epsilon_lower_bound, 0.0) if best is not None else 0.0
     return AuditResult(algorithm=name, epsilon=eps, alpha=a, epsilon_lower_bound=bound, passed=bound <= eps,
                        witness=best, samples=n_est, selection_samples=n_sel, pairs=len(family), tests=tests,

@@ -16,8 +16,11 @@ Two paths give the same distribution; neither re-implements a component.
   themselves batch-capable (their partition must be the same for every
   trial); the noise source refuses the exponential mechanism.
 * **Looped**: ``Pipeline.run(x, epsilon, seed=s_i, noise=...)`` per trial, with seeds
-  drawn from the phase's :class:`numpy.random.SeedSequence` (research mode);
-  optionally on several processes (forked; BLAS limited to one thread each).
+  drawn from the phase's :class:`numpy.random.SeedSequence` (research mode).
+
+The auditor spreads whole pairs over forked processes (:func:`forked_pool`);
+with a single pair, a looped sample is split over them instead.  Results do
+not depend on the number of processes: every run's seed is fixed in advance.
 
 The batched path draws float Laplace noise from a seeded generator: it audits
 the research-mode mechanism, whose output distribution is the one the
@@ -169,13 +172,17 @@ def _forked_run(args) -> Outputs:
 
 
 @contextmanager
-def looped_pool(pipeline: Pipeline, workers: int):
-    """A pool of ``workers`` forked processes that know ``pipeline`` (None when 1 worker or no fork)."""
+def forked_pool(workers: int, **shared):
+    """A pool of ``workers`` forked processes that inherit ``shared`` (None when 1 worker or no fork).
+
+    Nothing is pickled on the way in: the workers are forked after ``shared`` is in place (the
+    pipeline, or the audit's job), so unregistered and locally defined components work.
+    """
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
     from ..experiments.executors import blas_threads_limited
-    _FORKED["pipeline"] = pipeline  # inherited by the forked workers: nothing is pickled
+    _FORKED.update(shared)
     try:
         with blas_threads_limited(1), ProcessPoolExecutor(
                 workers, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -184,10 +191,15 @@ def looped_pool(pipeline: Pipeline, workers: int):
         _FORKED.clear()
 
 
+def forked(name: str):
+    """What :func:`forked_pool` shared under ``name`` (inside a worker)."""
+    return _FORKED[name]
+
+
 def run_looped(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray,
                pool: ProcessPoolExecutor | None = None, noise: str = "float") -> Outputs:
     """One research-mode :meth:`Pipeline.run` per seed (``noise``: ``"float"`` or ``"exact"``);
-    with a :func:`looped_pool`, the seeds are split over its workers."""
+    with a :func:`forked_pool` sharing ``pipeline``, the seeds are split over its workers."""
     if pool is None or seeds.size < 256:
         return _run_seeds(pipeline, counts, epsilon, seeds, noise)
     chunks = np.array_split(seeds, pool._max_workers)
