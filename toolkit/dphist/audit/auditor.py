@@ -43,7 +43,7 @@ from .pairs import Pair, pair_family
 from .sampling import Outputs, batch_capable, default_workers, forked, forked_pool, sample
 
 #: default estimation runs per side and pair: (batched, looped), by pair family
-DEFAULT_SAMPLES = {"full": (200_000, 2_000), "fast": (20_000, 300)}
+DEFAULT_SAMPLES = {"full": (200_000, 1_000), "fast": (20_000, 300)}
 MIN_SAMPLES = 100
 #: per pair, estimate the events whose projected bound is within this margin of the best (nats) ...
 PRUNE_MARGIN = 0.5
@@ -258,7 +258,7 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     """Audit ``algorithm`` (preset name, :class:`~dphist.Pipeline` or component) for ``epsilon``-DP.
 
     ``samples``: estimation runs per side and pair (default 200,000 when the
-    pipeline is batch-capable, else 2,000; with ``pairs="fast"`` 20,000 and 300);
+    pipeline is batch-capable, else 1,000; with ``pairs="fast"`` 20,000 and 300);
     ``selection``: selection runs per
     side and pair (default ``samples // 4``, between 100 and 50,000);
     ``pairs``: ``"full"``, ``"fast"`` or a list of :class:`Pair`;

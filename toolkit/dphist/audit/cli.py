@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     s.add_argument("--all", action="store_true", help="every registered preset")
     s.add_argument("--epsilon", "-e", default="1.0", help="the epsilon claimed (default 1)")
     s.add_argument("--samples", "-k", help="estimation runs per side and pair (default: 200000 batched, "
-                                           "2000 looped; with --fast 20000 and 300)")
+                                           "1000 looped; with --fast 20000 and 300)")
     s.add_argument("--alpha", default="1e-3", help="level of the whole audit (default 1e-3)")
     s.add_argument("--seed", help="seed (an integer); drawn from the OS and printed when omitted")
     s.add_argument("--fast", action="store_true", help="the CI audit: fewer pairs and samples")
