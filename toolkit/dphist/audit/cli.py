@@ -88,7 +88,7 @@ def main(args) -> int:
     if args.output:
         print(f"report: {write_reports(results, args.output, args.force)}", file=sys.stderr)
     if args.table:
-        print(f"table: {write_table(results, args.table, args.force)}", file=sys.stderr)
+        print(f"table: {write_table(results, args.table, args.force, seed=seed)}", file=sys.stderr)
     failed = [r.algorithm for r in results if not r.passed]
     if failed:
         print(f"dphist audit: {len(failed)} of {len(results)} failed: {', '.join(failed)}", file=sys.stderr)

@@ -57,7 +57,7 @@ def result_markdown(r: AuditResult, top: int = 10) -> str:
     return "\n".join(lines) + "\n"
 
 
-def audit_table(results: Sequence[AuditResult], title: str = "Privacy audit") -> str:
+def audit_table(results: Sequence[AuditResult], title: str = "Privacy audit", seed: int | None = None) -> str:
     """AUDIT.md: one row per algorithm (epsilon, lower bound, verdict, witness, time)."""
     lines = [
         f"# {title}",
@@ -70,9 +70,11 @@ def audit_table(results: Sequence[AuditResult], title: str = "Privacy audit") ->
     ]
     if results:
         r0 = results[0]
+        origin = (f"seed = {seed} (`dphist audit --seed {seed}`; each algorithm's own seed, derived from it and "
+                  "the algorithm's name, is in the JSON report)" if seed is not None else
+                  "each algorithm's seed is in the JSON report")
         lines += [f"Settings: alpha = {r0.alpha:g}; pairs per algorithm = {r0.pairs}; "
-                  f"tests per algorithm m = {r0.tests}; seed = `{r0.seed}` (first algorithm; each row "
-                  "records its own in the JSON).", ""]
+                  f"tests per algorithm m = {r0.tests}; {origin}.", ""]
     lines += ["| algorithm | epsilon | lower bound | verdict | samples per side | witness | seconds |",
               "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -108,13 +110,13 @@ def write_reports(results: Sequence[AuditResult], directory, force: bool = False
     return directory
 
 
-def write_table(results: Sequence[AuditResult], path, force: bool = False) -> Path:
+def write_table(results: Sequence[AuditResult], path, force: bool = False, seed: int | None = None) -> Path:
     """Write :func:`audit_table` to ``path`` (e.g. AUDIT.md) atomically."""
     path = check_output(path, force)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as fh:
-            fh.write(audit_table(results))
+            fh.write(audit_table(results, seed=seed))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
