@@ -7,7 +7,7 @@ PLUGIN_DIRS  := $(filter-out plugins/_%,$(patsubst %/pyproject.toml,%,$(wildcard
 PLUGIN_TESTS := $(wildcard $(addsuffix /tests,$(PLUGIN_DIRS)))
 NOTEBOOKS    := $(wildcard notebooks/*.ipynb)
 
-.PHONY: install dev demo test test-browser bench clean
+.PHONY: install dev demo test test-browser bench audit clean
 .PHONY: docs coursework
 
 $(BIN)/python:
@@ -47,8 +47,13 @@ test-browser: $(VENV)/.browser
 bench: dev
 	$(BIN)/python benchmarks/run.py
 
+# the full privacy audit of every preset (AUDIT.md), then the false-alarm count on correct mechanisms
+audit: install
+	OPENBLAS_NUM_THREADS=1 $(BIN)/dphist audit --all --seed 2026 --output audit-report --table AUDIT.md --force
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.audit.alarms --audits 50 --append AUDIT.md identity H
+
 clean:
-	rm -rf $(VENV) report test-artifacts
+	rm -rf $(VENV) report test-artifacts audit-report
 
 # documentation site: Sphinx + myst-nb over README, ARCHITECTURE, the notebooks' committed outputs
 # and the API reference; warnings are errors (tests/test_docs.py builds it too, under make test)

@@ -5,7 +5,8 @@ Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 * ``name``   - what is measured (include N);
 * ``target`` - the issue's bound in seconds (None for information only);
 * ``setup``  - callable returning a tuple of arguments (not timed);
-* ``run``    - callable taking those arguments (timed).
+* ``run``    - callable taking those arguments (timed);
+* ``warmup`` - optional, False skips the untimed first run (for long cases).
 
 A relative target (an overhead, a speed-up) is a *paired* case: it also has
 
@@ -55,7 +56,8 @@ def time_case(case: dict) -> float:
     paired = "reference" in case
     if paired:
         case["reference"](*args)  # warm-up
-    case["run"](*args)
+    if case.get("warmup", True):  # a long case whose imports are warm anyway may skip it
+        case["run"](*args)
     repeat = case.get("repeat", 3)
     best = best_reference = float("inf")
     for _ in range(repeat):

@@ -5,6 +5,7 @@
     dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--noise exact|float] [--output FILE]
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
+    dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
 
 Errors the user can fix exit with status 2 and one line naming the problem.
 """
@@ -193,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="run an experiment sweep (TOML config or flags)")
     exp.configure_bench(s)
     s.set_defaults(func=exp.bench)
+    from .audit import cli as audit_cli
+    audit_cli.register(sub)   # `dphist audit` (dphist/audit/cli.py)
     return p
 
 

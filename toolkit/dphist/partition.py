@@ -115,13 +115,23 @@ class Partition:
         return self.sums(values) / self.sizes
 
     def expand(self, group_values) -> np.ndarray:
-        """Give every bin its group's value; result in original domain order."""
+        """Give every bin its group's value; result in original domain order.
+
+        ``group_values`` has one value per group on its last axis; leading axes
+        (e.g. the trials of :mod:`dphist.audit`'s batched sampling) are kept.
+        """
         group_values = np.asarray(group_values)
-        if group_values.shape != (self.n_groups,):
+        if group_values.ndim == 0 or group_values.shape[-1] != self.n_groups:
             raise InvalidParameter(
                 f"expand needs one value per group ({self.n_groups}), got shape {group_values.shape}")
-        out = np.empty(self.n_bins, dtype=np.result_type(group_values, np.float64))
-        out[self.order] = np.repeat(group_values, self.sizes)
+        out = np.empty(group_values.shape[:-1] + (self.n_bins,), dtype=np.result_type(group_values, np.float64))
+        if self.n_groups == self.n_bins:       # singletons: no repeat; in domain order, no scatter either
+            if self.is_identity_order():
+                out[...] = group_values
+            else:
+                out[..., self.order] = group_values
+        else:
+            out[..., self.order] = np.repeat(group_values, self.sizes, axis=-1)
         return out
 
     def spread(self, group_totals) -> np.ndarray:

@@ -7,6 +7,11 @@ Each is the textbook form of its SORTaki stage:
 * :class:`SingletonPartitioner`, :class:`WholeDomainPartitioner` - trivial partitions.
 * :class:`GroupMeanFinalizer` - AHP Algorithm 1 lines 6-9: Laplace on each
   group's sum, spread evenly over the group's bins.
+
+``batch_capable = True`` marks a component whose code works unchanged when every
+array the kernel returns carries a leading trials axis (and which makes no
+data-dependent choice that would differ between trials): :mod:`dphist.audit`
+then samples it many times in one vectorised run instead of a loop.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ class LaplaceInitializer(Initializer):
 
     name = "laplace"
     citation = _SORTAKI + ", Algorithm 1"
+    batch_capable = True
 
     def initialize(self, ctx: Context):
         if ctx.budget <= 0:
@@ -65,6 +71,7 @@ class SingletonPartitioner(Partitioner):
 
     name = "singleton"
     citation = _SORTAKI + " (Identity(|H|))"
+    batch_capable = True
 
     def partition(self, bins: Partition, ctx: Context) -> Partition:
         return bins
@@ -75,6 +82,7 @@ class WholeDomainPartitioner(Partitioner):
 
     name = "whole"
     citation = "Hay et al., DPBench, SIGMOD 2016 (Uniform)"
+    batch_capable = True
 
     def partition(self, bins: Partition, ctx: Context) -> Partition:
         return Partition.whole(bins.n_bins, bins.order)
@@ -90,6 +98,7 @@ class GroupMeanFinalizer(Finalizer):
 
     name = "group-mean"
     citation = "Zhang et al., AHP, SDM 2014, Algorithm 1 lines 6-9"
+    batch_capable = True
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
         return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
