@@ -1,0 +1,103 @@
+"""Record the releases of every AHP preset and partitioner on a few histograms and seeds.
+
+Run once BEFORE a change to the clustering code (``python plugins/ahp/tests/make_release_fixture.py``);
+``test_release_fixture.py`` then checks that the releases stay bit-identical.  The fixture written
+on 2026-11-23 recorded the plugin's own DP code, before it was ported onto ``dphist.segmentation``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dphist import Pipeline, make_algorithm
+from dphist.datasets import synthetic
+
+OUT = Path(__file__).resolve().parent / "fixtures" / "releases.npz"
+SEEDS = (1, 7)
+EPSILONS = (0.1, 1.0)
+
+
+def histograms() -> dict[str, np.ndarray]:
+    """Small histograms: a skewed one, one with long zero runs (thresholding ties), a bumpy one."""
+    return {
+        "zipf-200": synthetic("zipf", n=200, scale=5_000, seed=3).counts,
+        "spikes-300": synthetic("spikes", n=300, scale=2_000, seed=4).counts,
+        "mixture-257": synthetic("gaussian-mixture", n=257, scale=20_000, seed=5).counts,
+    }
+
+
+def _pipe(partitioner):
+    return Pipeline("ahp.threshold", "noisy-count", partitioner, "group-mean", (0.85, 0.0, 0.15))
+
+
+def algorithms() -> dict[str, Pipeline]:
+    """Every preset and every partitioner configuration (sorted, unsorted, ascending)."""
+    out = {
+        "AHP": make_algorithm("AHP"),
+        "AHP-optimal": make_algorithm("AHP-optimal"),
+        "AHP-empirical": make_algorithm("AHP-empirical"),
+        "AHP-ascending": make_algorithm("AHP", descending=False),
+        "AHP-optimal-ascending": make_algorithm("AHP-optimal", descending=False),
+        "AHP-empirical-sqrt": make_algorithm("AHP-empirical", rule="sqrt"),
+        "AHP-empirical-doane": make_algorithm("AHP-empirical", rule="doane"),
+    }
+    for name in ("ahp.greedy", "ahp.optimal", "ahp.empirical"):
+        out[f"{name}-unsorted"] = Pipeline("ahp.threshold", None, name, "group-mean", (0.85, 0.0, 0.15))
+        out[f"{name}-laplace"] = Pipeline("laplace", "noisy-count", name, "group-mean", (0.5, 0.0, 0.5))
+    return out
+
+
+def record() -> dict[str, np.ndarray]:
+    arrays = {}
+    for hname, x in histograms().items():
+        for aname, pipe in algorithms().items():
+            for eps in EPSILONS:
+                for seed in SEEDS:
+                    r = pipe.run(x, eps, seed=seed)
+                    key = f"{aname}|{hname}|{eps}|{seed}"
+                    arrays[key + "|estimate"] = r.estimate
+                    arrays[key + "|bounds"] = r.partition.bounds
+                    arrays[key + "|order"] = r.partition.order
+    arrays.update(record_arrays())
+    return arrays
+
+
+def array_inputs():
+    """Noisy-looking vectors with ties and zero runs, sorted and not."""
+    rng = np.random.default_rng(12)
+    for i in range(4):
+        n = int(rng.integers(30, 150))
+        values = np.round(rng.laplace(0, 15, n) + rng.integers(0, 4, n) * 25)
+        values[rng.random(n) < 0.3] = 0.0
+        yield i, "raw", values
+        yield i, "sorted", np.sort(values)[::-1]
+
+
+def record_arrays() -> dict[str, np.ndarray]:
+    """Array-level outputs of the three clusterings and of the lower bound err*."""
+    from dphist_ahp.greedy import greedy_cuts
+    from dphist_ahp.segmentation import k_cluster_cuts, optimal_cuts
+    from dphist_ahp.cluster_error import lower_bounds
+    arrays = {}
+    for i, order, values in array_inputs():
+        for eps_2 in (0.05, 0.5):
+            key = f"array|{i}|{order}|{eps_2}"
+            cuts, err = optimal_cuts(values, eps_2)
+            arrays[key + "|optimal|cuts"], arrays[key + "|optimal|cost"] = cuts, np.array(err)
+            arrays[key + "|greedy|cuts"] = greedy_cuts(values, eps_2)
+            arrays[key + "|lower_bounds"] = lower_bounds(values, eps_2)
+            ks = (1, 2, 3, 5, 8, 13)
+            for monotone in (None, False):
+                found = k_cluster_cuts(values, eps_2, ks, monotone=monotone)
+                for k in ks:
+                    arrays[f"{key}|k|{monotone}|{k}|cuts"] = found[k][0]
+                    arrays[f"{key}|k|{monotone}|{k}|cost"] = np.array(found[k][1])
+    return arrays
+
+
+if __name__ == "__main__":
+    OUT.parent.mkdir(exist_ok=True)
+    arrays = record()
+    np.savez_compressed(OUT, **arrays)
+    print(f"wrote {len(arrays)} arrays to {OUT.name}")
