@@ -1,0 +1,51 @@
+"""Optimal segmentation of an ordered sequence into contiguous groups minimising a sum of group costs.
+
+Every partitioner of the AHP / SORTaki / DAWA family solves
+
+    min over segmentations G of  sum_{g in G} cost(g),   g a run of consecutive units,
+
+on a public (noisy, or noisy-cost) sequence.  This package is the one engine for it; plugins
+choose a cost (:mod:`.costs`) and a search mode (:mod:`.search`):
+
+=======================================  ====================  =========================================
+mode                                     function              time (k units, O(1) cost)
+=======================================  ====================  =========================================
+(a) every run of units                   ``optimal``           O(k^2)  (Jagadish et al. 1998)
+(b) runs of 2^j units                    ``optimal(lengths=    O(k log k)  (DAWA, SORTaki Alg. 6 scalable)
+                                         "power-of-two")``
+(c) aligned subtrees of a b-ary tree     ``tree``              O(k)  (Kellaris et al. Sec. 6)
+(d) exactly k groups                     ``k_groups``          O(K k log k) if Monge, else O(K k^2)
+(e) one greedy scan with a bound         ``greedy``            O(k); AHP's look-ahead bound: O(k log k)
+                                                               typical on sorted values (AHP Alg. 3)
+=======================================  ====================  =========================================
+
+A *unit* is a run of positions given by ``bounds`` (a group of an earlier partition); a group is a
+run of units, and its cost is that of its positions.  Results are :class:`Segmentation` objects
+whose ``bounds`` (unit indices from 0 to k) go straight to :meth:`dphist.Partition.merge`.
+
+Ties (exact float equality of totals) are broken one way in every mode: the coarser choice wins.
+In (a), (b) and (d), of the optimal last groups the one with the earliest start (the longest)
+is kept, recursively; in (c) a node is kept over its children when they cost the same; in (e) a
+unit joins the current group only when that is strictly cheaper, so... a tie opens a new group
+(the scan's own rule, AHP Algorithm 3 line 8 and SORTaki Algorithm 5 line 5 both use "<").
+
+Compiled: the loops are numba kernels (:mod:`.kernels`), and numba is a dependency of the core.
+Measured before choosing (2 cores, n = 8,192, SSE + size penalty, exact mode): the compiled DP
+takes about 0.08 s; the same DP row-vectorised in numpy (one numpy pass per end) about 1.3 s, and
+the power-of-two mode on 500,000 positions cannot be vectorised across ends at all (each end needs
+the previous ones).  ``benchmarks/bench_segmentation.py`` keeps the numbers.
+
+Privacy: the engine is arithmetic on the values it is given.  Running it on H~ (noisy counts) is
+post-processing; running it on true counts is allowed only inside a vetted kernel mechanism that
+perturbs the costs (DAWA, through :meth:`Cost.then`).
+"""
+from .costs import (Cost, GroupCost, IntervalCost, L1Deviation, Perturbed, RelativeError, SSEPenalty,
+                    as_cost)
+from .search import (Segmentation, greedy, k_groups, lookahead_bounds, monge_violation, optimal,
+                     total_cost, tree, units_of)
+
+__all__ = [
+    "Cost", "GroupCost", "IntervalCost", "L1Deviation", "Perturbed", "RelativeError", "SSEPenalty",
+    "Segmentation", "as_cost", "greedy", "k_groups", "lookahead_bounds", "monge_violation", "optimal",
+    "total_cost", "tree", "units_of",
+]

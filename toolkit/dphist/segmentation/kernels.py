@@ -1,0 +1,423 @@
+"""Compiled (numba) loops of the segmentation engine; sequential by nature (see the package docstring).
+
+Conventions shared by every kernel:
+
+* a *unit* ``u`` covers positions ``[bounds[u], bounds[u+1])``; a group is a run of units
+  ``[a, b)``, and ``back[b]`` is the first unit of the last group of the best segmentation of
+  units ``[0, b)``;
+* the SSE + size-penalty cost of positions ``[i, j)`` is ``max(SSE, 0) + pen[j - i]`` from the
+  centred prefix sums ``p``, ``p2`` (AHP Theorem 4.2; SORTaki Eq. 4-5; DPCube's variance);
+* ties: a candidate replaces the incumbent only when strictly cheaper, and candidates for the
+  last group are examined from the earliest start (longest group) on, so among equal totals the
+  last group with the earliest start wins, recursively (the package's documented tie rule).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def sse_cost(p, p2, pen, i, j):
+    """SSE of positions [i, j) from centred prefix sums (clamped at 0 against rounding) + pen[j - i]."""
+    m = j - i
+    t = p[j] - p[i]
+    v = (p2[j] - p2[i]) - t * t / m
+    if v < 0.0:
+        v = 0.0
+    return v + pen[m]
+
+
+@njit(cache=True, inline="always")
+def _unit_cost(bounds, p, p2, pen, matrix, a, b):
+    """Cost of units [a, b): from the SSE arrays, or ``matrix[a, b]`` when a matrix is given."""
+    if matrix.shape[0] > 0:
+        return matrix[a, b]
+    return sse_cost(p, p2, pen, bounds[a], bounds[b])
+
+
+@njit(cache=True)
+def sse_all_intervals(bounds, p, p2, pen):
+    """Mode (a): best[e] = min_{s<e} best[s] + cost(s, e) over every interval; O(k^2)."""
+    k = bounds.size - 1
+    best = np.empty(k + 1)
+    back = np.zeros(k + 1, dtype=np.int64)
+    best[0] = 0.0
+    for e in range(1, k + 1):
+        be = bounds[e]
+        top = np.inf
+        arg = 0
+        for s in range(e):
+            c = best[s] + sse_cost(p, p2, pen, bounds[s], be)
+            if c < top:
+                top = c
+                arg = s
+        best[e] = top
+        back[e] = arg
+    return best, back
+
+
+@njit(cache=True, nogil=True)
+def relax_row(best, back, first_unit, costs):
+    """Mode (a) for costs given row by row: relax every group starting at ``first_unit``.
+
+    Rows must come in increasing ``first_unit`` (best[first_unit] is then final); a later row
+    replaces an incumbent only when strictly cheaper, so the earliest start wins ties.
+    """
+    base = best[first_unit]
+    for j in range(costs.size):
+        end = first_unit + 1 + j
+        c = base + costs[j]
+        if c < best[end]:
+            best[end] = c
+            back[end] = first_unit
+
+
+@njit(cache=True)
+def power_of_two_lengths(bounds, p, p2, pen, windows):
+    """Mode (b): the last group has 2^j units; O(k log k).
+
+    ``windows[j, a]`` is the cost of units [a, a + 2^j) when ``windows`` is not empty; otherwise
+    the SSE cost.  Lengths are examined from the longest down (earliest start first).
+    """
+    k = bounds.size - 1
+    best = np.empty(k + 1)
+    back = np.zeros(k + 1, dtype=np.int64)
+    best[0] = 0.0
+    use_windows = windows.shape[0] > 0
+    for e in range(1, k + 1):
+        top = np.inf
+        arg = 0
+        j = 0
+        while (2 << j) <= e:
+            j += 1
+        while j >= 0:
+            s = e - (1 << j)
+            if use_windows:
+                c = best[s] + windows[j, s]
+            else:
+                c = best[s] + sse_cost(p, p2, pen, bounds[s], bounds[e])
+            if c < top:
+                top = c
+                arg = s
+            j -= 1
+        best[e] = top
+        back[e] = arg
+    return best, back
+
+
+@njit(cache=True)
+def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge):
+    """Mode (d): least cost of units [0, k) in exactly m groups, m = 1..k_max.
+
+    ``best[m]`` is that cost and ``back[m, j]`` the first unit of the last group of the best
+    m-segmentation of units [0, j).  When the cost is Monge (``monge``), the optimal split is
+    non-decreasing in j and each layer is filled by divide and conquer, O(k log k) instead of
+    O(k^2) (the classic speed-up for 1-D k-segmentation of sorted data).
+    """
+    k = bounds.size - 1
+    below = np.full(k + 1, np.inf)
+    layer = np.full(k + 1, np.inf)
+    back = np.zeros((k_max + 1, k + 1), dtype=np.int32)
+    best = np.full(k_max + 1, np.inf)
+    for j in range(1, k + 1):
+        below[j] = _unit_cost(bounds, p, p2, pen, matrix, 0, j)
+    best[1] = below[k]
+    stack = np.empty((4 * (k + 2), 4), dtype=np.int64)
+    for m in range(2, k_max + 1):
+        layer[:] = np.inf
+        if monge:
+            stack[0, 0] = m
+            stack[0, 1] = k
+            stack[0, 2] = m - 1
+            stack[0, 3] = k - 1
+            top = 1
+            while top > 0:
+                top -= 1
+                lo = stack[top, 0]
+                hi = stack[top, 1]
+                opt_lo = stack[top, 2]
+                opt_hi = stack[top, 3]
+                if lo > hi:
+                    continue
+                mid = (lo + hi) // 2
+                b = np.inf
+                arg = opt_lo
+                for i in range(opt_lo, min(mid - 1, opt_hi) + 1):
+                    v = below[i] + _unit_cost(bounds, p, p2, pen, matrix, i, mid)
+                    if v < b:
+                        b = v
+                        arg = i
+                layer[mid] = b
+                back[m, mid] = arg
+                stack[top, 0] = lo
+                stack[top, 1] = mid - 1
+                stack[top, 2] = opt_lo
+                stack[top, 3] = arg
+                top += 1
+                stack[top, 0] = mid + 1
+                stack[top, 1] = hi
+                stack[top, 2] = arg
+                stack[top, 3] = opt_hi
+                top += 1
+        else:
+            for j in range(m, k + 1):
+                b = np.inf
+                arg = m - 1
+                for i in range(m - 1, j):
+                    v = below[i] + _unit_cost(bounds, p, p2, pen, matrix, i, j)
+                    if v < b:
+                        b = v
+                        arg = i
+                layer[j] = b
+                back[m, j] = arg
+        best[m] = layer[k]
+        below, layer = layer, below
+    return best, back
+
+
+@njit(cache=True)
+def greedy_singleton(bounds, p, p2, pen):
+    """Mode (e) with the singleton bound (SORTaki Algorithm 5): unit i joins the current group
+    [s, i) iff cost(s, i+1) < cost(s, i) + cost(i, i+1).  Returns the first units of the groups."""
+    k = bounds.size - 1
+    cuts = np.empty(k, dtype=np.int64)
+    cuts[0] = 0
+    m = 1
+    s = bounds[0]
+    for i in range(1, k):
+        a = bounds[i]
+        b = bounds[i + 1]
+        merged = sse_cost(p, p2, pen, s, b)
+        apart = sse_cost(p, p2, pen, s, a) + sse_cost(p, p2, pen, a, b)
+        if not merged < apart:
+            cuts[m] = i
+            m += 1
+            s = a
+    return cuts[:m]
+
+
+# ------------------------------------------------- mode (e): AHP's look-ahead lower bound
+@njit(cache=True, inline="always")
+def _deviation_sq(x, prefix, j, l):
+    m = l - j + 1
+    d = x[j] - (prefix[l + 1] - prefix[j]) / m
+    return d * d
+
+
+@njit(cache=True, inline="always")
+def _candidate(x, prefix, share, j, l):
+    """f_j(l) = (x_j - mean(x_j..x_l))^2 + share[l - j + 1]: x_j's part of the group [j, l]."""
+    return _deviation_sq(x, prefix, j, l) + share[l - j + 1]
+
+
+@njit(cache=True)
+def scan_lower_bound(x, prefix, j, run_end, share, early_stop):
+    """err*(x_j) = min_{l >= j} f_j(l) by scanning l upwards (AHP Section 4.2), with the paper's
+    early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum."""
+    n = x.shape[0]
+    le_min = share[n - j]
+    l = run_end[j]
+    m = l - j + 1
+    ae = 0.0
+    le = share[m]
+    best = ae + le
+    while l + 1 < n:
+        ae_next = _deviation_sq(x, prefix, j, l + 1)
+        if early_stop and ae_next - ae >= le - le_min:
+            break
+        l += 1
+        m += 1
+        ae = ae_next
+        le = share[m]
+        if ae + le < best:
+            best = ae + le
+    return best
+
+
+@njit(cache=True)
+def lower_bound_exceeds(x, prefix, j, run_end, share, target):
+    """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
+    branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target."""
+    n = x.shape[0]
+    le_min = share[n - j]
+    lo = run_end[j]
+    if share[lo - j + 1] <= target:
+        return False
+    limit = target - le_min
+    if limit < 0.0:
+        return True
+    hi = lo
+    step = 1
+    while hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+        hi += step
+        step *= 2
+    while step > 1:
+        step //= 2
+        if hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+            hi += step
+    if hi <= lo:
+        return True
+    stack = np.empty((128, 2), dtype=np.int64)
+    stack[0, 0] = lo + 1
+    stack[0, 1] = hi
+    top = 1
+    while top > 0:
+        top -= 1
+        a = stack[top, 0]
+        b = stack[top, 1]
+        if _candidate(x, prefix, share, j, b) <= target:
+            return False
+        if _deviation_sq(x, prefix, j, a) + share[b - j + 1] > target:
+            continue
+        if b - a < 8:
+            for l in range(a, b):
+                if _candidate(x, prefix, share, j, l) <= target:
+                    return False
+            continue
+        mid = (a + b) // 2
+        stack[top, 0] = a
+        stack[top, 1] = mid
+        top += 1
+        stack[top, 0] = mid + 1
+        stack[top, 1] = b - 1
+        top += 1
+    return True
+
+
+@njit(cache=True)
+def all_lower_bounds(x, prefix, run_end, share, early_stop):
+    out = np.empty(x.shape[0])
+    for j in range(x.shape[0]):
+        out[j] = scan_lower_bound(x, prefix, j, run_end, share, early_stop)
+    return out
+
+
+@njit(cache=True)
+def greedy_lookahead(x, prefix, run_end, pen, share, early_stop, decide_early):
+    """Mode (e) with AHP's look-ahead bound (Algorithm 3): x_j joins the current group C iff
+    cost(C u x_j) - cost(C) < err*(x_j).  The group's mean and SSE follow Welford's recurrences."""
+    n = x.shape[0]
+    cuts = np.empty(n + 1, dtype=np.int64)
+    cuts[0] = 0
+    k = 1
+    m = 1
+    mean = x[0]
+    ssd = 0.0
+    for j in range(1, n):
+        xj = x[j]
+        d = xj - mean
+        grown = ssd + m / (m + 1.0) * d * d + pen[m + 1]
+        kept = ssd + pen[m]
+        target = grown - kept
+        if decide_early and early_stop:
+            merge = lower_bound_exceeds(x, prefix, j, run_end, share, target)
+        else:
+            merge = scan_lower_bound(x, prefix, j, run_end, share, early_stop) > target
+        if merge:
+            m += 1
+            mean += d / m
+            ssd += d * (xj - mean)
+        else:
+            cuts[k] = j
+            k += 1
+            m = 1
+            mean = xj
+            ssd = 0.0
+    cuts[k] = n
+    return cuts[:k + 1]
+
+
+# ------------------------------------------------------------- weighted L1 deviation
+@njit(cache=True, nogil=True, inline="always")
+def _fenwick_add(weight_tree, wx_tree, pos, w, wx):
+    n = weight_tree.size - 1
+    while pos <= n:
+        weight_tree[pos] += w
+        wx_tree[pos] += wx
+        pos += pos & -pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _deviation(weight_tree, wx_tree, sorted_values, mean, w_in, wx_in):
+    """sum w_i |x_i - mean| over the window: (mean W_le - SW_le) + ((SW - SW_le) - mean (W - W_le))."""
+    pos = np.searchsorted(sorted_values, mean, side="right")
+    c = 0.0
+    s = 0.0
+    while pos > 0:
+        c += weight_tree[pos]
+        s += wx_tree[pos]
+        pos -= pos & -pos
+    dev = (mean * c - s) + ((wx_in - s) - mean * (w_in - c))
+    return dev if dev > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def deviations_from(values, weights, rank, sorted_values, bounds, first_unit, out):
+    """out[j] = weighted L1 deviation from the mean of units [first_unit, first_unit + j + 1)."""
+    weight_tree = np.zeros(values.size + 1)
+    wx_tree = np.zeros(values.size + 1)
+    k = bounds.size - 1
+    count = 0
+    total = 0.0
+    w_in = 0.0
+    wx_in = 0.0
+    for j in range(k - first_unit):
+        u = first_unit + j
+        for q in range(bounds[u], bounds[u + 1]):
+            wx = weights[q] * values[q]
+            _fenwick_add(weight_tree, wx_tree, rank[q], weights[q], wx)
+            count += 1
+            total += values[q]
+            w_in += weights[q]
+            wx_in += wx
+        out[j] = _deviation(weight_tree, wx_tree, sorted_values, total / count, w_in, wx_in)
+
+
+@njit(cache=True, nogil=True)
+def deviations_of_length(values, weights, rank, sorted_values, bounds, length, out):
+    """out[a] = weighted L1 deviation of units [a, a + length) for every a (a sliding window)."""
+    weight_tree = np.zeros(values.size + 1)
+    wx_tree = np.zeros(values.size + 1)
+    k = bounds.size - 1
+    count = 0
+    total = 0.0
+    w_in = 0.0
+    wx_in = 0.0
+    for a in range(-(length - 1), k - length + 1):
+        u = a + length - 1
+        for q in range(bounds[u], bounds[u + 1]):
+            wx = weights[q] * values[q]
+            _fenwick_add(weight_tree, wx_tree, rank[q], weights[q], wx)
+            count += 1
+            total += values[q]
+            w_in += weights[q]
+            wx_in += wx
+        if a < 0:
+            continue
+        out[a] = _deviation(weight_tree, wx_tree, sorted_values, total / count, w_in, wx_in)
+        for q in range(bounds[a], bounds[a + 1]):
+            wx = weights[q] * values[q]
+            _fenwick_add(weight_tree, wx_tree, rank[q], -weights[q], -wx)
+            count -= 1
+            total -= values[q]
+            w_in -= weights[q]
+            wx_in -= wx
+
+
+@njit(cache=True, nogil=True)
+def deviations_direct(values, weights, starts, ends):
+    """Weighted L1 deviation of each position range [starts[i], ends[i]) by definition, O(length)."""
+    out = np.empty(starts.size)
+    for i in range(starts.size):
+        a = starts[i]
+        b = ends[i]
+        mean = 0.0
+        for q in range(a, b):
+            mean += values[q]
+        mean /= b - a
+        dev = 0.0
+        for q in range(a, b):
+            dev += weights[q] * abs(values[q] - mean)
+        out[i] = dev
+    return out
