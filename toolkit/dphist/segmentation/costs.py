@@ -79,16 +79,22 @@ class SSEPenalty(Cost):
     ``penalty``: a callable of the group sizes (evaluated once on 1..n), or an array of length
     ``n + 1`` indexed by size (entry 0 unused).  :meth:`inverse_size` builds penalty c / size
     (AHP), whose per-position share c / size^2 the look-ahead greedy uses.
+
+    ``penalty_last``: the compiled searches add a candidate group to a running total as
+    (total + SSE) + penalty instead of total + (SSE + penalty).  Equal in exact arithmetic; it
+    exists so that SORTaki's partitioners, which summed in that order before they were ported
+    onto the engine, publish bit-identical releases (a near-tie can fall either way by one ulp).
     """
 
-    def __init__(self, values, penalty):
+    def __init__(self, values, penalty, *, penalty_last: bool = False):
         self.values = _vector(values, "values")
         self.prefix, self.prefix_sq = centred_prefix_sums(self.values)
         self.n = self.values.size
+        self.penalty_last = bool(penalty_last)
         self._set_penalty(penalty)
 
     @classmethod
-    def from_prefix_sums(cls, prefix, prefix_sq, penalty) -> "SSEPenalty":
+    def from_prefix_sums(cls, prefix, prefix_sq, penalty, *, penalty_last: bool = False) -> "SSEPenalty":
         """From precomputed prefix sums (leading 0) of the values and of their squares."""
         self = cls.__new__(cls)
         self.prefix = np.ascontiguousarray(prefix, dtype=float)
@@ -97,6 +103,7 @@ class SSEPenalty(Cost):
             raise InvalidParameter("prefix sums must be two 1-D vectors of equal length >= 2 (leading 0)")
         self.values = None
         self.n = self.prefix.size - 1
+        self.penalty_last = bool(penalty_last)
         self._set_penalty(penalty)
         return self
 
@@ -208,7 +215,7 @@ class IntervalCost(Cost):
         out = np.asarray(self.fn(starts, np.asarray(ends, dtype=np.int64)), dtype=float)
         if out.shape != starts.shape:
             raise InvalidParameter(f"the cost returned shape {out.shape} for {starts.size} groups; "
-                                   "it must return one cost per group")
+                                   "it must return one cost per group (one error per bin)")
         if np.isnan(out).any():
             raise InvalidParameter("the cost returned NaN")
         return out

@@ -7,9 +7,7 @@ Conventions shared by every kernel:
   units ``[0, b)``;
 * the SSE + size-penalty cost of positions ``[i, j)`` is ``max(SSE, 0) + pen[j - i]`` from the
   centred prefix sums ``p``, ``p2`` (AHP Theorem 4.2; SORTaki Eq. 4-5; DPCube's variance);
-* ties: a candidate replaces the incumbent only when strictly cheaper, and candidates for the
-  last group are examined from the earliest start (longest group) on, so among equal totals the
-  last group with the earliest start wins, recursively (the package's documented tie rule).
+* ties follow the package docstring's table.
 """
 from __future__ import annotations
 
@@ -18,26 +16,33 @@ from numba import njit
 
 
 @njit(cache=True, inline="always")
-def sse_cost(p, p2, pen, i, j):
-    """SSE of positions [i, j) from centred prefix sums (clamped at 0 against rounding) + pen[j - i]."""
-    m = j - i
+def sse(p, p2, i, j):
+    """SSE of positions [i, j) from centred prefix sums (clamped at 0 against rounding)."""
     t = p[j] - p[i]
-    v = (p2[j] - p2[i]) - t * t / m
-    if v < 0.0:
-        v = 0.0
-    return v + pen[m]
+    v = (p2[j] - p2[i]) - t * t / (j - i)
+    return v if v > 0.0 else 0.0
 
 
 @njit(cache=True, inline="always")
-def _unit_cost(bounds, p, p2, pen, matrix, a, b):
-    """Cost of units [a, b): from the SSE arrays, or ``matrix[a, b]`` when a matrix is given."""
+def extend(base, p, p2, pen, i, j, penalty_last):
+    """base + cost of positions [i, j), summed as (base + SSE) + pen when ``penalty_last``, else
+    base + (SSE + pen): equal in exact arithmetic; both orders are kept so that the plugins ported
+    onto the engine (SORTaki: the first, AHP: the second) publish bit-identical releases."""
+    if penalty_last:
+        return base + sse(p, p2, i, j) + pen[j - i]
+    return base + (sse(p, p2, i, j) + pen[j - i])
+
+
+@njit(cache=True, inline="always")
+def _extend_units(base, bounds, p, p2, pen, matrix, a, b, penalty_last):
+    """base + cost of units [a, b): from the SSE arrays, or ``matrix[a, b]`` when a matrix is given."""
     if matrix.shape[0] > 0:
-        return matrix[a, b]
-    return sse_cost(p, p2, pen, bounds[a], bounds[b])
+        return base + matrix[a, b]
+    return extend(base, p, p2, pen, bounds[a], bounds[b], penalty_last)
 
 
 @njit(cache=True)
-def sse_all_intervals(bounds, p, p2, pen):
+def sse_all_intervals(bounds, p, p2, pen, penalty_last):
     """Mode (a): best[e] = min_{s<e} best[s] + cost(s, e) over every interval; O(k^2)."""
     k = bounds.size - 1
     best = np.empty(k + 1)
@@ -48,7 +53,7 @@ def sse_all_intervals(bounds, p, p2, pen):
         top = np.inf
         arg = 0
         for s in range(e):
-            c = best[s] + sse_cost(p, p2, pen, bounds[s], be)
+            c = extend(best[s], p, p2, pen, bounds[s], be, penalty_last)
             if c < top:
                 top = c
                 arg = s
@@ -74,7 +79,7 @@ def relax_row(best, back, first_unit, costs):
 
 
 @njit(cache=True)
-def power_of_two_lengths(bounds, p, p2, pen, windows):
+def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last):
     """Mode (b): the last group has 2^j units; O(k log k).
 
     ``windows[j, a]`` is the cost of units [a, a + 2^j) when ``windows`` is not empty; otherwise
@@ -96,8 +101,8 @@ def power_of_two_lengths(bounds, p, p2, pen, windows):
             if use_windows:
                 c = best[s] + windows[j, s]
             else:
-                c = best[s] + sse_cost(p, p2, pen, bounds[s], bounds[e])
-            if c < top:
+                c = extend(best[s], p, p2, pen, bounds[s], bounds[e], penalty_last)
+            if c <= top:
                 top = c
                 arg = s
             j -= 1
@@ -107,7 +112,7 @@ def power_of_two_lengths(bounds, p, p2, pen, windows):
 
 
 @njit(cache=True)
-def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge):
+def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
     """Mode (d): least cost of units [0, k) in exactly m groups, m = 1..k_max.
 
     ``best[m]`` is that cost and ``back[m, j]`` the first unit of the last group of the best
@@ -121,7 +126,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge):
     back = np.zeros((k_max + 1, k + 1), dtype=np.int32)
     best = np.full(k_max + 1, np.inf)
     for j in range(1, k + 1):
-        below[j] = _unit_cost(bounds, p, p2, pen, matrix, 0, j)
+        below[j] = _extend_units(0.0, bounds, p, p2, pen, matrix, 0, j, penalty_last)
     best[1] = below[k]
     stack = np.empty((4 * (k + 2), 4), dtype=np.int64)
     for m in range(2, k_max + 1):
@@ -144,7 +149,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge):
                 b = np.inf
                 arg = opt_lo
                 for i in range(opt_lo, min(mid - 1, opt_hi) + 1):
-                    v = below[i] + _unit_cost(bounds, p, p2, pen, matrix, i, mid)
+                    v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, mid, penalty_last)
                     if v < b:
                         b = v
                         arg = i
@@ -165,7 +170,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge):
                 b = np.inf
                 arg = m - 1
                 for i in range(m - 1, j):
-                    v = below[i] + _unit_cost(bounds, p, p2, pen, matrix, i, j)
+                    v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, j, penalty_last)
                     if v < b:
                         b = v
                         arg = i
@@ -177,7 +182,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge):
 
 
 @njit(cache=True)
-def greedy_singleton(bounds, p, p2, pen):
+def greedy_singleton(bounds, p, p2, pen, penalty_last):
     """Mode (e) with the singleton bound (SORTaki Algorithm 5): unit i joins the current group
     [s, i) iff cost(s, i+1) < cost(s, i) + cost(i, i+1).  Returns the first units of the groups."""
     k = bounds.size - 1
@@ -188,8 +193,8 @@ def greedy_singleton(bounds, p, p2, pen):
     for i in range(1, k):
         a = bounds[i]
         b = bounds[i + 1]
-        merged = sse_cost(p, p2, pen, s, b)
-        apart = sse_cost(p, p2, pen, s, a) + sse_cost(p, p2, pen, a, b)
+        merged = extend(0.0, p, p2, pen, s, b, penalty_last)
+        apart = extend(extend(0.0, p, p2, pen, s, a, penalty_last), p, p2, pen, a, b, penalty_last)
         if not merged < apart:
             cuts[m] = i
             m += 1

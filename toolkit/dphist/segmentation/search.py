@@ -75,7 +75,8 @@ def optimal(cost, bounds=None, *, lengths: str = "all", n: int | None = None) ->
     k = units.size - 1
     if lengths == "all":
         if type(cost) is SSEPenalty:
-            best, back = kernels.sse_all_intervals(units, cost.prefix, cost.prefix_sq, cost.penalty)
+            best, back = kernels.sse_all_intervals(units, cost.prefix, cost.prefix_sq, cost.penalty,
+                                                   cost.penalty_last)
         else:
             best = np.full(k + 1, np.inf)
             best[0] = 0.0
@@ -84,13 +85,14 @@ def optimal(cost, bounds=None, *, lengths: str = "all", n: int | None = None) ->
                 kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float))
     else:
         if type(cost) is SSEPenalty:
-            best, back = kernels.power_of_two_lengths(units, cost.prefix, cost.prefix_sq, cost.penalty, _NO_MATRIX)
+            best, back = kernels.power_of_two_lengths(units, cost.prefix, cost.prefix_sq, cost.penalty,
+                                                      _NO_MATRIX, cost.penalty_last)
         else:
             n_lengths = int(np.floor(np.log2(k))) + 1
             windows = np.full((n_lengths, k), np.inf)
             for j in range(n_lengths):
                 windows[j, :k - (1 << j) + 1] = cost.windows(1 << j, units)
-            best, back = kernels.power_of_two_lengths(units, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, windows)
+            best, back = kernels.power_of_two_lengths(units, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, windows, False)
     return Segmentation(_trace(back, k), float(best[k]))
 
 
@@ -117,7 +119,7 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
             best = own
         else:
             children = np.add.reduceat(best, np.arange(0, best.size, branching))
-            take = own <= children
+            take = own < children
             best = np.where(take, own, children)
         levels.append((first, take))
         if first.size == 1:
@@ -173,7 +175,7 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
         matrix = _NO_MATRIX
         if monge is None:
             monge = _is_monotone(np.diff(cost.prefix)) and cost.penalty_is_convex()
-        p, p2, pen = cost.prefix, cost.prefix_sq, cost.penalty
+        p, p2, pen, last = cost.prefix, cost.prefix_sq, cost.penalty, cost.penalty_last
     else:
         matrix = np.full((k + 1, k + 1), np.inf)
         for a in range(k):
@@ -183,7 +185,8 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
             scale = float(np.max(np.abs(finite), initial=1.0))
             monge = k < 3 or monge_violation(matrix) <= 1e-9 * scale
         p = p2 = pen = _NO_ARRAY
-    best, back = kernels.exactly_k_groups(units, p, p2, pen, matrix, wanted[-1], bool(monge))
+        last = False
+    best, back = kernels.exactly_k_groups(units, p, p2, pen, matrix, wanted[-1], bool(monge), last)
     out = {}
     for m in wanted:
         cuts = [k]
@@ -241,7 +244,7 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
         cuts = kernels.greedy_lookahead(x, prefix, run_end, cost.penalty, cost.share, early_stop, bool(decide_early))
         return Segmentation(cuts, total_cost(cost, cuts, units))
     if type(cost) is SSEPenalty:
-        starts = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, cost.penalty)
+        starts = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, cost.penalty, cost.penalty_last)
     else:
         starts = _greedy_singleton_batched(cost, units)
     cuts = np.r_[starts, k].astype(np.int64)
