@@ -23,11 +23,21 @@ A *unit* is a run of positions given by ``bounds`` (a group of an earlier partit
 run of units, and its cost is that of its positions.  Results are :class:`Segmentation` objects
 whose ``bounds`` (unit indices from 0 to k) go straight to :meth:`dphist.Partition.merge`.
 
-Ties (exact float equality of totals) are broken one way in every mode: the coarser choice wins.
-In (a), (b) and (d), of the optimal last groups the one with the earliest start (the longest)
-is kept, recursively; in (c) a node is kept over its children when they cost the same; in (e) a
-unit joins the current group only when that is strictly cheaper, so... a tie opens a new group
-(the scan's own rule, AHP Algorithm 3 line 8 and SORTaki Algorithm 5 line 5 both use "<").
+Ties (exact float equality of totals; they do occur, e.g. a sorted run of thresholded zeros of
+272 bins splits as 256 + 16 or 16 + 256 in the power-of-two mode) are broken by one rule per
+mode, documented here and pinned by tests.  The rules are those of the three DP copies the engine
+replaced (AHP, SORTaki, DAWA), which agreed mode by mode; changing any of them changes recorded
+releases (``plugins/*/tests/test_release_fixture.py``), so they were kept:
+
+==================================  =============================================================
+mode                                among equal totals
+==================================  =============================================================
+(a) all runs, (d) exactly k         the last group with the earliest start (the longest), recursively
+(b) power-of-two lengths            the shortest last group, recursively
+(c) tree                            the children, when they cost exactly what their parent costs
+(e) greedy                          a new group (a unit joins only when strictly cheaper: "<" in
+                                    AHP Algorithm 3 line 8 and SORTaki Algorithm 5 line 5)
+==================================  =============================================================
 
 Compiled: the loops are numba kernels (:mod:`.kernels`), and numba is a dependency of the core.
 Measured before choosing (2 cores, n = 8,192, SSE + size penalty, exact mode): the compiled DP
