@@ -10,21 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dphist import Pipeline, make_algorithm
-from dphist.datasets import synthetic
+from dphist import Pipeline, make_algorithm, release_records
 
 OUT = Path(__file__).resolve().parent / "fixtures" / "releases.npz"
-SEEDS = (1, 7)
-EPSILONS = (0.1, 1.0)
-
-
-def histograms() -> dict[str, np.ndarray]:
-    """Small histograms: a skewed one, one with long zero runs (thresholding ties), a bumpy one."""
-    return {
-        "zipf-200": synthetic("zipf", n=200, scale=5_000, seed=3).counts,
-        "spikes-300": synthetic("spikes", n=300, scale=2_000, seed=4).counts,
-        "mixture-257": synthetic("gaussian-mixture", n=257, scale=20_000, seed=5).counts,
-    }
 
 
 def _pipe(partitioner):
@@ -46,21 +34,6 @@ def algorithms() -> dict[str, Pipeline]:
         out[f"{name}-unsorted"] = Pipeline("ahp.threshold", None, name, "group-mean", (0.85, 0.0, 0.15))
         out[f"{name}-laplace"] = Pipeline("laplace", "noisy-count", name, "group-mean", (0.5, 0.0, 0.5))
     return out
-
-
-def record() -> dict[str, np.ndarray]:
-    arrays = {}
-    for hname, x in histograms().items():
-        for aname, pipe in algorithms().items():
-            for eps in EPSILONS:
-                for seed in SEEDS:
-                    r = pipe.run(x, eps, seed=seed)
-                    key = f"{aname}|{hname}|{eps}|{seed}"
-                    arrays[key + "|estimate"] = r.estimate
-                    arrays[key + "|bounds"] = r.partition.bounds
-                    arrays[key + "|order"] = r.partition.order
-    arrays.update(record_arrays())
-    return arrays
 
 
 def array_inputs():
@@ -97,7 +70,4 @@ def record_arrays() -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    OUT.parent.mkdir(exist_ok=True)
-    arrays = record()
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {len(arrays)} arrays to {OUT.name}")
+    release_records.write(OUT, algorithms(), record_arrays())

@@ -11,21 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dphist import Pipeline, make_algorithm
-from dphist.datasets import synthetic
+from dphist import Pipeline, make_algorithm, release_records
 from dphist_sortaki import FAMILY
 
 OUT = Path(__file__).resolve().parent / "fixtures" / "releases.npz"
-SEEDS = (1, 7)
-EPSILONS = (0.1, 1.0)
-
-
-def histograms() -> dict[str, np.ndarray]:
-    return {
-        "zipf-200": synthetic("zipf", n=200, scale=5_000, seed=3).counts,
-        "spikes-300": synthetic("spikes", n=300, scale=2_000, seed=4).counts,
-        "mixture-257": synthetic("gaussian-mixture", n=257, scale=20_000, seed=5).counts,
-    }
 
 
 def _custom_ef(starts, ends, prefix, prefix_sq, eps_in, eps_f):
@@ -55,21 +44,6 @@ def algorithms() -> dict[str, Pipeline]:
     out["sortaki.greedy-custom"] = Pipeline("laplace", "noisy-count", ("sortaki.greedy", {"ef": _custom_ef}),
                                             "group-mean", (0.7, 0.0, 0.3))
     return out
-
-
-def record() -> dict[str, np.ndarray]:
-    arrays = {}
-    for hname, x in histograms().items():
-        for aname, pipe in algorithms().items():
-            for eps in EPSILONS:
-                for seed in SEEDS:
-                    r = pipe.run(x, eps, seed=seed)
-                    key = f"{aname}|{hname}|{eps}|{seed}"
-                    arrays[key + "|estimate"] = r.estimate
-                    arrays[key + "|bounds"] = r.partition.bounds
-                    arrays[key + "|order"] = r.partition.order
-    arrays.update(record_arrays())
-    return arrays
 
 
 def array_inputs():
@@ -105,7 +79,4 @@ def record_arrays() -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    OUT.parent.mkdir(exist_ok=True)
-    arrays = record()
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {len(arrays)} arrays to {OUT.name}")
+    release_records.write(OUT, algorithms(), record_arrays())

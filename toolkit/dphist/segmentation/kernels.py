@@ -128,6 +128,19 @@ def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last):
     return best, back
 
 
+@njit(cache=True, inline="always")
+def _best_split(below, bounds, p, p2, pen, matrix, first, last, j, penalty_last):
+    """min over i in [first, last] of below[i] + cost(units [i, j)), and the earliest i reaching it."""
+    b = np.inf
+    arg = first
+    for i in range(first, last + 1):
+        v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, j, penalty_last)
+        if v < b:
+            b = v
+            arg = i
+    return b, arg
+
+
 @njit(cache=True)
 def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
     """Mode (d): least cost of units [0, k) in exactly m groups, m = 1..k_max.
@@ -163,14 +176,8 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
                 if lo > hi:
                     continue
                 mid = (lo + hi) // 2
-                b = np.inf
-                arg = opt_lo
-                for i in range(opt_lo, min(mid - 1, opt_hi) + 1):
-                    v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, mid, penalty_last)
-                    if v < b:
-                        b = v
-                        arg = i
-                layer[mid] = b
+                layer[mid], arg = _best_split(below, bounds, p, p2, pen, matrix, opt_lo, min(mid - 1, opt_hi),
+                                              mid, penalty_last)
                 back[m, mid] = arg
                 stack[top, 0] = lo
                 stack[top, 1] = mid - 1
@@ -184,15 +191,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
                 top += 1
         else:
             for j in range(m, k + 1):
-                b = np.inf
-                arg = m - 1
-                for i in range(m - 1, j):
-                    v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, j, penalty_last)
-                    if v < b:
-                        b = v
-                        arg = i
-                layer[j] = b
-                back[m, j] = arg
+                layer[j], back[m, j] = _best_split(below, bounds, p, p2, pen, matrix, m - 1, j - 1, j, penalty_last)
         best[m] = layer[k]
         below, layer = layer, below
     return best, back
@@ -374,57 +373,42 @@ def _deviation(weight_tree, wx_tree, sorted_values, mean, w_in, wx_in):
     return dev if dev > 0.0 else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _move_unit(values, weights, rank, bounds, u, sign, weight_tree, wx_tree, sums):
+    """Add (sign 1) or remove (sign -1) the positions of unit u; ``sums`` = [count, sum x, sum w, sum w x]."""
+    for q in range(bounds[u], bounds[u + 1]):
+        w = sign * weights[q]
+        wx = w * values[q]
+        _fenwick_add(weight_tree, wx_tree, rank[q], w, wx)
+        sums[0] += sign
+        sums[1] += sign * values[q]
+        sums[2] += w
+        sums[3] += wx
+
+
 @njit(cache=True, nogil=True)
 def deviations_from(values, weights, rank, sorted_values, bounds, first_unit, out):
     """out[j] = weighted L1 deviation from the mean of units [first_unit, first_unit + j + 1)."""
     weight_tree = np.zeros(values.size + 1)
     wx_tree = np.zeros(values.size + 1)
-    k = bounds.size - 1
-    count = 0
-    total = 0.0
-    w_in = 0.0
-    wx_in = 0.0
-    for j in range(k - first_unit):
-        u = first_unit + j
-        for q in range(bounds[u], bounds[u + 1]):
-            wx = weights[q] * values[q]
-            _fenwick_add(weight_tree, wx_tree, rank[q], weights[q], wx)
-            count += 1
-            total += values[q]
-            w_in += weights[q]
-            wx_in += wx
-        out[j] = _deviation(weight_tree, wx_tree, sorted_values, total / count, w_in, wx_in)
+    sums = np.zeros(4)
+    for j in range(bounds.size - 1 - first_unit):
+        _move_unit(values, weights, rank, bounds, first_unit + j, 1.0, weight_tree, wx_tree, sums)
+        out[j] = _deviation(weight_tree, wx_tree, sorted_values, sums[1] / sums[0], sums[2], sums[3])
 
 
 @njit(cache=True, nogil=True)
 def deviations_of_length(values, weights, rank, sorted_values, bounds, length, out):
-    """out[a] = weighted L1 deviation of units [a, a + length) for every a (a sliding window)."""
+    """out[a] = weighted L1 deviation of units [a, a + length) for every a (a sliding window:
+    each unit enters and leaves the Fenwick tree once, O(n log n) per length)."""
     weight_tree = np.zeros(values.size + 1)
     wx_tree = np.zeros(values.size + 1)
-    k = bounds.size - 1
-    count = 0
-    total = 0.0
-    w_in = 0.0
-    wx_in = 0.0
-    for a in range(-(length - 1), k - length + 1):
-        u = a + length - 1
-        for q in range(bounds[u], bounds[u + 1]):
-            wx = weights[q] * values[q]
-            _fenwick_add(weight_tree, wx_tree, rank[q], weights[q], wx)
-            count += 1
-            total += values[q]
-            w_in += weights[q]
-            wx_in += wx
-        if a < 0:
-            continue
-        out[a] = _deviation(weight_tree, wx_tree, sorted_values, total / count, w_in, wx_in)
-        for q in range(bounds[a], bounds[a + 1]):
-            wx = weights[q] * values[q]
-            _fenwick_add(weight_tree, wx_tree, rank[q], -weights[q], -wx)
-            count -= 1
-            total -= values[q]
-            w_in -= weights[q]
-            wx_in -= wx
+    sums = np.zeros(4)
+    for a in range(-(length - 1), bounds.size - length):
+        _move_unit(values, weights, rank, bounds, a + length - 1, 1.0, weight_tree, wx_tree, sums)
+        if a >= 0:
+            out[a] = _deviation(weight_tree, wx_tree, sorted_values, sums[1] / sums[0], sums[2], sums[3])
+            _move_unit(values, weights, rank, bounds, a, -1.0, weight_tree, wx_tree, sums)
 
 
 @njit(cache=True, nogil=True)
