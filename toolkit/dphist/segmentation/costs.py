@@ -86,36 +86,44 @@ class SSEPenalty(Cost):
     onto the engine, publish bit-identical releases (a near-tie can fall either way by one ulp).
     """
 
+    #: c when the penalty is c / size (the kernels then compute c / m and c / m^2), else -1
+    inverse_c: float = -1.0
+
     def __init__(self, values, penalty, *, penalty_last: bool = False):
         self.values = _vector(values, "values")
-        self.prefix, self.prefix_sq = centred_prefix_sums(self.values)
         self.n = self.values.size
         self.penalty_last = bool(penalty_last)
+        self._sums = None
         self._set_penalty(penalty)
 
     @classmethod
     def from_prefix_sums(cls, prefix, prefix_sq, penalty, *, penalty_last: bool = False) -> "SSEPenalty":
         """From precomputed prefix sums (leading 0) of the values and of their squares."""
         self = cls.__new__(cls)
-        self.prefix = np.ascontiguousarray(prefix, dtype=float)
-        self.prefix_sq = np.ascontiguousarray(prefix_sq, dtype=float)
-        if self.prefix.ndim != 1 or self.prefix.size < 2 or self.prefix_sq.shape != self.prefix.shape:
+        sums = (np.ascontiguousarray(prefix, dtype=float), np.ascontiguousarray(prefix_sq, dtype=float))
+        if sums[0].ndim != 1 or sums[0].size < 2 or sums[1].shape != sums[0].shape:
             raise InvalidParameter("prefix sums must be two 1-D vectors of equal length >= 2 (leading 0)")
+        self._sums = sums
         self.values = None
-        self.n = self.prefix.size - 1
+        self.n = sums[0].size - 1
         self.penalty_last = bool(penalty_last)
         self._set_penalty(penalty)
         return self
 
     @classmethod
     def inverse_size(cls, values, coefficient: float) -> "SSEPenalty":
-        """SSE + c / size (AHP's cluster error with c = 2 / eps_2^2)."""
+        """SSE + c / size (AHP's cluster error with c = 2 / eps_2^2).  Its tables are built only
+        when a search reads them: the look-ahead greedy and the k-group DP use the closed forms."""
         c = float(coefficient)
         if not np.isfinite(c) or c < 0:
             raise InvalidParameter(f"the inverse-size penalty needs a finite coefficient >= 0, got {coefficient!r}")
-        self = cls(values, lambda sizes: c / sizes)
-        m = np.arange(1, self.n + 1, dtype=np.int64)
-        self.share = np.r_[0.0, c / (m * m)]          # one rounding, as c / m^2 (not (c / m) / m)
+        self = cls.__new__(cls)
+        self.values = _vector(values, "values")
+        self.n = self.values.size
+        self.penalty_last = False
+        self._sums = None
+        self.inverse_c = c
+        self._tables = None
         return self
 
     def _set_penalty(self, penalty) -> None:
@@ -128,8 +136,40 @@ class SSEPenalty(Cost):
             raise InvalidParameter(f"the size penalty must give one value per size 1..{self.n}, got shape {table.shape}")
         if not np.all(np.isfinite(table[1:])):
             raise InvalidParameter("the size penalty is not finite")
-        self.penalty = np.ascontiguousarray(table)
-        self.share = np.r_[0.0, self.penalty[1:] / sizes]
+        table = np.ascontiguousarray(table)
+        self._tables = (table, np.r_[0.0, table[1:] / sizes])
+
+    @property
+    def penalty(self) -> np.ndarray:
+        """penalty[m] for a group of m positions (entry 0 unused)."""
+        return self._penalty_tables()[0]
+
+    @property
+    def share(self) -> np.ndarray:
+        """share[m] = penalty[m] / m: one position's part of a group's penalty (for c / m, c / m^2
+        with one rounding)."""
+        return self._penalty_tables()[1]
+
+    def _penalty_tables(self):
+        if self._tables is None:       # c / size: one rounding each, as the closed forms in the kernels
+            m = np.arange(1, self.n + 1, dtype=np.int64)
+            self._tables = (np.r_[0.0, self.inverse_c / m], np.r_[0.0, self.inverse_c / (m * m)])
+        return self._tables
+
+    @property
+    def prefix(self) -> np.ndarray:
+        """Prefix sums (leading 0) of the centred values."""
+        return self._prefix_sums()[0]
+
+    @property
+    def prefix_sq(self) -> np.ndarray:
+        """Prefix sums (leading 0) of the squared centred values."""
+        return self._prefix_sums()[1]
+
+    def _prefix_sums(self):
+        if self._sums is None:
+            self._sums = centred_prefix_sums(self.values)
+        return self._sums
 
     def intervals(self, starts, ends):
         starts = np.asarray(starts, dtype=np.int64)
@@ -139,6 +179,8 @@ class SSEPenalty(Cost):
     def penalty_is_convex(self) -> bool:
         """Whether the penalty is convex in the size (second differences >= -1e-12 x its scale):
         with SSE on sorted values, the condition under which the cost is Monge."""
+        if self.inverse_c >= 0:
+            return True                 # c / m: second difference 2c / (m (m+1) (m+2)) >= 0
         d2 = np.diff(self.penalty[1:], 2)
         scale = float(np.max(np.abs(self.penalty[1:]), initial=0.0))
         return bool(np.all(d2 >= -1e-12 * max(scale, 1.0)))

@@ -175,7 +175,8 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
         matrix = _NO_MATRIX
         if monge is None:
             monge = _is_monotone(np.diff(cost.prefix)) and cost.penalty_is_convex()
-        p, p2, pen, last = cost.prefix, cost.prefix_sq, cost.penalty, cost.penalty_last
+        p, p2, last, inv_c = cost.prefix, cost.prefix_sq, cost.penalty_last, _closed_form(cost)
+        pen = _tables_unless_closed(cost)[0]
     else:
         matrix = np.full((k + 1, k + 1), np.inf)
         for a in range(k):
@@ -185,8 +186,8 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
             scale = float(np.max(np.abs(finite), initial=1.0))
             monge = k < 3 or monge_violation(matrix) <= 1e-9 * scale
         p = p2 = pen = _NO_ARRAY
-        last = False
-    best, back = kernels.exactly_k_groups(units, p, p2, pen, matrix, wanted[-1], bool(monge), last)
+        last, inv_c = False, None
+    best, back = kernels.exactly_k_groups(units, p, p2, pen, matrix, wanted[-1], bool(monge), last, inv_c)
     out = {}
     for m in wanted:
         cuts = [k]
@@ -201,16 +202,28 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
 def _run_ends(x: np.ndarray) -> np.ndarray:
     """For each position, the last position of its run of equal values."""
     ends = np.flatnonzero(np.r_[x[1:] != x[:-1], True])
-    return ends[np.searchsorted(ends, np.arange(x.size))]
+    return np.repeat(ends, np.diff(ends, prepend=-1))
+
+
+def _closed_form(cost: SSEPenalty):
+    """c for a penalty c / size (the kernels compute it), None when they must read the tables."""
+    return cost.inverse_c if cost.inverse_c >= 0 else None
+
+
+def _tables_unless_closed(cost: SSEPenalty):
+    """The penalty and share tables, or placeholders when the kernels use the closed form c / m."""
+    return (_NO_ARRAY, _NO_ARRAY) if cost.inverse_c >= 0 else (cost.penalty, cost.share)
 
 
 def _lookahead_inputs(cost):
     if type(cost) is not SSEPenalty or cost.values is None:
         raise InvalidParameter("the look-ahead bound is built for SSEPenalty costs made from values")
     x = cost.values
-    prefix = np.concatenate(([0.0], np.cumsum(x)))    # raw (uncentred) sums: means x_j..x_l in O(1)
-    early_stop = _is_monotone(x) and bool(np.all(np.diff(cost.share[1:]) <= 0))
-    return x, prefix, _run_ends(x), early_stop
+    prefix = np.zeros(x.size + 1)
+    np.cumsum(x, out=prefix[1:])                       # raw (uncentred) sums: means x_j..x_l in O(1)
+    # the stop rule needs a non-increasing share; c / m^2 is, by construction
+    shrinking = cost.inverse_c >= 0 or bool(np.all(np.diff(cost.share[1:]) <= 0))
+    return x, prefix, _run_ends(x), _is_monotone(x) and shrinking
 
 
 def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray:
@@ -219,7 +232,8 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     penalty(m) / m).  The scan stops early (the paper's rule) on monotone values with a
     non-increasing share when ``early_stop``."""
     x, prefix, run_end, can_stop = _lookahead_inputs(cost)
-    return kernels.all_lower_bounds(x, prefix, run_end, cost.share, bool(early_stop and can_stop))
+    return kernels.all_lower_bounds(x, prefix, run_end, _tables_unless_closed(cost)[1], _closed_form(cost),
+                                    bool(early_stop and can_stop))
 
 
 def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = True,
@@ -241,8 +255,10 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
         if k != cost.n:
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
         x, prefix, run_end, early_stop = _lookahead_inputs(cost)
-        cuts = kernels.greedy_lookahead(x, prefix, run_end, cost.penalty, cost.share, early_stop, bool(decide_early))
-        return Segmentation(cuts, total_cost(cost, cuts, units))
+        pen, shares = _tables_unless_closed(cost)
+        cuts, total = kernels.greedy_lookahead(x, prefix, run_end, pen, shares, _closed_form(cost), early_stop,
+                                               bool(decide_early))
+        return Segmentation(cuts, float(total))       # the groups' SSE from Welford's recurrences
     if type(cost) is SSEPenalty:
         starts = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, cost.penalty, cost.penalty_last)
     else:
