@@ -1,5 +1,5 @@
 """Record the cuts of the dawa plugin's private L1 partition (``dphist_dawa.l1_partition``) as of
-2026-11-23, so that ``test_segmentation.py`` can check that ``dphist.segmentation`` with the
+2026-11-23 (main 111ebba), so that ``test_segmentation.py`` can check that ``dphist.segmentation`` with the
 L1-deviation cost reproduces them (the later port of dawa onto the engine is then mechanical).
 
 ``python tests/make_dawa_l1_fixture.py`` (needs dphist-dawa).  The noise is a plain seeded numpy
@@ -15,13 +15,15 @@ OUT = Path(__file__).resolve().parent / "fixtures" / "dawa_l1_partition.npz"
 
 
 class SeededStream:
-    """The only noise call DAWA's mechanism makes: ``laplace(scale, size)``."""
+    """The only noise call DAWA's mechanism makes: ``laplace_mechanism(values, sensitivity, epsilon)``
+    (values + Laplace(sensitivity / epsilon), research mode's float route)."""
 
     def __init__(self, seed: int):
         self.rng = np.random.default_rng(seed)
 
-    def laplace(self, scale, size):
-        return self.rng.laplace(0.0, scale, size=size)
+    def laplace_mechanism(self, values, sensitivity, epsilon, support=None):
+        values = np.asarray(values, dtype=float)
+        return values + self.rng.laplace(0.0, sensitivity / epsilon, size=values.size)
 
 
 def cases():

@@ -296,8 +296,8 @@ class SeededStream:
     def __init__(self, seed):
         self.rng = np.random.default_rng(seed)
 
-    def laplace(self, scale, size):
-        return self.rng.laplace(0.0, scale, size=size)
+    def laplace_mechanism(self, values, sensitivity, epsilon, support=None):
+        return values + self.rng.laplace(0.0, sensitivity / epsilon, size=values.size)
 
 
 def test_l1_cost_reproduces_dawa_partitions():
@@ -317,7 +317,7 @@ def test_l1_cost_reproduces_dawa_partitions():
         stream = SeededStream(int(seed))
         scale = 4.0 / float(eps)
         measure_cost = 1.0 / 0.5 + float(penalty) * scale
-        cost = S.L1Deviation(values[order]).then(lambda d: d + stream.laplace(scale, d.size) + measure_cost)
+        cost = S.L1Deviation(values[order]).then(lambda d: stream.laplace_mechanism(d, scale, 1.0) + measure_cost)
         if variant == "tree":
             got = S.tree(cost, bounds, branching=int(branching))
         else:

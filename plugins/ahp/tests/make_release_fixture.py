@@ -2,7 +2,8 @@
 
 Run once BEFORE a change to the clustering code (``python plugins/ahp/tests/make_release_fixture.py``);
 ``test_release_fixture.py`` then checks that the releases stay bit-identical.  The fixture written
-on 2026-11-23 recorded the plugin's own DP code, before it was ported onto ``dphist.segmentation``.
+on 2026-11-23 recorded the plugin's own DP code, before it was ported onto ``dphist.segmentation``
+(re-recorded on main 111ebba, still with the old DP code, after main changed the G presets' gamma_in).
 """
 from __future__ import annotations
 
