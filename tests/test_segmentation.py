@@ -226,6 +226,7 @@ def test_greedy_singleton_matches_the_rule(name, grouped):
         want = reference_singleton_greedy(direct, units)
         got = S.greedy(cost, units, bound="singleton")
         assert np.array_equal(got.bounds, want), (got.bounds, want)
+        assert np.isclose(got.cost, direct_total(direct, units, want), rtol=1e-9, atol=1e-9)
 
 
 def reference_lookahead_greedy(x, c):

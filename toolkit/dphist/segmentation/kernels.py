@@ -12,7 +12,8 @@ Conventions shared by every kernel:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 
 @njit(cache=True, inline="always")
@@ -23,43 +24,52 @@ def sse(p, p2, i, j):
     return v if v > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
-def penalty(pen, inv_c, m):
-    """pen[m], or inv_c / m when the penalty is c / size.  ``inv_c`` is None or a float: numba
-    compiles one version per type and prunes the other branch, so neither pays for the test (a
-    runtime test here made AHP's greedy 1.5-2x slower); the closed form avoids a table read,
-    which costs a cache miss where sizes jump (divide and conquer, galloping)."""
-    if inv_c is None:
-        return pen[m]
-    return inv_c / m
+def penalty(pen, m):
+    """The penalty of a group of m positions: ``pen[m]`` from a table, or ``pen / m`` when ``pen`` is
+    the coefficient c of a penalty c / size.  Chosen by the argument's type when numba compiles,
+    so neither form pays for the other (a runtime test here made AHP's greedy 15-60% slower);
+    the closed form avoids a table read, a cache miss where sizes jump (galloping, divide and
+    conquer)."""
+    return pen / m if np.isscalar(pen) else pen[m]
+
+
+def share(shares, m):
+    """A position's share of the penalty of a group of m: ``shares[m]``, or c / m^2 (see penalty)."""
+    return shares / (m * m) if np.isscalar(shares) else shares[m]
+
+
+@overload(penalty, inline="always")
+def _penalty_typed(pen, m):
+    if isinstance(pen, types.Float):
+        return lambda pen, m: pen / m
+    return lambda pen, m: pen[m]
+
+
+@overload(share, inline="always")
+def _share_typed(shares, m):
+    if isinstance(shares, types.Float):
+        return lambda shares, m: shares / (m * m)
+    return lambda shares, m: shares[m]
 
 
 @njit(cache=True, inline="always")
-def share(shares, inv_c, m):
-    """A position's share of the penalty of a group of m: shares[m], or inv_c / m^2 (see penalty)."""
-    if inv_c is None:
-        return shares[m]
-    return inv_c / (m * m)
-
-
-@njit(cache=True, inline="always")
-def extend(base, p, p2, pen, i, j, penalty_last, inv_c=None):
+def extend(base, p, p2, pen, i, j, penalty_last):
     """base + cost of positions [i, j), summed as (base + SSE) + pen when ``penalty_last``, else
     base + (SSE + pen): equal in exact arithmetic; both orders are kept so that the plugins ported
     onto the engine (SORTaki: the first, AHP: the second) publish bit-identical releases."""
     if penalty_last:
-        return base + sse(p, p2, i, j) + penalty(pen, inv_c, j - i)
-    return base + (sse(p, p2, i, j) + penalty(pen, inv_c, j - i))
+        return base + sse(p, p2, i, j) + penalty(pen, j - i)
+    return base + (sse(p, p2, i, j) + penalty(pen, j - i))
 
 
 @njit(cache=True, inline="always")
-def _extend_units(base, bounds, p, p2, pen, matrix, a, b, penalty_last, inv_c, trivial):
+def _extend_units(base, bounds, p, p2, pen, matrix, a, b, penalty_last, trivial):
     """base + cost of units [a, b): from the SSE arrays, or ``matrix[a, b]`` when a matrix is given."""
     if matrix.shape[0] > 0:
         return base + matrix[a, b]
     if trivial:
-        return extend(base, p, p2, pen, a, b, penalty_last, inv_c)
-    return extend(base, p, p2, pen, bounds[a], bounds[b], penalty_last, inv_c)
+        return extend(base, p, p2, pen, a, b, penalty_last)
+    return extend(base, p, p2, pen, bounds[a], bounds[b], penalty_last)
 
 
 @njit(cache=True)
@@ -150,12 +160,12 @@ def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last):
 
 
 @njit(cache=True, inline="always")
-def _best_split(below, bounds, p, p2, pen, matrix, first, last, j, penalty_last, inv_c, trivial):
+def _best_split(below, bounds, p, p2, pen, matrix, first, last, j, penalty_last, trivial):
     """min over i in [first, last] of below[i] + cost(units [i, j)), and the earliest i reaching it."""
     b = np.inf
     arg = first
     for i in range(first, last + 1):
-        v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, j, penalty_last, inv_c, trivial)
+        v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, j, penalty_last, trivial)
         if v < b:
             b = v
             arg = i
@@ -163,7 +173,7 @@ def _best_split(below, bounds, p, p2, pen, matrix, first, last, j, penalty_last,
 
 
 @njit(cache=True)
-def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last, inv_c):
+def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
     """Mode (d): least cost of units [0, k) in exactly m groups, m = 1..k_max.
 
     ``best[m]`` is that cost and ``back[m, j]`` the first unit of the last group of the best
@@ -178,7 +188,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last, inv
     back = np.zeros((k_max + 1, k + 1), dtype=np.int32)
     best = np.full(k_max + 1, np.inf)
     for j in range(1, k + 1):
-        below[j] = _extend_units(0.0, bounds, p, p2, pen, matrix, 0, j, penalty_last, inv_c, trivial)
+        below[j] = _extend_units(0.0, bounds, p, p2, pen, matrix, 0, j, penalty_last, trivial)
     best[1] = below[k]
     stack = np.empty((4 * (k + 2), 4), dtype=np.int64)
     for m in range(2, k_max + 1):
@@ -199,7 +209,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last, inv
                     continue
                 mid = (lo + hi) // 2
                 layer[mid], arg = _best_split(below, bounds, p, p2, pen, matrix, opt_lo, min(mid - 1, opt_hi),
-                                              mid, penalty_last, inv_c, trivial)
+                                              mid, penalty_last, trivial)
                 back[m, mid] = arg
                 stack[top, 0] = lo
                 stack[top, 1] = mid - 1
@@ -214,7 +224,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last, inv
         else:
             for j in range(m, k + 1):
                 layer[j], back[m, j] = _best_split(below, bounds, p, p2, pen, matrix, m - 1, j - 1, j,
-                                                   penalty_last, inv_c, trivial)
+                                                   penalty_last, trivial)
         best[m] = layer[k]
         below, layer = layer, below
     return best, back
@@ -223,22 +233,25 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last, inv
 @njit(cache=True)
 def greedy_singleton(bounds, p, p2, pen, penalty_last):
     """Mode (e) with the singleton bound (SORTaki Algorithm 5): unit i joins the current group
-    [s, i) iff cost(s, i+1) < cost(s, i) + cost(i, i+1).  Returns the first units of the groups."""
+    [s, i) iff cost(s, i+1) < cost(s, i) + cost(i, i+1).  Returns the first units of the groups and
+    the total cost."""
     k = bounds.size - 1
     cuts = np.empty(k, dtype=np.int64)
     cuts[0] = 0
     m = 1
     s = bounds[0]
+    total = 0.0
     for i in range(1, k):
         a = bounds[i]
         b = bounds[i + 1]
         merged = extend(0.0, p, p2, pen, s, b, penalty_last)
-        apart = extend(extend(0.0, p, p2, pen, s, a, penalty_last), p, p2, pen, a, b, penalty_last)
-        if not merged < apart:
+        closed = extend(0.0, p, p2, pen, s, a, penalty_last)
+        if not merged < extend(closed, p, p2, pen, a, b, penalty_last):
+            total += closed
             cuts[m] = i
             m += 1
             s = a
-    return cuts[:m]
+    return cuts[:m], total + extend(0.0, p, p2, pen, s, bounds[k], penalty_last)
 
 
 # ------------------------------------------------- mode (e): AHP's look-ahead lower bound
@@ -250,21 +263,21 @@ def _deviation_sq(x, prefix, j, l):
 
 
 @njit(cache=True, inline="always")
-def _candidate(x, prefix, shares, inv_c, j, l):
+def _candidate(x, prefix, shares, j, l):
     """f_j(l) = (x_j - mean(x_j..x_l))^2 + share(l - j + 1): x_j's part of the group [j, l]."""
-    return _deviation_sq(x, prefix, j, l) + share(shares, inv_c, l - j + 1)
+    return _deviation_sq(x, prefix, j, l) + share(shares, l - j + 1)
 
 
 @njit(cache=True)
-def scan_lower_bound(x, prefix, j, run_end, shares, inv_c, early_stop):
+def scan_lower_bound(x, prefix, j, run_end, shares, early_stop):
     """err*(x_j) = min_{l >= j} f_j(l) by scanning l upwards (AHP Section 4.2), with the paper's
     early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum."""
     n = x.shape[0]
-    le_min = share(shares, inv_c, n - j)
+    le_min = share(shares, n - j)
     l = run_end[j]
     m = l - j + 1
     ae = 0.0
-    le = share(shares, inv_c, m)
+    le = share(shares, m)
     best = ae + le
     while l + 1 < n:
         ae_next = _deviation_sq(x, prefix, j, l + 1)
@@ -273,20 +286,20 @@ def scan_lower_bound(x, prefix, j, run_end, shares, inv_c, early_stop):
         l += 1
         m += 1
         ae = ae_next
-        le = share(shares, inv_c, m)
+        le = share(shares, m)
         if ae + le < best:
             best = ae + le
     return best
 
 
 @njit(cache=True)
-def lower_bound_exceeds(x, prefix, j, run_end, shares, inv_c, target):
+def lower_bound_exceeds(x, prefix, j, run_end, shares, target):
     """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
     branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target."""
     n = x.shape[0]
-    le_min = share(shares, inv_c, n - j)
+    le_min = share(shares, n - j)
     lo = run_end[j]
-    if share(shares, inv_c, lo - j + 1) <= target:
+    if share(shares, lo - j + 1) <= target:
         return False
     limit = target - le_min
     if limit < 0.0:
@@ -310,13 +323,13 @@ def lower_bound_exceeds(x, prefix, j, run_end, shares, inv_c, target):
         top -= 1
         a = stack[top, 0]
         b = stack[top, 1]
-        if _candidate(x, prefix, shares, inv_c, j, b) <= target:
+        if _candidate(x, prefix, shares, j, b) <= target:
             return False
-        if _deviation_sq(x, prefix, j, a) + share(shares, inv_c, b - j + 1) > target:
+        if _deviation_sq(x, prefix, j, a) + share(shares, b - j + 1) > target:
             continue
         if b - a < 8:
             for l in range(a, b):
-                if _candidate(x, prefix, shares, inv_c, j, l) <= target:
+                if _candidate(x, prefix, shares, j, l) <= target:
                     return False
             continue
         mid = (a + b) // 2
@@ -330,15 +343,15 @@ def lower_bound_exceeds(x, prefix, j, run_end, shares, inv_c, target):
 
 
 @njit(cache=True)
-def all_lower_bounds(x, prefix, run_end, shares, inv_c, early_stop):
+def all_lower_bounds(x, prefix, run_end, shares, early_stop):
     out = np.empty(x.shape[0])
     for j in range(x.shape[0]):
-        out[j] = scan_lower_bound(x, prefix, j, run_end, shares, inv_c, early_stop)
+        out[j] = scan_lower_bound(x, prefix, j, run_end, shares, early_stop)
     return out
 
 
 @njit(cache=True)
-def greedy_lookahead(x, prefix, run_end, pen, shares, inv_c, early_stop, decide_early):
+def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early):
     """Mode (e) with AHP's look-ahead bound (Algorithm 3): x_j joins the current group C iff
     cost(C u x_j) - cost(C) < err*(x_j).  The group's mean and SSE follow Welford's recurrences."""
     n = x.shape[0]
@@ -352,13 +365,13 @@ def greedy_lookahead(x, prefix, run_end, pen, shares, inv_c, early_stop, decide_
     for j in range(1, n):
         xj = x[j]
         d = xj - mean
-        grown = ssd + m / (m + 1.0) * d * d + penalty(pen, inv_c, m + 1)
-        kept = ssd + penalty(pen, inv_c, m)
+        grown = ssd + m / (m + 1.0) * d * d + penalty(pen, m + 1)
+        kept = ssd + penalty(pen, m)
         target = grown - kept
         if decide_early and early_stop:
-            merge = lower_bound_exceeds(x, prefix, j, run_end, shares, inv_c, target)
+            merge = lower_bound_exceeds(x, prefix, j, run_end, shares, target)
         else:
-            merge = scan_lower_bound(x, prefix, j, run_end, shares, inv_c, early_stop) > target
+            merge = scan_lower_bound(x, prefix, j, run_end, shares, early_stop) > target
         if merge:
             m += 1
             mean += d / m
@@ -371,7 +384,7 @@ def greedy_lookahead(x, prefix, run_end, pen, shares, inv_c, early_stop, decide_
             mean = xj
             ssd = 0.0
     cuts[k] = n
-    return cuts[:k + 1], total + ssd + penalty(pen, inv_c, m)
+    return cuts[:k + 1], total + ssd + penalty(pen, m)
 
 
 # ------------------------------------------------------------- weighted L1 deviation

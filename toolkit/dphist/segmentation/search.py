@@ -175,8 +175,8 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
         matrix = _NO_MATRIX
         if monge is None:
             monge = _is_monotone(np.diff(cost.prefix)) and cost.penalty_is_convex()
-        p, p2, last, inv_c = cost.prefix, cost.prefix_sq, cost.penalty_last, _closed_form(cost)
-        pen = _tables_unless_closed(cost)[0]
+        p, p2, last = cost.prefix, cost.prefix_sq, cost.penalty_last
+        pen = _penalty_args(cost)[0]
     else:
         matrix = np.full((k + 1, k + 1), np.inf)
         for a in range(k):
@@ -186,8 +186,8 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
             scale = float(np.max(np.abs(finite), initial=1.0))
             monge = k < 3 or monge_violation(matrix) <= 1e-9 * scale
         p = p2 = pen = _NO_ARRAY
-        last, inv_c = False, None
-    best, back = kernels.exactly_k_groups(units, p, p2, pen, matrix, wanted[-1], bool(monge), last, inv_c)
+        last = False
+    best, back = kernels.exactly_k_groups(units, p, p2, pen, matrix, wanted[-1], bool(monge), last)
     out = {}
     for m in wanted:
         cuts = [k]
@@ -205,14 +205,12 @@ def _run_ends(x: np.ndarray) -> np.ndarray:
     return np.repeat(ends, np.diff(ends, prepend=-1))
 
 
-def _closed_form(cost: SSEPenalty):
-    """c for a penalty c / size (the kernels compute it), None when they must read the tables."""
-    return cost.inverse_c if cost.inverse_c >= 0 else None
-
-
-def _tables_unless_closed(cost: SSEPenalty):
-    """The penalty and share tables, or placeholders when the kernels use the closed form c / m."""
-    return (_NO_ARRAY, _NO_ARRAY) if cost.inverse_c >= 0 else (cost.penalty, cost.share)
+def _penalty_args(cost: SSEPenalty):
+    """What the kernels read the penalty and the share from: the tables, or the coefficient c of
+    a penalty c / size as a float (the kernels then compute c / m and c / m^2; see kernels.penalty)."""
+    if cost.inverse_c >= 0:
+        return float(cost.inverse_c), float(cost.inverse_c)
+    return cost.penalty, cost.share
 
 
 def _lookahead_inputs(cost):
@@ -232,8 +230,7 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     penalty(m) / m).  The scan stops early (the paper's rule) on monotone values with a
     non-increasing share when ``early_stop``."""
     x, prefix, run_end, can_stop = _lookahead_inputs(cost)
-    return kernels.all_lower_bounds(x, prefix, run_end, _tables_unless_closed(cost)[1], _closed_form(cost),
-                                    bool(early_stop and can_stop))
+    return kernels.all_lower_bounds(x, prefix, run_end, _penalty_args(cost)[1], bool(early_stop and can_stop))
 
 
 def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = True,
@@ -255,15 +252,14 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
         if k != cost.n:
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
         x, prefix, run_end, early_stop = _lookahead_inputs(cost)
-        pen, shares = _tables_unless_closed(cost)
-        cuts, total = kernels.greedy_lookahead(x, prefix, run_end, pen, shares, _closed_form(cost), early_stop,
-                                               bool(decide_early))
+        pen, shares = _penalty_args(cost)
+        cuts, total = kernels.greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, bool(decide_early))
         return Segmentation(cuts, float(total))       # the groups' SSE from Welford's recurrences
     if type(cost) is SSEPenalty:
-        starts = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, cost.penalty, cost.penalty_last)
-    else:
-        starts = _greedy_singleton_batched(cost, units)
-    cuts = np.r_[starts, k].astype(np.int64)
+        starts, total = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, _penalty_args(cost)[0],
+                                                 cost.penalty_last)
+        return Segmentation(np.r_[starts, k].astype(np.int64), float(total))
+    cuts = np.r_[_greedy_singleton_batched(cost, units), k].astype(np.int64)
     return Segmentation(cuts, total_cost(cost, cuts, units))
 
 
