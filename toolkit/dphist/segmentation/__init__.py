@@ -39,11 +39,14 @@ mode                                among equal totals
                                     AHP Algorithm 3 line 8 and SORTaki Algorithm 5 line 5)
 ==================================  =============================================================
 
-Compiled: the loops are numba kernels (:mod:`.kernels`), and numba is a dependency of the core.
-Measured before choosing (2 cores, n = 8,192, SSE + size penalty, exact mode): the compiled DP
-takes about 0.08 s; the same DP row-vectorised in numpy (one numpy pass per end) about 1.3 s, and
-the power-of-two mode on 500,000 positions cannot be vectorised across ends at all (each end needs
-the previous ones).  ``benchmarks/bench_segmentation.py`` keeps the numbers.
+Compiled: the loops are numba kernels (:mod:`.kernels`); numba is a dependency of the core (the
+kernel's exact samplers use it too).  Measured before keeping it (2 cores, shared machine;
+``benchmarks/bench_segmentation.py``): the exact DP on 8,192 values with SSE + 2/|g| takes 0.046 s
+compiled and 0.43 s as the same DP in numpy, vectorised over the starts of each end (9x); the
+power-of-two DP on 500,000 values takes 0.062 s compiled, while numpy, which cannot vectorise
+across ends (each needs the previous ones), took 0.91 s for the first 20,000 ends alone (about
+23 s extrapolated, measured under load).  A pure-numpy core would miss ``AHP-optimal``'s and
+``sDAHP``'s recorded times by these factors.
 
 Privacy: the engine is arithmetic on the values it is given.  Running it on H~ (noisy counts) is
 post-processing; running it on true counts is allowed only inside a vetted kernel mechanism that
