@@ -25,7 +25,7 @@ def _sse(n, sort=True):
 
 
 def _l1(n, sort=False):
-    return lambda: (S.L1Deviation(_noisy(n, sort)).then(lambda d: d + 8.0),)
+    return lambda: (S.L1Deviation(_noisy(n, sort)).then(lambda d, m: d + 8.0),)
 
 
 def _numpy_exact(cost):

@@ -1,5 +1,5 @@
 """Record the cuts of the dawa plugin's private L1 partition (``dphist_dawa.l1_partition``) as of
-2026-11-23 (main 111ebba), so that ``test_segmentation.py`` can check that ``dphist.segmentation`` with the
+2026-11-23 (main 6d51b69, calibrations noisy-min and postprocess), so that ``test_segmentation.py`` can check that ``dphist.segmentation`` with the
 L1-deviation cost reproduces them (the later port of dawa onto the engine is then mechanical).
 
 ``python tests/make_dawa_l1_fixture.py`` (needs dphist-dawa).  The noise is a plain seeded numpy
@@ -45,20 +45,30 @@ def cases():
 
 CONFIGS = [("exact", 2, 1.0), ("power-of-two", 2, 1.0), ("tree", 2, 1.0), ("tree", 3, 2.0),
            ("exact", 2, 0.0), ("power-of-two", 2, 3.0)]
+CALIBRATIONS = ("noisy-min", "postprocess")
 
 
 def record() -> dict[str, np.ndarray]:
-    from dphist_dawa.l1_partition import NoisyL1Partition
+    """Cuts of ``least_cost_partition`` under the two private calibrations' costs: noisy-min
+    (Laplace noise on every candidate, drawn batch by batch) and postprocess (deterministic costs
+    on rounded noisy counts, where exact ties occur)."""
+    from dphist_dawa.l1_partition import DebiasedCosts, NoisyMinCosts, least_cost_partition
     arrays = {}
     for i, values, order, bounds in cases():
         arrays[f"{i}|values"], arrays[f"{i}|order"], arrays[f"{i}|bounds"] = values, order, bounds
+        rounded = np.round(values + np.random.default_rng(i).laplace(0, 3.0, values.size))
+        arrays[f"{i}|rounded"] = rounded
         for c, (variant, branching, penalty) in enumerate(CONFIGS):
             for eps in (0.2, 2.0):
                 seed = 100 * i + 10 * c + int(eps * 3)
-                cuts = NoisyL1Partition().run(values, eps, SeededStream(seed), order=order, bounds=bounds,
-                                              variant=variant, branching=branching, measure_epsilon=0.5,
-                                              bucket_penalty=penalty)
-                arrays[f"{i}|{variant}|{branching}|{penalty}|{eps}|{seed}"] = cuts
+                scale = 4.0 / eps
+                for calibration in CALIBRATIONS:
+                    if calibration == "noisy-min":
+                        x, costs = values[order], NoisyMinCosts(SeededStream(seed), scale, 2.0 + penalty * scale)
+                    else:
+                        x, costs = rounded[order], DebiasedCosts(1.0 / eps, 2.0 + penalty / eps, 1.0)
+                    cuts = least_cost_partition(x, bounds, variant, branching, costs)
+                    arrays[f"{i}|{calibration}|{variant}|{branching}|{penalty}|{eps}|{seed}"] = cuts
     return arrays
 
 

@@ -76,9 +76,9 @@ def cases(n, sorted_values=False):
         ("sse+inverse-size", S.SSEPenalty.inverse_size(x, 30.0), sse_direct(x, inv)),
         ("sse+uee-table", S.SSEPenalty(x, uee), sse_direct(x, uee)),
         ("sse+uee-penalty-last", S.SSEPenalty(x, uee, penalty_last=True), sse_direct(x, uee)),
-        ("l1", S.L1Deviation(x).then(lambda c: c + 5.0), lambda a, b: l1_direct(x, np.ones(n))(a, b) + 5.0),
-        ("weighted-l1", S.L1Deviation(x, w).then(lambda c: c + 3.0), lambda a, b: l1_direct(x, w)(a, b) + 3.0),
-        ("relative", S.RelativeError(x, delta=2.0).then(lambda c: c + 1.0),
+        ("l1", S.L1Deviation(x).then(lambda c, m: c + 5.0 / m), lambda a, b: l1_direct(x, np.ones(n))(a, b) + 5.0 / (b - a)),
+        ("weighted-l1", S.L1Deviation(x, w).then(lambda c, m: c + 3.0), lambda a, b: l1_direct(x, w)(a, b) + 3.0),
+        ("relative", S.RelativeError(x, delta=2.0).then(lambda c, m: c + 1.0),
          lambda a, b: l1_direct(x, 1 / np.maximum(np.abs(x), 2.0))(a, b) + 1.0),
         ("user-vectorised", S.IntervalCost(lambda s, e: (e - s) ** 0.5 * 4 + np.abs(x[s] - x[e - 1]), n),
          lambda a, b: (b - a) ** 0.5 * 4 + abs(x[a] - x[b - 1])),
@@ -277,19 +277,27 @@ def test_tie_rules_are_the_documented_ones():
     flat = S.SSEPenalty(zeros, np.zeros(7))                     # every segmentation costs 0
     assert np.array_equal(S.optimal(flat).bounds, [0, 6])        # (a): longest last group, recursively
     assert np.array_equal(S.k_groups(flat, [3])[3].bounds, [0, 1, 2, 6])   # (d): earliest start of the last
-    assert np.array_equal(S.optimal(flat, lengths="power-of-two").bounds, [0, 1, 2, 3, 4, 5, 6])  # (b): shortest
+    assert np.array_equal(S.optimal(flat, lengths="power-of-two").bounds, [0, 2, 6])   # (b): longest, recursively
+    assert np.array_equal(S.optimal(flat, lengths="power-of-two", longest_on_ties=False).bounds,
+                          [0, 1, 2, 3, 4, 5, 6])                                      # or the shortest
+    assert np.array_equal(S.optimal(flat, longest_on_ties=False).bounds, [0, 1, 2, 3, 4, 5, 6])
     assert np.array_equal(S.tree(flat).bounds, [0, 1, 2, 3, 4, 5, 6])           # (c): the children
     assert np.array_equal(S.greedy(flat).bounds, [0, 1, 2, 3, 4, 5, 6])         # (e): a tie opens a group
     # the same rules on the generic (row / window / dense-matrix) paths of any other cost
     free = S.IntervalCost(lambda s, e: np.zeros(s.shape), 6)
     assert np.array_equal(S.optimal(free).bounds, [0, 6])
     assert np.array_equal(S.k_groups(free, [3])[3].bounds, [0, 1, 2, 6])
-    assert np.array_equal(S.optimal(free, lengths="power-of-two").bounds, [0, 1, 2, 3, 4, 5, 6])
+    assert np.array_equal(S.optimal(free, lengths="power-of-two").bounds, [0, 2, 6])
+    assert np.array_equal(S.optimal(free, lengths="power-of-two", longest_on_ties=False).bounds,
+                          [0, 1, 2, 3, 4, 5, 6])
+    assert np.array_equal(S.optimal(free, longest_on_ties=False).bounds, [0, 1, 2, 3, 4, 5, 6])
     assert np.array_equal(S.tree(free).bounds, [0, 1, 2, 3, 4, 5, 6])
     assert np.array_equal(S.greedy(free).bounds, [0, 1, 2, 3, 4, 5, 6])
     # a tie that only the rule decides, at a real optimum: 3 ones of penalty 1 + SSE; 6 = 4 + 2 = 2 + 4
     pen = np.r_[0.0, np.ones(6)]
-    assert np.array_equal(S.optimal(S.SSEPenalty(zeros, pen), lengths="power-of-two").bounds, [0, 4, 6])
+    assert np.array_equal(S.optimal(S.SSEPenalty(zeros, pen), lengths="power-of-two").bounds, [0, 2, 6])
+    assert np.array_equal(S.optimal(S.SSEPenalty(zeros, pen), lengths="power-of-two",
+                                    longest_on_ties=False).bounds, [0, 4, 6])
 
 
 # ------------------------------------------------------------------ DAWA's results
@@ -298,34 +306,41 @@ class SeededStream:
         self.rng = np.random.default_rng(seed)
 
     def laplace_mechanism(self, values, sensitivity, epsilon, support=None):
-        return values + self.rng.laplace(0.0, sensitivity / epsilon, size=values.size)
+        return np.asarray(values, dtype=float) + self.rng.laplace(0.0, sensitivity / epsilon, size=np.size(values))
 
 
 def test_l1_cost_reproduces_dawa_partitions():
-    """The engine with the L1-deviation cost and DAWA's noise as a batch transform gives the cuts
-    dawa's own kernels gave (fixture recorded by ``tests/make_dawa_l1_fixture.py``), for the exact,
-    power-of-two and tree variants, grouped units and shuffled orders.  Kills: a different batch
-    order (noise drawn for other candidates), a different Fenwick arithmetic, a different tie or
-    comparison rule in any of the three modes."""
+    """The engine with the L1-deviation cost and DAWA's cost transforms gives the cuts dawa's own DP
+    gave (fixture recorded by ``tests/make_dawa_l1_fixture.py``), for the exact, power-of-two and
+    tree variants, grouped units, shuffled orders, and both private calibrations: noisy-min (noise
+    drawn batch by batch) and postprocess (deterministic costs on rounded noisy counts, with ties).
+    Kills: a different batch order (noise drawn for other candidates), wrong batch sizes, a
+    different Fenwick arithmetic, a different tie or comparison rule in any of the three modes."""
     fx = np.load(Path(__file__).resolve().parent / "fixtures" / "dawa_l1_partition.npz")
     checked = 0
     for key in fx.files:
         parts = key.split("|")
-        if len(parts) != 6:
+        if len(parts) != 7:
             continue
-        i, variant, branching, penalty, eps, seed = parts
-        values, order, bounds = fx[f"{i}|values"], fx[f"{i}|order"], fx[f"{i}|bounds"]
-        stream = SeededStream(int(seed))
-        scale = 4.0 / float(eps)
-        measure_cost = 1.0 / 0.5 + float(penalty) * scale
-        cost = S.L1Deviation(values[order]).then(lambda d: stream.laplace_mechanism(d, scale, 1.0) + measure_cost)
+        i, calibration, variant, branching, penalty, eps, seed = parts
+        order, bounds = fx[f"{i}|order"], fx[f"{i}|bounds"]
+        eps, penalty = float(eps), float(penalty)
+        if calibration == "noisy-min":
+            stream, scale = SeededStream(int(seed)), 4.0 / eps
+            x = fx[f"{i}|values"][order]
+            fn = lambda d, m: stream.laplace_mechanism(d, scale, 1.0) + (2.0 + penalty * scale)
+        else:   # dawa's DebiasedCosts: dev - c * scale (L - 1/L) + measure cost, c = 1
+            x = fx[f"{i}|rounded"][order]
+            fn = lambda d, m: d - 1.0 * ((1.0 / eps) * (m.astype(np.float64) - 1.0 / m.astype(np.float64))) \
+                + (2.0 + penalty / eps)
+        cost = S.L1Deviation(x).then(fn)
         if variant == "tree":
             got = S.tree(cost, bounds, branching=int(branching))
         else:
             got = S.optimal(cost, bounds, lengths="all" if variant == "exact" else "power-of-two")
         assert np.array_equal(got.bounds, fx[key]), key
         checked += 1
-    assert checked == 72
+    assert checked == 144
 
 
 def test_l1_batches_equal_the_direct_definition():

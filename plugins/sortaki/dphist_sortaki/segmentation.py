@@ -67,7 +67,8 @@ def dp_cuts(ef, prefix, prefix_sq, bounds, eps_in: float, eps_f: float,
     if variant not in VARIANTS:
         raise InvalidParameter(f"unknown DPP variant {variant!r}; use one of {', '.join(VARIANTS)}")
     cost, bounds = _cost(resolve_error_formula(ef), prefix, prefix_sq, bounds, eps_in, eps_f)
-    found = segmentation.optimal(cost, bounds, lengths=_LENGTHS[variant])
+    # ties: the shortest last bin in the power-of-two variant, as this plugin's DP did before the port
+    found = segmentation.optimal(cost, bounds, lengths=_LENGTHS[variant], longest_on_ties=variant == "exact")
     return (found.starts, found.cost) if return_cost else found.starts
 
 

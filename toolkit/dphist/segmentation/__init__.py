@@ -24,16 +24,18 @@ run of units, and its cost is that of its positions.  Results are :class:`Segmen
 whose ``bounds`` (unit indices from 0 to k) go straight to :meth:`dphist.Partition.merge`.
 
 Ties (exact float equality of totals; they do occur, e.g. a sorted run of thresholded zeros of
-272 bins splits as 256 + 16 or 16 + 256 in the power-of-two mode) are broken by one rule per
-mode, documented here and pinned by tests.  The rules are those of the three DP copies the engine
-replaced (AHP, SORTaki, DAWA), which agreed mode by mode; changing any of them changes recorded
-releases (``plugins/*/tests/test_release_fixture.py``), so they were kept:
+272 bins splits as 256 + 16 or 16 + 256 in the power-of-two mode) are broken by one documented
+rule per mode, pinned by tests.  The rules are those of the DP copies the engine replaces (AHP,
+SORTaki, DAWA); changing one changes recorded releases (``plugins/*/tests/test_release_fixture.py``).
+One exception to "one way": SORTaki's power-of-two DPP kept the shortest last group where DAWA's
+(and DAWA's C code) keep the longest; ``optimal(longest_on_ties=False)`` serves SORTaki:
 
 ==================================  =============================================================
 mode                                among equal totals
 ==================================  =============================================================
-(a) all runs, (d) exactly k         the last group with the earliest start (the longest), recursively
-(b) power-of-two lengths            the shortest last group, recursively
+(a) all runs, (b) power-of-two,     the last group with the earliest start (the longest),
+(d) exactly k                       recursively; (a) and (b) take ``longest_on_ties=False`` for
+                                    the shortest (SORTaki's DPP in the power-of-two variant)
 (c) tree                            the children, when they cost exactly what their parent costs
 (e) greedy                          a new group (a unit joins only when strictly cheaper: "<" in
                                     AHP Algorithm 3 line 8 and SORTaki Algorithm 5 line 5)

@@ -68,8 +68,8 @@ class Cost:
         """Costs of disjoint, sorted position ranges (one level of a tree), in that order."""
         return self.intervals(starts, ends)
 
-    def then(self, fn: Callable[[np.ndarray], np.ndarray]) -> "Perturbed":
-        """This cost with ``fn`` applied to every batch of costs (see :class:`Perturbed`)."""
+    def then(self, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> "Perturbed":
+        """This cost with ``fn(costs, sizes)`` applied to every batch of costs (see :class:`Perturbed`)."""
         return Perturbed(self, fn)
 
 
@@ -272,8 +272,9 @@ class GroupCost(IntervalCost):
 
 
 class Perturbed(Cost):
-    """``fn`` applied to every batch of costs the search asks for, e.g. noise for a private
-    search (DAWA adds Laplace noise and a public constant to every candidate's deviation).
+    """``fn(costs, sizes)`` applied to every batch of costs the search asks for (``sizes``: the
+    candidates' sizes in positions), e.g. noise for a private search (DAWA adds Laplace noise and
+    a public constant to every candidate's deviation, or removes the expected deviation of noise).
 
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
     unit ascending, each row by end ascending; power-of-two lengths - by length ascending, each by
@@ -281,26 +282,27 @@ class Perturbed(Cost):
     unit as in the exact search.  Each candidate is seen once.
     """
 
-    def __init__(self, inner: Cost, fn: Callable[[np.ndarray], np.ndarray]):
+    def __init__(self, inner: Cost, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
         self.inner, self.fn, self.n = inner, fn, inner.n
 
-    def _apply(self, costs):
-        out = np.asarray(self.fn(costs), dtype=float)
+    def _apply(self, costs, sizes):
+        out = np.asarray(self.fn(costs, sizes), dtype=float)
         if out.shape != np.shape(costs):
             raise InvalidParameter("a cost transform must return one cost per candidate")
         return out
 
     def intervals(self, starts, ends):
-        return self._apply(self.inner.intervals(starts, ends))
+        return self._apply(self.inner.intervals(starts, ends), np.asarray(ends) - np.asarray(starts))
 
     def rows_from(self, first_unit, bounds):
-        return self._apply(self.inner.rows_from(first_unit, bounds))
+        return self._apply(self.inner.rows_from(first_unit, bounds), bounds[first_unit + 1:] - bounds[first_unit])
 
     def windows(self, length, bounds):
-        return self._apply(self.inner.windows(length, bounds))
+        m = bounds.size - length
+        return self._apply(self.inner.windows(length, bounds), bounds[length:length + m] - bounds[:m])
 
     def nodes(self, starts, ends):
-        return self._apply(self.inner.nodes(starts, ends))
+        return self._apply(self.inner.nodes(starts, ends), ends - starts)
 
 
 def as_cost(cost, n: int | None = None) -> Cost:

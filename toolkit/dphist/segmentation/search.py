@@ -61,13 +61,16 @@ def total_cost(cost, groups, bounds=None, n: int | None = None) -> float:
     return float(np.sum(cost.intervals(units[g[:-1]], units[g[1:]])))
 
 
-def optimal(cost, bounds=None, *, lengths: str = "all", n: int | None = None) -> Segmentation:
+def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = True,
+            n: int | None = None) -> Segmentation:
     """The segmentation of least total cost, any number of groups (Jagadish et al. 1998's DP).
 
     ``lengths="all"``: every run of units is a candidate group, O(k^2) cost evaluations (mode a).
     ``lengths="power-of-two"``: only runs of 2^j units, O(k log k) (mode b; DAWA's and SORTaki's
     scalable variant).  ``bounds`` groups the positions into indivisible units (default: every
-    position); ``n`` is needed only for a plain callable cost.
+    position); ``n`` is needed only for a plain callable cost.  ``longest_on_ties``: among optimal
+    last groups keep the longest (default; DAWA and the exact DPs), else the shortest (SORTaki's
+    power-of-two DPP, kept for its releases).
     """
     if lengths not in LENGTHS:
         raise InvalidParameter(f"unknown candidate lengths {lengths!r}; use one of {', '.join(LENGTHS)}")
@@ -76,23 +79,25 @@ def optimal(cost, bounds=None, *, lengths: str = "all", n: int | None = None) ->
     if lengths == "all":
         if type(cost) is SSEPenalty:
             best, back = kernels.sse_all_intervals(units, cost.prefix, cost.prefix_sq, cost.penalty,
-                                                   cost.penalty_last)
+                                                   cost.penalty_last, bool(longest_on_ties))
         else:
             best = np.full(k + 1, np.inf)
             best[0] = 0.0
             back = np.zeros(k + 1, dtype=np.int64)
             for a in range(k):           # rows by first unit: best[a] is final once rows < a are relaxed
-                kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float))
+                kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float),
+                                  bool(longest_on_ties))
     else:
         if type(cost) is SSEPenalty:
             best, back = kernels.power_of_two_lengths(units, cost.prefix, cost.prefix_sq, cost.penalty,
-                                                      _NO_MATRIX, cost.penalty_last)
+                                                      _NO_MATRIX, cost.penalty_last, bool(longest_on_ties))
         else:
             n_lengths = int(np.floor(np.log2(k))) + 1
             windows = np.full((n_lengths, k), np.inf)
             for j in range(n_lengths):
                 windows[j, :k - (1 << j) + 1] = cost.windows(1 << j, units)
-            best, back = kernels.power_of_two_lengths(units, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, windows, False)
+            best, back = kernels.power_of_two_lengths(units, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, windows, False,
+                                                      bool(longest_on_ties))
     return Segmentation(_trace(back, k), float(best[k]))
 
 
