@@ -126,6 +126,15 @@ def relax_row(best, back, first_unit, costs):
             back[end] = first_unit
 
 
+@njit(cache=True, inline="always")
+def _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last):
+    """best[s] + the cost of the last group [s, e) of 2^j units."""
+    s = e - (1 << j)
+    if use_windows:
+        return best[s] + windows[j, s]
+    return extend(best[s], p, p2, pen, bounds[s], bounds[e], penalty_last)
+
+
 @njit(cache=True)
 def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last, longest):
     """Mode (b): the last group has 2^j units; O(k log k).
@@ -146,16 +155,19 @@ def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last, longest):
         top_j = 0
         while (2 << top_j) <= e:
             top_j += 1
-        for t in range(top_j + 1):
-            j = top_j - t if longest else t
-            s = e - (1 << j)
-            if use_windows:
-                c = best[s] + windows[j, s]
-            else:
-                c = extend(best[s], p, p2, pen, bounds[s], bounds[e], penalty_last)
-            if c < top:
-                top = c
-                arg = s
+        # two loops rather than one with a computed index: the select cost ~10% at n = 500,000
+        if longest:
+            for j in range(top_j, -1, -1):
+                c = _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last)
+                if c < top:
+                    top = c
+                    arg = e - (1 << j)
+        else:
+            for j in range(top_j + 1):
+                c = _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last)
+                if c < top:
+                    top = c
+                    arg = e - (1 << j)
         best[e] = top
         back[e] = arg
     return best, back
