@@ -4,10 +4,12 @@ Privacy. SDM 2014.
 Modules, one idea each:
 
 * :mod:`.threshold`    - the initializer ``ahp.threshold`` (Algorithm 1 lines 2-3);
-* :mod:`.cluster_error` - the cluster error of Theorem 4.2 and the greedy lower bound err*;
-* :mod:`.greedy`       - Algorithm 3 (greedy clustering), a numba kernel;
-* :mod:`.segmentation` - the O(n^2) optimal DP, the k-constrained DP and the rules of thumb
-  of Algorithm 2;
+* :mod:`.cluster_error` - the cluster error of Theorem 4.2 (a :mod:`dphist.segmentation` cost)
+  and the greedy lower bound err*;
+* :mod:`.greedy`       - Algorithm 3 (greedy clustering): the core's greedy scan with the
+  look-ahead bound;
+* :mod:`.segmentation` - the O(n^2) optimal clustering, the k-constrained one (the core's
+  segmentation engine) and the rules of thumb of Algorithm 2;
 * :mod:`.partitioners` - the components ``ahp.greedy``, ``ahp.optimal``, ``ahp.empirical``;
 * :mod:`.presets`      - ``AHP``, ``AHP-optimal``, ``AHP-empirical``.
 

@@ -73,6 +73,14 @@ class OptimalPartitioner(_AHPClustering):
     """The optimal clustering of Section 4.2 by an O(n^2) segmentation DP (same optimum as the
     paper's O(n^4) all-k search).  Limited to ``max_bins`` groups (default 32,768): beyond it
     it raises InvalidParameter and suggests ahp.greedy.
+
+    Same algorithm as ``sortaki.dp(ef="ahp", variant="exact")`` on single bins: both are one call
+    to :func:`dphist.segmentation.optimal` with SSE + 2/(|C| eps_2^2) on the sorted H~ (a sortaki
+    test checks identical releases).  Both stay registered: this is AHP's own component (the
+    ``AHP-optimal`` preset, AHP's paper and notebook), usable without sortaki; sortaki's DPP is
+    the generic one (any error formula, groups of several bins).  They differ only in the
+    floating-point order in which each sums a cluster's terms, kept so that both plugins' releases
+    stayed bit-identical through the port.
     """
 
     name = "ahp.optimal"

@@ -35,6 +35,7 @@ from typing import Callable
 
 import numpy as np
 
+from dphist import segmentation
 from dphist.errors import InvalidParameter
 from dphist.intervals import centred_prefix_sums, interval_sse
 
@@ -65,6 +66,12 @@ class SizePenaltyFormula(ErrorFormula):
 
     def penalty(self, sizes, eps_in: float, eps_f: float) -> np.ndarray:
         raise NotImplementedError
+
+    def cost(self, prefix, prefix_sq, eps_in: float, eps_f: float) -> segmentation.SSEPenalty:
+        """This formula over the given prefix sums as the segmentation engine's compiled cost."""
+        return segmentation.SSEPenalty.from_prefix_sums(prefix, prefix_sq,
+                                                        lambda sizes: self.penalty(sizes, eps_in, eps_f),
+                                                        penalty_last=True)
 
     def __call__(self, starts, ends, prefix, prefix_sq, eps_in, eps_f):
         starts = np.asarray(starts, dtype=np.int64)

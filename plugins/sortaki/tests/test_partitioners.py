@@ -155,3 +155,22 @@ def test_conformance(cls):
 def test_conformance_dp_variants(params):
     testing.check_pipeline(Pipeline("laplace", "noisy-count", DynamicProgrammingPartitioner(**params),
                                     "sortaki.waf", (0.6, 0.0, 0.4)))
+
+
+def test_dp_with_ahp_formula_is_ahp_optimal_on_single_bins():
+    """``ahp.optimal`` and ``sortaki.dp(ef="ahp", variant="exact")`` are one algorithm: both are one
+    call to ``dphist.segmentation.optimal`` with SSE + 2/(|v| eps_f^2) on the sorted H~.  They differ
+    only in the floating-point summation order each plugin had before the port (kept for
+    bit-identical releases), so they agree except at ties within an ulp; on these 24 runs, exactly.
+    Kills: a port that gives either component another cost, penalty or candidate set."""
+    pytest.importorskip("dphist_ahp")
+    from dphist.datasets import synthetic
+    ahp = Pipeline("ahp.threshold", "noisy-count", "ahp.optimal", "group-mean", (0.85, 0.0, 0.15))
+    dpp = Pipeline("ahp.threshold", "noisy-count", ("sortaki.dp", {"ef": "ahp", "variant": "exact"}),
+                   "group-mean", (0.85, 0.0, 0.15))
+    for shape in ("zipf", "steps", "gaussian-mixture"):
+        x = synthetic(shape, n=300, scale=10_000, seed=2).counts
+        for eps in (0.1, 1.0):
+            for seed in range(4):
+                a, b = ahp.run(x, eps, seed=seed), dpp.run(x, eps, seed=seed)
+                assert a.partition == b.partition and np.array_equal(a.estimate, b.estimate)

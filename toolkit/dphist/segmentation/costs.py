@@ -1,0 +1,316 @@
+"""Group costs for :mod:`dphist.segmentation`: the built-ins and the wrappers for user costs.
+
+A cost is defined over a sequence of ``n`` *positions*; a group is a run of positions
+``[start, end)``.  Every cost answers, vectorised over many groups,
+
+    cost.intervals(starts, ends) -> one float per group,
+
+and may answer faster for the batches the search modes ask for (``rows_from``: every group
+starting at one unit; ``windows``: every group of one length in units; ``nodes``: disjoint
+groups).  The batch order is part of the contract (see :class:`Perturbed`).
+
+Built-ins (compiled fast paths in :mod:`.kernels`):
+
+* :class:`SSEPenalty` - sum of squared deviations from the group mean plus a penalty that
+  depends on the group size only: AHP's cluster error SSE + 2/(|C| eps_2^2) (Zhang et al. 2014,
+  Theorem 4.2), SORTaki's EE and UEE (Doudalis & Mehrotra, Eq. 4-5), DPCube's variance test.
+* :class:`L1Deviation` - sum of |x_i - mean| (DAWA's ``dev``, Li et al. PVLDB 2014, Sec. 3.1),
+  optionally weighted: sum w_i |x_i - mean|.
+* :class:`RelativeError` - sum |x_i - mean| / max(|x_i|, delta): the relative error of replacing
+  each value by its group's mean (the weighted absolute / relative error a grouping such as
+  SReB_GCA minimises; weights 1 / max(|x_i|, delta)).
+
+User costs: :class:`IntervalCost` wraps a vectorised ``fn(starts, ends)``; :class:`GroupCost`
+wraps ``fn(group_values) -> float`` (one Python call per group: slow but simple); any plain
+callable given to a search mode is taken as an :class:`IntervalCost`.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from ..intervals import centred_prefix_sums, interval_sse
+from . import kernels
+
+
+def _vector(values, what: str) -> np.ndarray:
+    x = np.ascontiguousarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise InvalidParameter(f"{what} must be a non-empty 1-D vector, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise InvalidParameter(f"{what} must be finite")
+    return x
+
+
+class Cost:
+    """The cost of groups of consecutive positions.  Subclasses implement :meth:`intervals`."""
+
+    #: number of positions of the sequence
+    n: int = 0
+
+    def intervals(self, starts, ends) -> np.ndarray:
+        raise NotImplementedError
+
+    # -- batches asked for by the search modes; the defaults go through intervals()
+    def rows_from(self, first_unit: int, bounds: np.ndarray) -> np.ndarray:
+        """Costs of units [first_unit, e) for e = first_unit+1 .. k, in that order."""
+        ends = bounds[first_unit + 1:]
+        return self.intervals(np.full(ends.size, bounds[first_unit]), ends)
+
+    def windows(self, length: int, bounds: np.ndarray) -> np.ndarray:
+        """Costs of units [a, a + length) for a = 0 .. k - length, in that order."""
+        k = bounds.size - 1
+        return self.intervals(bounds[:k - length + 1], bounds[length:])
+
+    def nodes(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """Costs of disjoint, sorted position ranges (one level of a tree), in that order."""
+        return self.intervals(starts, ends)
+
+    def then(self, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> "Perturbed":
+        """This cost with ``fn(costs, sizes)`` applied to every batch of costs (see :class:`Perturbed`)."""
+        return Perturbed(self, fn)
+
+
+class SSEPenalty(Cost):
+    """SSE(group) + penalty[|group|], O(1) per group from centred prefix sums.
+
+    ``penalty``: a callable of the group sizes (evaluated once on 1..n), or an array of length
+    ``n + 1`` indexed by size (entry 0 unused).  :meth:`inverse_size` builds penalty c / size
+    (AHP), whose per-position share c / size^2 the look-ahead greedy uses.
+
+    ``penalty_last``: the compiled searches add a candidate group to a running total as
+    (total + SSE) + penalty instead of total + (SSE + penalty).  Equal in exact arithmetic; it
+    exists so that SORTaki's partitioners, which summed in that order before they were ported
+    onto the engine, publish bit-identical releases (a near-tie can fall either way by one ulp).
+    """
+
+    #: c when the penalty is c / size (the kernels then compute c / m and c / m^2), else -1
+    inverse_c: float = -1.0
+
+    def __init__(self, values, penalty, *, penalty_last: bool = False):
+        self.values = _vector(values, "values")
+        self.n = self.values.size
+        self.penalty_last = bool(penalty_last)
+        self._sums = None
+        self._set_penalty(penalty)
+
+    @classmethod
+    def from_prefix_sums(cls, prefix, prefix_sq, penalty, *, penalty_last: bool = False) -> "SSEPenalty":
+        """From precomputed prefix sums (leading 0) of the values and of their squares."""
+        self = cls.__new__(cls)
+        sums = (np.ascontiguousarray(prefix, dtype=float), np.ascontiguousarray(prefix_sq, dtype=float))
+        if sums[0].ndim != 1 or sums[0].size < 2 or sums[1].shape != sums[0].shape:
+            raise InvalidParameter("prefix sums must be two 1-D vectors of equal length >= 2 (leading 0)")
+        self._sums = sums
+        self.values = None
+        self.n = sums[0].size - 1
+        self.penalty_last = bool(penalty_last)
+        self._set_penalty(penalty)
+        return self
+
+    @classmethod
+    def inverse_size(cls, values, coefficient: float) -> "SSEPenalty":
+        """SSE + c / size (AHP's cluster error with c = 2 / eps_2^2).  Its tables are built only
+        when a search reads them: the look-ahead greedy and the k-group DP use the closed forms."""
+        c = float(coefficient)
+        if not np.isfinite(c) or c < 0:
+            raise InvalidParameter(f"the inverse-size penalty needs a finite coefficient >= 0, got {coefficient!r}")
+        self = cls.__new__(cls)
+        self.values = _vector(values, "values")
+        self.n = self.values.size
+        self.penalty_last = False
+        self._sums = None
+        self.inverse_c = c
+        self._tables = None
+        return self
+
+    def _set_penalty(self, penalty) -> None:
+        sizes = np.arange(1, self.n + 1, dtype=np.int64)
+        if callable(penalty):
+            table = np.r_[0.0, np.asarray(penalty(sizes), dtype=float)]
+        else:
+            table = np.asarray(penalty, dtype=float)
+        if table.shape != (self.n + 1,):
+            raise InvalidParameter(f"the size penalty must give one value per size 1..{self.n}, got shape {table.shape}")
+        if not np.all(np.isfinite(table[1:])):
+            raise InvalidParameter("the size penalty is not finite")
+        table = np.ascontiguousarray(table)
+        self._tables = (table, np.r_[0.0, table[1:] / sizes])
+
+    @property
+    def penalty(self) -> np.ndarray:
+        """penalty[m] for a group of m positions (entry 0 unused)."""
+        return self._penalty_tables()[0]
+
+    @property
+    def share(self) -> np.ndarray:
+        """share[m] = penalty[m] / m: one position's part of a group's penalty (for c / m, c / m^2
+        with one rounding)."""
+        return self._penalty_tables()[1]
+
+    def _penalty_tables(self):
+        if self._tables is None:       # c / size: one rounding each, as the closed forms in the kernels
+            m = np.arange(1, self.n + 1, dtype=np.int64)
+            self._tables = (np.r_[0.0, self.inverse_c / m], np.r_[0.0, self.inverse_c / (m * m)])
+        return self._tables
+
+    @property
+    def prefix(self) -> np.ndarray:
+        """Prefix sums (leading 0) of the centred values."""
+        return self._prefix_sums()[0]
+
+    @property
+    def prefix_sq(self) -> np.ndarray:
+        """Prefix sums (leading 0) of the squared centred values."""
+        return self._prefix_sums()[1]
+
+    def _prefix_sums(self):
+        if self._sums is None:
+            self._sums = centred_prefix_sums(self.values)
+        return self._sums
+
+    def intervals(self, starts, ends):
+        starts = np.asarray(starts, dtype=np.int64)
+        ends = np.asarray(ends, dtype=np.int64)
+        return interval_sse(starts, ends, self.prefix, self.prefix_sq) + self.penalty[ends - starts]
+
+    def penalty_is_convex(self) -> bool:
+        """Whether the penalty is convex in the size (second differences >= -1e-12 x its scale):
+        with SSE on sorted values, the condition under which the cost is Monge."""
+        if self.inverse_c >= 0:
+            return True                 # c / m: second difference 2c / (m (m+1) (m+2)) >= 0
+        d2 = np.diff(self.penalty[1:], 2)
+        scale = float(np.max(np.abs(self.penalty[1:]), initial=0.0))
+        return bool(np.all(d2 >= -1e-12 * max(scale, 1.0)))
+
+
+class L1Deviation(Cost):
+    """sum_{i in group} w_i |x_i - mean(group)| (DAWA's deviation with unit weights).
+
+    Rows and windows cost O(n log n) each (a Fenwick tree over the ranks of the values, as in
+    DAWA Section 3.1); disjoint groups O(n).
+    """
+
+    def __init__(self, values, weights=None):
+        self.values = _vector(values, "values")
+        self.n = self.values.size
+        if weights is None:
+            self.weights = np.ones(self.n)
+        else:
+            self.weights = _vector(weights, "weights")
+            if self.weights.shape != self.values.shape or np.any(self.weights < 0):
+                raise InvalidParameter("weights must be non-negative, one per value")
+        order = np.argsort(self.values, kind="stable")
+        self.rank = np.empty(self.n, dtype=np.int64)
+        self.rank[order] = np.arange(1, self.n + 1)      # ties broken by position
+        self.sorted_values = self.values[order]
+
+    def intervals(self, starts, ends):
+        return kernels.deviations_direct(self.values, self.weights, np.asarray(starts, dtype=np.int64),
+                                         np.asarray(ends, dtype=np.int64))
+
+    def rows_from(self, first_unit, bounds):
+        out = np.empty(bounds.size - 1 - first_unit)
+        kernels.deviations_from(self.values, self.weights, self.rank, self.sorted_values, bounds, first_unit, out)
+        return out
+
+    def windows(self, length, bounds):
+        out = np.empty(bounds.size - length)
+        kernels.deviations_of_length(self.values, self.weights, self.rank, self.sorted_values, bounds, length, out)
+        return out
+
+    def nodes(self, starts, ends):
+        sizes = ends - starts
+        heads = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        # lay the ranges side by side; segment sums by reduceat
+        idx = np.repeat(starts - heads, sizes) + np.arange(sizes.sum())
+        seg = self.values[idx]
+        means = np.add.reduceat(seg, heads) / sizes
+        return np.add.reduceat(self.weights[idx] * np.abs(seg - np.repeat(means, sizes)), heads)
+
+
+class RelativeError(L1Deviation):
+    """sum_{i in group} |x_i - mean(group)| / max(|x_i|, delta): L1 deviation with weights
+    1 / max(|x_i|, delta) (``delta`` > 0 keeps zero counts finite)."""
+
+    def __init__(self, values, delta: float = 1.0):
+        delta = float(delta)
+        if not np.isfinite(delta) or delta <= 0:
+            raise InvalidParameter(f"the relative error needs delta > 0, got {delta!r}")
+        x = _vector(values, "values")
+        super().__init__(x, 1.0 / np.maximum(np.abs(x), delta))
+
+
+class IntervalCost(Cost):
+    """A user cost ``fn(starts, ends) -> costs``, vectorised over groups of positions [start, end)."""
+
+    def __init__(self, fn: Callable, n: int):
+        if not callable(fn):
+            raise InvalidParameter(f"a cost must be callable as fn(starts, ends), got {fn!r}")
+        self.fn = fn
+        self.n = int(n)
+
+    def intervals(self, starts, ends):
+        starts = np.asarray(starts, dtype=np.int64)
+        out = np.asarray(self.fn(starts, np.asarray(ends, dtype=np.int64)), dtype=float)
+        if out.shape != starts.shape:
+            raise InvalidParameter(f"the cost returned shape {out.shape} for {starts.size} groups; "
+                                   "it must return one cost per group (one error per bin)")
+        if np.isnan(out).any():
+            raise InvalidParameter("the cost returned NaN")
+        return out
+
+
+class GroupCost(IntervalCost):
+    """A user cost ``fn(group_values) -> float``, called once per group (slow but simple)."""
+
+    def __init__(self, fn: Callable, values):
+        x = _vector(values, "values")
+        super().__init__(lambda s, e: np.array([float(fn(x[a:b])) for a, b in zip(s, e)]), x.size)
+
+
+class Perturbed(Cost):
+    """``fn(costs, sizes)`` applied to every batch of costs the search asks for (``sizes``: the
+    candidates' sizes in positions), e.g. noise for a private search (DAWA adds Laplace noise and
+    a public constant to every candidate's deviation, or removes the expected deviation of noise).
+
+    Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
+    unit ascending, each row by end ascending; power-of-two lengths - by length ascending, each by
+    start ascending; tree - levels bottom-up, nodes left to right; exactly-k - one row per first
+    unit as in the exact search.  Each candidate is seen once.
+    """
+
+    def __init__(self, inner: Cost, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+        self.inner, self.fn, self.n = inner, fn, inner.n
+
+    def _apply(self, costs, sizes):
+        out = np.asarray(self.fn(costs, sizes), dtype=float)
+        if out.shape != np.shape(costs):
+            raise InvalidParameter("a cost transform must return one cost per candidate")
+        return out
+
+    def intervals(self, starts, ends):
+        return self._apply(self.inner.intervals(starts, ends), np.asarray(ends) - np.asarray(starts))
+
+    def rows_from(self, first_unit, bounds):
+        return self._apply(self.inner.rows_from(first_unit, bounds), bounds[first_unit + 1:] - bounds[first_unit])
+
+    def windows(self, length, bounds):
+        m = bounds.size - length
+        return self._apply(self.inner.windows(length, bounds), bounds[length:length + m] - bounds[:m])
+
+    def nodes(self, starts, ends):
+        return self._apply(self.inner.nodes(starts, ends), ends - starts)
+
+
+def as_cost(cost, n: int | None = None) -> Cost:
+    """A :class:`Cost` from a cost, or from a vectorised callable over ``n`` positions."""
+    if isinstance(cost, Cost):
+        return cost
+    if callable(cost):
+        if n is None:
+            raise InvalidParameter("a callable cost needs the number of positions n (pass n=...)")
+        return IntervalCost(cost, n)
+    raise InvalidParameter(f"expected a segmentation Cost or a callable fn(starts, ends), got {cost!r}")

@@ -1,0 +1,481 @@
+"""Compiled (numba) loops of the segmentation engine; sequential by nature (see the package docstring).
+
+Conventions shared by every kernel:
+
+* a *unit* ``u`` covers positions ``[bounds[u], bounds[u+1])``; a group is a run of units
+  ``[a, b)``, and ``back[b]`` is the first unit of the last group of the best segmentation of
+  units ``[0, b)``;
+* the SSE + size-penalty cost of positions ``[i, j)`` is ``max(SSE, 0) + pen[j - i]`` from the
+  centred prefix sums ``p``, ``p2`` (AHP Theorem 4.2; SORTaki Eq. 4-5; DPCube's variance);
+* ties follow the package docstring's table.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+
+@njit(cache=True, inline="always")
+def sse(p, p2, i, j):
+    """SSE of positions [i, j) from centred prefix sums (clamped at 0 against rounding)."""
+    t = p[j] - p[i]
+    v = (p2[j] - p2[i]) - t * t / (j - i)
+    return v if v > 0.0 else 0.0
+
+
+def penalty(pen, m):
+    """The penalty of a group of m positions: ``pen[m]`` from a table, or ``pen / m`` when ``pen`` is
+    the coefficient c of a penalty c / size.  Chosen by the argument's type when numba compiles,
+    so neither form pays for the other (a runtime test here made AHP's greedy 15-60% slower);
+    the closed form avoids a table read, a cache miss where sizes jump (galloping, divide and
+    conquer)."""
+    return pen / m if np.isscalar(pen) else pen[m]
+
+
+def share(shares, m):
+    """A position's share of the penalty of a group of m: ``shares[m]``, or c / m^2 (see penalty)."""
+    return shares / (m * m) if np.isscalar(shares) else shares[m]
+
+
+@overload(penalty, inline="always")
+def _penalty_typed(pen, m):
+    if isinstance(pen, types.Float):
+        return lambda pen, m: pen / m
+    return lambda pen, m: pen[m]
+
+
+@overload(share, inline="always")
+def _share_typed(shares, m):
+    if isinstance(shares, types.Float):
+        return lambda shares, m: shares / (m * m)
+    return lambda shares, m: shares[m]
+
+
+@njit(cache=True, inline="always")
+def extend(base, p, p2, pen, i, j, penalty_last):
+    """base + cost of positions [i, j), summed as (base + SSE) + pen when ``penalty_last``, else
+    base + (SSE + pen): equal in exact arithmetic; both orders are kept so that the plugins ported
+    onto the engine (SORTaki: the first, AHP: the second) publish bit-identical releases."""
+    if penalty_last:
+        return base + sse(p, p2, i, j) + penalty(pen, j - i)
+    return base + (sse(p, p2, i, j) + penalty(pen, j - i))
+
+
+@njit(cache=True, inline="always")
+def _extend_units(base, bounds, p, p2, pen, matrix, a, b, penalty_last, trivial):
+    """base + cost of units [a, b): from the SSE arrays, or ``matrix[a, b]`` when a matrix is given."""
+    if matrix.shape[0] > 0:
+        return base + matrix[a, b]
+    if trivial:
+        return extend(base, p, p2, pen, a, b, penalty_last)
+    return extend(base, p, p2, pen, bounds[a], bounds[b], penalty_last)
+
+
+@njit(cache=True)
+def sse_all_intervals(bounds, p, p2, pen, penalty_last):
+    """Mode (a): best[e] = min_{s<e} best[s] + cost(s, e) over every interval; O(k^2).
+
+    The inner loop is the hot spot of AHP-optimal and DPP exact: single-position units skip the
+    ``bounds`` indirection and the end's prefix sums are read once (the flags are loop-invariant,
+    so the compiler unswitches the branches).
+    """
+    k = bounds.size - 1
+    trivial = bounds[k] == k
+    best = np.empty(k + 1)
+    back = np.zeros(k + 1, dtype=np.int64)
+    best[0] = 0.0
+    for e in range(1, k + 1):
+        j = e if trivial else bounds[e]
+        pj = p[j]
+        p2j = p2[j]
+        top = np.inf
+        arg = 0
+        for s in range(e):
+            i = s if trivial else bounds[s]
+            m = j - i
+            t = pj - p[i]
+            v = (p2j - p2[i]) - t * t / m
+            if not v > 0.0:
+                v = 0.0
+            if penalty_last:
+                c = best[s] + v + pen[m]
+            else:
+                c = best[s] + (v + pen[m])
+            if c < top:
+                top = c
+                arg = s
+        best[e] = top
+        back[e] = arg
+    return best, back
+
+
+@njit(cache=True, nogil=True)
+def relax_row(best, back, first_unit, costs):
+    """Mode (a) for costs given row by row: relax every group starting at ``first_unit``.
+
+    Rows must come in increasing ``first_unit`` (best[first_unit] is then final); a later row
+    replaces an incumbent only when strictly cheaper, so the earliest start wins ties.
+    """
+    base = best[first_unit]
+    for j in range(costs.size):
+        end = first_unit + 1 + j
+        c = base + costs[j]
+        if c < best[end]:
+            best[end] = c
+            back[end] = first_unit
+
+
+@njit(cache=True, inline="always")
+def _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last):
+    """best[s] + the cost of the last group [s, e) of 2^j units."""
+    s = e - (1 << j)
+    if use_windows:
+        return best[s] + windows[j, s]
+    return extend(best[s], p, p2, pen, bounds[s], bounds[e], penalty_last)
+
+
+@njit(cache=True)
+def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last, longest):
+    """Mode (b): the last group has 2^j units; O(k log k).
+
+    ``windows[j, a]`` is the cost of units [a, a + 2^j) when ``windows`` is not empty; otherwise
+    the SSE cost.  The first strictly cheapest candidate wins, examined from the longest down when
+    ``longest``, else from the shortest up (the scan order, not the comparison, carries the tie
+    rule: a tie-aware comparison in this loop cost up to 40% at n = 500,000).
+    """
+    k = bounds.size - 1
+    best = np.empty(k + 1)
+    back = np.zeros(k + 1, dtype=np.int64)
+    best[0] = 0.0
+    use_windows = windows.shape[0] > 0
+    for e in range(1, k + 1):
+        top = np.inf
+        arg = 0
+        top_j = 0
+        while (2 << top_j) <= e:
+            top_j += 1
+        # two loops rather than one with a computed index: the select cost ~10% at n = 500,000
+        if longest:
+            for j in range(top_j, -1, -1):
+                c = _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last)
+                if c < top:
+                    top = c
+                    arg = e - (1 << j)
+        else:
+            for j in range(top_j + 1):
+                c = _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last)
+                if c < top:
+                    top = c
+                    arg = e - (1 << j)
+        best[e] = top
+        back[e] = arg
+    return best, back
+
+
+@njit(cache=True, inline="always")
+def _best_split(below, bounds, p, p2, pen, matrix, first, last, j, penalty_last, trivial):
+    """min over i in [first, last] of below[i] + cost(units [i, j)), and the earliest i reaching it."""
+    b = np.inf
+    arg = first
+    for i in range(first, last + 1):
+        v = _extend_units(below[i], bounds, p, p2, pen, matrix, i, j, penalty_last, trivial)
+        if v < b:
+            b = v
+            arg = i
+    return b, arg
+
+
+@njit(cache=True)
+def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
+    """Mode (d): least cost of units [0, k) in exactly m groups, m = 1..k_max.
+
+    ``best[m]`` is that cost and ``back[m, j]`` the first unit of the last group of the best
+    m-segmentation of units [0, j).  When the cost is Monge (``monge``), the optimal split is
+    non-decreasing in j and each layer is filled by divide and conquer, O(k log k) instead of
+    O(k^2) (the classic speed-up for 1-D k-segmentation of sorted data).
+    """
+    k = bounds.size - 1
+    trivial = bounds[k] == k
+    below = np.full(k + 1, np.inf)
+    layer = np.full(k + 1, np.inf)
+    back = np.zeros((k_max + 1, k + 1), dtype=np.int32)
+    best = np.full(k_max + 1, np.inf)
+    for j in range(1, k + 1):
+        below[j] = _extend_units(0.0, bounds, p, p2, pen, matrix, 0, j, penalty_last, trivial)
+    best[1] = below[k]
+    stack = np.empty((4 * (k + 2), 4), dtype=np.int64)
+    for m in range(2, k_max + 1):
+        layer[:] = np.inf
+        if monge:
+            stack[0, 0] = m
+            stack[0, 1] = k
+            stack[0, 2] = m - 1
+            stack[0, 3] = k - 1
+            top = 1
+            while top > 0:
+                top -= 1
+                lo = stack[top, 0]
+                hi = stack[top, 1]
+                opt_lo = stack[top, 2]
+                opt_hi = stack[top, 3]
+                if lo > hi:
+                    continue
+                mid = (lo + hi) // 2
+                layer[mid], arg = _best_split(below, bounds, p, p2, pen, matrix, opt_lo, min(mid - 1, opt_hi),
+                                              mid, penalty_last, trivial)
+                back[m, mid] = arg
+                stack[top, 0] = lo
+                stack[top, 1] = mid - 1
+                stack[top, 2] = opt_lo
+                stack[top, 3] = arg
+                top += 1
+                stack[top, 0] = mid + 1
+                stack[top, 1] = hi
+                stack[top, 2] = arg
+                stack[top, 3] = opt_hi
+                top += 1
+        else:
+            for j in range(m, k + 1):
+                layer[j], back[m, j] = _best_split(below, bounds, p, p2, pen, matrix, m - 1, j - 1, j,
+                                                   penalty_last, trivial)
+        best[m] = layer[k]
+        below, layer = layer, below
+    return best, back
+
+
+@njit(cache=True)
+def greedy_singleton(bounds, p, p2, pen, penalty_last):
+    """Mode (e) with the singleton bound (SORTaki Algorithm 5): unit i joins the current group
+    [s, i) iff cost(s, i+1) < cost(s, i) + cost(i, i+1).  Returns the first units of the groups and
+    the total cost."""
+    k = bounds.size - 1
+    cuts = np.empty(k, dtype=np.int64)
+    cuts[0] = 0
+    m = 1
+    s = bounds[0]
+    total = 0.0
+    for i in range(1, k):
+        a = bounds[i]
+        b = bounds[i + 1]
+        merged = extend(0.0, p, p2, pen, s, b, penalty_last)
+        closed = extend(0.0, p, p2, pen, s, a, penalty_last)
+        if not merged < extend(closed, p, p2, pen, a, b, penalty_last):
+            total += closed
+            cuts[m] = i
+            m += 1
+            s = a
+    return cuts[:m], total + extend(0.0, p, p2, pen, s, bounds[k], penalty_last)
+
+
+# ------------------------------------------------- mode (e): AHP's look-ahead lower bound
+@njit(cache=True, inline="always")
+def _deviation_sq(x, prefix, j, l):
+    m = l - j + 1
+    d = x[j] - (prefix[l + 1] - prefix[j]) / m
+    return d * d
+
+
+@njit(cache=True, inline="always")
+def _candidate(x, prefix, shares, j, l):
+    """f_j(l) = (x_j - mean(x_j..x_l))^2 + share(l - j + 1): x_j's part of the group [j, l]."""
+    return _deviation_sq(x, prefix, j, l) + share(shares, l - j + 1)
+
+
+@njit(cache=True)
+def scan_lower_bound(x, prefix, j, run_end, shares, early_stop):
+    """err*(x_j) = min_{l >= j} f_j(l) by scanning l upwards (AHP Section 4.2), with the paper's
+    early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum."""
+    n = x.shape[0]
+    le_min = share(shares, n - j)
+    l = run_end[j]
+    m = l - j + 1
+    ae = 0.0
+    le = share(shares, m)
+    best = ae + le
+    while l + 1 < n:
+        ae_next = _deviation_sq(x, prefix, j, l + 1)
+        if early_stop and ae_next - ae >= le - le_min:
+            break
+        l += 1
+        m += 1
+        ae = ae_next
+        le = share(shares, m)
+        if ae + le < best:
+            best = ae + le
+    return best
+
+
+@njit(cache=True)
+def lower_bound_exceeds(x, prefix, j, run_end, shares, target):
+    """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
+    branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target."""
+    n = x.shape[0]
+    le_min = share(shares, n - j)
+    lo = run_end[j]
+    if share(shares, lo - j + 1) <= target:
+        return False
+    limit = target - le_min
+    if limit < 0.0:
+        return True
+    hi = lo
+    step = 1
+    while hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+        hi += step
+        step *= 2
+    while step > 1:
+        step //= 2
+        if hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+            hi += step
+    if hi <= lo:
+        return True
+    stack = np.empty((128, 2), dtype=np.int64)
+    stack[0, 0] = lo + 1
+    stack[0, 1] = hi
+    top = 1
+    while top > 0:
+        top -= 1
+        a = stack[top, 0]
+        b = stack[top, 1]
+        if _candidate(x, prefix, shares, j, b) <= target:
+            return False
+        if _deviation_sq(x, prefix, j, a) + share(shares, b - j + 1) > target:
+            continue
+        if b - a < 8:
+            for l in range(a, b):
+                if _candidate(x, prefix, shares, j, l) <= target:
+                    return False
+            continue
+        mid = (a + b) // 2
+        stack[top, 0] = a
+        stack[top, 1] = mid
+        top += 1
+        stack[top, 0] = mid + 1
+        stack[top, 1] = b - 1
+        top += 1
+    return True
+
+
+@njit(cache=True)
+def all_lower_bounds(x, prefix, run_end, shares, early_stop):
+    out = np.empty(x.shape[0])
+    for j in range(x.shape[0]):
+        out[j] = scan_lower_bound(x, prefix, j, run_end, shares, early_stop)
+    return out
+
+
+@njit(cache=True)
+def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early):
+    """Mode (e) with AHP's look-ahead bound (Algorithm 3): x_j joins the current group C iff
+    cost(C u x_j) - cost(C) < err*(x_j).  The group's mean and SSE follow Welford's recurrences."""
+    n = x.shape[0]
+    cuts = np.empty(n + 1, dtype=np.int64)
+    cuts[0] = 0
+    k = 1
+    m = 1
+    mean = x[0]
+    ssd = 0.0
+    total = 0.0                 # the cost of the closed groups (their running SSE + penalty)
+    for j in range(1, n):
+        xj = x[j]
+        d = xj - mean
+        grown = ssd + m / (m + 1.0) * d * d + penalty(pen, m + 1)
+        kept = ssd + penalty(pen, m)
+        target = grown - kept
+        if decide_early and early_stop:
+            merge = lower_bound_exceeds(x, prefix, j, run_end, shares, target)
+        else:
+            merge = scan_lower_bound(x, prefix, j, run_end, shares, early_stop) > target
+        if merge:
+            m += 1
+            mean += d / m
+            ssd += d * (xj - mean)
+        else:
+            total += kept
+            cuts[k] = j
+            k += 1
+            m = 1
+            mean = xj
+            ssd = 0.0
+    cuts[k] = n
+    return cuts[:k + 1], total + ssd + penalty(pen, m)
+
+
+# ------------------------------------------------------------- weighted L1 deviation
+@njit(cache=True, nogil=True, inline="always")
+def _fenwick_add(weight_tree, wx_tree, pos, w, wx):
+    n = weight_tree.size - 1
+    while pos <= n:
+        weight_tree[pos] += w
+        wx_tree[pos] += wx
+        pos += pos & -pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _deviation(weight_tree, wx_tree, sorted_values, mean, w_in, wx_in):
+    """sum w_i |x_i - mean| over the window: (mean W_le - SW_le) + ((SW - SW_le) - mean (W - W_le))."""
+    pos = np.searchsorted(sorted_values, mean, side="right")
+    c = 0.0
+    s = 0.0
+    while pos > 0:
+        c += weight_tree[pos]
+        s += wx_tree[pos]
+        pos -= pos & -pos
+    dev = (mean * c - s) + ((wx_in - s) - mean * (w_in - c))
+    return dev if dev > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move_unit(values, weights, rank, bounds, u, sign, weight_tree, wx_tree, sums):
+    """Add (sign 1) or remove (sign -1) the positions of unit u; ``sums`` = [count, sum x, sum w, sum w x]."""
+    for q in range(bounds[u], bounds[u + 1]):
+        w = sign * weights[q]
+        wx = w * values[q]
+        _fenwick_add(weight_tree, wx_tree, rank[q], w, wx)
+        sums[0] += sign
+        sums[1] += sign * values[q]
+        sums[2] += w
+        sums[3] += wx
+
+
+@njit(cache=True, nogil=True)
+def deviations_from(values, weights, rank, sorted_values, bounds, first_unit, out):
+    """out[j] = weighted L1 deviation from the mean of units [first_unit, first_unit + j + 1)."""
+    weight_tree = np.zeros(values.size + 1)
+    wx_tree = np.zeros(values.size + 1)
+    sums = np.zeros(4)
+    for j in range(bounds.size - 1 - first_unit):
+        _move_unit(values, weights, rank, bounds, first_unit + j, 1.0, weight_tree, wx_tree, sums)
+        out[j] = _deviation(weight_tree, wx_tree, sorted_values, sums[1] / sums[0], sums[2], sums[3])
+
+
+@njit(cache=True, nogil=True)
+def deviations_of_length(values, weights, rank, sorted_values, bounds, length, out):
+    """out[a] = weighted L1 deviation of units [a, a + length) for every a (a sliding window:
+    each unit enters and leaves the Fenwick tree once, O(n log n) per length)."""
+    weight_tree = np.zeros(values.size + 1)
+    wx_tree = np.zeros(values.size + 1)
+    sums = np.zeros(4)
+    for a in range(-(length - 1), bounds.size - length):
+        _move_unit(values, weights, rank, bounds, a + length - 1, 1.0, weight_tree, wx_tree, sums)
+        if a >= 0:
+            out[a] = _deviation(weight_tree, wx_tree, sorted_values, sums[1] / sums[0], sums[2], sums[3])
+            _move_unit(values, weights, rank, bounds, a, -1.0, weight_tree, wx_tree, sums)
+
+
+@njit(cache=True, nogil=True)
+def deviations_direct(values, weights, starts, ends):
+    """Weighted L1 deviation of each position range [starts[i], ends[i]) by definition, O(length)."""
+    out = np.empty(starts.size)
+    for i in range(starts.size):
+        a = starts[i]
+        b = ends[i]
+        mean = 0.0
+        for q in range(a, b):
+            mean += values[q]
+        mean /= b - a
+        dev = 0.0
+        for q in range(a, b):
+            dev += weights[q] * abs(values[q] - mean)
+        out[i] = dev
+    return out

@@ -1,0 +1,292 @@
+"""The search modes of :mod:`dphist.segmentation`: exact DPs, the tree DP, the greedy scans."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from . import kernels
+from .costs import Cost, SSEPenalty, as_cost
+
+LENGTHS = ("all", "power-of-two")
+BOUNDS = ("singleton", "lookahead")
+_NO_MATRIX = np.zeros((0, 0))
+_NO_ARRAY = np.zeros(1)
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """A segmentation of k units: ``bounds`` are unit indices ``0 = b_0 < ... < b_m = k`` (group g is
+    units ``[b_g, b_{g+1})``, ready for :meth:`dphist.Partition.merge`) and ``cost`` its total cost."""
+
+    bounds: np.ndarray
+    cost: float
+
+    @property
+    def starts(self) -> np.ndarray:
+        return self.bounds[:-1]
+
+    @property
+    def n_groups(self) -> int:
+        return self.bounds.size - 1
+
+
+def units_of(bounds, n: int) -> np.ndarray:
+    """Validated unit bounds over ``n`` positions (``None``: every position is a unit)."""
+    if bounds is None:
+        return np.arange(n + 1, dtype=np.int64)
+    b = np.ascontiguousarray(bounds, dtype=np.int64)
+    if b.ndim != 1 or b.size < 2 or b[0] != 0 or b[-1] != n or np.any(np.diff(b) <= 0):
+        raise InvalidParameter(f"unit bounds must increase strictly from 0 to the number of positions {n}")
+    return b
+
+
+def _prepare(cost, bounds, n):
+    cost = as_cost(cost, n)
+    return cost, units_of(bounds, cost.n)
+
+
+def _trace(back: np.ndarray, k: int) -> np.ndarray:
+    out = [k]
+    while out[-1] > 0:
+        out.append(int(back[out[-1]]))
+    return np.array(out[::-1], dtype=np.int64)
+
+
+def total_cost(cost, groups, bounds=None, n: int | None = None) -> float:
+    """Total cost of the groups ``units[groups[g]:groups[g+1]]`` (``groups`` from 0 to k)."""
+    cost, units = _prepare(cost, bounds, n)
+    g = np.asarray(groups, dtype=np.int64)
+    return float(np.sum(cost.intervals(units[g[:-1]], units[g[1:]])))
+
+
+def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = True,
+            n: int | None = None) -> Segmentation:
+    """The segmentation of least total cost, any number of groups (Jagadish et al. 1998's DP).
+
+    ``lengths="all"``: every run of units is a candidate group, O(k^2) cost evaluations (mode a).
+    ``lengths="power-of-two"``: only runs of 2^j units, O(k log k) (mode b; DAWA's and SORTaki's
+    scalable variant).  ``bounds`` groups the positions into indivisible units (default: every
+    position); ``n`` is needed only for a plain callable cost.  Ties keep the longest optimal last
+    group; ``longest_on_ties=False`` keeps the shortest instead, in the power-of-two mode only
+    (SORTaki's DPP, kept for its releases).
+    """
+    if lengths not in LENGTHS:
+        raise InvalidParameter(f"unknown candidate lengths {lengths!r}; use one of {', '.join(LENGTHS)}")
+    if lengths == "all" and not longest_on_ties:
+        raise InvalidParameter("longest_on_ties=False is offered for lengths='power-of-two' only")
+    cost, units = _prepare(cost, bounds, n)
+    k = units.size - 1
+    if lengths == "all":
+        if type(cost) is SSEPenalty:
+            best, back = kernels.sse_all_intervals(units, cost.prefix, cost.prefix_sq, cost.penalty,
+                                                   cost.penalty_last)
+        else:
+            best = np.full(k + 1, np.inf)
+            best[0] = 0.0
+            back = np.zeros(k + 1, dtype=np.int64)
+            for a in range(k):           # rows by first unit: best[a] is final once rows < a are relaxed
+                kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float))
+    else:
+        if type(cost) is SSEPenalty:
+            best, back = kernels.power_of_two_lengths(units, cost.prefix, cost.prefix_sq, cost.penalty,
+                                                      _NO_MATRIX, cost.penalty_last, bool(longest_on_ties))
+        else:
+            n_lengths = int(np.floor(np.log2(k))) + 1
+            windows = np.full((n_lengths, k), np.inf)
+            for j in range(n_lengths):
+                windows[j, :k - (1 << j) + 1] = cost.windows(1 << j, units)
+            best, back = kernels.power_of_two_lengths(units, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, windows, False,
+                                                      bool(longest_on_ties))
+    return Segmentation(_trace(back, k), float(best[k]))
+
+
+def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segmentation:
+    """The best segmentation into aligned subtrees of a ``branching``-ary tree over the units (mode c).
+
+    Level h has nodes of ``branching^h`` units (the last one possibly shorter); bottom-up, each node
+    keeps itself or the best of its children, whichever is cheaper (itself on a tie), O(k) nodes
+    (Kellaris et al., TKDE, Section 6, hierarchical smoothing; DAWA's tree variant).
+    """
+    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
+        raise InvalidParameter(f"branching must be an integer >= 2, got {branching!r}")
+    cost, units = _prepare(cost, bounds, n)
+    k = units.size - 1
+    best = None
+    levels = []
+    span = 1
+    while True:
+        first = np.arange(0, k, span)
+        last = np.minimum(first + span, k)
+        own = np.asarray(cost.nodes(units[first], units[last]), dtype=float)
+        if best is None:
+            take = np.ones(first.size, dtype=bool)
+            best = own
+        else:
+            children = np.add.reduceat(best, np.arange(0, best.size, branching))
+            take = own < children
+            best = np.where(take, own, children)
+        levels.append((first, take))
+        if first.size == 1:
+            break
+        span *= branching
+    starts = []
+    active = np.ones(1, dtype=bool)
+    for h in range(len(levels) - 1, -1, -1):
+        first, take = levels[h]
+        starts.append(first[active & take])
+        if h:
+            active = np.repeat(active & ~take, branching)[:levels[h - 1][0].size]
+    return Segmentation(np.r_[np.sort(np.concatenate(starts)), k].astype(np.int64), float(best[0]))
+
+
+def monge_violation(matrix) -> float:
+    """The largest violation of the Monge (quadrangle) inequality of an interval cost matrix
+    ``C[a, b]`` (cost of units [a, b)): max over a + 1 < b of C[a, b] + C[a+1, b+1] - C[a, b+1] - C[a+1, b]
+    (the adjacent quadruples imply every quadruple).  <= 0 means Monge."""
+    c = np.asarray(matrix, dtype=float)
+    k = c.shape[0] - 1
+    worst = -np.inf
+    for a in range(k - 1):
+        b = np.arange(a + 2, k)
+        if b.size:
+            worst = max(worst, float(np.max(c[a, b] + c[a + 1, b + 1] - c[a, b + 1] - c[a + 1, b])))
+    return worst
+
+
+def _is_monotone(x) -> bool:
+    d = np.diff(x)
+    return bool(np.all(d >= 0) or np.all(d <= 0))
+
+
+def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None = None
+             ) -> dict[int, Segmentation]:
+    """For each k in ``ks``: the least-cost segmentation into exactly k groups (mode d).
+
+    One DP up to max(ks) serves every k.  With ``monge`` the optimal split point is non-decreasing
+    and each layer takes O(k log k) by divide and conquer, else O(k^2).  ``monge=None`` decides:
+    for :class:`SSEPenalty`, Monge when the values are monotone in position order and the penalty
+    is convex in the size (SSE of sorted values and a convex function of the length both satisfy
+    the quadrangle inequality; tested against the plain DP); for any other cost, the dense cost
+    matrix (O(k^2) memory) is checked with :func:`monge_violation` (tolerance 1e-9 x its scale).
+    ``monge=True`` asserts it without a check: a wrong assertion gives a non-optimal answer.
+    """
+    cost, units = _prepare(cost, bounds, n)
+    k = units.size - 1
+    wanted = sorted({int(m) for m in ks})
+    if not wanted or wanted[0] < 1 or wanted[-1] > k:
+        raise InvalidParameter(f"numbers of groups must lie in [1, {k}], got {list(ks)}")
+    if type(cost) is SSEPenalty:
+        matrix = _NO_MATRIX
+        if monge is None:
+            monge = _is_monotone(np.diff(cost.prefix)) and cost.penalty_is_convex()
+        p, p2, last = cost.prefix, cost.prefix_sq, cost.penalty_last
+        pen = _penalty_args(cost)[0]
+    else:
+        matrix = np.full((k + 1, k + 1), np.inf)
+        for a in range(k):
+            matrix[a, a + 1:] = cost.rows_from(a, units)
+        if monge is None:
+            finite = matrix[np.isfinite(matrix)]
+            scale = float(np.max(np.abs(finite), initial=1.0))
+            monge = k < 3 or monge_violation(matrix) <= 1e-9 * scale
+        p = p2 = pen = _NO_ARRAY
+        last = False
+    best, back = kernels.exactly_k_groups(units, p, p2, pen, matrix, wanted[-1], bool(monge), last)
+    out = {}
+    for m in wanted:
+        cuts = [k]
+        j = k
+        for layer in range(m, 0, -1):
+            j = int(back[layer, j]) if layer > 1 else 0
+            cuts.append(j)
+        out[m] = Segmentation(np.array(cuts[::-1], dtype=np.int64), float(best[m]))
+    return out
+
+
+def _run_ends(x: np.ndarray) -> np.ndarray:
+    """For each position, the last position of its run of equal values."""
+    ends = np.flatnonzero(np.r_[x[1:] != x[:-1], True])
+    return np.repeat(ends, np.diff(ends, prepend=-1))
+
+
+def _penalty_args(cost: SSEPenalty):
+    """What the kernels read the penalty and the share from: the tables, or the coefficient c of
+    a penalty c / size as a float (the kernels then compute c / m and c / m^2; see kernels.penalty)."""
+    if cost.inverse_c >= 0:
+        return float(cost.inverse_c), float(cost.inverse_c)
+    return cost.penalty, cost.share
+
+
+def _lookahead_inputs(cost):
+    if type(cost) is not SSEPenalty or cost.values is None:
+        raise InvalidParameter("the look-ahead bound is built for SSEPenalty costs made from values")
+    x = cost.values
+    prefix = np.zeros(x.size + 1)
+    np.cumsum(x, out=prefix[1:])                       # raw (uncentred) sums: means x_j..x_l in O(1)
+    # the stop rule needs a non-increasing share; c / m^2 is, by construction
+    shrinking = cost.inverse_c >= 0 or bool(np.all(np.diff(cost.share[1:]) <= 0))
+    return x, prefix, _run_ends(x), _is_monotone(x) and shrinking
+
+
+def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray:
+    """err*(x_j) = min_{l >= j} (x_j - mean(x_j..x_l))^2 + share(l - j + 1) for every position j:
+    a lower bound on what x_j adds to any group it starts (AHP Section 4.2, with share(m) =
+    penalty(m) / m).  The scan stops early (the paper's rule) on monotone values with a
+    non-increasing share when ``early_stop``."""
+    x, prefix, run_end, can_stop = _lookahead_inputs(cost)
+    return kernels.all_lower_bounds(x, prefix, run_end, _penalty_args(cost)[1], bool(early_stop and can_stop))
+
+
+def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = True,
+           n: int | None = None) -> Segmentation:
+    """One left-to-right scan (mode e): the next unit joins the current group C iff
+    cost(C + unit) < cost(C) + bound(unit), else it starts a new group.
+
+    ``bound="singleton"``: bound(unit) = the unit's own cost (SORTaki Algorithm 5, GP).
+    ``bound="lookahead"``: bound(x_j) = err*(x_j) of :func:`lookahead_bounds`, a lower bound on the
+    cost x_j brings to any group it starts (AHP Algorithm 3); SSEPenalty over single positions only.
+    On monotone values it is decided without computing err* (galloping, then branch and bound);
+    ``decide_early=False`` computes err* by the paper's scan (same groups, slower).
+    """
+    if bound not in BOUNDS:
+        raise InvalidParameter(f"unknown greedy bound {bound!r}; use one of {', '.join(BOUNDS)}")
+    cost, units = _prepare(cost, bounds, n)
+    k = units.size - 1
+    if bound == "lookahead":
+        if k != cost.n:
+            raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
+        x, prefix, run_end, early_stop = _lookahead_inputs(cost)
+        pen, shares = _penalty_args(cost)
+        cuts, total = kernels.greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, bool(decide_early))
+        return Segmentation(cuts, float(total))       # the groups' SSE from Welford's recurrences
+    if type(cost) is SSEPenalty:
+        starts, total = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, _penalty_args(cost)[0],
+                                                 cost.penalty_last)
+        return Segmentation(np.r_[starts, k].astype(np.int64), float(total))
+    cuts = np.r_[_greedy_singleton_batched(cost, units), k].astype(np.int64)
+    return Segmentation(cuts, total_cost(cost, cuts, units))
+
+
+def _greedy_singleton_batched(cost: Cost, units: np.ndarray) -> np.ndarray:
+    """The singleton-bound scan for any cost.  With the current group starting at unit s, the
+    decision at unit i depends only on (s, i): a block of decisions is evaluated at once, up to the
+    first refusal, and the block doubles while every unit joins."""
+    k = units.size - 1
+    cuts = [0]
+    s, i, block = 0, 1, 64
+    while i < k:
+        idx = np.arange(i, min(k, i + block))
+        start = np.full(idx.size, units[s])
+        merged = cost.intervals(start, units[idx + 1])
+        apart = cost.intervals(start, units[idx]) + cost.intervals(units[idx], units[idx + 1])
+        refuse = ~(merged < apart)
+        if refuse.any():
+            j = int(idx[int(np.argmax(refuse))])
+            cuts.append(j)
+            s, i, block = j, j + 1, 64
+        else:
+            i = int(idx[-1]) + 1
+            block *= 2
+    return np.asarray(cuts, dtype=np.int64)
