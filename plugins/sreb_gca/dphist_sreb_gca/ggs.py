@@ -31,10 +31,14 @@ compares both).  A run of values equal to y_j has A = 0 and b decreasing, so its
 run's end, which the scan jumps to (A is defined as exactly 0 inside the run, in both scans).
 
 **Deciding (4) without LB.**  (4) asks whether f_j(l) >= Delta for every l.  ``decide_early``
-answers that by branch and bound over l: on [lo, hi] the same monotonicity gives f_j >= w_j
-g(A_j(lo), b(hi)); the interval passes when that bound does, fails at the first f_j(l) < Delta, and
-splits otherwise; every l with w_j A_j(l) >= Delta passes (found by a binary search, A being
-monotone).  Same decisions as computing LB (tested), typically O(log n) evaluations.
+answers that on the same monotonicity: first the bound over all l at once, w_j g(A_j(j+1), b_min);
+then galloping over blocks of l of doubling length from j (near positions first), where a block
+[lo, hi] passes when w_j g(A_j(lo), b(hi)) does, goes to branch and bound otherwise (fails at the
+first f_j(l) < Delta), and every l from the first one with w_j A_j(l) >= Delta on passes.  Same
+decisions as computing LB (tested), typically a few evaluations per bin.  (Computing LB itself in
+O(log n) is possible for the bound form, since f_j(l) is then the slope from a point below the
+convex prefix-sum curve, quasi-convex in l; measured slower here because LB's minimiser is often
+far away while the decision is usually settled near j.)
 Group errors cost O(log m) each from prefix sums (binary search for the mean's position), so the
 scan is O(n log n) in typical cases.
 
