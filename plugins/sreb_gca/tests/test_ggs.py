@@ -168,3 +168,13 @@ def test_ggs_equals_the_optimum_on_well_separated_values(form):
         assert np.array_equal(optimum.bounds, [0, 20, 35, 65])
         assert np.array_equal(ggs(x, eps2, 1.0, form), optimum.bounds)
         assert np.array_equal(ggs(x[::-1], eps2, 1.0, form), [0, 30, 45, 65])
+
+
+@pytest.mark.parametrize("decide_early", [True, False])
+def test_exact_tie_joins_by_default_and_splits_on_request(decide_early):
+    # kills: "<" in place of "<=" for the default ties="join" (the "does not exceed"), and the
+    # switch being ignored.  x = [0, 1], delta = 4 (both weights 1/4), eps_2 = 1: E({0}) = 1/4,
+    # E({0, 1}) = 1/4 + 1/4, so Delta = 1/4 = LB(1) = w_1 / eps_2, exactly in binary floating point
+    x = np.array([0.0, 1.0])
+    assert np.array_equal(ggs(x, 1.0, 4.0, decide_early=decide_early), [0, 2])
+    assert np.array_equal(ggs(x, 1.0, 4.0, ties="split", decide_early=decide_early), [0, 1, 2])
