@@ -14,7 +14,7 @@ expected relative error of the group, with weights w_t = 1 / max(x_t, delta), is
     exact(G) = sum_t w_t (|x_t - mu| + b exp(-|x_t - mu| / b))              (2)
     bound(G) = sum_t w_t  |x_t - mu|  +  W(G) / (m eps_2),  W(G) = sum_t w_t (3)
 
-(2) >= ... <= (3) since exp(-.) <= 1, with equality when every bin equals the mean.  The first
+(2) <= (3) since exp(-.) <= 1, with equality when every bin equals the mean.  The first
 term of (3) is the **reconstruction error** of grouping, the second the **noise error**, the
 outline's two sources; (2) couples them ("the other part is caused by both grouping and Laplace
 noise").  ``form="bound"`` (3) is the default: O(log m) per group on sorted values from prefix
