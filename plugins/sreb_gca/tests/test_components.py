@@ -23,6 +23,14 @@ def test_presets_conform(name):
     testing.check_algorithm(name)
 
 
+@pytest.mark.parametrize("switch", [dict(threshold=True), dict(form="exact"), dict(ascending=False),
+                                    dict(delta_fraction=0.001), dict(ties="split")])
+def test_switches_conform(switch):
+    # kills: a switch that breaks the pipeline (e.g. the AHP initializer named wrongly, the exact form
+    # failing in release mode, delta_fraction on a negative noisy total)
+    testing.check_algorithm("SReB_GCA", **switch)
+
+
 @pytest.mark.parametrize("alpha", [0.2, 0.85])
 def test_ledger_eps1_plus_eps2_is_eps(alpha):
     # kills: eps_2 taken as eps (double spending), or alpha applied to the wrong stage
