@@ -12,7 +12,7 @@ Modules, one idea each:
   Laplace noise (exact form and upper bound; reconstruction + noise error), a
   :mod:`dphist.segmentation` cost;
 * :mod:`.ggs`            - GGS: the greedy scan, its lower bound LB, the early stop;
-* :mod:`.partitioners`   - the components ``sreb_gca.ggs`` and ``sreb_gca.optimal``;
+* :mod:`dphist_sreb_gca.partitioners`   - the components ``sreb_gca.ggs`` and ``sreb_gca.optimal``;
 * :mod:`.presets`        - ``SReB_GCA`` and ``SReB_GCA-optimal`` (Algorithm 1).
 
 The initializer is the core's ``laplace``, the sorter the core's ``noisy-count`` (ascending), the

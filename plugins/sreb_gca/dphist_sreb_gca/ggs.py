@@ -43,7 +43,7 @@ Group errors cost O(log m) each from prefix sums (binary search for the mean's p
 scan is O(n log n) in typical cases.
 
 On values that are not monotone (the domain-order harness), A is not monotone: LB is computed by
-the full scan (O(n) per bin) and the group error by O(m) loops; :mod:`.partitioners` limits the
+the full scan (O(n) per bin) and the group error by O(m) loops; :mod:`dphist_sreb_gca.partitioners` limits the
 size of such inputs.
 """
 from __future__ import annotations

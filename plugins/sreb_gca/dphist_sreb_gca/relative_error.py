@@ -22,7 +22,7 @@ sums of w and w x and a binary search for the mean's position; ``form="exact"`` 
 per group.
 
 Inside the algorithm the values are the noisy counts H~ (the true ones are private), and delta is
-public: a constant (default 1) or a fraction of the *noisy* total (see :mod:`.partitioners`).
+public: a constant (default 1) or a fraction of the *noisy* total (see :mod:`dphist_sreb_gca.partitioners`).
 Weights use max(x, delta), not |x|: a negative noisy count stands for a small true count, and
 weighs as delta.  (The core's :class:`dphist.segmentation.RelativeError` uses max(|x|, delta);
 both agree on values >= delta.)  The evaluation metric is different on purpose: the core's MRE
