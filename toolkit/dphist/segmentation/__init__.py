@@ -34,8 +34,8 @@ One exception to "one way": SORTaki's power-of-two DPP kept the shortest last gr
 mode                                among equal totals
 ==================================  =============================================================
 (a) all runs, (b) power-of-two,     the last group with the earliest start (the longest),
-(d) exactly k                       recursively; (a) and (b) take ``longest_on_ties=False`` for
-                                    the shortest (SORTaki's DPP in the power-of-two variant)
+(d) exactly k                       recursively; (b) takes ``longest_on_ties=False`` for the
+                                    shortest (SORTaki's DPP in the power-of-two variant)
 (c) tree                            the children, when they cost exactly what their parent costs
 (e) greedy                          a new group (a unit joins only when strictly cheaper: "<" in
                                     AHP Algorithm 3 line 8 and SORTaki Algorithm 5 line 5)

@@ -73,7 +73,7 @@ def _extend_units(base, bounds, p, p2, pen, matrix, a, b, penalty_last, trivial)
 
 
 @njit(cache=True)
-def sse_all_intervals(bounds, p, p2, pen, penalty_last, longest):
+def sse_all_intervals(bounds, p, p2, pen, penalty_last):
     """Mode (a): best[e] = min_{s<e} best[s] + cost(s, e) over every interval; O(k^2).
 
     The inner loop is the hot spot of AHP-optimal and DPP exact: single-position units skip the
@@ -102,7 +102,7 @@ def sse_all_intervals(bounds, p, p2, pen, penalty_last, longest):
                 c = best[s] + v + pen[m]
             else:
                 c = best[s] + (v + pen[m])
-            if c < top or (c == top and not longest):
+            if c < top:
                 top = c
                 arg = s
         best[e] = top
@@ -111,20 +111,28 @@ def sse_all_intervals(bounds, p, p2, pen, penalty_last, longest):
 
 
 @njit(cache=True, nogil=True)
-def relax_row(best, back, first_unit, costs, longest):
+def relax_row(best, back, first_unit, costs):
     """Mode (a) for costs given row by row: relax every group starting at ``first_unit``.
 
-    Rows must come in increasing ``first_unit`` (best[first_unit] is then final); with ``longest`` a
-    later row replaces an incumbent only when strictly cheaper (the earliest start wins ties), else
-    also when equal (the latest start wins).
+    Rows must come in increasing ``first_unit`` (best[first_unit] is then final); a later row
+    replaces an incumbent only when strictly cheaper, so the earliest start wins ties.
     """
     base = best[first_unit]
     for j in range(costs.size):
         end = first_unit + 1 + j
         c = base + costs[j]
-        if c < best[end] or (c == best[end] and not longest):
+        if c < best[end]:
             best[end] = c
             back[end] = first_unit
+
+
+@njit(cache=True, inline="always")
+def _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last):
+    """best[s] + the cost of the last group [s, e) of 2^j units."""
+    s = e - (1 << j)
+    if use_windows:
+        return best[s] + windows[j, s]
+    return extend(best[s], p, p2, pen, bounds[s], bounds[e], penalty_last)
 
 
 @njit(cache=True)
@@ -132,8 +140,9 @@ def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last, longest):
     """Mode (b): the last group has 2^j units; O(k log k).
 
     ``windows[j, a]`` is the cost of units [a, a + 2^j) when ``windows`` is not empty; otherwise
-    the SSE cost.  Lengths are examined from the longest down; on a tie the longest last group
-    stays when ``longest``, else the shortest replaces it.
+    the SSE cost.  The first strictly cheapest candidate wins, examined from the longest down when
+    ``longest``, else from the shortest up (the scan order, not the comparison, carries the tie
+    rule: a tie-aware comparison in this loop cost up to 40% at n = 500,000).
     """
     k = bounds.size - 1
     best = np.empty(k + 1)
@@ -143,19 +152,22 @@ def power_of_two_lengths(bounds, p, p2, pen, windows, penalty_last, longest):
     for e in range(1, k + 1):
         top = np.inf
         arg = 0
-        j = 0
-        while (2 << j) <= e:
-            j += 1
-        while j >= 0:
-            s = e - (1 << j)
-            if use_windows:
-                c = best[s] + windows[j, s]
-            else:
-                c = extend(best[s], p, p2, pen, bounds[s], bounds[e], penalty_last)
-            if c < top or (c == top and not longest):
-                top = c
-                arg = s
-            j -= 1
+        top_j = 0
+        while (2 << top_j) <= e:
+            top_j += 1
+        # two loops rather than one with a computed index: the select cost ~10% at n = 500,000
+        if longest:
+            for j in range(top_j, -1, -1):
+                c = _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last)
+                if c < top:
+                    top = c
+                    arg = e - (1 << j)
+        else:
+            for j in range(top_j + 1):
+                c = _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last)
+                if c < top:
+                    top = c
+                    arg = e - (1 << j)
         best[e] = top
         back[e] = arg
     return best, back

@@ -68,25 +68,26 @@ def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = 
     ``lengths="all"``: every run of units is a candidate group, O(k^2) cost evaluations (mode a).
     ``lengths="power-of-two"``: only runs of 2^j units, O(k log k) (mode b; DAWA's and SORTaki's
     scalable variant).  ``bounds`` groups the positions into indivisible units (default: every
-    position); ``n`` is needed only for a plain callable cost.  ``longest_on_ties``: among optimal
-    last groups keep the longest (default; DAWA and the exact DPs), else the shortest (SORTaki's
-    power-of-two DPP, kept for its releases).
+    position); ``n`` is needed only for a plain callable cost.  Ties keep the longest optimal last
+    group; ``longest_on_ties=False`` keeps the shortest instead, in the power-of-two mode only
+    (SORTaki's DPP, kept for its releases).
     """
     if lengths not in LENGTHS:
         raise InvalidParameter(f"unknown candidate lengths {lengths!r}; use one of {', '.join(LENGTHS)}")
+    if lengths == "all" and not longest_on_ties:
+        raise InvalidParameter("longest_on_ties=False is offered for lengths='power-of-two' only")
     cost, units = _prepare(cost, bounds, n)
     k = units.size - 1
     if lengths == "all":
         if type(cost) is SSEPenalty:
             best, back = kernels.sse_all_intervals(units, cost.prefix, cost.prefix_sq, cost.penalty,
-                                                   cost.penalty_last, bool(longest_on_ties))
+                                                   cost.penalty_last)
         else:
             best = np.full(k + 1, np.inf)
             best[0] = 0.0
             back = np.zeros(k + 1, dtype=np.int64)
             for a in range(k):           # rows by first unit: best[a] is final once rows < a are relaxed
-                kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float),
-                                  bool(longest_on_ties))
+                kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float))
     else:
         if type(cost) is SSEPenalty:
             best, back = kernels.power_of_two_lengths(units, cost.prefix, cost.prefix_sq, cost.penalty,
