@@ -84,7 +84,7 @@ def uniform_below(t, words, st):
             return v
 
 @njit(cache=True)
-def discrete_laplace_fill(out, start, t, s, words, st):
+def discrete_laplace_fill(out, start, t, s, words, st, e1):
     """CKS Algorithm 2 (scale t/s) into ``out[start:]``; returns the first index not filled.
 
     The same steps as the helpers above (uniform U, Bernoulli(exp(-U/t)) by
@@ -146,31 +146,25 @@ def discrete_laplace_fill(out, start, t, s, words, st):
                 continue
             vv = 0
             while True:
-                k = 1
+                # Bernoulli(exp(-1)) by comparing U bit by bit with exp(-1)'s binary expansion
+                # (E1_BITS, exact to 1024 bits; a tie that long, probability 2^-1024, is reported)
                 a = -1
+                j = 0
                 while a < 0:
-                    r = 1
-                    b = k
-                    res = -1
-                    while True:
-                        if pos >= total:
-                            ok = False
-                            break
-                        r = 2 * r
-                        dig = 0
-                        if r >= b:
-                            dig = 1
-                            r -= b
-                        bit = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
-                        pos += 1
-                        if bit != dig:
-                            res = dig; break
-                    if not ok: break
-                    if res == 0:
-                        a = k % 2
-                    else:
-                        k += 1
-                if not ok: break
+                    if pos >= total:
+                        ok = False
+                        break
+                    if j >= 1024:
+                        st[0] = begin
+                        return -2
+                    c = np.int64((e1[j >> 6] >> np.uint64(63 - (j & 63))) & np.uint64(1))
+                    bit = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
+                    pos += 1
+                    j += 1
+                    if bit != c:
+                        a = c
+                if not ok:
+                    break
                 if a == 0:
                     break
                 vv += 1

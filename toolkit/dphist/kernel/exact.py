@@ -110,6 +110,33 @@ def _scale_fraction(q: Fraction) -> tuple[int, int]:
     return t, s
 
 
+def _exp_minus_one_bits(nbits: int = 1024) -> np.ndarray:
+    """The first ``nbits`` binary digits of exp(-1) after the point, most significant first, in uint64 words.
+
+    From the alternating series sum (-1)^k / k!: its partial sums bracket exp(-1), and
+    the bracket after 300 terms (width 1/300! < 2^-2000) fixes every one of the digits.
+    """
+    lo = hi = Fraction(0)
+    term = Fraction(1)
+    total = Fraction(0)
+    for k in range(0, 301):
+        if k:
+            term /= k
+        total += term if k % 2 == 0 else -term
+        lo, hi = (total, hi) if k % 2 else (lo, total)
+    lo, hi = min(lo, hi), max(lo, hi)
+    digits_lo, digits_hi = (lo.numerator << nbits) // lo.denominator, (hi.numerator << nbits) // hi.denominator
+    if digits_lo != digits_hi:
+        raise ArithmeticError("exp(-1) bracket too wide for the requested digits")
+    out = np.empty(nbits // 64, dtype=np.uint64)
+    for i in range(out.size):
+        out[i] = (digits_lo >> (nbits - 64 * (i + 1))) & ((1 << 64) - 1)
+    return out
+
+
+_E1_BITS = _exp_minus_one_bits()
+
+
 # ------------------------------------------------------------ compiled core
 def _compiled():
     """The numba kernels (compiled once, cached on disk); imported on first use."""
@@ -143,7 +170,9 @@ def discrete_laplace(t: int, s: int, size: int, source: RandomWords) -> np.ndarr
     stream = _Stream(source, size * per_draw / 64 * 1.1 + 16)
     done = 0
     while True:
-        done = fill(out, done, t, s, stream.words, stream.state)
+        done = fill(out, done, t, s, stream.words, stream.state, _E1_BITS)
+        if done < 0:  # a 1024-bit tie with exp(-1): probability 2^-1024, independent of the data
+            raise ArithmeticError("exact sampler: exp(-1) expansion exhausted")
         if done == size:
             return out
         stream.refill((size - done) * per_draw / 64 * 1.1 + 16)
