@@ -38,6 +38,8 @@ def load(topic: str):
     if not path.exists():
         known = sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
         raise SystemExit(f"no benchmark topic {topic!r}; known: {', '.join(known)}")
+    if str(HERE) not in sys.path:  # the topic modules share benchmarks/_cases.py
+        sys.path.insert(0, str(HERE))
     spec = importlib.util.spec_from_file_location(f"bench_{topic}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
