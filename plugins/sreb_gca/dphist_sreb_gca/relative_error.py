@@ -40,28 +40,17 @@ import numba
 import numpy as np
 
 from dphist import InvalidParameter, segmentation
+from dphist.kernel import positive_number
 
 FORMS = ("bound", "exact")
 
 
 def check_eps2(eps_2) -> float:
-    try:
-        e = float(eps_2)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"eps_2 must be a positive number, got {eps_2!r}") from None
-    if not math.isfinite(e) or e <= 0:
-        raise InvalidParameter(f"SReB_GCA's group error needs eps_2 > 0 (the finalizer's share), got {eps_2!r}")
-    return e
+    return positive_number(eps_2, "SReB_GCA's group error needs eps_2 (the finalizer's share); eps_2")
 
 
 def check_delta(delta) -> float:
-    try:
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"delta must be a positive number, got {delta!r}") from None
-    if not math.isfinite(d) or d <= 0:
-        raise InvalidParameter(f"delta (the weights' floor 1/max(x, delta)) must be > 0, got {delta!r}")
-    return d
+    return positive_number(delta, "delta (the weights' floor 1/max(x, delta))")
 
 
 def check_form(form) -> str:

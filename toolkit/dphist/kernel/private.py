@@ -89,35 +89,28 @@ def validate_counts(counts) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-def validate_epsilon(epsilon, what: str = "epsilon") -> float:
-    if isinstance(epsilon, bool):
-        raise InvalidParameter(f"{what} must be a number, got {epsilon!r}")
-    try:
-        eps = float(epsilon)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"{what} must be a number, got {epsilon!r}") from None
-    if not math.isfinite(eps) or eps <= 0:
-        raise InvalidParameter(f"{what} must be positive and finite, got {epsilon!r}")
-    return eps
-
-
-def _positive_sensitivity(value, what: str) -> float:
+def positive_number(value, what: str) -> float:
+    """``value`` as a positive finite float, or :class:`InvalidParameter` naming ``what``."""
     if isinstance(value, bool):
-        raise InvalidParameter(f"{what} must be a positive number, got {value!r}")
+        raise InvalidParameter(f"{what} must be a number, got {value!r}")
     try:
-        sens = float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise InvalidParameter(f"{what} must be a positive number, got {value!r}") from None
-    if not math.isfinite(sens) or sens <= 0:
+        raise InvalidParameter(f"{what} must be a number, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
         raise InvalidParameter(f"{what} must be positive and finite, got {value!r}")
-    return sens
+    return number
+
+
+def validate_epsilon(epsilon, what: str = "epsilon") -> float:
+    return positive_number(epsilon, what)
 
 
 def _declared_at_least(declared, computed: float, primitive: str) -> float:
     """The sensitivity to use: the kernel's, or a larger one the caller declares; never a smaller one."""
     if declared is None:
         return computed
-    value = _positive_sensitivity(declared, f"declared sensitivity for {primitive}")
+    value = positive_number(declared, f"declared sensitivity for {primitive}")
     if value < computed * (1 - 1e-12):
         raise InvalidParameter(f"{primitive}: declared sensitivity {value:g} is below the {computed:g} the "
                                "kernel computes for these queries")
@@ -380,7 +373,7 @@ class DataHandle:
         :class:`PrivacyViolation` carrying no data.
         """
         eps = validate_epsilon(epsilon, "epsilon for exponential")
-        sens = _positive_sensitivity(score_sensitivity, "score sensitivity")
+        sens = positive_number(score_sensitivity, "score sensitivity")
         if isinstance(n_candidates, bool) or not isinstance(n_candidates, (int, np.integer)) or n_candidates < 1:
             raise InvalidParameter(f"n_candidates must be a positive integer, got {n_candidates!r}")
         if not callable(score):
@@ -410,7 +403,7 @@ class DataHandle:
         if not mechanism.proof:
             raise InvalidParameter(f"vetted mechanism {mechanism.name} states no privacy proof")
         eps = validate_epsilon(epsilon, f"epsilon for custom:{mechanism.name}")
-        sens = _positive_sensitivity(mechanism.sensitivity, f"{mechanism.name}'s sensitivity")
+        sens = positive_number(mechanism.sensitivity, f"{mechanism.name}'s sensitivity")
         arguments = mechanism.check(self.n, **arguments)
         if not isinstance(arguments, dict):
             raise InvalidParameter(f"{mechanism.name}.check must return the arguments as a dict")
