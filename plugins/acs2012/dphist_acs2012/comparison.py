@@ -17,7 +17,7 @@ from dphist.datasets.files import shared_dpbench_dir
 
 #: privacy budgets and seeds of the recorded reference runs
 EPSILONS = (0.1, 1.0)
-SEEDS = 10
+SEEDS = 30
 SYNTHETIC = ("gaussian-mixture", "steps", "zipf")
 #: DPBench 1-D histograms (4,096 bins): a time series, a power law, a sparse one, a dense one
 DPBENCH = {"SEARCHLOGS": "SEARCHLOGS.n4096.npy", "HEPTH": "HEPTH.n4096.npy",

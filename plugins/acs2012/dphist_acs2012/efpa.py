@@ -84,14 +84,14 @@ def orthonormal_components(x) -> np.ndarray:
 def from_components(parts, n: int) -> np.ndarray:
     """Inverse of :func:`orthonormal_components` for the first ``parts.size`` components (the rest 0)."""
     parts = np.asarray(parts, dtype=np.float64)
-    full = np.zeros(n)
-    full[:parts.size] = parts
+    kept = parts.size
     z = np.zeros(n // 2 + 1, dtype=complex)
-    z[0] = full[0]
-    pairs = (n - 1) // 2
-    z[1:1 + pairs] = (full[1:1 + 2 * pairs:2] + 1j * full[2:2 + 2 * pairs:2]) / math.sqrt(2.0)
-    if n % 2 == 0 and n > 1:
-        z[n // 2] = full[n - 1]
+    z[0] = parts[0]
+    pairs = min((kept - 1) // 2, (n - 1) // 2)
+    z.real[1:1 + pairs] = parts[1:1 + 2 * pairs:2] / math.sqrt(2.0)
+    z.imag[1:1 + pairs] = parts[2:2 + 2 * pairs:2] / math.sqrt(2.0)
+    if kept == n and n % 2 == 0 and n > 1:
+        z[n // 2] = parts[n - 1]
     return np.fft.irfft(z, n, norm="ortho")
 
 
@@ -109,16 +109,43 @@ def noise_bound(kept, n: int, calibration: str) -> np.ndarray:
     return np.sqrt(kept)
 
 
+def _pair_weights(n: int) -> np.ndarray:
+    """Real components per complex coefficient: 1 for DC (and Nyquist when ``n`` is even), else 2."""
+    w = np.full(n // 2 + 1, 2.0)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    return w
+
+
 def efpa_scores(x, eps_2: float, calibration: str) -> np.ndarray:
     """Score of every ``K`` (higher is better): ``-(sqrt(T(K)) + sqrt(2 kept) bound(kept) / eps_2)``.
 
-    Sensitivity 1 in ``x`` (only ``T`` depends on it; module docstring)."""
-    r = orthonormal_components(x)
-    n = r.size
+    ``T(K)`` is the energy of the dropped frequencies ``K .. n/2`` (each pair counted twice, as its two
+    orthonormal components).  Sensitivity 1 in ``x`` (only ``T`` depends on it; module docstring)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    z = np.fft.rfft(x, norm="ortho")
+    energy = _pair_weights(n) * (z.real * z.real + z.imag * z.imag)
+    tail = np.cumsum(energy[::-1])[::-1]                 # tail[f] = energy of frequencies f .. n/2
+    dropped = np.sqrt(np.maximum(np.append(tail[1:], 0.0), 0.0))   # K = f + 1 keeps 0 .. f
     kept = kept_components(n)
-    tail = np.concatenate((np.cumsum((r * r)[::-1])[::-1], [0.0]))   # tail[j] = sum_{i >= j} r_i^2
-    dropped = np.sqrt(np.maximum(tail[kept], 0.0))
     return -(dropped + np.sqrt(2.0 * kept) * noise_bound(kept, n, calibration) / eps_2)
+
+
+def first_components(x, kept: int) -> np.ndarray:
+    """``(R x)[:kept]`` from the half spectrum (what :func:`orthonormal_components` gives, truncated)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    z = np.fft.rfft(x, norm="ortho")
+    pairs = min((kept - 1) // 2, (n - 1) // 2)
+    out = np.empty(kept)
+    out[0] = z[0].real
+    out[1:1 + 2 * pairs:2] = math.sqrt(2.0) * z[1:1 + pairs].real
+    out[2:2 + 2 * pairs:2] = math.sqrt(2.0) * z[1:1 + pairs].imag
+    if kept == n and n % 2 == 0 and n > 1:
+        out[n - 1] = z[n // 2].real
+    return out
 
 
 class FourierCoefficients(VettedMechanism):
@@ -150,7 +177,7 @@ class FourierCoefficients(VettedMechanism):
         return self.kept
 
     def run(self, counts, epsilon, noise):
-        parts = orthonormal_components(counts)[:self.kept]
+        parts = first_components(counts, self.kept)
         return noise.laplace_mechanism(parts, self.sensitivity, epsilon, support=self.kept)
 
 
@@ -182,11 +209,7 @@ class DPBenchEFPA(VettedMechanism):
         c = np.fft.rfft(x)                                         # unnormalised, as scipy.fftpack's
         m = c.size
         kept = kept_components(n)                                  # 1, 3, 5, ..., n
-        weight = np.full(m, 2.0)
-        weight[0] = 1.0
-        if n % 2 == 0:
-            weight[-1] = 1.0
-        energy = weight * np.abs(c) ** 2                           # sums to n ||x||^2
+        energy = _pair_weights(n) * np.abs(c) ** 2                           # sums to n ||x||^2
         dropped = np.concatenate((np.cumsum(energy[::-1])[::-1][1:], [0.0]))
         scores = -(np.sqrt(np.maximum(dropped, 0.0)) + math.sqrt(2.0) * kept / eps_2)
         K = int(noise.exponential_mechanism(scores, 1.0, eps_1)) + 1
