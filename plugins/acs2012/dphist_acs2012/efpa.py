@@ -3,9 +3,7 @@
 EFPA keeps the ``K`` lowest-frequency Fourier coefficients of the histogram, chosen by the
 exponential mechanism, perturbs them with Laplace noise and inverts the transform.
 
-The basis (why the reference code is wrong, and what is done here)
--------------------------------------------------------------------
-Let ``R`` be the *orthonormal* real DFT of ``x`` (length ``n``): the DC term ``Re z_0``, then for
+**The basis** (why the reference code is wrong, and what is done here).  Let ``R`` be the *orthonormal* real DFT of ``x`` (length ``n``): the DC term ``Re z_0``, then for
 every frequency ``f`` strictly between 0 and ``n/2`` the pair ``sqrt(2) Re z_f, sqrt(2) Im z_f``,
 and for even ``n`` the Nyquist term ``Re z_{n/2}``, where ``z = rfft(x) / sqrt(n)``.  ``R`` is an
 orthogonal ``n x n`` matrix (Parseval: ``||R x||_2 = ||x||_2``), so adding or removing one
@@ -181,6 +179,18 @@ class FourierCoefficients(VettedMechanism):
         return noise.laplace_mechanism(parts, self.sensitivity, epsilon, support=self.kept)
 
 
+def dpbench_scores(x, eps_2: float) -> np.ndarray:
+    """The DPBench code's score of every ``K``: ``-(sqrt(T_u(K)) + sqrt(2) kept(K) / eps_2)`` where ``T_u`` is
+    the dropped energy of the *unnormalised* rfft (``n`` times the orthonormal one; the energies sum
+    to ``n ||x||^2``).  Its true sensitivity is about ``sqrt(n)``, not the 1 the reference declares."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    c = np.fft.rfft(x)
+    energy = _pair_weights(n) * (c.real * c.real + c.imag * c.imag)
+    dropped = np.append(np.cumsum(energy[::-1])[::-1][1:], 0.0)
+    return -(np.sqrt(np.maximum(dropped, 0.0)) + math.sqrt(2.0) * kept_components(n) / eps_2)
+
+
 class DPBenchEFPA(VettedMechanism):
     """The DPBench code's EFPA (``calibration="dpbench"``).  NOT differentially private.
 
@@ -209,10 +219,7 @@ class DPBenchEFPA(VettedMechanism):
         c = np.fft.rfft(x)                                         # unnormalised, as scipy.fftpack's
         m = c.size
         kept = kept_components(n)                                  # 1, 3, 5, ..., n
-        energy = _pair_weights(n) * np.abs(c) ** 2                           # sums to n ||x||^2
-        dropped = np.concatenate((np.cumsum(energy[::-1])[::-1][1:], [0.0]))
-        scores = -(np.sqrt(np.maximum(dropped, 0.0)) + math.sqrt(2.0) * kept / eps_2)
-        K = int(noise.exponential_mechanism(scores, 1.0, eps_1)) + 1
+        K = int(noise.exponential_mechanism(dpbench_scores(x, eps_2), 1.0, eps_1)) + 1
         magnitude = np.abs(c[:K])
         noisy = noise.laplace_mechanism(magnitude, math.sqrt(kept[K - 1]), eps_2)
         out = np.zeros(m, dtype=complex)

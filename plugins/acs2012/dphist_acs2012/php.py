@@ -59,6 +59,7 @@ import math
 from collections import deque
 
 import numpy as np
+from numba import njit
 
 from dphist import Finalizer, InvalidParameter, Partitioner, VettedMechanism
 from dphist.segmentation import L1Deviation, kernels
@@ -74,34 +75,56 @@ def prefix_deviations(values) -> np.ndarray:
     return L1Deviation(values).rows_from(0, np.arange(values.size + 1))
 
 
-def prefix_and_suffix_deviations(values) -> tuple[np.ndarray, np.ndarray]:
-    """``(prefix, suffix)``: ``prefix[j] = dev(values[:j + 1])``, ``suffix[j] = dev(values[-(j + 1):])``.
-
-    :func:`prefix_deviations` twice, sharing one sort: the core's compiled Fenwick pass
-    (``dphist.segmentation.kernels.deviations_from``, what ``L1Deviation.rows_from`` runs) over the
-    values and over their reversal, with the same ranks reversed (ties may take any consistent order)."""
-    values = np.ascontiguousarray(values, dtype=np.float64)
+@njit(cache=True, nogil=True)
+def _prefix_and_suffix(values):
     L = values.size
-    order = np.argsort(values, kind="stable")
+    order = np.argsort(values, kind="mergesort")
     rank = np.empty(L, dtype=np.int64)
-    rank[order] = np.arange(1, L + 1)
+    for j in range(L):
+        rank[order[j]] = j + 1
     sorted_values = values[order]
     weights = np.ones(L)
     units = np.arange(L + 1)
-    prefix, suffix = np.empty(L), np.empty(L)
+    prefix = np.empty(L)
+    suffix = np.empty(L)
     kernels.deviations_from(values, weights, rank, sorted_values, units, 0, prefix)
     kernels.deviations_from(values[::-1].copy(), weights, rank[::-1].copy(), sorted_values, units, 0, suffix)
     return prefix, suffix
 
 
+def prefix_and_suffix_deviations(values) -> tuple[np.ndarray, np.ndarray]:
+    """``(prefix, suffix)``: ``prefix[j] = dev(values[:j + 1])``, ``suffix[j] = dev(values[-(j + 1):])``.
+
+    :func:`prefix_deviations` twice, sharing one sort and compiled as one call (P-HP makes thousands of
+    decisions on small groups, where the Python overhead of two ``L1Deviation`` objects dominated): the
+    core's Fenwick pass ``dphist.segmentation.kernels.deviations_from`` (what ``L1Deviation.rows_from``
+    runs) over the values and over their reversal, with the same ranks reversed (equal values may
+    take any order consistent with the sort)."""
+    return _prefix_and_suffix(np.ascontiguousarray(values, dtype=np.float64))
+
+
+@njit(cache=True, nogil=True)
+def _split_scores(values, cuts, b):
+    prefix, suffix = _prefix_and_suffix(values)
+    L = values.size
+    m = cuts.size
+    scores = np.empty(m + 1)
+    left = np.empty(m)
+    right = np.empty(m)
+    whole = prefix[L - 1]
+    scores[0] = -(whole + b)
+    for j in range(m):
+        left[j] = prefix[cuts[j] - 1]
+        right[j] = suffix[L - cuts[j] - 1]
+        scores[j + 1] = -(left[j] + right[j] + 2.0 * b)
+    return scores, whole, left, right
+
+
 def split_scores(values, cuts, b: float):
     """Scores of "keep" (index 0) and of cutting ``values`` at each position of ``cuts`` (1 .. L-1),
     with the deviations behind them: ``(scores, dev(values), dev of each left part, of each right part)``."""
-    L = values.size
-    prefix, suffix = prefix_and_suffix_deviations(values)
-    cuts = np.asarray(cuts, dtype=np.int64)
-    whole, left, right = prefix[L - 1], prefix[cuts - 1], suffix[L - cuts - 1]
-    return np.concatenate(([-(whole + b)], -(left + right + 2.0 * b))), whole, left, right
+    return _split_scores(np.ascontiguousarray(values, dtype=np.float64), np.asarray(cuts, dtype=np.int64),
+                         float(b))
 
 
 def default_depth(k: int) -> int:
