@@ -25,6 +25,18 @@ def _dev(v):
     return float(np.abs(v - v.mean()).sum()) if v.size else 0.0
 
 
+def _neighbours(seed, trials, max_len, max_mean):
+    """``trials`` random Poisson histograms and a neighbour of each (one record added or removed)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        n = int(rng.integers(2, max_len))
+        x = rng.poisson(rng.uniform(0, max_mean), n).astype(float)
+        y = x.copy()
+        i = rng.integers(n)
+        y[i] += 1.0 if x[i] == 0 or rng.random() < 0.5 else -1.0
+        yield x, y
+
+
 def _basis(n):
     """R as a dense matrix, column i = R e_i."""
     return np.column_stack([orthonormal_components(np.eye(n)[i]) for i in range(n)])
@@ -100,14 +112,8 @@ def test_score_sensitivity_is_one():
     """Over 200 random histograms and neighbours (+-1 anywhere), max |score(x) - score(x')| <= 1.
 
     Kills: scores on the unnormalised rfft (they move by up to sqrt(n)), squared tail energy."""
-    rng = np.random.default_rng(2)
-    worst = 0.0
-    for _ in range(200):
-        n = int(rng.integers(2, 40))
-        x = rng.poisson(rng.uniform(0, 30), n).astype(float)
-        y = x.copy()
-        y[rng.integers(n)] += rng.choice([-1.0, 1.0]) if x.min() > 0 else 1.0
-        worst = max(worst, float(np.abs(efpa_scores(x, 1.0, "parseval") - efpa_scores(y, 1.0, "parseval")).max()))
+    worst = max(float(np.abs(efpa_scores(x, 1.0, "parseval") - efpa_scores(y, 1.0, "parseval")).max())
+                for x, y in _neighbours(2, 200, 40, 30))
     assert 0.5 < worst <= 1.0 + 1e-9
 
 
@@ -265,16 +271,9 @@ def test_split_scores_move_by_at_most_two_between_neighbours():
     """300 random groups, one record added or removed: every candidate's score moves by <= 2.
 
     Kills: a score with a larger sensitivity than the declared 2 (SSE, or dev not divided by the mean)."""
-    rng = np.random.default_rng(10)
-    worst = 0.0
-    for _ in range(300):
-        L = int(rng.integers(2, 30))
-        v = rng.poisson(rng.uniform(0, 20), L).astype(float)
-        w = v.copy()
-        i = rng.integers(L)
-        w[i] += 1 if v[i] == 0 or rng.random() < 0.5 else -1
-        cuts = np.arange(1, L)
-        worst = max(worst, float(np.abs(split_scores(v, cuts, 1.0)[0] - split_scores(w, cuts, 1.0)[0]).max()))
+    worst = max(float(np.abs(split_scores(v, np.arange(1, v.size), 1.0)[0]
+                             - split_scores(w, np.arange(1, v.size), 1.0)[0]).max())
+                for v, w in _neighbours(10, 300, 30, 20))
     assert 1.0 < worst <= 2.0 + 1e-9
 
 
