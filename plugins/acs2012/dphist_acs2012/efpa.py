@@ -239,18 +239,20 @@ def _ratio(value, what: str) -> float:
 class EFPAFinalizer(Finalizer):
     """``acs2012.efpa``: EFPA on the whole histogram, in domain order (module docstring).
 
-    Parameters
-    ----------
-    ratio : share of the finalizer's budget for choosing ``K`` (eps_1); the rest (eps_2) perturbs
-        the kept coefficients.  0.5, as in the paper and the DPBench code.
-    calibration : ``"parseval"`` (default; the paper's noise ``sqrt(kept)/eps_2`` per kept real
-        component, in the orthonormal basis), ``"entrywise"`` (the tighter bound
-        ``kept/sqrt(n)``, dphist's option), or ``"dpbench"`` (the reference code's, **not
-        differentially private**: research mode only, the release carries a warning).
-
     Spends its whole share: eps_1 through ``ctx.data.exponential`` (score sensitivity 1), eps_2
     through the vetted :class:`FourierCoefficients`; ``"dpbench"`` spends it in one vetted call.
     Ignores the incoming groups (EFPA compresses the whole vector).
+
+    Parameters
+    ----------
+    ratio : float
+        Share of the finalizer's budget for choosing ``K`` (eps_1); the rest (eps_2) perturbs the
+        kept coefficients.  0.5, as in the paper and the DPBench code.
+    calibration : str
+        ``"parseval"`` (default; the paper's noise ``sqrt(kept)/eps_2`` per kept real component,
+        in the orthonormal basis), ``"entrywise"`` (the tighter bound ``kept/sqrt(n)``, dphist's
+        option), or ``"dpbench"`` (the reference code's, **not differentially private**: research
+        mode only, the release carries a warning).
     """
 
     name = "acs2012.efpa"
@@ -285,7 +287,7 @@ class EFPAFinalizer(Finalizer):
         eps_2 = ctx.budget - eps_1
         calibration = self.calibration
         K = ctx.data.exponential(lambda x: efpa_scores(x, eps_2, calibration), n // 2 + 1, 1.0, eps_1) + 1
-        kept = int(kept_components(n)[K - 1])
+        kept = min(2 * K - 1, n)                   # kept_components(n)[K - 1]
         ctx.notes["efpa.coefficients"] = K          # public: the output of the eps_1-DP selection
         noisy = ctx.data.custom(FourierCoefficients(kept, calibration, n), eps_2)
         return from_components(noisy, n)           # post-processing

@@ -182,7 +182,14 @@ class HierarchicalBisection(VettedMechanism):
              "2) with eps/2.")
 
     def check(self, n, order=None, bounds=None, depth=None, max_groups=DEFAULT_MAX_GROUPS, measure_epsilon=1.0):
-        return dict(order=order, bounds=bounds, depth=depth, max_groups=int(max_groups),
+        """Validate before the charge (``order`` and ``bounds`` come from a validated ``Partition``)."""
+        if depth is not None:
+            depth = _positive_int(depth, f"{self.name}: depth")
+        if not isinstance(measure_epsilon, (int, float, np.number)) or not math.isfinite(measure_epsilon) \
+                or measure_epsilon <= 0:
+            raise InvalidParameter(f"{self.name}: measure_epsilon must be a positive number, got {measure_epsilon!r}")
+        return dict(order=order, bounds=bounds, depth=depth,
+                    max_groups=_positive_int(max_groups, f"{self.name}: max_groups"),
                     measure_epsilon=float(measure_epsilon))
 
     def answers(self, n, **_):
@@ -207,17 +214,20 @@ def _positive_int(value, what: str, minimum: int = 1) -> int:
 class PHPPartitioner(Partitioner):
     """``acs2012.php``: P-HP's hierarchical bisection (module docstring) over the bins' current order.
 
-    Parameters
-    ----------
-    depth : the maximum level of a group (the root is level 1); ``None`` (default) =
-        ``floor(log2 k)`` for ``k`` incoming groups, as DPBench's call.
-    max_groups : stop bisecting once the partition has more than this many groups (default 2,000,
-        DPBench's call).
-    measure_epsilon : the ``eps_2`` in ``b = 1/eps_2`` of the group error; ``None`` (default) = the
-        finalizer's budget ``gamma_f * epsilon`` from the context.
-
     Spends its whole share ``ctx.budget`` (eps_1) in one vetted kernel call.  Incoming groups are
     indivisible units (bins, in P-HP).
+
+    Parameters
+    ----------
+    depth : int or None
+        The maximum level of a group (the root is level 1); ``None`` (default) = ``floor(log2 k)``
+        for ``k`` incoming groups, as DPBench's call.
+    max_groups : int
+        Stop bisecting once the partition has more than this many groups (default 2,000, DPBench's
+        call).
+    measure_epsilon : float or None
+        The ``eps_2`` in ``b = 1/eps_2`` of the group error; ``None`` (default) = the finalizer's
+        budget ``gamma_f * epsilon`` from the context.
     """
 
     name = "acs2012.php"
