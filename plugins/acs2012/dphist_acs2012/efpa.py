@@ -57,6 +57,7 @@ import math
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, VettedMechanism
+from dphist.params import UNIT_SHARE, Options
 
 CITATION = ("Acs, Castelluccia, Chen, Differentially private histogram publishing through lossy "
             "compression, ICDM 2012, Section IV (EFPA)")
@@ -227,15 +228,6 @@ class DPBenchEFPA(VettedMechanism):
         return np.fft.irfft(out, n)
 
 
-def _ratio(value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-        raise InvalidParameter(f"{what} must be a number in (0, 1), got {value!r}")
-    r = float(value)
-    if not math.isfinite(r) or not 0.0 < r < 1.0:
-        raise InvalidParameter(f"{what} must be in (0, 1), got {value!r}")
-    return r
-
-
 class EFPAFinalizer(Finalizer):
     """``acs2012.efpa``: EFPA on the whole histogram, in domain order (module docstring).
 
@@ -259,6 +251,7 @@ class EFPAFinalizer(Finalizer):
     citation = CITATION
     spends = True
     requires_domain_order = True
+    param_constraints = {"ratio": UNIT_SHARE, "calibration": Options(*CALIBRATIONS)}
 
     def __init__(self, ratio: float = 0.5, calibration: str = "parseval"):
         self.ratio = ratio
@@ -269,15 +262,8 @@ class EFPAFinalizer(Finalizer):
         """False for ``calibration="dpbench"`` (release mode refuses the component)."""
         return self.calibration != "dpbench"
 
-    def _check(self) -> float:
-        ratio = _ratio(self.ratio, "acs2012.efpa: ratio (the share of epsilon choosing K)")
-        if self.calibration not in CALIBRATIONS:
-            raise InvalidParameter(f"acs2012.efpa: unknown calibration {self.calibration!r}; "
-                                   f"use one of {', '.join(CALIBRATIONS)}")
-        return ratio
-
     def finalize(self, bins, ctx) -> np.ndarray:
-        ratio = self._check()
+        ratio = float(self.ratio)     # declared: in (0, 1)
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("acs2012.efpa spends budget: give the finalizer a share gamma_f > 0")
         n = ctx.n

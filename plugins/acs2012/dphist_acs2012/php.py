@@ -62,6 +62,7 @@ import numpy as np
 from numba import njit
 
 from dphist import Finalizer, InvalidParameter, Partitioner, VettedMechanism
+from dphist.params import Interval
 from dphist.segmentation import L1Deviation, kernels
 
 CITATION = ("Acs, Castelluccia, Chen, Differentially private histogram publishing through lossy "
@@ -233,6 +234,8 @@ class PHPPartitioner(Partitioner):
     name = "acs2012.php"
     citation = CITATION
     spends = True
+    param_constraints = {"depth": [None, Interval(int, 1, None)], "max_groups": Interval(int, 1, None),
+                         "measure_epsilon": [None, Interval(float, 0, None, closed="neither")]}
 
     def __init__(self, depth: int | None = None, max_groups: int = DEFAULT_MAX_GROUPS,
                  measure_epsilon: float | None = None):
@@ -240,17 +243,7 @@ class PHPPartitioner(Partitioner):
         self.max_groups = max_groups
         self.measure_epsilon = measure_epsilon
 
-    def _check(self):
-        if self.depth is not None:
-            _positive_int(self.depth, "acs2012.php: depth")
-        _positive_int(self.max_groups, "acs2012.php: max_groups")
-        if self.measure_epsilon is not None:
-            m = self.measure_epsilon
-            if isinstance(m, bool) or not isinstance(m, (int, float, np.number)) or not math.isfinite(m) or m <= 0:
-                raise InvalidParameter(f"acs2012.php: measure_epsilon must be a positive number, got {m!r}")
-
     def partition(self, bins, ctx):
-        self._check()
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("acs2012.php spends budget: give the partitioner a share gamma_p > 0")
         eps_2 = ctx.eps_f if self.measure_epsilon is None else float(self.measure_epsilon)
