@@ -162,12 +162,16 @@ class FourierCoefficients(VettedMechanism):
              "pair). Laplace(bound/eps) on each real and imaginary part.")
 
     def __init__(self, kept: int = 1, calibration: str = "parseval", n: int = 1):
-        self.kept = int(kept)
-        self.sensitivity = float(noise_bound(self.kept, int(n), calibration))
+        if calibration not in ("parseval", "entrywise"):
+            raise InvalidParameter(f"{self.name}: calibration must be 'parseval' or 'entrywise', got {calibration!r}")
+        self.kept, self.n = int(kept), int(n)
+        self.sensitivity = float(noise_bound(self.kept, self.n, calibration))
 
     def check(self, n, **arguments):
         if arguments:
             raise InvalidParameter(f"{self.name} takes no arguments, got {sorted(arguments)}")
+        if n != self.n:   # the entrywise bound depends on n: a smaller one would under-noise
+            raise InvalidParameter(f"{self.name}: built for {self.n} bins, the histogram has {n}")
         if not 1 <= self.kept <= n:
             raise InvalidParameter(f"{self.name}: kept must be in 1..{n}, got {self.kept}")
         return {}

@@ -421,6 +421,17 @@ def test_php_partitioner_refuses_before_spending(kwargs):
     assert handle.spent == 0 and len(kernel.ledger) == 0
 
 
+def test_fourier_coefficients_refuse_a_mismatched_domain_before_spending():
+    """Kills: the entrywise bound kept/sqrt(n) computed for a larger n than the histogram's (too little noise)."""
+    kernel = PrivateKernel(np.arange(16), SeededLaplace(np.random.default_rng(0)))
+    handle = kernel.handle("t", "finalizer", 1.0)
+    with pytest.raises(InvalidParameter):
+        handle.custom(FourierCoefficients(5, "entrywise", 64), 1.0)
+    with pytest.raises(InvalidParameter):
+        FourierCoefficients(5, "dpbench", 16)
+    assert handle.spent == 0
+
+
 def test_vetted_mechanisms_pass_the_replay_screen():
     """The kit's coupled-seed replay: FourierCoefficients' noise is enough for its declared sensitivity.
 
