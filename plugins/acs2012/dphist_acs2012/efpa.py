@@ -35,9 +35,11 @@ The DPBench code (``dpcomp_core/algorithm/thirdparty/Acs12/lib/EFPA.py``, by the
 author; read, not copied) computes the same score on the *unnormalised* ``rfft`` -- whose
 energies are ``n`` times the orthonormal ones -- still with sensitivity 1, and adds Laplace of
 scale ``sqrt(kept) / eps_2`` to the *magnitudes* of the unnormalised coefficients, releasing their
-phases untouched.  In orthonormal units that noise is ``sqrt(2/n)`` times too small for a pair
-component, the score sensitivity is ``sqrt(n)`` times too small, and the exact phases carry
-information on their own.  ``calibration="dpbench"`` reproduces it for comparison with published
+phases untouched.  Measured against what each step needs (notebook Section 3): the ``K`` kept
+magnitudes move by up to ``K`` in L1 (all at once on the empty histogram) while the noise scale is
+``sqrt(2K - 1)``, too small by ``K / sqrt(2K - 1)`` (3.6x at 25 coefficients, 5.0x at 50); in
+orthonormal units the noise is ``sqrt(2/n)`` times the paper's ``sqrt(kept)/eps_2``; the score's
+true sensitivity is ``sqrt(n)`` (declared 1); and the exact phases carry information on their own.  ``calibration="dpbench"`` reproduces it for comparison with published
 numbers: **not differentially private**, ``differentially_private = False`` as ``dawa.l1``'s
 ``"dpbench"``; release mode refuses it.  ``notebooks/acs2012.ipynb`` measures the
 under-calibration and the price of the correction; the auditor catches it
