@@ -386,6 +386,15 @@ def test_components_pass_the_conformance_kit(cls):
     testing.check_component(cls)
 
 
+def _refused_without_spending(stage, gammas, call):
+    """``call(ctx)`` on an 8-bin kernel raises InvalidParameter and leaves the books untouched."""
+    kernel = PrivateKernel(np.arange(8), SeededLaplace(np.random.default_rng(0)))
+    handle = kernel.handle("t", stage, 1.0)
+    with pytest.raises(InvalidParameter):
+        call(Context(8, 1.0, *gammas, np.random.default_rng(0), data=handle))
+    assert handle.spent == 0 and len(kernel.ledger) == 0
+
+
 @pytest.mark.parametrize("kwargs", [
     {"ratio": 0}, {"ratio": 1}, {"ratio": -0.2}, {"ratio": float("nan")}, {"ratio": "half"}, {"ratio": True},
     {"calibration": "orthonormal"}, {"calibration": None}])
@@ -393,12 +402,8 @@ def test_efpa_bad_parameters_are_refused_before_spending(kwargs):
     """Kills: a bad ratio/calibration noticed only after the selection spent eps_1."""
     with pytest.raises(InvalidParameter):
         make_algorithm("EFPA", **kwargs)
-    kernel = PrivateKernel(np.arange(8), SeededLaplace(np.random.default_rng(0)))
-    handle = kernel.handle("acs2012.efpa", "finalizer", 1.0)
-    ctx = Context(8, 1.0, 0, 0, 1, np.random.default_rng(0), data=handle)
-    with pytest.raises(InvalidParameter):
-        EFPAFinalizer(**kwargs).finalize(Partition.singletons(8), ctx)
-    assert handle.spent == 0 and len(kernel.ledger) == 0
+    _refused_without_spending("finalizer", (0, 0, 1),
+                              lambda ctx: EFPAFinalizer(**kwargs).finalize(Partition.singletons(8), ctx))
 
 
 @pytest.mark.parametrize("kwargs", [{"ratio": 0}, {"ratio": 1.5}, {"depth": 0}, {"depth": 2.5}, {"max_groups": 0},
@@ -413,12 +418,8 @@ def test_php_bad_parameters_are_refused(kwargs):
                                     {"measure_epsilon": "x"}])
 def test_php_partitioner_refuses_before_spending(kwargs):
     """Kills: parameters checked inside the vetted mechanism, after the charge."""
-    kernel = PrivateKernel(np.arange(8), SeededLaplace(np.random.default_rng(0)))
-    handle = kernel.handle("acs2012.php", "partitioner", 1.0)
-    ctx = Context(8, 2.0, 0, 0.5, 0.5, np.random.default_rng(0), data=handle)
-    with pytest.raises(InvalidParameter):
-        PHPPartitioner(**kwargs).partition(Partition.singletons(8), ctx)
-    assert handle.spent == 0 and len(kernel.ledger) == 0
+    _refused_without_spending("partitioner", (0, 0.5, 0.5),
+                              lambda ctx: PHPPartitioner(**kwargs).partition(Partition.singletons(8), ctx))
 
 
 def test_fourier_coefficients_refuse_a_mismatched_domain_before_spending():
