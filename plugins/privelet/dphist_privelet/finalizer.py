@@ -20,7 +20,7 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 
-from .haar import inverse_weighted_haar, levels, padded_size, weighted_haar
+from .haar import inverse_weighted_haar, levels, weighted_haar
 
 CITATION = ("Xiao, Wang, Gehrke, Differential Privacy via Wavelet Transforms, ICDE 2010, Section IV "
             "(Privelet with the Haar wavelet: weights, generalized sensitivity 1 + log2 N, exact inverse)")
@@ -51,10 +51,12 @@ class WeightedHaarMeasurement(VettedMechanism):
         return float(1 + self.levels)
 
     def check(self, n: int, order=None, bounds=None) -> dict:
-        order = np.arange(n) if order is None else np.array(order, dtype=np.int64, copy=True)
-        bounds = np.arange(n + 1) if bounds is None else np.array(bounds, dtype=np.int64, copy=True)
-        Partition(order, bounds)  # validates: a permutation, bounds increasing from 0 to n
-        k = bounds.size - 1
+        """``order`` and ``bounds`` of the groups (``None``: the bins in domain order, one group each)."""
+        if order is not None or bounds is not None:
+            order = np.arange(n) if order is None else np.array(order, dtype=np.int64, copy=True)
+            bounds = np.arange(n + 1) if bounds is None else np.array(bounds, dtype=np.int64, copy=True)
+            Partition(order, bounds)  # validates: a permutation, bounds increasing from 0 to n
+        k = n if bounds is None else bounds.size - 1
         if levels(k) != self.levels:
             raise InvalidParameter(f"privelet.weighted-haar: {k} groups pad to 2^{levels(k)}, "
                                    f"the mechanism was made for 2^{self.levels}")
@@ -68,8 +70,10 @@ class WeightedHaarMeasurement(VettedMechanism):
         if order is not None:
             x = x[order]
         sums = x if bounds is None or bounds.size == x.size + 1 else np.add.reduceat(x, bounds[:-1])
-        padded = np.zeros(1 << self.levels, dtype=np.int64)
-        padded[:sums.size] = sums
+        padded = sums
+        if sums.size != 1 << self.levels:   # empty groups up to 2^m (weighted_haar does not write its input)
+            padded = np.zeros(1 << self.levels, dtype=np.int64)
+            padded[:sums.size] = sums
         m1 = 1 + self.levels
         return noise.laplace_mechanism(weighted_haar(padded), m1, epsilon, integral=True, support=m1)
 
@@ -95,7 +99,8 @@ class PriveletFinalizer(Finalizer):
             raise InvalidParameter("privelet.haar spends budget: give the finalizer a share gamma_f > 0")
         k = bins.n_groups
         mechanism = WeightedHaarMeasurement(levels(k))
-        noisy = ctx.data.custom(mechanism, ctx.budget, order=bins.order, bounds=bins.bounds)
+        plain = k == bins.n_bins and bins.is_identity_order   # bins in domain order, one group each (the preset)
+        groups = {} if plain else dict(order=bins.order, bounds=bins.bounds)
+        noisy = ctx.data.custom(mechanism, ctx.budget, **groups)
         estimate = inverse_weighted_haar(noisy)[:k]   # post-processing of the noisy coefficients
-        assert padded_size(k) == noisy.size
-        return bins.spread(estimate)
+        return estimate if plain else bins.spread(estimate)
