@@ -16,6 +16,9 @@ Patches to the scratch copy (none to the algorithms): ``dpcomp_core/algorithm/__
 list of slices as an index: the "crash on current numpy").  Nothing of the reference code is
 copied here: it is imported from the scratch copy.
 
+Also writes ``plugins/mwem/dpbench_update_reference.csv``: DPBench's MW update (``_updateH``, 100
+passes) on the seeded case of :func:`update_case`, for a value-by-value comparison of the update.
+
 Error metric: mean over the prefix workload (DPBench's 1-D workload) of the squared error.
 """
 from __future__ import annotations
@@ -32,6 +35,19 @@ PRIVELET_SIZES = (4096, 1000)   # 1000: not a power of two (padding)
 PRIVELET_SEEDS = 20
 MWEM_SIZE = 4096
 MWEM_SEEDS = 10
+
+
+def update_case():
+    """A seeded case for DPBench's MW update (``_updateH``: 100 passes over 6 prefix measurements of 512 bins).
+
+    numpy only, so both steps (and ``notebooks/mwem.ipynb``) rebuild the same inputs.
+    """
+    import numpy as np
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 100, 512)
+    hi = rng.integers(1, 513, 6)
+    answers = np.array([x[:h].sum() + rng.normal(0, 300) for h in hi])
+    return x, hi, answers
 
 
 def histogram(shape: str, n: int):
@@ -78,6 +94,12 @@ def run_reference(path: str) -> None:
                 rows.append(dict(shape=shape, n=MWEM_SIZE, epsilon=eps, seed=seed + 1, prefix_mse=prefix_mse(x, est)))
                 print(shape, eps, seed, rows[-1]["prefix_mse"], flush=True)
     _write(ROOT / "plugins/mwem/dpbench_reference.csv", rows)
+    from dpcomp_core.query_nd_union import ndRangeUnion
+    x, hi, answers = update_case()
+    measured = [(ndRangeUnion().add1DRange(0, int(h) - 1, 1.0), a) for h, a in zip(hi, answers)]   # [0, h-1] inclusive
+    updated = mwemND.mwemND_engine()._updateH(x.copy(), measured)
+    _write(ROOT / "plugins/mwem/dpbench_update_reference.csv",
+           [dict(bin=i, value=repr(float(v))) for i, v in enumerate(updated)])
 
 
 def _write(path: Path, rows) -> None:

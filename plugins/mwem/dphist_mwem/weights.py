@@ -37,26 +37,38 @@ MAX_EXPONENT = 30.0
 
 @njit(cache=True, nogil=True)
 def _mw_passes(est, lo, hi, answers, passes, total, max_exponent):
-    # est holds weights whose true values are scale * est; the renormalisation of each update is
-    # folded into scale, so an update costs O(hi - lo) instead of O(n)
+    # est holds weights whose true values are scale * est.  Each update multiplies its range by f and
+    # sets scale so that the true total is T again, from the raw sums inside and outside the range
+    # (summed directly: a running "total - inside" would cancel catastrophically when the range holds
+    # almost all the mass and f is tiny).  One pass over est per update, no rewrite of the whole array.
     scale = 1.0
+    n = est.size
     for _ in range(passes):
         for r in range(lo.size):
-            s = 0.0
+            inside = 0.0
             for i in range(lo[r], hi[r]):
-                s += est[i]
-            s *= scale
-            z = (answers[r] - s) / (2.0 * total)
+                inside += est[i]
+            outside = 0.0
+            for i in range(lo[r]):
+                outside += est[i]
+            for i in range(hi[r], n):
+                outside += est[i]
+            z = (answers[r] - scale * inside) / (2.0 * total)
             z = min(max(z, -max_exponent), max_exponent)
             f = math.exp(z)
             for i in range(lo[r], hi[r]):
                 est[i] *= f
-            scale *= total / (total + (f - 1.0) * s)
-            if scale < 1e-150 or scale > 1e150:
-                for i in range(est.size):
+            raw = outside + f * inside
+            if raw <= 0.0 or not math.isfinite(raw):   # all mass underflowed: restart from uniform
+                for i in range(n):
+                    est[i] = 1.0
+                raw = float(n)
+            scale = total / raw
+            if raw < 1e-150 or raw > 1e150:
+                for i in range(n):
                     est[i] *= scale
                 scale = 1.0
-    for i in range(est.size):
+    for i in range(n):
         est[i] *= scale
 
 

@@ -36,6 +36,21 @@ def test_update_matches_the_naive_formula():
     assert got.sum() == pytest.approx(total, rel=1e-12)
 
 
+def test_update_keeps_the_total_when_a_range_holds_almost_all_the_mass():
+    """Kills: a running total "T - inside + f inside" that cancels catastrophically (the audit's spike pair:
+    8 bins, total 50, measurements far below the truth; the sum then drifted to 90)."""
+    est = np.array([1e-30, 1e-30, 1e-30, 50.0, 1e-30, 1e-30, 1e-30, 1e-30])
+    lo, hi = np.array([0, 3, 0]), np.array([8, 4, 3])
+    answers = np.array([50.0, -60.0, 30.0])
+    got = multiplicative_weights(est, lo, hi, answers, 100, 50.0)
+    assert got.sum() == pytest.approx(50.0, rel=1e-9)
+    expected = est.copy()
+    for _ in range(100):
+        for a, b, m in zip(lo, hi, answers):
+            expected = _naive_update(expected, a, b, m, 50.0)
+    assert np.allclose(got, expected, rtol=1e-8, atol=1e-12)
+
+
 def test_range_errors_and_rounds_cap():
     """Kills: errors computed on the wrong prefix offsets; more rounds than queries (DPBench asserts)."""
     x, est = np.array([1.0, 2, 3, 4]), np.array([2.5, 2.5, 2.5, 2.5])
