@@ -111,7 +111,8 @@ class MWEMFinalizer(Finalizer):
     updates : passes of the multiplicative-weights update over all measurements after each round
         (DPBench's ``updateround``: 100; the paper's Section 3.1 improvement).
     workload : a core workload name, built over the groups (``"prefix"``, DPBench's 1-D workload;
-        ``"identity"``, ``"small-ranges"``, ``"ranges-<r>%"``, ...).
+        ``"identity"``, ``"small-ranges"``, ``"ranges-<r>%"``, ...).  Each round scores every open
+        query in O(k + |Q|); ``"all-ranges"`` has k(k+1)/2 queries (materialised), so keep k small.
     calibration : ``"noisy-total"`` (default, differentially private) or ``"dpbench"`` (the reference
         code's true total, **not differentially private**).
     total_ratio : share of the finalizer's budget spent on the noisy total (default 0.05; module
