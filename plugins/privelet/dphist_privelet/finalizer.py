@@ -99,7 +99,7 @@ class PriveletFinalizer(Finalizer):
             raise InvalidParameter("privelet.haar spends budget: give the finalizer a share gamma_f > 0")
         k = bins.n_groups
         mechanism = WeightedHaarMeasurement(levels(k))
-        plain = k == bins.n_bins and bins.is_identity_order   # bins in domain order, one group each (the preset)
+        plain = k == bins.n_bins and bins.is_identity_order()   # bins in domain order, one group each (the preset)
         groups = {} if plain else dict(order=bins.order, bounds=bins.bounds)
         noisy = ctx.data.custom(mechanism, ctx.budget, **groups)
         estimate = inverse_weighted_haar(noisy)[:k]   # post-processing of the noisy coefficients

@@ -142,3 +142,19 @@ def test_no_share_is_refused():
     """Kills: a finalizer that runs (and releases noise-free data) with gamma_f = 0."""
     with pytest.raises(InvalidParameter):
         Pipeline("laplace", None, "singleton", PriveletFinalizer(), (1.0, 0.0, 0.0)).run(np.arange(8), 1.0, seed=1)
+
+
+def test_sorted_bins_are_measured_in_their_sorted_order():
+    """Kills: taking the domain-order shortcut for sorted singletons (e.g. ``is_identity_order`` read as
+    an attribute, always true): after a sorter the wavelet must run over the bins' current order."""
+    from dphist.kernel.private import recording_custom_calls
+    x = testing.example_histograms(64)["power-law"]
+    pipe = Pipeline("laplace", "noisy-count", "singleton", PriveletFinalizer(), (0.5, 0.0, 0.5))
+    with recording_custom_calls() as calls:
+        r = pipe.run(x, 1.0, seed=3)
+    (mechanism, _, args), = calls
+    assert not r.partition.is_identity_order()
+    assert np.array_equal(args["order"], r.partition.order)
+    with recording_custom_calls() as calls:
+        make_algorithm("Privelet").run(x, 1.0, seed=3)
+    assert calls[0][2]["order"] is None   # the preset's plain case skips the re-validation
