@@ -36,40 +36,48 @@ MAX_EXPONENT = 30.0
 
 
 @njit(cache=True, nogil=True)
+def _raw_sum(est):
+    total = 0.0
+    for i in range(est.size):
+        total += est[i]
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _mw_passes(est, lo, hi, answers, passes, total, max_exponent):
-    # est holds weights whose true values are scale * est.  Each update multiplies its range by f and
-    # sets scale so that the true total is T again, from the raw sums inside and outside the range
-    # (summed directly: a running "total - inside" would cancel catastrophically when the range holds
-    # almost all the mass and f is tiny).  One pass over est per update, no rewrite of the whole array.
-    scale = 1.0
+    # est holds weights whose true values are scale * est, with scale = T / raw and raw the sum of est.
+    # An update multiplies its range by f in O(hi - lo) and moves raw by (f - 1) * inside.  When that
+    # would lose more than half of raw (f small on a range holding most of the mass), raw is summed
+    # again instead: "raw - (1 - f) inside" cancels catastrophically there (the audit's spike pair
+    # drifted to a total of 90 with it).  raw is summed again after every pass (O(n) per pass, not per
+    # update): the raw weights can shrink by orders of magnitude over the passes while an incremental
+    # raw would keep its absolute rounding errors, so its relative error would grow (1e-5 after 100
+    # passes on that pair).
     n = est.size
+    raw = _raw_sum(est)
     for _ in range(passes):
+        raw = _raw_sum(est)
         for r in range(lo.size):
             inside = 0.0
             for i in range(lo[r], hi[r]):
                 inside += est[i]
-            outside = 0.0
-            for i in range(lo[r]):
-                outside += est[i]
-            for i in range(hi[r], n):
-                outside += est[i]
-            z = (answers[r] - scale * inside) / (2.0 * total)
+            z = (answers[r] - total / raw * inside) / (2.0 * total)
             z = min(max(z, -max_exponent), max_exponent)
             f = math.exp(z)
             for i in range(lo[r], hi[r]):
                 est[i] *= f
-            raw = outside + f * inside
+            moved = raw + (f - 1.0) * inside
+            raw = moved if moved >= 0.5 * raw else _raw_sum(est)
             if raw <= 0.0 or not math.isfinite(raw):   # all mass underflowed: restart from uniform
                 for i in range(n):
                     est[i] = 1.0
                 raw = float(n)
-            scale = total / raw
-            if raw < 1e-150 or raw > 1e150:
+            if raw < 1e-150 or raw > 1e150:             # keep the raw weights in range
                 for i in range(n):
-                    est[i] *= scale
-                scale = 1.0
+                    est[i] *= total / raw
+                raw = total
     for i in range(n):
-        est[i] *= scale
+        est[i] *= total / raw
 
 
 def multiplicative_weights(estimate, lo, hi, answers, passes: int, total: float) -> np.ndarray:
