@@ -27,13 +27,11 @@ release mode refuses it and the release carries the warning "not differentially 
 """
 from __future__ import annotations
 
-import math
-import numbers
-
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 from dphist import workloads as wl
+from dphist.params import UNIT_SHARE, Interval, Options, Satisfies
 
 from .weights import effective_rounds, mwem_loop, range_errors
 
@@ -88,18 +86,6 @@ class DPBenchMWEM(VettedMechanism):
         return mwem_loop(x.size, float(x.sum()), lo, hi, rounds, updates, select, measure)
 
 
-def _check_fraction(value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < float(value) < 1.0:
-        raise InvalidParameter(f"mwem.mw: {what} must be a number strictly between 0 and 1, got {value!r}")
-    return float(value)
-
-
-def _check_count(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidParameter(f"mwem.mw: {what} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 class MWEMFinalizer(Finalizer):
     """``mwem.mw``: MWEM (Hardt et al. 2012) on the groups of its input, in their current order.
 
@@ -124,26 +110,25 @@ class MWEMFinalizer(Finalizer):
     name = "mwem.mw"
     citation = CITATION
     spends = True
+    param_constraints = {
+        "rounds": Interval(int, 1, None),
+        "ratio": UNIT_SHARE,
+        "updates": Interval(int, 1, None),
+        "workload": Satisfies(wl.is_name, "a workload name (identity, prefix, all-ranges, small-ranges, "
+                                          "big-ranges, ranges-<r>%)"),
+        "calibration": Options(*CALIBRATIONS),
+        "total_ratio": UNIT_SHARE,
+        "public_total": [None, Interval(float, 0, None)],
+    }
 
     def __init__(self, rounds: int = 10, ratio: float = 0.5, updates: int = 100, workload: str = "prefix",
                  calibration: str = "noisy-total", total_ratio: float = DEFAULT_TOTAL_RATIO,
                  public_total: float | None = None):
-        _check_count(rounds, "rounds")
-        _check_fraction(ratio, "ratio")
-        _check_count(updates, "updates")
-        if not isinstance(workload, str):
-            raise InvalidParameter(f"mwem.mw: workload must be a core workload name, got {type(workload).__name__}")
-        wl.make(workload, 1)  # an unknown name raises InvalidParameter naming the known ones
-        if calibration not in CALIBRATIONS:
-            raise InvalidParameter(f"mwem.mw: unknown calibration {calibration!r}; use one of {', '.join(CALIBRATIONS)}")
-        _check_fraction(total_ratio, "total_ratio")
-        if public_total is not None:
-            if (isinstance(public_total, bool) or not isinstance(public_total, numbers.Real)
-                    or not math.isfinite(public_total) or public_total < 0):
-                raise InvalidParameter(f"mwem.mw: public_total must be a finite number >= 0 or None, got {public_total!r}")
-            if calibration == "dpbench":
-                raise InvalidParameter("mwem.mw: public_total and calibration='dpbench' exclude each other "
-                                       "(the dpbench calibration reads the true total)")
+        # each parameter is checked by its declaration (param_constraints) before this runs;
+        # only the relation between two of them is left here
+        if public_total is not None and calibration == "dpbench":
+            raise InvalidParameter("mwem.mw: public_total and calibration='dpbench' exclude each other "
+                                   "(the dpbench calibration reads the true total)")
         self.rounds = rounds
         self.ratio = ratio
         self.updates = updates
