@@ -27,9 +27,10 @@ reference code's).  So the tree works on ``ceil(n / cell_width)`` cells, 11x few
 
 Speed: the tree is grown level by level; at each level every node's candidate cuts are scored at
 once from prefix sums (O(cells) per level, vectorised), and the per-node minimum comes from
-``np.minimum.reduceat``.  The values are re-centred on each node's mean at every level, so the
-prefix sums subtract numbers of the size of the nodes' SSE, not of sum x^2 (DPBench's uncentred
-prefix sums lose precision at large counts).
+``np.maximum.reduceat``.  Within a node, SSE(L) + SSE(R) = Q(node) - S_L^2/W_L - S_R^2/W_R (sums S
+and widths W in bins), so a cut is scored by the two squared sums alone.  The prefix sums are of
+the values centred on their mean (as :mod:`dphist.intervals` does), which loses less precision to
+cancellation than DPBench's uncentred prefix sums.
 """
 from __future__ import annotations
 
@@ -72,50 +73,41 @@ def kd_regions(sums, widths, stop: str = "dpbench", eps_2: float = 1.0, xi: floa
     sums = np.asarray(sums, dtype=float)
     widths = np.asarray(widths, dtype=float)
     m = sums.size
-    gain = 1.0 / eps_2  # dpbench: SSE(node) + 1/eps_2 against SSE(L) + SSE(R) + 2/eps_2
+    gain = 1.0 / eps_2  # dpbench: split when SSE(L) + SSE(R) + 2/eps_2 < SSE(node) + 1/eps_2
+    # prefix sums over cells of the centred per-bin estimate: sum, sum of squares (over bins), bins
+    s = sums - widths * (sums.sum() / widths.sum())
+    p = np.concatenate(([0.0], np.cumsum(s)))
+    q = np.concatenate(([0.0], np.cumsum(s * s / widths)))
+    pw = np.concatenate(([0.0], np.cumsum(widths)))
+
+    leaves = [np.array([m], dtype=np.int64)]
     a = np.array([0], dtype=np.int64)
     b = np.array([m], dtype=np.int64)
-    leaves = [np.array([m], dtype=np.int64)]
     while a.size:
-        # per-cell values centred on their node's mean (SSE is shift invariant per node)
-        sizes = b - a
-        node_of_cell = np.repeat(np.arange(a.size), sizes)
-        cells = np.arange(sizes.sum()) + np.repeat(a - np.cumsum(sizes) + sizes, sizes)
-        w = widths[cells]
-        node_w = np.add.reduceat(w, np.cumsum(sizes) - sizes)
-        node_mean = np.add.reduceat(sums[cells], np.cumsum(sizes) - sizes) / node_w
-        s = sums[cells] - node_mean[node_of_cell] * w          # centred cell sums
-        p = np.concatenate(([0.0], np.cumsum(s)))               # prefix sums over the level's cells
-        q = np.concatenate(([0.0], np.cumsum(s * s / w)))       # ... of sum over bins of value^2
-        pw = np.concatenate(([0.0], np.cumsum(w)))
-        lo = np.cumsum(sizes) - sizes                           # node starts in level positions
-        hi = lo + sizes
-
-        def sse(i, j):
-            return (q[j] - q[i]) - (p[j] - p[i]) ** 2 / (pw[j] - pw[i])
-
-        node_sse = sse(lo, hi)
-        can = sizes >= 2
-        split = np.zeros(a.size, dtype=bool)
-        cut = np.zeros(a.size, dtype=np.int64)
-        if can.any():
-            idx = np.flatnonzero(can)
-            counts = sizes[idx] - 1                             # interior cuts per node
-            first = np.cumsum(counts) - counts
-            node = np.repeat(idx, counts)
-            pos = lo[node] + 1 + (np.arange(counts.sum()) - np.repeat(first, counts))
-            cost = sse(lo[node], pos) + sse(pos, hi[node])
-            best = np.minimum.reduceat(cost, first)
-            hit = np.flatnonzero(cost == np.repeat(best, counts))
-            leftmost = hit[np.r_[True, node[hit][1:] != node[hit][:-1]]]   # first minimum per node
-            cut[idx] = pos[leftmost] - lo[idx] + a[idx]
-            if stop == "dpbench":
-                split[idx] = best + 2.0 * gain < node_sse[idx] + gain
-            else:
-                split[idx] = node_sse[idx] / node_w[idx] > xi
+        single = b - a < 2                                   # one cell: a leaf, nothing to cut
+        leaves.append(a[single])
+        a, b = a[~single], b[~single]
+        if not a.size:
+            break
+        pa, pb, wa, wb = p[a], p[b], pw[a], pw[b]
+        node_sse = (q[b] - q[a]) - (pb - pa) ** 2 / (wb - wa)
+        counts = b - a - 1                                   # interior cuts per node
+        first = np.cumsum(counts) - counts
+        node = np.repeat(np.arange(a.size), counts)
+        cand = np.arange(counts.sum()) + np.repeat(a + 1 - first, counts)
+        pc, wc = p[cand], pw[cand]
+        # S_L^2/W_L + S_R^2/W_R: the larger, the smaller SSE(L) + SSE(R)
+        score = (pc - pa[node]) ** 2 / (wc - wa[node]) + (pb[node] - pc) ** 2 / (wb[node] - wc)
+        best = np.maximum.reduceat(score, first)
+        hit = np.flatnonzero(score == best[node])
+        cut = cand[hit[np.r_[True, node[hit][1:] != node[hit][:-1]]]]   # leftmost best cut per node
+        if stop == "dpbench":
+            split = (q[b] - q[a]) - best + 2.0 * gain < node_sse + gain
+        else:
+            split = node_sse / (wb - wa) > xi
         leaves.append(a[~split])
         a, c, b = a[split], cut[split], b[split]
-        a, b = np.stack([a, c], axis=1).ravel(), np.stack([c, b], axis=1).ravel()
+        a, b = np.stack([a, c], axis=1).ravel(), np.stack([c, b], axis=1).ravel()   # children, in order
     return np.sort(np.concatenate(leaves))
 
 
