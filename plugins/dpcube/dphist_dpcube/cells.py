@@ -12,7 +12,10 @@ through the kernel: the cells are disjoint intervals, so their sums have L1 sens
 post-processing.
 
 H~ is per bin (length n, original order), as every dphist initializer returns; the cell counts
-are recovered exactly from it by summing each cell (:func:`cell_sums`).
+are recovered exactly from it by summing each cell (:func:`cell_sums`).  The initializer records
+its (public) cell width in ``ctx.notes["dpcube.cells.width"]``, where the kd-tree and the
+least-squares finalizer read it (:func:`context_cells`); after any other initializer (the core's
+``laplace``) they take every bin as a cell.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ import numpy as np
 from dphist import Initializer
 from dphist.errors import InvalidParameter
 
+#: where :class:`CellInitializer` records its cell width for the later stages
+WIDTH_NOTE = "dpcube.cells.width"
 #: DPBench's grid size ``gz`` (``DPcube1D_engine(gz=11)``).
 DEFAULT_CELL_WIDTH = 11
 
@@ -48,6 +53,11 @@ def cell_bounds(n: int, width: int) -> np.ndarray:
     return np.r_[np.arange(0, n, width, dtype=np.int64), np.int64(n)]
 
 
+def context_cells(ctx) -> np.ndarray:
+    """The cell bounds of this run: ``dpcube.cells``' width, or one cell per bin after another initializer."""
+    return cell_bounds(ctx.n, int(ctx.notes.get(WIDTH_NOTE, 1)))
+
+
 def cell_sums(noisy, bounds) -> np.ndarray:
     """The cell counts whose even spread is ``noisy`` (post-processing of H~)."""
     return np.add.reduceat(np.asarray(noisy, dtype=float), bounds[:-1])
@@ -66,6 +76,7 @@ class CellInitializer(Initializer):
         if ctx.budget <= 0:
             return None
         bounds = cell_bounds(ctx.n, self.cell_width)
+        ctx.notes[WIDTH_NOTE] = self.cell_width
         counts = ctx.data.laplace_intervals(bounds[:-1], bounds[1:], ctx.budget)
         widths = np.diff(bounds)
         return np.repeat(np.asarray(counts, dtype=float) / widths, widths)

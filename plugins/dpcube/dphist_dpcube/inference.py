@@ -14,7 +14,9 @@ Setting the gradient to zero gives the closed form (derived in ``notebooks/dpcub
     S_r = (s2^2 Y_r + m_r s1^2 z_r) / (s2^2 + m_r s1^2)      (inverse-variance weighting),
     x_c = y_c + (S_r - Y_r) / m_r                             (the correction shared equally),
 
-and each cell's x_c is spread evenly over its bins.  S_r has variance
+and each cell's x_c is spread evenly over its bins.  The cells are ``dpcube.cells``' (its width is
+read from ``ctx.notes``); after a per-bin initializer such as the core's ``laplace`` every bin is a
+cell and the same formula holds with m_r = bins in the region.  S_r has variance
 m_r s1^2 s2^2 / (s2^2 + m_r s1^2), below both inputs'.  It is post-processing of the two private
 outputs, so it costs nothing beyond the region counts' eps_2.  DPBench's 1-D code does not do
 this step (it publishes the region counts alone: ``inference="none"`` of the ``DPCube`` preset,
@@ -31,7 +33,7 @@ import numpy as np
 from dphist import Finalizer
 from dphist.errors import InvalidParameter
 
-from .cells import CITATION, DEFAULT_CELL_WIDTH, cell_bounds, cell_sums, check_cell_width
+from .cells import CITATION, cell_sums, context_cells
 
 
 def least_squares_cells(y, z, region_cells, s1_sq: float, s2_sq: float) -> np.ndarray:
@@ -56,25 +58,22 @@ class LeastSquaresFinalizer(Finalizer):
     citation = CITATION + " (inference of the 2-phase strategy)"
     requires_domain_order = True
 
-    def __init__(self, cell_width: int = DEFAULT_CELL_WIDTH):
-        self.cell_width = check_cell_width(cell_width, self.name)
-
     def finalize(self, bins, ctx):
         if ctx.noisy is None or not ctx.eps_in > 0:
             raise InvalidParameter(f"{self.name} combines the regions with H~'s cells: give the pipeline an "
                                    "initializer with gamma_in > 0 (dpcube.cells)")
         if not bins.is_identity_order():
             raise InvalidParameter(f"{self.name} needs regions of consecutive bins in domain order")
-        cells = cell_bounds(ctx.n, self.cell_width)
+        cells = context_cells(ctx)
         widths = np.diff(cells)
         spread = np.repeat(cell_sums(ctx.noisy, cells) / widths, widths)
         if not np.allclose(ctx.noisy, spread, rtol=1e-9, atol=1e-9):
-            raise InvalidParameter(f"{self.name}: H~ is not constant on cells of cell_width={self.cell_width} bins; "
-                                   "the weights assume H~ is dpcube.cells' output with the same cell_width")
+            raise InvalidParameter(f"{self.name}: H~ is not constant on the cells of {cells[1]} bins; the weights "
+                                   "assume H~ is dpcube.cells' output (or a per-bin initializer's)")
         region_cells = np.searchsorted(cells, bins.bounds[:-1])
         if not np.array_equal(cells[region_cells], bins.bounds[:-1]):
-            raise InvalidParameter(f"{self.name}: the regions must be unions of cells of cell_width="
-                                   f"{self.cell_width} bins (use the same cell_width as dpcube.cells and dpcube.kd)")
+            raise InvalidParameter(f"{self.name}: the regions must be unions of dpcube.cells' cells of {cells[1]} "
+                                   "bins (partition with dpcube.kd)")
         z = ctx.data.laplace_partition(bins, ctx.budget)
         s1_sq, s2_sq = 2.0 / ctx.eps_in ** 2, 2.0 / ctx.budget ** 2
         x = least_squares_cells(cell_sums(ctx.noisy, cells), z, region_cells, s1_sq, s2_sq)

@@ -41,7 +41,7 @@ import numpy as np
 from dphist import Partitioner
 from dphist.errors import InvalidParameter
 
-from .cells import CITATION, DEFAULT_CELL_WIDTH, cell_bounds, cell_sums, check_cell_width
+from .cells import CITATION, cell_sums, context_cells
 
 STOPS = ("dpbench", "variance")
 
@@ -119,16 +119,18 @@ class KDTreePartitioner(Partitioner):
     spends = False
     requires_domain_order = True  # cells are runs of consecutive bins of the domain
 
-    def __init__(self, cell_width: int = DEFAULT_CELL_WIDTH, stop: str = "dpbench", xi="noise"):
-        self.cell_width = check_cell_width(cell_width, self.name)
+    def __init__(self, stop: str = "dpbench", xi="noise"):
         check_stop(stop, xi, self.name)
         self.stop = stop
         self.xi = xi
 
-    def threshold(self, eps_in: float) -> float:
-        """xi of the variance rule for a cell budget ``eps_in`` (``"noise"``: 2 / (eps_1 w)^2)."""
+    def threshold(self, eps_in: float, cell_width: int) -> float:
+        """xi of the variance rule for cells of ``cell_width`` bins and budget ``eps_in``.
+
+        ``"noise"``: 2 / (eps_1 w)^2, the variance of one noisy cell count spread over its w bins.
+        """
         if isinstance(self.xi, str):
-            return 2.0 / (eps_in * self.cell_width) ** 2
+            return 2.0 / (eps_in * cell_width) ** 2
         return float(self.xi)
 
     def partition(self, bins, ctx):
@@ -137,12 +139,12 @@ class KDTreePartitioner(Partitioner):
                                    "(dpcube.cells)")
         if not bins.is_identity_order() or bins.n_groups != bins.n_bins:
             raise InvalidParameter(f"{self.name} partitions singleton bins in domain order")
-        bounds = cell_bounds(ctx.n, self.cell_width)
+        bounds = context_cells(ctx)
         if self.stop == "dpbench" and not ctx.eps_f > 0:
             raise InvalidParameter(f"{self.name}: stop='dpbench' weighs a region by 1/eps_2, and the finalizer "
                                    "has no budget")
         starts = kd_regions(cell_sums(ctx.noisy, bounds), np.diff(bounds), self.stop,
                             eps_2=ctx.eps_f if self.stop == "dpbench" else 1.0,
-                            xi=self.threshold(ctx.eps_in) if self.stop == "variance" else 0.0)
+                            xi=self.threshold(ctx.eps_in, int(bounds[1] - bounds[0])) if self.stop == "variance" else 0.0)
         ctx.notes[f"{self.name}.regions"] = int(starts.size - 1)
         return bins.merge(bounds[starts])

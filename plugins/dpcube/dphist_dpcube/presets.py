@@ -59,6 +59,6 @@ def DPCube(alpha: float = DEFAULT_ALPHA, cell_width: int = DEFAULT_CELL_WIDTH, s
         raise InvalidParameter(f"DPCube: unknown inference {inference!r}; use one of "
                                f"{', '.join(map(repr, INFERENCES))}")
     cells = CellInitializer(cell_width=cell_width)
-    tree = KDTreePartitioner(cell_width=cell_width, stop=stop, xi=xi)
-    final = "group-mean" if inference == "none" else LeastSquaresFinalizer(cell_width=cell_width)
+    tree = KDTreePartitioner(stop=stop, xi=xi)
+    final = "group-mean" if inference == "none" else LeastSquaresFinalizer()
     return Pipeline(cells, None, tree, final, (a, 0.0, 1.0 - a))
