@@ -4,7 +4,7 @@
 ``dpcube.least-squares`` (the paper's inference) and the preset ``DPCube``.
 """
 from .cells import CellInitializer, cell_bounds, cell_sums
-from .inference import LeastSquaresFinalizer, least_squares_cells
+from .least_squares import LeastSquaresFinalizer, least_squares_cells
 from .kdtree import KDTreePartitioner, kd_regions
 from .presets import DPCube
 

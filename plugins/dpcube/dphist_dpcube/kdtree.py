@@ -1,6 +1,6 @@
 """DPCube's second phase in one dimension: a kd-tree on the cell estimate (Xiao, Xiong et al.).
 
-The kd-tree is built on H~, the noisy cell histogram of phase 1 (:mod:`.cells`), so it spends
+The kd-tree is built on H~, the noisy cell histogram of phase 1 (:mod:`dphist_dpcube.cells`), so it spends
 nothing: it is post-processing of an eps_1-DP output (TDP 2014, Section 4, the 2-phase strategy;
 SORTaki Section IV-A, gamma_p = 0).  In one dimension a node is an interval of cells; it is cut
 at its **V-optimal** point, the cut minimising SSE(left) + SSE(right) of the per-bin estimate

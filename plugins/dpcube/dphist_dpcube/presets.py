@@ -29,7 +29,7 @@ from dphist import Pipeline, preset
 from dphist.errors import InvalidParameter
 
 from .cells import CITATION, DEFAULT_CELL_WIDTH, CellInitializer
-from .inference import LeastSquaresFinalizer
+from .least_squares import LeastSquaresFinalizer
 from .kdtree import KDTreePartitioner
 
 #: DPBench's ``alpha``: the share of the budget spent on the cells.
