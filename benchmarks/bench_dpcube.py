@@ -2,7 +2,8 @@
 
 * ``DPCube`` (DPBench's 1-D DPCube: cells of 11 bins, V-optimal kd-tree on them, region counts) end
   to end at N = 2^20: under 1 s (DPBench's ``DPcube1D_engine``: 65-319 s, a recursive Python loop
-  over every bin of every node).
+  over every bin of every node; measured in a scratch run on this machine under load, uniform data,
+  eps = 1: 471 s at 2^20, 8.1 s at 65,536).
 
 Histograms are dphist's seeded synthetic shapes (10 records per bin on average); epsilon = 1 and
 0.01.  The tree's work is O(cells x depth), depth being data dependent.  Informational cases: the
