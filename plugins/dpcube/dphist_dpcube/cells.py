@@ -19,12 +19,10 @@ least-squares finalizer read it (:func:`context_cells`); after any other initial
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from dphist import Initializer
-from dphist.errors import InvalidParameter
+from dphist.params import Interval
 
 #: where :class:`CellInitializer` records its cell width for the later stages
 WIDTH_NOTE = "dpcube.cells.width"
@@ -33,15 +31,6 @@ DEFAULT_CELL_WIDTH = 11
 
 CITATION = ("Xiao, Xiong, Fan, Goryczka & Li, DPCube, TDP 7(3) 2014 (Xiao, Xiong & Yuan, SDM workshop 2010); "
             "1-D form of DPBench's DPcube1D (Hay et al., SIGMOD 2016)")
-
-
-def check_cell_width(width, who: str) -> int:
-    """``width`` as a positive int, or :class:`InvalidParameter` naming the parameter."""
-    if isinstance(width, bool) or not isinstance(width, numbers.Integral):
-        raise InvalidParameter(f"{who}: cell_width must be a positive integer (bins per cell), got {width!r}")
-    if width < 1:
-        raise InvalidParameter(f"{who}: cell_width must be at least 1 bin, got {width!r}")
-    return int(width)
 
 
 def cell_bounds(n: int, width: int) -> np.ndarray:
@@ -68,9 +57,10 @@ class CellInitializer(Initializer):
 
     name = "dpcube.cells"
     citation = CITATION + " (phase 1: cell partitioning)"
+    param_constraints = {"cell_width": Interval(int, 1, None)}   # bins per cell
 
     def __init__(self, cell_width: int = DEFAULT_CELL_WIDTH):
-        self.cell_width = check_cell_width(cell_width, self.name)
+        self.cell_width = int(cell_width)
 
     def initialize(self, ctx):
         if ctx.budget <= 0:

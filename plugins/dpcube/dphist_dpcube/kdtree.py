@@ -34,33 +34,15 @@ cancellation than DPBench's uncentred prefix sums.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from dphist import Partitioner
 from dphist.errors import InvalidParameter
+from dphist.params import Interval, Options
 
 from .cells import CITATION, cell_sums, context_cells
 
 STOPS = ("dpbench", "variance")
-
-
-def check_stop(stop, xi, who: str) -> None:
-    if stop not in STOPS:
-        raise InvalidParameter(f"{who}: unknown stop rule {stop!r}; use one of {', '.join(map(repr, STOPS))}")
-    if isinstance(xi, str):
-        if xi != "noise":
-            raise InvalidParameter(f"{who}: xi must be 'noise' or a non-negative number, got {xi!r}")
-        return
-    if isinstance(xi, bool):
-        raise InvalidParameter(f"{who}: xi must be 'noise' or a non-negative number, got {xi!r}")
-    try:
-        value = float(xi)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"{who}: xi must be 'noise' or a non-negative number, got {xi!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise InvalidParameter(f"{who}: xi must be 'noise' or a non-negative finite number, got {xi!r}")
 
 
 def kd_regions(sums, widths, stop: str = "dpbench", eps_2: float = 1.0, xi: float = 0.0) -> np.ndarray:
@@ -118,9 +100,9 @@ class KDTreePartitioner(Partitioner):
     citation = CITATION + " (phase 2: kd-tree partitioning of the cell histogram)"
     spends = False
     requires_domain_order = True  # cells are runs of consecutive bins of the domain
+    param_constraints = {"stop": Options(*STOPS), "xi": [Options("noise"), Interval(float, 0, None)]}
 
     def __init__(self, stop: str = "dpbench", xi="noise"):
-        check_stop(stop, xi, self.name)
         self.stop = stop
         self.xi = xi
 

@@ -23,10 +23,8 @@ finalizer.  The notebook compares the two.
 """
 from __future__ import annotations
 
-import math
-
 from dphist import Pipeline, preset
-from dphist.errors import InvalidParameter
+from dphist.params import UNIT_SHARE, Options
 
 from .cells import CITATION, DEFAULT_CELL_WIDTH, CellInitializer
 from .least_squares import LeastSquaresFinalizer
@@ -37,27 +35,14 @@ DEFAULT_ALPHA = 0.5
 INFERENCES = ("none", "least-squares")
 
 
-def check_alpha(alpha) -> float:
-    if isinstance(alpha, bool):
-        raise InvalidParameter(f"DPCube: alpha must be a number in (0, 1), got {alpha!r}")
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"DPCube: alpha must be a number in (0, 1), got {alpha!r}") from None
-    if not (math.isfinite(a) and 0.0 < a < 1.0):
-        raise InvalidParameter(f"DPCube: alpha (the share eps_1/eps of the cells) must lie strictly between 0 and 1 "
-                               f"(the cells and the regions both need budget), got {alpha!r}")
-    return a
-
-
-@preset("DPCube", citation=CITATION)
+@preset("DPCube", citation=CITATION,
+        params={"alpha": UNIT_SHARE,   # eps_1 / eps: strictly inside (0, 1), the cells and the regions both need budget
+                **CellInitializer.param_constraints, **KDTreePartitioner.param_constraints,
+                "inference": Options(*INFERENCES)})
 def DPCube(alpha: float = DEFAULT_ALPHA, cell_width: int = DEFAULT_CELL_WIDTH, stop: str = "dpbench",
            xi="noise", inference: str = "none") -> Pipeline:
     """DPCube (1-D, DPBench): noisy cells of 11 bins, V-optimal kd-tree on them, noisy region counts."""
-    a = check_alpha(alpha)
-    if inference not in INFERENCES:
-        raise InvalidParameter(f"DPCube: unknown inference {inference!r}; use one of "
-                               f"{', '.join(map(repr, INFERENCES))}")
+    a = float(alpha)
     cells = CellInitializer(cell_width=cell_width)
     tree = KDTreePartitioner(stop=stop, xi=xi)
     final = "group-mean" if inference == "none" else LeastSquaresFinalizer()
