@@ -13,7 +13,7 @@ Stopping rules (``stop=``):
   eps_2 the budget of the region counts (the finalizer's, ``ctx.eps_f``).  The reference charges
   a region ``1/eps_2``, which is not the variance ``2/eps_2^2`` of its noisy count; we keep the
   reference's rule as it is (``notebooks/dpcube.ipynb`` measures what it does).
-* ``"variance"`` (the paper's rule, Xiao, Xiong & Yuan 2010 and SORTaki Section IV-A): cut a node
+* ``"variance"`` (the paper's rule, as SORTaki Section IV-A describes DPCube): cut a node
   while its noisy variance, SSE / (bins in the node), exceeds a threshold ``xi``.  ``xi="noise"``
   (our default; the paper gives no value we could check) is the variance that the cells' noise
   alone gives the per-bin estimate, ``2 / (eps_1 * cell_width)^2``: a node is cut while it varies
@@ -22,11 +22,12 @@ Stopping rules (``stop=``):
 Cuts only at cell boundaries.  DPBench tries every bin, but this never changes the result: inside
 a cell the estimate is constant, and there SSE(L) + SSE(R) = const - S_L^2/k - S_R^2/(N-k) with
 S_L, S_R linear in the cut k, a concave function of k, whose minimum over a cell lies at one of
-its ends (exactly: up to floating-point ties; the notebook checks the partitions against the
-reference code's).  So the tree works on ``ceil(n / cell_width)`` cells, 11x fewer candidates.
+its ends (exactly: up to floating-point ties; the tests check it against a bin-level brute force
+of the reference's rule, and a scratch run described in the notebook against the reference code).  So the tree works on ``ceil(n / cell_width)`` cells, 11x fewer candidates.
 
 Speed: the tree is grown level by level; at each level every node's candidate cuts are scored at
-once from prefix sums (O(cells) per level, vectorised), and the per-node minimum comes from
+once from prefix sums (O(cells) per level, vectorised; O(cells x depth) in all, the depth being
+data dependent, as in the reference's recursion), and the per-node best cut comes from
 ``np.maximum.reduceat``.  Within a node, SSE(L) + SSE(R) = Q(node) - S_L^2/W_L - S_R^2/W_R (sums S
 and widths W in bins), so a cut is scored by the two squared sums alone.  The prefix sums are of
 the values centred on their mean (as :mod:`dphist.intervals` does), which loses less precision to
