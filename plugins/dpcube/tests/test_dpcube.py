@@ -253,3 +253,16 @@ def test_release_mode_runs_and_keeps_no_seed():
     r = make_algorithm("DPCube", inference="least-squares").run(np.arange(100), 1.0)
     assert r.mode == "release" and r.seed is None and r.estimate.shape == (100,)
     assert dphist.default_registry.get("algorithm", "DPCube") is not None
+
+
+def test_after_a_per_bin_initializer_every_bin_is_a_cell():
+    # kills: a default cell width other than 1 when dpcube.cells did not run (regions forced onto 11-bin
+    # boundaries the per-bin H~ does not have, or least squares weighting bins as 11-bin cells)
+    x = np.repeat([0, 300, 0, 500, 20], [7, 5, 9, 3, 6])
+    r = Pipeline("laplace", None, "dpcube.kd", "dpcube.least-squares", (0.5, 0.0, 0.5)).run(x, 2.0, seed=4)
+    assert np.any(r.partition.bounds[:-1] % 11 != 0)
+    region_starts = r.partition.bounds[:-1]
+    z = np.add.reduceat(r.estimate, region_starts)                # the least-squares region totals
+    y = np.add.reduceat(r.noisy, region_starts)
+    assert not np.allclose(z, y)                                  # the region counts were combined in
+    assert WIDTH_NOTE not in r.notes
