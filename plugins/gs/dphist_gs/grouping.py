@@ -35,6 +35,7 @@ from numba import njit
 
 from dphist import InvalidParameter, Partition, Partitioner
 from dphist.intervals import centred_prefix_sums
+from dphist.params import Interval
 
 CITATION = ("Kellaris, Papadopoulos, Practical differential privacy via grouping and smoothing, PVLDB 6(5) 2013 "
             "(reconstructed: see dphist_gs.grouping); Zhang et al., AHP, SDM 2014, Section 5 (GS without sampling)")
@@ -85,12 +86,9 @@ class FixedWidthPartitioner(Partitioner):
 
     name = "gs.fixed-width"
     citation = CITATION
+    param_constraints = {"w": [None, Interval(int, 1, None)], "corrected": bool}
 
     def __init__(self, w: int | None = None, corrected: bool = False):
-        if w is not None and (isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1):
-            raise InvalidParameter(f"{self.name}: w (the group size) must be an integer >= 1, got {w!r}")
-        if not isinstance(corrected, (bool, np.bool_)):
-            raise InvalidParameter(f"{self.name}: corrected must be True or False, got {corrected!r}")
         self.w = None if w is None else int(w)
         self.corrected = bool(corrected)
 

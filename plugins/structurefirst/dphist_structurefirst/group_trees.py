@@ -21,8 +21,7 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition
 from dphist.kernel.queries import IntervalQueries
-
-from ._checks import choice
+from dphist.params import Options
 
 COUNTS = ("tree", "mean")
 
@@ -97,9 +96,10 @@ class GroupTreesFinalizer(Finalizer):
     citation = ("Xu et al., VLDBJ 2013, Sections 5-6 (StructureFirst's counts); Hay, Rastogi, Miklau, Suciu, "
                 "PVLDB 2010, Section 4 (the tree and its inference)")
     requires_domain_order = True
+    param_constraints = {"counts": Options(*COUNTS)}
 
     def __init__(self, counts: str = "tree"):
-        self.counts = choice(self.name, "counts", counts, COUNTS)
+        self.counts = counts
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:

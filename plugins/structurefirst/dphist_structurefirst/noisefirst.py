@@ -31,9 +31,9 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, Partitioner
 from dphist.intervals import centred_prefix_sums, interval_sse
+from dphist.params import Interval
 from dphist.segmentation import SSEPenalty, k_groups, optimal
 
-from ._checks import groups
 
 CITATION = ("Xu, Zhang, Xiao, Yang, Yu, Winslett, Differentially private histogram publication, "
             "ICDE 2012 / VLDB Journal 22(6) 2013, NoiseFirst (Section 4)")
@@ -75,9 +75,10 @@ class NoiseFirstPartitioner(Partitioner):
     name = "structurefirst.noisefirst"
     citation = CITATION
     requires_domain_order = True
+    param_constraints = {"k": [None, Interval(int, 1, None)]}
 
     def __init__(self, k: int | None = None):
-        self.k = groups(self.name, "k", k)
+        self.k = k
 
     def partition(self, bins: Partition, ctx) -> Partition:
         variance = noise_variance(ctx, self.name)
@@ -116,10 +117,9 @@ class ConditionalMeanFinalizer(Finalizer):
     citation = CITATION
     spends = False
     requires_domain_order = True
+    param_constraints = {"conditional": bool}
 
     def __init__(self, conditional: bool = True):
-        if not isinstance(conditional, (bool, np.bool_)):
-            raise InvalidParameter(f"{self.name}: conditional must be True or False, got {conditional!r}")
         self.conditional = bool(conditional)
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:

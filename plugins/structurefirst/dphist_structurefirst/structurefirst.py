@@ -44,8 +44,7 @@ import math
 import numpy as np
 
 from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism
-
-from ._checks import choice, groups, positive, ratio
+from dphist.params import UNIT_SHARE, Interval, Options
 from .voptimal import PrefixCosts
 
 CITATION = ("Xu, Zhang, Xiao, Yang, Yu, Winslett, Differentially private histogram publication, "
@@ -83,6 +82,13 @@ def draw_boundaries(values, k: int, epsilon_each: float, sensitivity: float, noi
     return bounds
 
 
+def _checked_k(owner: str, k, n: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise InvalidParameter(f"{owner}: k must be an integer from 1 to the {n} bins (k groups cannot exceed them), "
+                               f"got {k!r}")
+    return int(k)
+
+
 class StructureFirstBoundaries(VettedMechanism):
     """The boundaries of StructureFirst under a cap F fixed before the call (public or noisy)."""
 
@@ -99,10 +105,9 @@ class StructureFirstBoundaries(VettedMechanism):
         self.sensitivity = 2.0 * self.cap + 1.0
 
     def check(self, n: int, k=None, **_):
-        k = groups(self.name, "k", k, allow_none=False)
-        if k > n:
-            raise InvalidParameter(f"{self.name}: k = {k} groups exceed the {n} bins")
-        positive(self.name, "cap", self.cap)
+        k = _checked_k(self.name, k, n)
+        if not (np.isfinite(self.cap) and self.cap > 0):
+            raise InvalidParameter(f"{self.name}: the cap must be a finite number > 0, got {self.cap!r}")
         return {"k": k}
 
     def answers(self, n: int, k=1, **_) -> int:
@@ -129,10 +134,7 @@ class DPBenchBoundaries(VettedMechanism):
         self.cap_factor = float(cap_factor)
 
     def check(self, n: int, k=None, **_):
-        k = groups(self.name, "k", k, allow_none=False)
-        if k > n:
-            raise InvalidParameter(f"{self.name}: k = {k} groups exceed the {n} bins")
-        return {"k": k}
+        return {"k": _checked_k(self.name, k, n)}
 
     def answers(self, n: int, k=1, **_) -> int:
         return max(int(k) - 1, 1)
@@ -161,17 +163,23 @@ class StructureFirstPartitioner(Partitioner):
     spends = True
     citation = CITATION
     requires_domain_order = True
+    param_constraints = {
+        "k": [None, Interval(int, 1, None)],
+        "k_ratio": Interval(float, 0, 1, closed="right"),
+        "cap": [None, Interval(float, 0, None, closed="neither")],
+        "cap_factor": Interval(float, 0, None, closed="neither"),
+        "cap_share": UNIT_SHARE,
+        "calibration": Options(*CALIBRATIONS),
+    }
 
     def __init__(self, k: int | None = None, k_ratio: float = REFERENCE_K_RATIO, cap: float | None = None,
                  cap_factor: float = REFERENCE_CAP_FACTOR, cap_share: float = 0.05, calibration: str = "paper"):
-        self.k = groups(self.name, "k", k)
-        self.k_ratio = positive(self.name, "k_ratio", k_ratio)
-        if self.k_ratio > 1:
-            raise InvalidParameter(f"{self.name}: k_ratio (groups per bin) must lie in (0, 1], got {k_ratio!r}")
-        self.cap = positive(self.name, "cap", cap, allow_none=True)
-        self.cap_factor = positive(self.name, "cap_factor", cap_factor)
-        self.cap_share = ratio(self.name, "cap_share", cap_share)
-        self.calibration = choice(self.name, "calibration", calibration, CALIBRATIONS)
+        self.k = k
+        self.k_ratio = k_ratio
+        self.cap = cap
+        self.cap_factor = cap_factor
+        self.cap_share = cap_share
+        self.calibration = calibration
         if self.calibration == "dpbench" and self.cap is not None:
             raise InvalidParameter(f"{self.name}: calibration='dpbench' takes the reference's true-mean cap; "
                                    "do not pass cap")
