@@ -39,8 +39,8 @@ def test_pruned_layers_equal_the_plain_dp_and_the_engine(seed):
 
 
 def test_noisefirst_k_is_the_argmin_of_the_noise_corrected_error():
-    """Kills: a penalty of 2 s^2 instead of 4/eps^2 = 2 s^2... i.e. a missing factor in the per-group
-    penalty (k too large or too small), or the correction's sign flipped."""
+    """Kills: a per-group penalty other than 2 s^2 = 4/eps^2 in the one penalised DP (its k would not be
+    the argmin of SSE*(k) - (n - 2k) s^2), or the correction's sign flipped."""
     rng = np.random.default_rng(1)
     x = np.repeat([10.0, 40.0, 15.0, 60.0, 5.0], 12)
     for eps in (0.3, 1.0, 3.0):
@@ -56,7 +56,7 @@ def test_noisefirst_k_is_the_argmin_of_the_noise_corrected_error():
 def test_conditional_merging_threshold():
     """Kills: the keep rule SSE - (m-2)s^2 > m s^2 written with (m-1), or the comparison reversed."""
     variance = 2.0
-    m = 4                                               # keep iff SSE > 4 (m - 1) = 4 (m-1) s^2 / 2 ... = 2 s^2 (m - 1)
+    m = 4                                               # keep iff SSE - (m-2) s^2 > m s^2, i.e. SSE > 2 (m-1) s^2
     threshold = 2 * (m - 1) * variance
     for sse, kept in ((threshold * 0.99, False), (threshold * 1.01, True)):
         h = np.array([-1.0, 1.0, -1.0, 1.0]) * math.sqrt(sse / 4)
@@ -124,6 +124,35 @@ def test_boundary_draw_follows_the_exponential_mechanism():
     se = np.sqrt(p * (1 - p) / draws.size)
     assert np.all(np.abs(freq - p) <= 4 * se + 1e-12), (freq, p)
     assert p.max() < 0.9 and p.min() > 0.05                                  # the test has power: not a point mass
+
+
+class _Recorder:
+    """A noise source that records the epsilon and sensitivity of each exponential mechanism and picks the best."""
+
+    def __init__(self):
+        self.calls = []
+
+    def exponential_mechanism(self, scores, sensitivity, epsilon, monotonic=False):
+        self.calls.append((float(epsilon), float(sensitivity)))
+        return int(np.argmax(scores))
+
+
+@pytest.mark.parametrize("mechanism, k, per_draw, sensitivity", [
+    (StructureFirstBoundaries(cap=7.0), 5, 2.0 / 4, 15.0),          # paper: eps_1/(k-1), 2F + 1
+    (DPBenchBoundaries(cap_factor=2.0), 5, 2.0 / 5, 2 * 2.0 * 3.0 + 1),   # reference: eps_1/k, F = 2 x mean 3
+])
+def test_each_draw_gets_its_share_and_the_cap_sensitivity(mechanism, k, per_draw, sensitivity):
+    """Kills: the paper's eps_1/(k-1) per draw replaced by eps_1/k (or the reverse for dpbench), a
+    sensitivity other than 2F + 1, or a cap not applied before the scores."""
+    x = np.array([3.0, 9.0, 0.0, 1.0, 2.0, 8.0, 0.0, 1.0])    # mean 3
+    noise = _Recorder()
+    bounds = mechanism.run(x, 2.0, noise, k=k)
+    assert noise.calls == [(pytest.approx(per_draw), pytest.approx(sensitivity))] * (k - 1)
+    assert bounds[0] == 0 and bounds[-1] == x.size and np.all(np.diff(bounds) > 0) and bounds.size == k + 1
+    # with the cap at 7 the greedy choice is that of the capped counts
+    if isinstance(mechanism, StructureFirstBoundaries):
+        expect = StructureFirstBoundaries(cap=100.0).run(np.minimum(x, 7.0), 2.0, _Recorder(), k=k)
+        assert np.array_equal(bounds, expect)
 
 
 def test_dpbench_calibration_is_flagged_and_refused_in_release_mode():
