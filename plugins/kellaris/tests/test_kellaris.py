@@ -13,7 +13,7 @@ from dphist import workloads as wl
 from dphist.testing import check_component
 
 from dphist_kellaris import (TABLE_1, PrunedTreeFinalizer, S2OnInitialPartitioner, S2Partitioner, parse_label,
-                             s2_grouping, scheme)
+                             s2_cost, s2_grouping, scheme)
 from dphist_kellaris.pruned_tree import NOTE, root_levels, tree_height
 
 
@@ -57,14 +57,28 @@ def _tree_segmentations(lo, hi, n, branching, span):
 @pytest.mark.parametrize("seed", range(4))
 def test_s2_equals_brute_force(correction, seed):
     """S_2's O(N^2) DP returns the least-cost grouping of Eq. (2) over all 2^(n-1) groupings.
-    Kills: a wrong SSE formula (e.g. sum b^2 - (sum b)^2 without / |g|), the bias correction with the
-    wrong sign or factor, correction applied when disabled or ignored when enabled."""
+    Kills: a search over too few candidates (e.g. power-of-two runs only), a wrong argmin or trace-back,
+    the correction applied when disabled; the cost itself is pinned by the next test."""
     rng = np.random.default_rng(seed)
     values = np.repeat(rng.integers(0, 30, 4), rng.integers(1, 4, 4)).astype(float)[:9]
     values += rng.laplace(0, 2.0, values.size)
     eps_1, eps_2 = 0.8, 0.9
     got = s2_grouping(values, eps_1, eps_2, mode="optimal", correction=correction)
     assert list(got) == _brute_force(values, eps_1, eps_2, correction, _segmentations(values.size))
+
+
+@pytest.mark.parametrize("correction", [True, False])
+def test_s2_group_cost_is_eq_2_with_the_bias_correction(correction):
+    """Every candidate group's cost is SSE + 2/eps_2^2 - 2(|g| - 1)/eps_1^2 (the last term only with the
+    correction), checked on all 45 groups of 9 values.  Kills: any change of the SSE, the publishing term
+    or the bias (e.g. 1/eps_1^2 instead of 2/eps_1^2, |g| instead of |g| - 1)."""
+    values = np.random.default_rng(5).normal(10, 4, 9)
+    eps_1, eps_2 = 0.4, 0.7
+    starts, ends = zip(*[(a, b) for a in range(9) for b in range(a + 1, 10)])
+    got = s2_cost(values, eps_1, eps_2, correction).intervals(np.array(starts), np.array(ends))
+    want = [_sse(values[a:b]) + 2 / eps_2 ** 2 - (2 * (b - a - 1) / eps_1 ** 2 if correction else 0.0)
+            for a, b in zip(starts, ends)]
+    assert np.allclose(got, want, rtol=1e-10, atol=1e-9)
 
 
 def test_s2_correction_changes_the_grouping():
@@ -264,3 +278,25 @@ def test_bad_component_parameters_are_refused():
 def test_components_pass_the_conformance_kit(cls):
     """dphist.testing: ledger, reproducibility, release mode.  Kills: any spending beyond the share."""
     check_component(cls)
+
+
+@pytest.mark.parametrize("average_pruned", [True, False])
+def test_inference_is_the_least_squares_estimate_of_the_group_totals(average_pruned):
+    """The two-pass inference over the pruned tree equals ordinary least squares (all measurements have one
+    variance) on the group totals, computed densely with numpy.  Kills: a wrong residual share, a single-child
+    chain mishandled, an unmeasured interval used as if measured."""
+    n, cuts = 64, [0, 16, 17, 18, 19, 20, 24, 28, 32, 48, 64]
+    pipe = Pipeline(None, None, FixedGroups(cuts), PrunedTreeFinalizer(4, average_pruned, True), (0, 0, 1))
+    r = pipe.run(np.arange(n) % 5 * 4, 1.0, seed=11)
+    note = r.notes[NOTE]
+    b = np.asarray(cuts)
+    rows, ys = [], []
+    for (level_cuts, measured), y in zip(note["levels"], note["values"]):
+        for s, e, m, v in zip(level_cuts[:-1], level_cuts[1:], measured, y):
+            if m:
+                rows.append((b[:-1] >= s) & (b[1:] <= e))
+                ys.append(v)
+    A = np.array(rows, dtype=float)
+    want = np.linalg.lstsq(A, np.array(ys), rcond=None)[0]
+    assert np.allclose(note["group_totals"], want, atol=1e-8)
+    assert np.allclose(np.add.reduceat(r.estimate, b[:-1]), want, atol=1e-8)
