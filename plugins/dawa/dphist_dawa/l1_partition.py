@@ -104,6 +104,7 @@ import numpy as np
 from numba import njit
 
 from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism
+from dphist.params import Interval, Options
 
 from .deviation import (deviations_disjoint, deviations_from, deviations_of_length,
                         rank_structure)
@@ -384,6 +385,14 @@ class L1Partitioner(Partitioner):
     name = "dawa.l1"
     spends = True
     citation = _CITATION
+    param_constraints = {
+        "variant": Options(*VARIANTS),
+        "branching": Interval(int, 2, None),
+        "measure_epsilon": [None, Interval(float, 0, None, closed="neither")],
+        "bucket_penalty": [None, Interval(float, 0, None)],
+        "calibration": Options(*CALIBRATIONS),
+        "correction": Interval(float, 0, None),
+    }
 
     def __init__(self, variant: str = "exact", branching: int = 2, measure_epsilon: float | None = None,
                  bucket_penalty: float | None = None, calibration: str = "postprocess",
@@ -400,23 +409,7 @@ class L1Partitioner(Partitioner):
         """False for ``calibration="dpbench"`` (release mode refuses the component)."""
         return self.calibration != "dpbench"
 
-    def _check(self):
-        if self.variant not in VARIANTS:
-            raise InvalidParameter(f"dawa.l1: unknown variant {self.variant!r}; use one of {', '.join(VARIANTS)}")
-        if self.calibration not in CALIBRATIONS:
-            raise InvalidParameter(f"dawa.l1: unknown calibration {self.calibration!r}; "
-                                   f"use one of {', '.join(CALIBRATIONS)}")
-        if isinstance(self.branching, bool) or not isinstance(self.branching, (int, np.integer)) or self.branching < 2:
-            raise InvalidParameter(f"dawa.l1: branching must be an integer >= 2, got {self.branching!r}")
-        for label, value in (("bucket_penalty", self.bucket_penalty), ("correction", self.correction)):
-            if value is None and label == "bucket_penalty":
-                continue
-            if (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
-                    or not np.isfinite(value) or value < 0):
-                raise InvalidParameter(f"dawa.l1: {label} must be a finite number >= 0, got {value!r}")
-
     def partition(self, bins: Partition, ctx) -> Partition:
-        self._check()
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("dawa.l1 spends budget: give the partitioner a share gamma_p > 0")
         eps_2 = ctx.eps_f if self.measure_epsilon is None else self.measure_epsilon
