@@ -34,9 +34,8 @@ the components refuse a sorted order themselves.
 """
 from __future__ import annotations
 
-import math
-
 from dphist import InvalidParameter, Pipeline, preset
+from dphist.params import UNIT_SHARE, check_value
 
 from .pruned_tree import PrunedTreeFinalizer
 from .s2 import S2OnInitialPartitioner, S2Partitioner
@@ -55,13 +54,13 @@ TABLE_1 = {label: f"kellaris.{label}" for label in (
 
 
 def _share(value, name: str) -> float:
-    try:
-        r = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"{name} must be a number in (0, 1), got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(r) or not 0 < r < 1:
-        raise InvalidParameter(f"{name} must be in (0, 1), got {value!r}")
-    return r
+    """A budget share in (0, 1) (the presets declare the same constraint, ``UNIT_SHARE``)."""
+    check_value("kellaris scheme", name, value, (UNIT_SHARE,))
+    return float(value)
+
+
+_RATIO = {"ratio": UNIT_SHARE}
+_ORDERED = {"ratio": UNIT_SHARE, "order_share": UNIT_SHARE}
 
 
 def parse_label(label: str) -> tuple[bool, str | None, str | None]:
@@ -142,28 +141,28 @@ def _documented(text: str):
     return wrap
 
 
-@preset("kellaris.S1", citation=_PAPER + ", Section 4 (S_1, Eq. (1)); Li et al. PVLDB 2014 (DAWA)")
+@preset("kellaris.S1", citation=_PAPER + ", Section 4 (S_1, Eq. (1)); Li et al. PVLDB 2014 (DAWA)", params=_RATIO)
 @_documented("S_1: DAWA's exact L1 grouping (0.25 eps), group means with 0.75 eps." + _NEEDS_DAWA)
 def s1(ratio: float = SMOOTH_RATIO) -> Pipeline:
     return scheme("S1", ratio)
 
 
 
-@preset("kellaris.S~", citation=_PAPER + ", Section 4 (approximate smoothing); Li et al. PVLDB 2014")
+@preset("kellaris.S~", citation=_PAPER + ", Section 4 (approximate smoothing); Li et al. PVLDB 2014", params=_RATIO)
 @_documented("S~: DAWA's power-of-two grouping (0.25 eps), group means with 0.75 eps." + _NEEDS_DAWA)
 def s_tilde(ratio: float = SMOOTH_RATIO) -> Pipeline:
     return scheme("S~", ratio)
 
 
 
-@preset("kellaris.S2", citation=_PAPER + ", Section 5.1 (S_2 with bias correction)")
+@preset("kellaris.S2", citation=_PAPER + ", Section 5.1 (S_2 with bias correction)", params=_RATIO)
 def s2(ratio: float = SMOOTH_RATIO) -> Pipeline:
     """S_2: Laplace counts (0.25 eps), O(N^2) squared-error grouping with the bias correction, group
     means with 0.75 eps. Budgets: dphist_kellaris.presets module docstring (Section 7.1)."""
     return scheme("S2", ratio)
 
 
-@preset("kellaris.O+S1", citation=_PAPER + ", Sections 4 and 7.1 (O + S_1)")
+@preset("kellaris.O+S1", citation=_PAPER + ", Sections 4 and 7.1 (O + S_1)", params=_ORDERED)
 @_documented("O + S_1: noisy counts sorted descending (0.325 eps), DAWA's exact grouping on the sorted "
                     "bins (0.325 eps), group means (0.35 eps)." + _NEEDS_DAWA)
 def o_s1(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
@@ -171,7 +170,7 @@ def o_s1(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
 
 
 
-@preset("kellaris.O+S~", citation=_PAPER + ", Sections 4 and 7.1 (O + S~)")
+@preset("kellaris.O+S~", citation=_PAPER + ", Sections 4 and 7.1 (O + S~)", params=_ORDERED)
 @_documented("O + S~: noisy counts sorted descending (0.325 eps), DAWA's power-of-two grouping "
                          "(0.325 eps), group means (0.35 eps)." + _NEEDS_DAWA)
 def o_s_tilde(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
@@ -179,7 +178,8 @@ def o_s_tilde(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
 
 
 
-@preset("kellaris.O+S2", citation=_PAPER + ", Section 7.1 (O + S_2: AHP with S_2); Zhang et al. SDM 2014")
+@preset("kellaris.O+S2", citation=_PAPER + ", Section 7.1 (O + S_2: AHP with S_2); Zhang et al. SDM 2014",
+        params=_RATIO)
 def o_s2(ratio: float = ORDER_RATIO) -> Pipeline:
     """O + S_2: one Laplace vector (0.65 eps) sorted descending and grouped by S_2 (AHP's design),
     group means (0.35 eps). Budgets: dphist_kellaris.presets module docstring (Section 7.1)."""
@@ -190,22 +190,23 @@ def _fixed(label, workload, smoothing_doc):
     def factory(ratio: float = SMOOTH_RATIO) -> Pipeline:
         return scheme(label, ratio)
     _documented(f"{label}: {smoothing_doc} (0.25 eps), then DAWA's matrix mechanism (GreedyH) with "
-                           f"the {workload} workload on the groups (0.75 eps)." + _NEEDS_DAWA)(factory)
+                f"the {workload} workload on the groups (0.75 eps)." + _NEEDS_DAWA)(factory)
     factory.__name__ = factory.__qualname__ = label.replace("+", "_").replace("~", "_tilde").lower()
     return factory
 
 
-s1_mm = preset("kellaris.S1+MM", citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)")(
+s1_mm = preset("kellaris.S1+MM", citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)", params=_RATIO)(
     _fixed("S1+MM", "all-ranges", "DAWA's exact L1 grouping"))
-s_tilde_mm = preset("kellaris.S~+MM", citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)")(
+s_tilde_mm = preset("kellaris.S~+MM", citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)",
+                    params=_RATIO)(
     _fixed("S~+MM", "all-ranges", "DAWA's power-of-two grouping"))
-s2_mm = preset("kellaris.S2+MM", citation=_PAPER + ", Sections 4, 5.1 (S_2 + MM)")(
+s2_mm = preset("kellaris.S2+MM", citation=_PAPER + ", Sections 4, 5.1 (S_2 + MM)", params=_RATIO)(
     _fixed("S2+MM", "all-ranges", "S_2 grouping"))
-s1_pmm = preset("kellaris.S1+PMM", citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)")(
+s1_pmm = preset("kellaris.S1+PMM", citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)", params=_RATIO)(
     _fixed("S1+PMM", "prefix", "DAWA's exact L1 grouping"))
-s_tilde_pmm = preset("kellaris.S~+PMM", citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)")(
+s_tilde_pmm = preset("kellaris.S~+PMM", citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)", params=_RATIO)(
     _fixed("S~+PMM", "prefix", "DAWA's power-of-two grouping"))
-s2_pmm = preset("kellaris.S2+PMM", citation=_PAPER + ", Sections 5.1, 5.2 (S_2 + PMM)")(
+s2_pmm = preset("kellaris.S2+PMM", citation=_PAPER + ", Sections 5.1, 5.2 (S_2 + PMM)", params=_RATIO)(
     _fixed("S2+PMM", "prefix", "S_2 grouping"))
 
 
@@ -217,7 +218,7 @@ def h() -> Pipeline:
     return scheme("H")
 
 
-@preset("kellaris.S1+H", citation=_PAPER + ", Section 6 (hierarchical smoothing, absolute error)")
+@preset("kellaris.S1+H", citation=_PAPER + ", Section 6 (hierarchical smoothing, absolute error)", params=_RATIO)
 @_documented("S_1 + H: DAWA's L1 grouping restricted to full subtrees of the 16-ary tree (0.25 eps; "
                     "the 'tree' variant of dawa.l1), then the pruned tree with averaged group roots and "
                     "least-squares inference (0.75 eps)." + _NEEDS_DAWA)
@@ -226,7 +227,7 @@ def s1_h(ratio: float = SMOOTH_RATIO) -> Pipeline:
 
 
 
-@preset("kellaris.S2+H", citation=_PAPER + ", Section 6 (hierarchical smoothing, squared error)")
+@preset("kellaris.S2+H", citation=_PAPER + ", Section 6 (hierarchical smoothing, squared error)", params=_RATIO)
 def s2_h(ratio: float = SMOOTH_RATIO) -> Pipeline:
     """S_2 + H: S_2 restricted to full subtrees of the 16-ary tree (0.25 eps, O(N)), then the pruned
     tree with averaged group roots and least-squares inference (0.75 eps). Budgets:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition
+from dphist.params import Interval
 
 NOTE = "kellaris.pruned-tree"   #: ctx.notes key of the public noisy tree and its estimates
 _CITATION = ("Kellaris, Papadopoulos, Papadias, TKDE, Section 6 (hierarchical smoothing, Theorem 6.1); "
@@ -143,11 +144,6 @@ def least_squares_tree(levels, values, variance: float):
     return final
 
 
-def _flag(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidParameter(f"kellaris.pruned-tree: {name} must be True or False, got {value!r}")
-
-
 class PrunedTreeFinalizer(Finalizer):
     """``kellaris.pruned-tree``: the aggregate tree with every node under a group root pruned.
 
@@ -168,13 +164,9 @@ class PrunedTreeFinalizer(Finalizer):
     spends = True
     citation = _CITATION
     requires_domain_order = True
+    param_constraints = {"branching": Interval(int, 2, None), "average_pruned": bool, "inference": bool}
 
     def __init__(self, branching: int = 16, average_pruned: bool = True, inference: bool = True):
-        if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
-            raise InvalidParameter(f"kellaris.pruned-tree: branching (the tree's fan-out) must be an integer "
-                                   f">= 2, got {branching!r}")
-        _flag("average_pruned", average_pruned)
-        _flag("inference", inference)
         self.branching = branching
         self.average_pruned = average_pruned
         self.inference = inference

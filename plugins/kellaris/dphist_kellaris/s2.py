@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import InvalidParameter, Partition, Partitioner
+from dphist.params import Interval, Options
 from dphist.segmentation import SSEPenalty, optimal, tree
 
 MODES = ("optimal", "tree")
@@ -61,20 +62,6 @@ def s2_grouping(noisy, eps_1: float, eps_2: float, *, mode: str = "optimal", bra
     raise InvalidParameter(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
 
 
-def _check_params(name, mode, branching, correction, measure_epsilon):
-    if mode not in MODES:
-        raise InvalidParameter(f"{name}: mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
-        raise InvalidParameter(f"{name}: branching (the tree's fan-out) must be an integer >= 2, got {branching!r}")
-    if not isinstance(correction, (bool, np.bool_)):
-        raise InvalidParameter(f"{name}: correction must be True or False, got {correction!r}")
-    if measure_epsilon is not None:
-        if (isinstance(measure_epsilon, bool) or not isinstance(measure_epsilon, (int, float, np.number))
-                or not np.isfinite(measure_epsilon) or measure_epsilon <= 0):
-            raise InvalidParameter(f"{name}: measure_epsilon must be a positive number or None, "
-                                   f"got {measure_epsilon!r}")
-
-
 class S2Partitioner(Partitioner):
     """``kellaris.s2``: Laplace(1/eps_1) counts, then the least-cost grouping under Eq. (2).
 
@@ -92,10 +79,11 @@ class S2Partitioner(Partitioner):
     name = "kellaris.s2"
     spends = True
     citation = _CITATION
+    param_constraints = {"mode": Options(*MODES), "branching": Interval(int, 2, None), "correction": bool,
+                         "measure_epsilon": [None, Interval(float, 0, None, closed="neither")]}
 
     def __init__(self, mode: str = "optimal", branching: int = 16, correction: bool = True,
                  measure_epsilon: float | None = None):
-        _check_params(self.name, mode, branching, correction, measure_epsilon)
         self.mode = mode
         self.branching = branching
         self.correction = correction
@@ -114,7 +102,6 @@ class S2Partitioner(Partitioner):
         return ctx.data.laplace_identity(ctx.budget), float(ctx.budget)   # the only private step
 
     def partition(self, bins: Partition, ctx) -> Partition:
-        _check_params(self.name, self.mode, self.branching, self.correction, self.measure_epsilon)
         eps_2 = self._eps_2(ctx)
         noisy, eps_1 = self._noisy(bins, ctx)
         # post-processing from here on
