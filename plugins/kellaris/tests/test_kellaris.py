@@ -300,3 +300,39 @@ def test_inference_is_the_least_squares_estimate_of_the_group_totals(average_pru
     want = np.linalg.lstsq(A, np.array(ys), rcond=None)[0]
     assert np.allclose(note["group_totals"], want, atol=1e-8)
     assert np.allclose(np.add.reduceat(r.estimate, b[:-1]), want, atol=1e-8)
+
+
+_WIRING = {   # label -> (sorter, partitioner (name, key params), finalizer (name, key params))
+    "S1": (None, ("dawa.l1", {"variant": "exact"}), ("group-mean", {})),
+    "S~": (None, ("dawa.l1", {"variant": "power-of-two"}), ("group-mean", {})),
+    "S2": (None, ("kellaris.s2", {"mode": "optimal", "correction": True}), ("group-mean", {})),
+    "O+S1": ("noisy-count", ("dawa.l1", {"variant": "exact"}), ("group-mean", {})),
+    "O+S~": ("noisy-count", ("dawa.l1", {"variant": "power-of-two"}), ("group-mean", {})),
+    "O+S2": ("noisy-count", ("kellaris.s2-initial", {"mode": "optimal"}), ("group-mean", {})),
+    "S1+MM": (None, ("dawa.l1", {"variant": "exact"}), ("dawa.greedy-h", {"workload": "all-ranges"})),
+    "S~+MM": (None, ("dawa.l1", {"variant": "power-of-two"}), ("dawa.greedy-h", {"workload": "all-ranges"})),
+    "S2+MM": (None, ("kellaris.s2", {"mode": "optimal"}), ("dawa.greedy-h", {"workload": "all-ranges"})),
+    "S1+PMM": (None, ("dawa.l1", {"variant": "exact"}), ("dawa.greedy-h", {"workload": "prefix"})),
+    "S~+PMM": (None, ("dawa.l1", {"variant": "power-of-two"}), ("dawa.greedy-h", {"workload": "prefix"})),
+    "S2+PMM": (None, ("kellaris.s2", {"mode": "optimal"}), ("dawa.greedy-h", {"workload": "prefix"})),
+    "H": (None, ("singleton", {}), ("boost.hierarchical", {"branching": 16, "inference": True})),
+    "S1+H": (None, ("dawa.l1", {"variant": "tree", "branching": 16}), ("kellaris.pruned-tree", {"branching": 16})),
+    "S2+H": (None, ("kellaris.s2", {"mode": "tree", "branching": 16}), ("kellaris.pruned-tree", {"branching": 16})),
+}
+
+
+@pytest.mark.parametrize("label", sorted(TABLE_1))
+def test_each_preset_is_wired_as_its_table_1_label(label):
+    """The registered preset has the components of its label (Section 4 / module docstring), and equals
+    scheme(label).  Kills: S~ wired to the exact grouping, MM and PMM swapped, a tree of another fan-out,
+    ordering missing from an O scheme, a preset registered under the wrong label."""
+    spec = dphist.make_algorithm(TABLE_1[label]).spec
+    sorter, (part, part_params), (fin, fin_params) = _WIRING[label]
+    assert (spec["sorter"] or {}).get("name") == sorter
+    assert spec["partitioner"]["name"] == part
+    assert spec["finalizer"]["name"] == fin
+    for key, value in part_params.items():
+        assert spec["partitioner"]["params"][key] == value, (label, key)
+    for key, value in fin_params.items():
+        assert spec["finalizer"]["params"][key] == value, (label, key)
+    assert {k: v for k, v in spec.items() if k != "name"} == {k: v for k, v in scheme(label).spec.items() if k != "name"}
