@@ -335,4 +335,5 @@ def test_each_preset_is_wired_as_its_table_1_label(label):
         assert spec["partitioner"]["params"][key] == value, (label, key)
     for key, value in fin_params.items():
         assert spec["finalizer"]["params"][key] == value, (label, key)
-    assert {k: v for k, v in spec.items() if k != "name"} == {k: v for k, v in scheme(label).spec.items() if k != "name"}
+    built = scheme(label).spec
+    assert {k: v for k, v in spec.items() if k != "name"} == {k: v for k, v in built.items() if k != "name"}
