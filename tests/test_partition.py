@@ -77,3 +77,25 @@ def test_validation_names_the_fault(order, bounds, words):
 def test_expand_checks_length():
     with pytest.raises(InvalidParameter, match="one value per group"):
         Partition.singletons(3).expand([1.0, 2.0])
+
+
+@pytest.mark.parametrize("kind", ["continuous", "few ties", "mostly ties", "nan"])
+def test_stable_argsort_is_the_stable_sort(kind):
+    """The fast sorter of the noisy-count sorter returns exactly ``np.argsort(kind="stable")``.
+
+    Kills: equal keys left in quicksort's arbitrary order (no tie repair), a tie repair by key
+    instead of by original index, run labels that merge two neighbouring runs, a wrong fallback."""
+    from dphist.partition import stable_argsort
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(1, 400))
+        if kind == "continuous":
+            keys = rng.normal(size=n)
+        elif kind == "few ties":                     # the tie-repair path (ties on < 1/8 of keys)
+            u = rng.random(n)                        # two tied values among continuous ones
+            keys = np.where(u < 0.03, 1.0, np.where(u < 0.06, -1.0, rng.normal(size=n)))
+        elif kind == "mostly ties":
+            keys = rng.integers(0, 5, n).astype(float) * rng.choice([-1.0, 0.5])
+        else:
+            keys = np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 50, n).astype(float))
+        assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))

@@ -17,6 +17,35 @@ import numpy as np
 from .errors import InvalidParameter
 
 
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` (equal keys keep their index order), faster.
+
+    NumPy's stable sort of float64 is a merge sort (0.48 s for 2^20 keys, measured under load);
+    its quicksort is vectorised (0.11 s) but orders equal keys arbitrarily.  So: quicksort, then
+    re-sort the indices inside each run of equal keys by one integer sort of (run, index) over the
+    tied positions only (none for continuous noise; with ties on more than an eighth of the keys,
+    the stable sort itself, which is fast on them).  Same permutation as the stable sort
+    (tests/test_partition.py checks it with ties and NaN).
+    """
+    keys = np.asarray(keys)
+    perm = np.argsort(keys, kind="quicksort")
+    ranked = keys[perm]
+    if ranked.size and ranked[-1] != ranked[-1]:      # NaN (sorted last): leave it to the stable sort
+        return np.argsort(keys, kind="stable")
+    tied = ranked[1:] == ranked[:-1]
+    if not tied.any():
+        return perm
+    in_run = np.zeros(keys.size, dtype=bool)
+    in_run[1:] |= tied
+    in_run[:-1] |= tied
+    where = np.flatnonzero(in_run)
+    if where.size > keys.size // 8:                   # mostly ties: the merge sort is fast on them
+        return np.argsort(keys, kind="stable")
+    run = np.cumsum(np.r_[True, ~tied])[where]       # one label per run of equal keys
+    perm[where] = perm[where][np.argsort(run * keys.size + perm[where], kind="quicksort")]
+    return perm
+
+
 class Partition:
     """Disjoint groups covering ``range(n)`` exactly once, in a given order."""
 
@@ -160,7 +189,7 @@ class Partition:
         keys = np.asarray(keys, dtype=float)
         if keys.shape != (self.n_groups,):
             raise InvalidParameter(f"need one key per group ({self.n_groups}), got {keys.shape}")
-        perm = np.argsort(-keys if descending else keys, kind="stable")
+        perm = stable_argsort(-keys if descending else keys)
         sizes = self.sizes[perm]
         new_bounds = np.concatenate(([0], np.cumsum(sizes)))
         # position p in the new order comes from old position start[g] + (p - new_start[g])
