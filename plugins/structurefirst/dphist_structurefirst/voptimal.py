@@ -60,23 +60,44 @@ def first_layer(p, p2, inv):
 
 
 @njit(cache=True)
-def next_layer(prev, g, p, p2, inv, out, upto):
+def run_starts(values):
+    """``out[i]`` = the first index of the run of equal values holding ``values[i]``."""
+    n = values.size
+    out = np.empty(n, dtype=np.int64)
+    start = 0
+    for i in range(n):
+        if i > 0 and values[i] != values[i - 1]:
+            start = i
+        out[i] = start
+    return out
+
+
+@njit(cache=True)
+def next_layer(prev, g, p, p2, inv, out, upto, starts):
     """Fill ``out[:upto + 1]`` with layer g from layer g - 1 (``prev``): out[j] = min over t in
-    [g-1, j-1] of prev[t] + SSE(t, j) for j >= g, inf below.  Pruned exactly (module docstring).
-    Only ``prev[:upto]`` is read."""
+    [g-1, j-1] of prev[t] + SSE(t, j) for j >= g, inf below.  Exact, with two skips (module
+    docstring): the pruning bound, and the inside of a run of equal values (``starts``:
+    :func:`run_starts`).  Only ``prev[:upto]`` is read.  Returns the number of candidates scored."""
+    scored = 0
     for j in range(min(g, upto + 1)):
         out[j] = np.inf
     for j in range(g, upto + 1):
         best = np.inf
-        for t in range(j - 1, g - 2, -1):
+        t = j - 1
+        while t >= g - 1:
             s = _sse(p, p2, inv, t, j)
             c = prev[t] + s
+            scored += 1
             if c < best:
                 best = c
             if t >= g and out[t] + s >= best:
                 break
+            # prev[t'] + SSE(t', j) is concave in t' from max(a + 1, g - 1) to t, a the start of
+            # the run holding values[t - 1]: its minimum there is at an end, both of them scored
+            low = max(starts[t - 1] + 1, g - 1)
+            t = low if low < t else t - 1
         out[j] = best
-    return out
+    return scored
 
 
 class PrefixCosts:
@@ -88,7 +109,10 @@ class PrefixCosts:
     """
 
     def __init__(self, values, k: int, max_floats: int = MAX_FLOATS):
-        self.p, self.p2 = centred_prefix_sums(np.asarray(values, dtype=float))
+        values = np.asarray(values, dtype=float)
+        self.p, self.p2 = centred_prefix_sums(values)
+        self.starts = run_starts(values)
+        self.scored = 0                                # candidates scored so far (operation count)
         self.n = self.p.size - 1
         self.inv = np.r_[0.0, 1.0 / np.arange(1, self.n + 1)]
         self.k = int(k)
@@ -101,12 +125,16 @@ class PrefixCosts:
         if self.block < top:                           # forward pass keeping every block-th layer
             cur = layer
             for g in range(2, top + 1):
-                cur = next_layer(cur, g, self.p, self.p2, self.inv, np.empty(per_layer), self.n)
+                cur = self._next(cur, g, np.empty(per_layer), self.n)
                 if (g - 1) % self.block == 0:
                     self._checkpoints[g] = cur
         self._cache = {}
         self._upto = -1
         self._top = top
+
+    def _next(self, prev, g, out, upto):
+        self.scored += next_layer(prev, g, self.p, self.p2, self.inv, out, upto, self.starts)
+        return out
 
     def _fill_block(self, g: int, upto: int) -> None:
         # a block is recomputed only up to the position asked for: StructureFirst's right end
@@ -117,7 +145,7 @@ class PrefixCosts:
         self._upto = upto
         cur = self._checkpoints[start]
         for h in range(start + 1, stop + 1):
-            cur = next_layer(cur, h, self.p, self.p2, self.inv, np.full(self.n + 1, np.nan), upto)
+            cur = self._next(cur, h, np.full(self.n + 1, np.nan), upto)
             self._cache[h] = cur
 
     def layer(self, g: int, upto: int | None = None) -> np.ndarray:
