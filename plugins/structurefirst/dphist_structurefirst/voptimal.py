@@ -40,9 +40,11 @@ point the results equal the plain DP's up to rounding (tests: relative 1e-9); se
 
 Cost.  What is left is, per layer and end ``j``, about the length of the last group of the best
 segmentation: on data with a long irregular tail (the power law) that is most of the prefix, and the
-table costs ~1e9 candidates at n = 4,096 (k = 410) and grows like n^2.8 (BENCHMARKS.md); no exact
-algorithm below the O(k n^2) of Jagadish et al. is known for unsorted data (the SSE is Monge only on
-sorted values, so the divide and conquer of :func:`dphist.segmentation.k_groups` does not apply).
+table costs ~1e9 candidates at n = 4,096 (k = 410), growing like n^2.6 (6.1 times from 4,096 to 8,192;
+BENCHMARKS.md); no exact algorithm below the O(k n^2) of Jagadish et al. is known for unsorted
+data (the SSE is Monge only on sorted values, so the divide and conquer of
+:func:`dphist.segmentation.k_groups` does not apply).
+
 Memory: the layers needed are used in decreasing order; every ``B``-th layer is kept and each
 block of ``B`` layers is recomputed from its checkpoint when it is needed, only up to the right
 end still open (``B = k`` when all layers fit in ``max_floats`` floats, else about sqrt(k)).
