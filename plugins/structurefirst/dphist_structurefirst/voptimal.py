@@ -24,6 +24,12 @@ split, ``SSE(t', j) >= SSE(t', t) + SSE(t, j)``, and ``T(t', g - 1) + SSE(t', t)
 values computed are exactly the full DP's (same minimum; only candidates that cannot win are
 skipped), so the exponential mechanism's scores, and its sensitivity argument, are unchanged.
 
+Two more bounds come from the layers being non-decreasing in the prefix (``T(t + 1, h) >= T(t, h)``
+for ``t >= h``: drop the last value of the best segmentation of ``t + 1`` values) and ``SSE >= 0``:
+the scan starts below the *ceiling*, the first ``t`` with ``T(t, g - 1) >=`` a first candidate's score
+(found by bisection; that candidate is where the previous end's best was), and a block of starts
+``[t0, t1]`` is skipped when ``T(t0, g - 1) + SSE(t1, j)`` (below each of its scores) reaches the best.
+
 Runs of equal values.  Let ``values[a:b]`` be equal.  On ``t`` in ``[max(a + 1, h), b]`` every layer
 ``T(t, h)`` is concave: it is the minimum of (i) ``T(s, h - 1) + SSE(s, t)`` for ``s < a``, concave in
 ``t`` because appending ``u = t - a`` copies of one value to a set of size ``m`` adds
@@ -119,27 +125,43 @@ def _chunk_min(prev, p, p2, inv, top, j):
 @njit(cache=True)
 def next_layer(prev, g, p, p2, inv, out, upto, starts):
     """Fill ``out[:upto + 1]`` with layer g from layer g - 1 (``prev``): out[j] = min over t in
-    [g-1, j-1] of prev[t] + SSE(t, j) for j >= g, inf below.  Exact, with two skips (module
-    docstring): the pruning bound, and the inside of a run of equal values (``starts``:
-    :func:`run_starts`).  Outside runs, candidates are scored CHUNK at a time and the pruning
-    bound is tested at the chunk's lowest start (a minimum does not depend on the order of its
-    candidates, and a few extra ones cannot change it).  Only ``prev[:upto]`` is read.
-    Returns the number of candidates scored."""
+    [g-1, j-1] of prev[t] + SSE(t, j) for j >= g, inf below.  Exact, with four skips (module
+    docstring): the ceiling, the pruning bound, the inside of a run of equal values (``starts``:
+    :func:`run_starts`) and chunks whose bound already reaches the best.  Outside runs, candidates
+    are scored CHUNK at a time and the pruning bound is tested at the chunk's lowest start (a
+    minimum does not depend on the order of its candidates, and a few extra ones cannot change
+    it).  Only ``prev[:upto]`` is read.  Returns the number of candidates scored."""
     scored = 0
     for j in range(min(g, upto + 1)):
         out[j] = np.inf
+    hint = g - 1
     for j in range(g, upto + 1):
-        best = np.inf
-        t = j - 1
+        # a first candidate (where the last end's best was found), then a ceiling: prev is
+        # non-decreasing, so no start t with prev[t] >= best can win (SSE >= 0)
+        hint = min(max(hint, g - 1), j - 1)
+        best = prev[hint] + _sse(p, p2, inv, hint, j)
+        scored += 1
+        lo = g - 1
+        hi = j
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if prev[mid] >= best:
+                hi = mid
+            else:
+                lo = mid + 1
+        t = min(j - 1, lo - 1) if lo > g - 1 else g - 1
         while t >= g - 1:
             # prev[t'] + SSE(t', j) is concave in t' from max(a + 1, g - 1) to t, a the start of
             # the run holding values[t - 1]: its minimum there is at an end, both of them scored
             low = max(starts[t - 1] + 1, g - 1)
             if low >= t - 1 and t - CHUNK + 1 >= g:
-                m = _chunk_min(prev, p, p2, inv, t, j)
-                scored += CHUNK
-                if m < best:
-                    best = m
+                # every start t' in the chunk scores >= prev[lowest] + SSE(t, j) (both monotone)
+                if prev[t - CHUNK + 1] + _sse(p, p2, inv, t, j) < best:
+                    m = _chunk_min(prev, p, p2, inv, t, j)
+                    scored += CHUNK
+                    if m < best:
+                        best = m
+                        hint = t
                 t -= CHUNK - 1                              # the chunk's lowest start
                 if out[t] + _sse(p, p2, inv, t, j) >= best:
                     break
@@ -150,6 +172,7 @@ def next_layer(prev, g, p, p2, inv, out, upto, starts):
             scored += 1
             if c < best:
                 best = c
+                hint = t
             if t >= g and out[t] + s >= best:
                 break
             t = low if low < t else t - 1

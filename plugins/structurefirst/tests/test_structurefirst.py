@@ -53,7 +53,9 @@ def test_run_skip_and_chunks_keep_every_layer_exact(seed, data):
     any (the chunked scoring), n = 160 > several chunks, both memory modes.
 
     Kills: a skip across values that differ (run starts computed with == for !=), a chunk minimum
-    that drops one candidate (range(CHUNK - 1)).  Mutants checked and found equivalent in value
+    that drops one candidate (range(CHUNK - 1)), a chunk bound read at the chunk's top (prev[t]) or
+    with the SSE from its lowest start, a ceiling one start too low or loosened by 1.  The hint of
+    the first candidate (any start is valid) only changes the speed.  Mutants checked and found equivalent in value
     (not killable here): skipping to a or a + 2 instead of a + 1 (T(., h) is in fact concave from
     a on when a >= h), testing the pruning bound at the chunk's top."""
     rng = np.random.default_rng(seed)
