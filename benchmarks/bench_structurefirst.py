@@ -3,11 +3,10 @@
 Targets from issue 18: ``SF`` and ``NF`` under 1 s at N = 4,096 (the DPBench code's SF: 15-20 s)
 and under 10 s at N = 32,768.  Histograms are dphist's seeded synthetic shapes (10 records per bin
 on average); epsilon = 0.1.  SF's cost is the exact V-optimal prefix-cost table it scores boundaries
-with (k = 0.1 N groups).  Runs of equal values are skipped exactly, so sparse data is fast; on the
-power law the last group of a prefix's best segmentation is most of it and cannot be skipped: about
-1.06e9 candidates scored at N = 4,096, 6.46e9 at 8,192 (6.1x per doubling, measured 2026-11-23), so an
-estimated 2.4e11 (a quarter of an hour) at 32,768.  That case is not timed here (listed as not met in
-BENCHMARKS.md by hand).
+with (k = 0.1 N groups).  Starts that cannot win are skipped exactly, so sparse data is fast; on
+the power law the last group of a prefix's best segmentation is most of it: 5.2e8 candidates scored
+at N = 4,096, 2.7e9 at 8,192 (5.1x per doubling, measured 2026-11-23), so an estimated 7e10 (minutes)
+at 32,768.  That case is not timed here (listed as not met in BENCHMARKS.md by hand).
 """
 from _cases import run_seeded, synthetic_setup
 

@@ -30,25 +30,18 @@ the scan starts below the *ceiling*, the first ``t`` with ``T(t, g - 1) >=`` a f
 (found by bisection; that candidate is where the previous end's best was), and a block of starts
 ``[t0, t1]`` is skipped when ``T(t0, g - 1) + SSE(t1, j)`` (below each of its scores) reaches the best.
 
-Runs of equal values.  Let ``values[a:b]`` be equal.  On ``t`` in ``[max(a + 1, h), b]`` every layer
-``T(t, h)`` is concave: it is the minimum of (i) ``T(s, h - 1) + SSE(s, t)`` for ``s < a``, concave in
-``t`` because appending ``u = t - a`` copies of one value to a set of size ``m`` adds
-``u m / (u + m) (v - mean)^2``, and (ii) for ``s`` in the run, ``min T(s, h - 1)`` = ``T(max(a, h - 1), h - 1)``
-(layers are non-decreasing in the prefix), a constant; a minimum of concave functions is concave
-(induction on h; h = 1 is case (i) alone).  ``SSE(t, j)`` is concave in ``t`` on the same run for the
-same reason.  So each candidate score ``T(t, g - 1) + SSE(t, j)`` is concave on
-``[max(a + 1, g - 1), min(b, j - 1)]`` and its minimum there is at an end: the scan scores both ends
-and skips the inside (sparse data: 0.7 % of the plain DP's candidates at n = 2,048).  Elsewhere the
-scan scores ``CHUNK`` candidates at a time in a branch-free, vectorised loop and tests the pruning
-bound at the chunk's lowest start (the same minimum; a few extra candidates scored).  In floating
+The scan scores ``CHUNK`` candidates at a time in a branch-free, vectorised loop and tests the pruning
+bound at the chunk's lowest start (the same minimum; a few extra candidates scored).  (A skip of the
+inside of runs of equal values, where the score is concave, was tried and dropped: with these bounds
+it saved no time on sparse, stepped or power-law data.)  In floating
 point the results equal the plain DP's up to rounding (tests: relative 1e-9); seeded releases of
 ``SF`` were unchanged on the 32 cases we compared (2026-11-23).
 
 Cost.  What is left is, per layer and end ``j``, about the length of the last group of the best
 segmentation: on data with a long irregular tail (the power law) that is most of the prefix, and the
-table costs ~1e9 candidates at n = 4,096 (k = 410), growing like n^2.6 (6.1 times from 4,096 to 8,192;
-BENCHMARKS.md); no exact algorithm below the O(k n^2) of Jagadish et al. is known for unsorted
-data (the SSE is Monge only on sorted values, so the divide and conquer of
+table costs 5.2e8 candidates at n = 4,096 (k = 410; the plain DP: 3.1e9), growing 5.1 times from
+4,096 to 8,192 (BENCHMARKS.md); no exact algorithm below the O(k n^2) of Jagadish et al. is known
+for unsorted data (the SSE is Monge only on sorted values, so the divide and conquer of
 :func:`dphist.segmentation.k_groups` does not apply).
 
 Memory: the layers needed are used in decreasing order; every ``B``-th layer is kept and each
@@ -87,20 +80,7 @@ def first_layer(p, p2, inv):
     return out
 
 
-@njit(cache=True)
-def run_starts(values):
-    """``out[i]`` = the first index of the run of equal values holding ``values[i]``."""
-    n = values.size
-    out = np.empty(n, dtype=np.int64)
-    start = 0
-    for i in range(n):
-        if i > 0 and values[i] != values[i - 1]:
-            start = i
-        out[i] = start
-    return out
-
-
-#: candidates scored together, without branches (SIMD), where no run of equal values is skipped
+#: candidates scored together, without branches (SIMD)
 CHUNK = 16
 
 
@@ -123,14 +103,13 @@ def _chunk_min(prev, p, p2, inv, top, j):
 
 
 @njit(cache=True)
-def next_layer(prev, g, p, p2, inv, out, upto, starts):
+def next_layer(prev, g, p, p2, inv, out, upto):
     """Fill ``out[:upto + 1]`` with layer g from layer g - 1 (``prev``): out[j] = min over t in
-    [g-1, j-1] of prev[t] + SSE(t, j) for j >= g, inf below.  Exact, with four skips (module
-    docstring): the ceiling, the pruning bound, the inside of a run of equal values (``starts``:
-    :func:`run_starts`) and chunks whose bound already reaches the best.  Outside runs, candidates
-    are scored CHUNK at a time and the pruning bound is tested at the chunk's lowest start (a
-    minimum does not depend on the order of its candidates, and a few extra ones cannot change
-    it).  Only ``prev[:upto]`` is read.  Returns the number of candidates scored."""
+    [g-1, j-1] of prev[t] + SSE(t, j) for j >= g, inf below.  Exact, with three skips (module
+    docstring): the ceiling, the pruning bound, and chunks whose bound already reaches the best.
+    Candidates are scored CHUNK at a time and the pruning bound is tested at the chunk's lowest
+    start (a minimum does not depend on the order of its candidates, and a few extra ones cannot
+    change it).  Only ``prev[:upto]`` is read.  Returns the number of candidates scored."""
     scored = 0
     for j in range(min(g, upto + 1)):
         out[j] = np.inf
@@ -151,10 +130,7 @@ def next_layer(prev, g, p, p2, inv, out, upto, starts):
                 lo = mid + 1
         t = min(j - 1, lo - 1) if lo > g - 1 else g - 1
         while t >= g - 1:
-            # prev[t'] + SSE(t', j) is concave in t' from max(a + 1, g - 1) to t, a the start of
-            # the run holding values[t - 1]: its minimum there is at an end, both of them scored
-            low = max(starts[t - 1] + 1, g - 1)
-            if low >= t - 1 and t - CHUNK + 1 >= g:
+            if t - CHUNK + 1 >= g:
                 # every start t' in the chunk scores >= prev[lowest] + SSE(t, j) (both monotone)
                 if prev[t - CHUNK + 1] + _sse(p, p2, inv, t, j) < best:
                     m = _chunk_min(prev, p, p2, inv, t, j)
@@ -175,7 +151,7 @@ def next_layer(prev, g, p, p2, inv, out, upto, starts):
                 hint = t
             if t >= g and out[t] + s >= best:
                 break
-            t = low if low < t else t - 1
+            t -= 1
         out[j] = best
     return scored
 
@@ -191,7 +167,6 @@ class PrefixCosts:
     def __init__(self, values, k: int, max_floats: int = MAX_FLOATS):
         values = np.asarray(values, dtype=float)
         self.p, self.p2 = centred_prefix_sums(values)
-        self.starts = run_starts(values)
         self.scored = 0                                # candidates scored so far (operation count)
         self.n = self.p.size - 1
         self.inv = np.r_[0.0, 1.0 / np.arange(1, self.n + 1)]
@@ -213,7 +188,7 @@ class PrefixCosts:
         self._top = top
 
     def _next(self, prev, g, out, upto):
-        self.scored += next_layer(prev, g, self.p, self.p2, self.inv, out, upto, self.starts)
+        self.scored += next_layer(prev, g, self.p, self.p2, self.inv, out, upto)
         return out
 
     def _fill_block(self, g: int, upto: int) -> None:

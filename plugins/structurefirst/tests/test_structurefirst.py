@@ -48,16 +48,14 @@ def _runs(n, seed):
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("data", ["runs", "continuous"])
-def test_run_skip_and_chunks_keep_every_layer_exact(seed, data):
-    """Every layer equals the plain DP on data with long runs (the run skip) and on data without
-    any (the chunked scoring), n = 160 > several chunks, both memory modes.
+def test_bounds_and_chunks_keep_every_layer_exact(seed, data):
+    """Every layer equals the plain DP on data with long runs of equal values and on data without
+    any, n = 160 (several chunks), both memory modes.
 
-    Kills: a skip across values that differ (run starts computed with == for !=), a chunk minimum
-    that drops one candidate (range(CHUNK - 1)), a chunk bound read at the chunk's top (prev[t]) or
-    with the SSE from its lowest start, a ceiling one start too low or loosened by 1.  The hint of
-    the first candidate (any start is valid) only changes the speed.  Mutants checked and found equivalent in value
-    (not killable here): skipping to a or a + 2 instead of a + 1 (T(., h) is in fact concave from
-    a on when a >= h), testing the pruning bound at the chunk's top."""
+    Kills: a chunk minimum that drops one candidate (range(CHUNK - 1)), a chunk bound read at the
+    chunk's top (prev[t]) or with the SSE from its lowest start, a ceiling one start too low or
+    loosened by 1.  The hint of the first candidate (any start is valid), the ceiling's presence
+    and the place of the pruning test inside a chunk change only the speed."""
     rng = np.random.default_rng(seed)
     x = _runs(160, seed) if data == "runs" else rng.normal(5, 3, 160).round(3)
     k = 14
@@ -71,21 +69,21 @@ def test_run_skip_and_chunks_keep_every_layer_exact(seed, data):
             np.testing.assert_allclose(got[finite], ref[g][finite], rtol=1e-9, atol=1e-7)
 
 
-def test_run_skip_scores_fewer_candidates():
-    """On sparse data (long runs of zeros) the run skip scores a small fraction of the candidates
-    the plain DP would (k = 0.1 n, sparse spikes, n = 2,048: measured 0.70 %; 2.98 % with the
-    pruning bound and the chunks alone).
+def test_bounds_skip_most_candidates():
+    """The chunk bounds skip most starts: k = 0.1 n, power law, n = 1,024, scored under 28 % of the
+    plain DP's candidates (measured 22.6 %; 34.3 % without the chunk bound; 23.0 % without the
+    ceiling, which mostly saves the chunk bounds' own tests: 7 % of the time at n = 4,096).
 
-    Kills: a run skip that never fires (e.g. run starts computed as every index)."""
+    Kills: a chunk bound that never fires."""
     from dphist.datasets.synthetic import synthetic
-    n = 2048
-    x = synthetic("spikes", n=n, scale=10 * n, seed=1).counts.astype(float)
+    n = 1024
+    x = synthetic("zipf", n=n, scale=10 * n, seed=1).counts.astype(float)
     k = n // 10
     pc = PrefixCosts(x, k)
     for g in range(k - 1, 0, -1):
         pc.layer(g)
     plain = sum((n - g + 1) * (n - g + 2) // 2 for g in range(2, k))
-    assert pc.scored < 0.015 * plain, (pc.scored, plain)
+    assert pc.scored < 0.28 * plain, (pc.scored, plain)
 
 
 def test_noisefirst_k_is_the_argmin_of_the_noise_corrected_error():
