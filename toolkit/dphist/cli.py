@@ -3,7 +3,7 @@
     dphist list [--kind KIND]
     dphist describe NAME
     dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--noise exact|float] [--output FILE]
-               [--param [STAGE.]NAME=VALUE ...]
+    dphist run ... --param NAME=VALUE --param STAGE.NAME=VALUE   (preset / component parameters)
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
