@@ -1,4 +1,4 @@
-"""The ``dphist`` command line: list, describe, run, bench, demo.
+"""The ``dphist`` command line: list, describe, run, bench, demo::
 
     dphist list [--kind KIND]
     dphist describe NAME
