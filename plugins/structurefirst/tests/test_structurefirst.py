@@ -86,6 +86,23 @@ def test_bounds_skip_most_candidates():
     assert pc.scored < 0.28 * plain, (pc.scored, plain)
 
 
+@pytest.mark.parametrize("shape, recorded", [
+    ("zipf", [0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 19, 23, 30, 32, 41, 72, 93, 141, 183, 186, 200]),
+    ("spikes", [0, 56, 57, 75, 76, 89, 90, 97, 102, 112, 120, 121, 123, 128, 130, 135, 140, 141, 183, 186, 200]),
+    ("steps", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 38, 57, 66, 72, 109, 134, 183, 193, 200]),
+])
+def test_seeded_boundaries_are_those_recorded_before_the_speed_ups(shape, recorded):
+    """SF's seeded boundaries (public cap 40, where the scores decide the draws) equal those of the
+    plugin before the DP's speed-ups (recorded from main at 34638a4, 2026-11-23).
+
+    Kills: a change of the scores large enough to move a draw (checked: the ceiling one start too
+    low); smaller errors of the layers are the exactness tests' job (above)."""
+    from dphist.datasets.synthetic import synthetic
+    x = synthetic(shape, n=200, scale=2000, seed=4).counts
+    release = make_algorithm("SF", structure_share=0.9, cap=40.0).run(x, 20.0, seed=3)
+    assert release.partition.bounds.tolist() == recorded
+
+
 def test_noisefirst_k_is_the_argmin_of_the_noise_corrected_error():
     """Kills: a per-group penalty other than 2 s^2 = 4/eps^2 in the one penalised DP (its k would not be
     the argmin of SSE*(k) - (n - 2k) s^2), or the correction's sign flipped."""
