@@ -101,12 +101,8 @@ the bins of the bucket.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism
-
-from .deviation import (deviations_disjoint, deviations_from, deviations_of_length,
-                        rank_structure)
+from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism, segmentation
 
 VARIANTS = ("exact", "power-of-two", "tree")
 _CITATION = ("Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 3 (private L1 partition); "
@@ -164,123 +160,25 @@ class DebiasedCosts:
         return dev - self.correction * noise_deviation(lengths, self.scale) + self.measure_cost
 
 
-@njit(cache=True, nogil=True)
-def _relax_row(best, back, first_unit, costs):
-    base = best[first_unit]
-    for j in range(costs.size):
-        end = first_unit + 1 + j
-        c = base + costs[j]
-        if c < best[end]:
-            best[end] = c
-            back[end] = first_unit
-
-
-@njit(cache=True, nogil=True)
-def _power_of_two_dp(costs_by_length, k):
-    # costs_by_length[j, a]: noisy cost of units a .. a + 2^j - 1
-    best = np.full(k + 1, np.inf)
-    back = np.zeros(k + 1, dtype=np.int64)
-    best[0] = 0.0
-    for end in range(1, k + 1):
-        length = 1
-        j = 0
-        while length <= end:
-            c = best[end - length] + costs_by_length[j, end - length]
-            if c <= best[end]:   # a tie goes to the longer bucket, as the exact DP's row order and the C code do
-                best[end] = c
-                back[end] = end - length
-            length *= 2
-            j += 1
-    return best, back
-
-
-def _trace(back: np.ndarray, k: int) -> np.ndarray:
-    cuts = [k]
-    while cuts[-1] > 0:
-        cuts.append(int(back[cuts[-1]]))
-    return np.array(cuts[::-1], dtype=np.int64)
-
-
 def least_cost_partition(values, bounds, variant: str, branching: int, costs) -> np.ndarray:
     """Cut points (in units) of the partition minimising the sum of ``costs(dev, lengths)`` over
-    its buckets, among the candidates of ``variant``; ``lengths`` are the buckets' sizes in bins.
+    its groups, among the candidates of ``variant``; ``lengths`` are the groups' sizes in bins.
 
-    ``costs`` is called once per batch of candidates (a DP row, a window length, a tree level)
-    and may draw noise; the DP itself only compares the numbers it returns.
+    The search is :mod:`dphist.segmentation`'s: the L1-deviation cost (DAWA's ``dev``, Fenwick
+    trees over the values' ranks) transformed batch by batch by ``costs``
+    (:meth:`dphist.segmentation.Cost.then`), then ``optimal`` (exact: every run of units;
+    power-of-two: runs of 2^j units, a tie keeps the longest last group, as the DPBench C code
+    does) or ``tree``.  ``costs`` is called once per batch of candidates (a DP row, a window
+    length, a tree level; the engine documents the order) and may draw noise; the search itself
+    only compares the numbers it returns.
     """
-    values = np.asarray(values, dtype=np.float64)
-    bounds = np.arange(values.size + 1) if bounds is None else np.asarray(bounds, dtype=np.int64)
-    if variant == "exact":
-        return _exact(values, bounds, costs)
-    if variant == "power-of-two":
-        return _power_of_two(values, bounds, costs)
+    if variant not in VARIANTS:
+        raise InvalidParameter(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    cost = segmentation.L1Deviation(values).then(costs)
     if variant == "tree":
-        return _tree(values, bounds, costs, int(branching))
-    raise InvalidParameter(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
-
-
-def _exact(values, bounds, costs):
-    k = bounds.size - 1
-    rank, sorted_values = rank_structure(values)
-    count = np.zeros(values.size + 1, dtype=np.int64)
-    total = np.zeros(values.size + 1)
-    row = np.empty(k)
-    best = np.full(k + 1, np.inf)
-    best[0] = 0.0
-    back = np.zeros(k + 1, dtype=np.int64)
-    for a in range(k):  # rows by first unit: best[a] is final once all earlier rows are relaxed
-        deviations_from(values, rank, sorted_values, bounds, a, count, total, row)
-        _relax_row(best, back, a, costs(row[:k - a], bounds[a + 1:] - bounds[a]))
-    return _trace(back, k)
-
-
-def _power_of_two(values, bounds, costs):
-    k = bounds.size - 1
-    rank, sorted_values = rank_structure(values)
-    lengths = 1 << np.arange(int(np.floor(np.log2(k))) + 1)
-    table = np.full((lengths.size, k), np.inf)
-    buf = np.empty(k)
-    for j, length in enumerate(lengths):
-        m = k - length + 1
-        deviations_of_length(values, rank, sorted_values, bounds, int(length), buf)
-        table[j, :m] = costs(buf[:m], bounds[length:length + m] - bounds[:m])
-    _, back = _power_of_two_dp(table, k)
-    return _trace(back, k)
-
-
-def _tree(values, bounds, costs, branching):
-    k = bounds.size - 1
-    # level h: node j covers units [j * B^h, min((j+1) * B^h, k)); level 0 = the units
-    best = None
-    levels = []
-    span = 1
-    while True:
-        starts_u = np.arange(0, k, span)
-        ends_u = np.minimum(starts_u + span, k)
-        dev = deviations_disjoint(values, bounds[starts_u], bounds[ends_u])
-        cost = costs(dev, bounds[ends_u] - bounds[starts_u])
-        if best is None:
-            take = np.ones(starts_u.size, dtype=bool)
-            best = cost
-        else:
-            children = np.add.reduceat(best, np.arange(0, best.size, branching))
-            take = cost < children
-            best = np.where(take, cost, children)
-        levels.append((starts_u, ends_u, take))
-        if starts_u.size == 1:
-            break
-        span *= branching
-    # top-down: a node is a bucket if it is active and took itself; else its children are active
-    cuts = []
-    active = np.ones(1, dtype=bool)
-    for h in range(len(levels) - 1, -1, -1):
-        starts_u, _, take = levels[h]
-        chosen = active & take
-        cuts.append(starts_u[chosen])
-        if h:
-            n_child = levels[h - 1][0].size
-            active = np.repeat(active & ~take, branching)[:n_child]
-    return np.concatenate([np.sort(np.concatenate(cuts)), [k]]).astype(np.int64)
+        return segmentation.tree(cost, bounds, branching=int(branching)).bounds
+    lengths = "all" if variant == "exact" else "power-of-two"
+    return segmentation.optimal(cost, bounds, lengths=lengths, longest_on_ties=True).bounds
 
 
 def _ordered(counts, order):

@@ -10,8 +10,6 @@ import pytest
 import dphist
 from dphist import InvalidParameter, Partition, SeededLaplace, testing
 from dphist import workloads as wl
-from dphist_dawa.deviation import (all_deviations, deviation_direct, deviations_disjoint,
-                                   deviations_of_length, rank_structure)
 from dphist_dawa.greedy_h import GreedyHFinalizer
 from dphist_dawa.hierarchy import (WeightedRangeQueries, build_tree, greedy_weights, node_energy,
                                    tree_least_squares, uniform_weights)
@@ -38,26 +36,12 @@ def _random_units(rng, n, k):
 
 
 # ------------------------------------------------------------------ deviations
-def test_fast_deviations_equal_direct_computation():
-    rng = np.random.default_rng(0)
-    for trial in range(5):
-        x = rng.integers(0, 30, 60).astype(float)
-        x[rng.random(60) < 0.3] = 0
-        bounds = _random_units(rng, 60, 17) if trial % 2 else np.arange(61)
-        k = bounds.size - 1
-        dense = all_deviations(x, bounds)
-        for a in range(k):
-            for b in range(a + 1, k + 1):
-                assert dense[a, b] == pytest.approx(deviation_direct(x, bounds[a], bounds[b]), abs=1e-9)
-        rank, sv = rank_structure(x)
-        out = np.empty(k)
-        for length in (1, 2, 4, 8, 16):
-            deviations_of_length(x, rank, sv, bounds, length, out)
-            want = [deviation_direct(x, bounds[a], bounds[a + length]) for a in range(k - length + 1)]
-            np.testing.assert_allclose(out[:k - length + 1], want, atol=1e-9)
-        starts, ends = bounds[:-1:3], bounds[1::3][:bounds[:-1:3].size]
-        np.testing.assert_allclose(deviations_disjoint(x, starts, ends),
-                                   [deviation_direct(x, s, e) for s, e in zip(starts, ends)], atol=1e-9)
+# (the Fenwick-tree deviations against their definition: tests/test_segmentation.py,
+#  test_l1_batches_equal_the_direct_definition)
+def deviation_direct(values, start, end):
+    """DAWA's ``dev`` of positions ``[start, end)`` by definition."""
+    seg = np.asarray(values[start:end], dtype=float)
+    return float(np.abs(seg - seg.mean()).sum()) if seg.size else 0.0
 
 
 def test_deviation_sensitivity_bound_on_neighbours():

@@ -9,14 +9,11 @@ boundary or one estimate.
 """
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from dphist import release_records
 
-HERE = Path(__file__).resolve().parent
-maker = release_records.load_script(HERE / "make_release_fixture.py")
-FIXTURE = np.load(HERE / "fixtures" / "releases.npz")
+maker, FIXTURE = release_records.fixture_of(Path(__file__).resolve().parent)
 
 
 @pytest.mark.parametrize("aname", sorted(maker.algorithms()))

@@ -190,22 +190,38 @@ class L1Deviation(Cost):
     """sum_{i in group} w_i |x_i - mean(group)| (DAWA's deviation with unit weights).
 
     Rows and windows cost O(n log n) each (a Fenwick tree over the ranks of the values, as in
-    DAWA Section 3.1); disjoint groups O(n).
+    DAWA Section 3.1); disjoint groups O(n).  The ranks are sorted on first use: the tree mode
+    reads only disjoint groups and never needs them (0.1 s of its 0.3 s at n = 2^20).
     """
 
     def __init__(self, values, weights=None):
         self.values = _vector(values, "values")
         self.n = self.values.size
+        self._unit_weights = weights is None
         if weights is None:
             self.weights = np.ones(self.n)
         else:
             self.weights = _vector(weights, "weights")
             if self.weights.shape != self.values.shape or np.any(self.weights < 0):
                 raise InvalidParameter("weights must be non-negative, one per value")
-        order = np.argsort(self.values, kind="stable")
-        self.rank = np.empty(self.n, dtype=np.int64)
-        self.rank[order] = np.arange(1, self.n + 1)      # ties broken by position
-        self.sorted_values = self.values[order]
+        self._ranks = None
+
+    def _rank_structure(self):
+        """1-based rank of every position (ties broken by position) and the sorted values."""
+        if self._ranks is None:
+            order = np.argsort(self.values, kind="stable")
+            rank = np.empty(self.n, dtype=np.int64)
+            rank[order] = np.arange(1, self.n + 1)
+            self._ranks = (rank, self.values[order])
+        return self._ranks
+
+    @property
+    def rank(self) -> np.ndarray:
+        return self._rank_structure()[0]
+
+    @property
+    def sorted_values(self) -> np.ndarray:
+        return self._rank_structure()[1]
 
     def intervals(self, starts, ends):
         return kernels.deviations_direct(self.values, self.weights, np.asarray(starts, dtype=np.int64),
@@ -228,7 +244,8 @@ class L1Deviation(Cost):
         idx = np.repeat(starts - heads, sizes) + np.arange(sizes.sum())
         seg = self.values[idx]
         means = np.add.reduceat(seg, heads) / sizes
-        return np.add.reduceat(self.weights[idx] * np.abs(seg - np.repeat(means, sizes)), heads)
+        dev = np.abs(seg - np.repeat(means, sizes))
+        return np.add.reduceat(dev if self._unit_weights else self.weights[idx] * dev, heads)
 
 
 class RelativeError(L1Deviation):
