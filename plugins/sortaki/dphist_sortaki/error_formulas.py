@@ -123,6 +123,34 @@ class UnbiasedExpectedError(SizePenaltyFormula):
         return -(sizes - 1.0) * 2.0 / eps_in ** 2 + 2.0 / (eps_in ** 2 + sizes * eps_f ** 2)
 
 
+class PerBinUEE(ErrorFormula):
+    """UEE (Eq. 5) when H~'s bins carry their own error variances sigma_i^2 (``dphist.noise_model``;
+    e.g. after AHP's thresholding).  For independent zero-mean errors, E SSE~(v) = SSE(v) +
+    (1 - 1/|v|) S(v) with S(v) = sum_{i in v} sigma_i^2, and the WAF estimate's summed variance over v is
+    S s_f / (|v| (S + s_f)) with s_f = 2/eps_f^2 (:func:`.waf.waf_weights_from_variances`), so
+
+        UEE(v) = SSE~(v) - (1 - 1/|v|) S(v) + S(v) s_f / (|v| (S(v) + s_f)).
+
+    With sigma_i^2 = 2/eps_in^2 it equals Equation 5.  ``variances`` are in the positions' order
+    (H~'s variances rearranged like H~); a public function of H~: post-processing.
+    """
+
+    name = "uee-per-bin"
+    citation = "Doudalis & Mehrotra, SORTaki, Section V-A, Equation 5, with per-bin noise variances"
+
+    def __init__(self, variances):
+        v = np.asarray(variances, dtype=float)
+        self.variance_prefix = np.r_[0.0, np.cumsum(v)]
+
+    def __call__(self, starts, ends, prefix, prefix_sq, eps_in, eps_f):
+        starts = np.asarray(starts, dtype=np.int64)
+        ends = np.asarray(ends, dtype=np.int64)
+        m = (ends - starts).astype(float)
+        s = self.variance_prefix[ends] - self.variance_prefix[starts]
+        fresh = 2.0 / _positive(eps_f, "eps_f") ** 2
+        return sse(starts, ends, prefix, prefix_sq) - (1.0 - 1.0 / m) * s + s * fresh / (m * (s + fresh))
+
+
 FORMULAS: dict[str, ErrorFormula] = {f.name: f for f in (AHPError(), ExpectedError(), UnbiasedExpectedError())}
 
 

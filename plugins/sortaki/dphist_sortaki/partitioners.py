@@ -13,7 +13,7 @@ import numpy as np
 from dphist import Partitioner
 from dphist.errors import InvalidParameter, PrivacyViolation
 
-from .error_formulas import prefix_sums, resolve_error_formula
+from .error_formulas import PerBinUEE, UnbiasedExpectedError, prefix_sums, resolve_error_formula
 from .segmentation import VARIANTS, dp_cuts, greedy_cuts
 
 _SORTAKI = "Doudalis & Mehrotra, SORTaki, Section V-B"
@@ -26,12 +26,18 @@ def noisy_prefix_sums(bins, ctx, who: str):
     return prefix_sums(bins.in_order(ctx.noisy))
 
 
-def private_error_formula(ef, who: str):
+def private_error_formula(ef, who: str, bins=None, ctx=None):
+    """The error formula to run on H~: never one that needs the true counts; UEE reads H~'s per-bin
+    variances from ``ctx.noise_model`` when the initializer thresholded H~ (:class:`PerBinUEE`;
+    post-processing: the model and H~ are public)."""
     ef = resolve_error_formula(ef)
     if getattr(ef, "needs_true_data", False):
         raise PrivacyViolation(
             f"{who} was given the error formula {getattr(ef, 'name', ef)!r}, which needs the true counts "
             "(SORTaki Eq. 4, for analysis only); inside a private pipeline use 'uee' (Eq. 5) or 'ahp'")
+    model = None if ctx is None else ctx.noise_model
+    if isinstance(ef, UnbiasedExpectedError) and model is not None and model.thresholded:
+        return PerBinUEE(bins.in_order(model.variances(ctx.noisy)))
     return ef
 
 
@@ -52,7 +58,7 @@ class GreedyPartitioner(Partitioner):
         self.ef = ef
 
     def partition(self, bins, ctx):
-        ef = private_error_formula(self.ef, self.name)
+        ef = private_error_formula(self.ef, self.name, bins, ctx)
         p, p2 = noisy_prefix_sums(bins, ctx, self.name)
         return bins.merge(greedy_cuts(ef, p, p2, bins.bounds, ctx.eps_in, ctx.eps_f))
 
@@ -78,6 +84,6 @@ class DynamicProgrammingPartitioner(Partitioner):
         self.variant = variant
 
     def partition(self, bins, ctx):
-        ef = private_error_formula(self.ef, self.name)
+        ef = private_error_formula(self.ef, self.name, bins, ctx)
         p, p2 = noisy_prefix_sums(bins, ctx, self.name)
         return bins.merge(dp_cuts(ef, p, p2, bins.bounds, ctx.eps_in, ctx.eps_f, self.variant))
