@@ -40,9 +40,8 @@ from dphist.errors import InvalidParameter
 from dphist.intervals import centred_prefix_sums, interval_sse
 
 
-# The interval statistics live in the core (shared with the ahp plugin); re-exported under the names this
-# plugin's API has always used.
-prefix_sums = centred_prefix_sums
+# The interval statistics live in the core (shared with the ahp plugin).  The prefix sums are the CENTRED
+# ones (dphist.intervals.centred_prefix_sums), not dphist.workloads.prefix_sums (plain sums of a vector).
 sse = interval_sse
 
 
@@ -171,5 +170,5 @@ def resolve_error_formula(ef) -> ErrorFormula | Callable:
 def bin_errors(ef, values, starts, ends, eps_in: float, eps_f: float) -> np.ndarray:
     """EF of every bin ``[start, end)`` of ``values`` (a convenience for analysis and tests)."""
     ef = resolve_error_formula(ef)
-    p, p2 = prefix_sums(values)
+    p, p2 = centred_prefix_sums(values)
     return np.asarray(ef(np.asarray(starts), np.asarray(ends), p, p2, eps_in, eps_f), dtype=float)

@@ -12,8 +12,9 @@ import numpy as np
 
 from dphist import Partitioner
 from dphist.errors import InvalidParameter, PrivacyViolation
+from dphist.intervals import centred_prefix_sums
 
-from .error_formulas import PerBinUEE, UnbiasedExpectedError, prefix_sums, resolve_error_formula
+from .error_formulas import PerBinUEE, UnbiasedExpectedError, resolve_error_formula
 from .segmentation import VARIANTS, dp_cuts, greedy_cuts
 
 _SORTAKI = "Doudalis & Mehrotra, SORTaki, Section V-B"
@@ -23,7 +24,7 @@ def noisy_prefix_sums(bins, ctx, who: str):
     """Prefix sums of H~ in the partition's order (post-processing of H~: free)."""
     if ctx.noisy is None:
         raise InvalidParameter(f"{who} decides on H~: give the pipeline an initializer with gamma_in > 0")
-    return prefix_sums(bins.in_order(ctx.noisy))
+    return centred_prefix_sums(bins.in_order(ctx.noisy))
 
 
 def private_error_formula(ef, who: str, bins=None, ctx=None):

@@ -34,8 +34,9 @@ import numpy as np
 
 from dphist import segmentation
 from dphist.errors import InvalidParameter
+from dphist.intervals import centred_prefix_sums
 
-from .error_formulas import SizePenaltyFormula, prefix_sums, resolve_error_formula
+from .error_formulas import SizePenaltyFormula, resolve_error_formula
 
 VARIANTS = ("exact", "power-of-two")
 _LENGTHS = {"exact": "all", "power-of-two": "power-of-two"}
@@ -76,7 +77,7 @@ def dp_cuts(ef, prefix, prefix_sq, bounds, eps_in: float, eps_f: float,
 def partition_cost(ef, values, cuts_positions, eps_in: float, eps_f: float) -> float:
     """Total EF of the bins that start at ``cuts_positions`` over ``values`` (analysis)."""
     ef = resolve_error_formula(ef)
-    p, p2 = prefix_sums(values)
+    p, p2 = centred_prefix_sums(values)
     starts = np.asarray(cuts_positions, dtype=np.int64)
     ends = np.r_[starts[1:], len(values)]
     return float(np.sum(ef(starts, ends, p, p2, eps_in, eps_f)))
@@ -88,7 +89,7 @@ def segment_values(values, ef, eps_in: float, eps_f: float, method: str = "dp", 
     For analysis outside a pipeline, e.g. the oracle partition under EE on the
     true counts.  Inside a private pipeline use the partitioner components.
     """
-    p, p2 = prefix_sums(values)
+    p, p2 = centred_prefix_sums(values)
     bounds = np.arange(len(values) + 1)
     if method == "greedy":
         return greedy_cuts(ef, p, p2, bounds, eps_in, eps_f)

@@ -62,13 +62,13 @@ def array_inputs():
 
 def record_arrays() -> dict[str, np.ndarray]:
     """Array-level outputs of GP and DPP on grouped units (bounds that are not singletons)."""
-    from dphist_sortaki.error_formulas import prefix_sums
+    from dphist.intervals import centred_prefix_sums
     from dphist_sortaki.segmentation import dp_cuts, greedy_cuts
     arrays = {}
     for i, values, bounds in array_inputs():
         for order in ("raw", "sorted"):
             v = np.sort(values)[::-1] if order == "sorted" else values
-            p, p2 = prefix_sums(v)
+            p, p2 = centred_prefix_sums(v)
             for ef in ("ahp", "uee", "ee", _custom_ef):
                 efname = ef if isinstance(ef, str) else "custom"
                 for variant in ("exact", "power-of-two"):
