@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from dphist import Context, InvalidParameter, Partition, Pipeline, PrivateKernel, make_algorithm, testing
+from dphist import Context, InvalidParameter, Partition, Pipeline, make_algorithm, testing
+from dphist.kernel import PrivateKernel
 from dphist.components.builtin import GroupMeanFinalizer
 from dphist_ahp.partitioners import EmpiricalPartitioner, GreedyPartitioner, OptimalPartitioner
 from dphist_ahp.threshold import ThresholdInitializer, apply_threshold, threshold_value

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import dphist
-from dphist import InvalidParameter, Partition, SeededLaplace, testing
+from dphist import InvalidParameter, Partition, testing
+from dphist.kernel import SeededLaplace
 from dphist import workloads as wl
 from dphist_dawa.greedy_h import GreedyHFinalizer
 from dphist_dawa.hierarchy import (WeightedRangeQueries, build_tree, greedy_weights, node_energy,
@@ -148,7 +149,7 @@ def test_partition_of_groups_keeps_groups_whole_and_follows_order():
     x = rng.integers(0, 30, 40)
     order = rng.permutation(40)
     bins = Partition(order, [0, 3, 4, 10, 18, 19, 25, 33, 40])
-    kernel = dphist.PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
+    kernel = dphist.kernel.PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
     ctx = dphist.Context(n=40, epsilon=1.0, gamma_in=0, gamma_p=0.5, gamma_f=0.5, rng=np.random.default_rng(1),
                          data=kernel.handle("dawa.l1", "partitioner", 0.5))
     out = L1Partitioner("exact").partition(bins, ctx)
@@ -397,7 +398,7 @@ def test_postprocess_partition_is_a_function_of_the_noisy_histogram():
     for variant in ("exact", "power-of-two", "tree"):
         for seed in range(3):
             def ctx_for(seed=seed):
-                kernel = dphist.PrivateKernel(x, SeededLaplace(np.random.default_rng(seed)))
+                kernel = dphist.kernel.PrivateKernel(x, SeededLaplace(np.random.default_rng(seed)))
                 return kernel, dphist.Context(n=x.size, epsilon=1.0, gamma_in=0, gamma_p=0.25, gamma_f=0.75,
                                               rng=np.random.default_rng(1),
                                               data=kernel.handle("dawa.l1", "partitioner", 0.25))
