@@ -32,16 +32,8 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from ..intervals import centred_prefix_sums, interval_sse
+from ..validation import finite_vector
 from . import kernels
-
-
-def _vector(values, what: str) -> np.ndarray:
-    x = np.ascontiguousarray(values, dtype=float)
-    if x.ndim != 1 or x.size == 0:
-        raise InvalidParameter(f"{what} must be a non-empty 1-D vector, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise InvalidParameter(f"{what} must be finite")
-    return x
 
 
 class Cost:
@@ -90,7 +82,7 @@ class SSEPenalty(Cost):
     inverse_c: float = -1.0
 
     def __init__(self, values, penalty, *, penalty_last: bool = False):
-        self.values = _vector(values, "values")
+        self.values = finite_vector(values, "values")
         self.n = self.values.size
         self.penalty_last = bool(penalty_last)
         self._sums = None
@@ -118,7 +110,7 @@ class SSEPenalty(Cost):
         if not np.isfinite(c) or c < 0:
             raise InvalidParameter(f"the inverse-size penalty needs a finite coefficient >= 0, got {coefficient!r}")
         self = cls.__new__(cls)
-        self.values = _vector(values, "values")
+        self.values = finite_vector(values, "values")
         self.n = self.values.size
         self.penalty_last = False
         self._sums = None
@@ -195,13 +187,13 @@ class L1Deviation(Cost):
     """
 
     def __init__(self, values, weights=None):
-        self.values = _vector(values, "values")
+        self.values = finite_vector(values, "values")
         self.n = self.values.size
         self._unit_weights = weights is None
         if weights is None:
             self.weights = np.ones(self.n)
         else:
-            self.weights = _vector(weights, "weights")
+            self.weights = finite_vector(weights, "weights")
             if self.weights.shape != self.values.shape or np.any(self.weights < 0):
                 raise InvalidParameter("weights must be non-negative, one per value")
         self._ranks = None
@@ -256,7 +248,7 @@ class RelativeError(L1Deviation):
         delta = float(delta)
         if not np.isfinite(delta) or delta <= 0:
             raise InvalidParameter(f"the relative error needs delta > 0, got {delta!r}")
-        x = _vector(values, "values")
+        x = finite_vector(values, "values")
         super().__init__(x, 1.0 / np.maximum(np.abs(x), delta))
 
 
@@ -284,7 +276,7 @@ class GroupCost(IntervalCost):
     """A user cost ``fn(group_values) -> float``, called once per group (slow but simple)."""
 
     def __init__(self, fn: Callable, values):
-        x = _vector(values, "values")
+        x = finite_vector(values, "values")
         super().__init__(lambda s, e: np.array([float(fn(x[a:b])) for a, b in zip(s, e)]), x.size)
 
 
