@@ -108,3 +108,38 @@ def test_one_rule_serves_partition_kernel_and_engine():
         segmentation.optimal(segmentation.SSEPenalty(np.ones(3), np.zeros(4)), [0, 2, 2, 3])
     with pytest.raises(InvalidParameter, match="values must be finite"):
         validation.finite_vector([1.0, np.nan], "values")
+
+
+TEMPLATE = TOOLKIT.parent.parent / "plugins" / "_template"
+
+
+def test_the_plugin_template_passes_its_own_tests(monkeypatch):
+    """The template (not installed: folders starting with ``_`` are skipped by ``make``) passes
+    its conformance tests, including ``check_algorithm`` on its preset.  Kills: a template whose
+    component or preset breaks the kit, or whose test file loses the preset check."""
+    from dphist import release_records
+    from dphist.registry import default_registry
+    monkeypatch.syspath_prepend(str(TEMPLATE))
+    module = release_records.load_script(TEMPLATE / "tests" / "test_template.py")
+    tests = [getattr(module, t) for t in dir(module) if t.startswith("test_")]
+    assert {t.__name__ for t in tests} >= {"test_conformance", "test_preset_conformance"}
+    try:
+        for test in tests:
+            test()
+    finally:
+        default_registry.unregister("algorithm", "template-equiwidth")
+
+
+def test_the_plugin_template_ships_a_readme_and_a_notebook_stub(monkeypatch, tmp_path):
+    """The README explains the copy steps; the notebook stub runs top to bottom against the template
+    (seeded, with an assert).  Kills: a missing file, a stub that no longer executes."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    readme = (TEMPLATE / "README.md").read_text()
+    for must in ("notebook_stub.ipynb", "check_algorithm", "notebooks/<name>.ipynb", "pyproject.toml"):
+        assert must in readme
+    nb = nbformat.read(TEMPLATE / "notebook_stub.ipynb", as_version=4)
+    assert any("assert" in c.source for c in nb.cells if c.cell_type == "code")
+    monkeypatch.setenv("PYTHONPATH", str(TEMPLATE))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
