@@ -63,7 +63,7 @@ def test_deviation_sensitivity_bound_on_neighbours():
 
 # ------------------------------------------------------------------ partitions
 def _rebuild_costs(noise, x, bounds, eps2, variant, fixed=0.0):
-    """Noisy cost of every candidate bucket, rebuilt from the recorded draws (same order as run)."""
+    """Noisy cost of every candidate group, rebuilt from the recorded draws (same order as run)."""
     k = bounds.size - 1
     costs = {}
     if variant == "exact":
@@ -106,7 +106,7 @@ def test_partition_dp_matches_brute_force(variant):
         cuts = NoisyL1Partition().run(x, eps1, noise, order=None, bounds=bounds, variant=variant,
                                       measure_epsilon=eps2, bucket_penalty=penalty)
         costs = _rebuild_costs(noise, x.astype(float), bounds, eps2, variant, fixed=penalty * 4 / eps1)
-        # every candidate got noise of scale 4 / eps1 (single-bin buckets included)
+        # every candidate got noise of scale 4 / eps1 (single-bin groups included)
         assert sum(d.size for d in noise.draws) == len(costs)
         assert np.allclose(noise.scales, 4 / eps1)
         best, arg = _brute_force(costs, bounds.size - 1)
@@ -159,13 +159,13 @@ def test_partition_of_groups_keeps_groups_whole_and_follows_order():
 
 
 # ------------------------------------------------------------------ GreedyH
-def _dense_strategy(tree, bucket_bounds):
-    """Dense A over buckets (rows = asked nodes), for checks on small k."""
+def _dense_strategy(tree, group_bounds):
+    """Dense A over groups (rows = asked nodes), for checks on small k."""
     rows = []
     for lv, w in zip(tree.levels, tree.weights):
         for s, e, wt in zip(lv.start, lv.end, w):
             if wt > 0:
-                r = np.zeros(bucket_bounds.size - 1)
+                r = np.zeros(group_bounds.size - 1)
                 r[s:e] = wt
                 rows.append(r)
     return np.array(rows)
@@ -252,7 +252,7 @@ def test_tree_least_squares_equals_dense_solve():
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
 
-def test_build_tree_covers_buckets():
+def test_build_tree_covers_groups():
     for k, b in [(1, 2), (2, 2), (7, 2), (10, 3), (33, 4)]:
         levels = build_tree(k, b)
         assert levels[0].start[0] == 0 and levels[0].end[0] == k
@@ -425,7 +425,7 @@ def test_noise_deviation_matches_monte_carlo():
 
 
 def test_dpbench_costs_follow_the_reference_formula():
-    """No noise on single bins, scale (2 - 1/L - 1/n)/eps_1 on longer buckets, floor at 1/eps_2.
+    """No noise on single bins, scale (2 - 1/L - 1/n)/eps_1 on longer groups, floor at 1/eps_2.
     Kills: noise on single bins, a missing floor, the 4/eps_1 scale."""
     from dphist_dawa.l1_partition import DPBenchCosts
     dev = np.array([0.0, 3.0, 10.0, 0.0, 50.0])

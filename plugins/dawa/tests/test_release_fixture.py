@@ -4,7 +4,7 @@ The fixture (``fixtures/releases.npz``) was written by ``make_release_fixture.py
 plugin's own DP code (``least_cost_partition``) before it was deleted.  Kills: a different batch
 order of the noisy costs (noise drawn for other candidates), a different tie or comparison rule in
 the exact, power-of-two or tree search, a changed cost transform (bias correction, penalty,
-the DPBench floor), a lost rounding of the postprocess counts - anything that moves one bucket
+the DPBench floor), a lost rounding of the postprocess counts - anything that moves one group
 boundary or one estimate.
 """
 from pathlib import Path
