@@ -15,7 +15,7 @@ The three formulas of the paper are all "SSE + a term that depends on the bin
 size only" (:class:`SizePenaltyFormula`), which the partitioners exploit for
 their compiled fast paths:
 
-* ``ahp`` - AHP's cluster error (Zhang et al. 2014, Theorem 4.2) evaluated on
+* ``ahp`` - AHP's group error (Zhang et al. 2014, Theorem 4.2) evaluated on
   H~:  SSE~(v) + 2 / (|v| eps_f^2).  It ignores that SSE~ is computed from
   noisy values and that H~ could also be reused by the finalizer.
 * ``ee``  - SORTaki Equation 4, the expected squared error of the WAF estimate:
@@ -86,7 +86,7 @@ def _positive(eps, what: str) -> float:
 
 
 class AHPError(SizePenaltyFormula):
-    """AHP's cluster error on H~: SSE~(v) + 2/(|v| eps_f^2) (Zhang et al. 2014, Thm 4.2)."""
+    """AHP's group error on H~: SSE~(v) + 2/(|v| eps_f^2) (Zhang et al. 2014, Thm 4.2)."""
 
     name = "ahp"
     citation = "Zhang et al., AHP, SDM 2014, Theorem 4.2; SORTaki Table II (AHP)"

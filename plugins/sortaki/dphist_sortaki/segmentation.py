@@ -21,7 +21,7 @@ claims.  Restricting the last bin to 2^j groups gives O(k log k) EF
 evaluations (the paper states O(n log^2 n), inherited from DAWA whose L1 cost
 needs a median; our EFs are O(1) from prefix sums).
 
-``DPP(ef="ahp", variant="exact")`` on single bins is AHP's optimal clustering (``ahp.optimal``):
+``DPP(ef="ahp", variant="exact")`` on single bins is AHP's optimal grouping (``ahp.optimal``):
 the same engine call with the same cost (see that component's docstring for why both exist).
 
 Formulas of the form SSE + size penalty become the engine's compiled

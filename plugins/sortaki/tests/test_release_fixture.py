@@ -2,7 +2,7 @@
 
 The fixture (``fixtures/releases.npz``) was written by ``make_release_fixture.py`` from the
 plugin's own DP kernels before they were deleted.  Kills: any change to the cost arithmetic, the
-tie rule, the candidate lengths or the greedy rule that alters one cluster boundary or one estimate.
+tie rule, the candidate lengths or the greedy rule that alters one group boundary or one estimate.
 
 The thresholded WAF presets (``t``/``st`` + ``GWF``/``DWF``) changed on purpose (issue 14 item 6):
 their WAF weights and UEE now read H~'s noise model (``ctx.noise_model``), which marks the bins

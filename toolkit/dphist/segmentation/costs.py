@@ -12,7 +12,7 @@ groups).  The batch order is part of the contract (see :class:`Perturbed`).
 Built-ins (compiled fast paths in :mod:`.kernels`):
 
 * :class:`SSEPenalty` - sum of squared deviations from the group mean plus a penalty that
-  depends on the group size only: AHP's cluster error SSE + 2/(|C| eps_2^2) (Zhang et al. 2014,
+  depends on the group size only: AHP's group error SSE + 2/(|C| eps_2^2) (Zhang et al. 2014,
   Theorem 4.2), SORTaki's EE and UEE (Doudalis & Mehrotra, Eq. 4-5), DPCube's variance test.
 * :class:`L1Deviation` - sum of |x_i - mean| (DAWA's ``dev``, Li et al. PVLDB 2014, Sec. 3.1),
   optionally weighted: sum w_i |x_i - mean|.
@@ -104,7 +104,7 @@ class SSEPenalty(Cost):
 
     @classmethod
     def inverse_size(cls, values, coefficient: float) -> "SSEPenalty":
-        """SSE + c / size (AHP's cluster error with c = 2 / eps_2^2).  Its tables are built only
+        """SSE + c / size (AHP's group error with c = 2 / eps_2^2).  Its tables are built only
         when a search reads them: the look-ahead greedy and the k-group DP use the closed forms."""
         c = float(coefficient)
         if not np.isfinite(c) or c < 0:
