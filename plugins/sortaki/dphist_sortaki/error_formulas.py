@@ -1,17 +1,20 @@
-"""Bin error formulas EF(v, eps_in, eps_f) of SORTaki Section V-A, O(1) per bin from prefix sums.
+"""Group error formulas EF(v, eps_in, eps_f) of SORTaki Section V-A, O(1) per group from prefix sums.
 
-Every formula here is *vectorised over many bins at once*::
+Names: the paper's *bin* v (a set of domain values published with one average) is our *group*;
+a bin in dphist is one cell of the histogram.
+
+Every formula here is *vectorised over many groups at once*::
 
     EF(starts, ends, prefix, prefix_sq, eps_in, eps_f) -> errors
 
-A bin is the run of positions ``[start, end)`` of the (possibly sorted) order;
+A group is the run of positions ``[start, end)`` of the (possibly sorted) order;
 ``prefix``/``prefix_sq`` are the prefix sums of the values and of their
 squares in that order (``prefix[0] = 0``).  The sum of squared deviations of a
-bin from its mean is then, in O(1),
+group from its mean is then, in O(1),
 
     SSE(v) = sum_i x_i^2 - (sum_i x_i)^2 / |v|          (Xu et al. 2013; SORTaki Eq. 5)
 
-The three formulas of the paper are all "SSE + a term that depends on the bin
+The three formulas of the paper are all "SSE + a term that depends on the group
 size only" (:class:`SizePenaltyFormula`), which the partitioners exploit for
 their compiled fast paths:
 
@@ -46,7 +49,7 @@ sse = interval_sse
 
 
 class ErrorFormula:
-    """A bin error formula EF(v, eps_in, eps_f), vectorised over bins."""
+    """A group error formula EF(v, eps_in, eps_f), vectorised over groups."""
 
     name: str = ""
     #: True when the formula is meaningful only on the true counts (analysis only)
@@ -168,7 +171,7 @@ def resolve_error_formula(ef) -> ErrorFormula | Callable:
 
 
 def bin_errors(ef, values, starts, ends, eps_in: float, eps_f: float) -> np.ndarray:
-    """EF of every bin ``[start, end)`` of ``values`` (a convenience for analysis and tests)."""
+    """EF of every group ``[start, end)`` of ``values`` (a convenience for analysis and tests)."""
     ef = resolve_error_formula(ef)
     p, p2 = centred_prefix_sums(values)
     return np.asarray(ef(np.asarray(starts), np.asarray(ends), p, p2, eps_in, eps_f), dtype=float)

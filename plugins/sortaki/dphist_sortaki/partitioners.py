@@ -43,7 +43,7 @@ def private_error_formula(ef, who: str, bins=None, ctx=None):
 
 
 class GreedyPartitioner(Partitioner):
-    """GP, SORTaki Algorithm 5: merge the next group into the current bin when EF says so.
+    """GP, SORTaki Algorithm 5: merge the next unit into the current group when EF says so.
 
     Note: AHP's own greedy (Zhang et al. 2014, Algorithm 3) compares against a
     look-ahead lower bound err*(next); SORTaki's GP, implemented here, uses the
@@ -67,8 +67,8 @@ class GreedyPartitioner(Partitioner):
 class DynamicProgrammingPartitioner(Partitioner):
     """DPP, SORTaki Algorithm 6: the partition of minimum total EF.
 
-    ``variant="exact"`` considers every bin, O(k^2) for k groups;
-    ``variant="power-of-two"`` only bins of 2^j groups (the paper's scalable
+    ``variant="exact"`` considers every candidate group, O(k^2) for k units;
+    ``variant="power-of-two"`` only groups of 2^j units (the paper's scalable
     version "inspired from DAWA"; the paper says "multiple of 2", but only
     powers of two give the stated near-linear complexity, as in DAWA).
     """
