@@ -143,3 +143,23 @@ def test_the_plugin_template_ships_a_readme_and_a_notebook_stub(monkeypatch, tmp
     monkeypatch.setenv("PYTHONPATH", str(TEMPLATE))
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+
+def test_one_noun_for_a_set_of_merged_bins():
+    """The library and the plugins call a set of bins merged by a partitioner a *group*: no
+    ``bucket`` (except DAWA's parameter ``bucket_penalty`` and the notes naming the paper's word)
+    and no ``cluster`` (except the experiment engine's Dask cluster).  Kills: a module reintroducing the papers'
+    nouns (DAWA's bucket, AHP's cluster)."""
+    roots = [TOOLKIT] + sorted((TOOLKIT.parent.parent / "plugins").glob("*/dphist_*"))
+    offenders = []
+    for root in roots:
+        for path in root.rglob("*.py"):
+            if "experiments" in path.parts:          # a Dask cluster of workers, another meaning
+                continue
+            text = path.read_text().replace("bucket_penalty", "")
+            # the naming notes ("the paper's *bucket* is our *group*") may say the paper's word
+            text = re.sub(r"\*(bucket|cluster)\w*\*|paper's (bucket|cluster)", "", text)
+            for word in ("bucket", "cluster"):
+                if re.search(rf"(?i)\b{word}(s|ing)?\b", text):
+                    offenders.append(f"{path.name}: {word}")
+    assert offenders == []
