@@ -4,7 +4,10 @@ Run once BEFORE a change to the partitioning code (``python plugins/sortaki/test
 ``test_release_fixture.py`` then checks that the releases stay bit-identical.  The fixture written
 on 2026-11-23 recorded the plugin's own DP code, before it was ported onto ``dphist.segmentation``
 (re-recorded on main 111ebba, still with the old DP code, after main changed the G presets' gamma_in).
-``sDAWA`` is left out: its partitioner is the dawa plugin's, which this fixture does not pin.
+``sDAWA`` is left out: its partitioner is the dawa plugin's, pinned by ``plugins/dawa/tests``.
+The thresholded WAF presets (``tGWF``, ``stGWF``, ``tDWF``, ``stDWF``) changed on purpose when WAF and
+UEE began to read H~'s noise model (issue 14 item 6); ``test_release_fixture.py`` checks them against
+this record with the old plain-Laplace model (do not re-record them).
 """
 from __future__ import annotations
 
