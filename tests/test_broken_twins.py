@@ -36,10 +36,11 @@ def test_honest_builtins_pass_the_same_kit():
     (twins.GlobalRandomPartitioner, "not reproducible"),
     (twins.GlobalRandomFinalizer, "is not reproducible"),
     (twins.DirectionIgnoringSorter, "did not sort in that direction"),
+    (twins.UndeclaredParamPartitioner, r"\['width'\] not declared in param_constraints"),
 ])
 def test_each_kit_check_names_its_finding(twin, words):
-    # kills: the vetted-mechanism replay, check_ledger, the reproducibility assert and
-    # the sorter-direction check, each switched off on its own
+    # kills: the vetted-mechanism replay, check_ledger, the reproducibility assert, the
+    # sorter-direction check and the declared-parameters check, each switched off on its own
     with pytest.raises(AssertionError, match=words):
         testing.check_component(twin)
 

@@ -24,7 +24,8 @@ def test_docs_build_without_warnings(tmp_path):
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         page = out / "notebooks" / f"{notebook.stem}.html"
         assert page.is_file(), f"no page for {notebook.name}"
-    for package in ("dphist", "dphist_boost", "dphist_ahp", "dphist_dawa", "dphist_sortaki", "dphist_sreb_gca"):
+    for package in ("dphist", "dphist_boost", "dphist_ahp", "dphist_dawa", "dphist_sortaki", "dphist_sreb_gca",
+                    "dphist_acs2012"):
         assert (out / "docs" / "api" / "generated" / f"{package}.html").is_file(), f"no API page for {package}"
     assert "PrivateKernel" in (out / "docs" / "api" / "generated" / "dphist.kernel.private.html").read_text()
     assert (out / "index.html").is_file()

@@ -11,6 +11,7 @@ there to catch.
 # it gets them
 _PEEKING = '''
 PARTITIONER_NAME = "coursework.my-partitioner"
+from dphist.params import Interval
 
 @dphist.register
 class PeekingPartitioner(dphist.Partitioner):
@@ -18,6 +19,7 @@ class PeekingPartitioner(dphist.Partitioner):
     name = PARTITIONER_NAME
     citation = "a cheating example"
     spends = False
+    param_constraints = {{"width": Interval(int, 1, None)}}
 
     def __init__(self, width: int = 8):
         self.width = width

@@ -1,8 +1,9 @@
-"""The ``dphist`` command line: list, describe, run, bench, demo.
+"""The ``dphist`` command line: list, describe, run, bench, demo::
 
     dphist list [--kind KIND]
     dphist describe NAME
     dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--noise exact|float] [--output FILE]
+               [--param [STAGE.]NAME=VALUE ...]
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
@@ -12,8 +13,8 @@ Errors the user can fix exit with status 2 and one line naming the problem.
 from __future__ import annotations
 
 import argparse
+import ast
 import inspect
-import json
 import sys
 
 import numpy as np
@@ -55,6 +56,17 @@ def _find_any(name: str):
     return hits
 
 
+def _param_lines(defaults: dict, constraints: dict, current: dict | None = None) -> list[str]:
+    """One line per parameter: name, value (the default, or the preset's value), what it accepts."""
+    from .params import describe_constraints
+    lines = []
+    for k, default in defaults.items():
+        value = default if current is None else current.get(k, default)
+        shown = "(required)" if value is inspect.Parameter.empty else repr(value)
+        lines.append(f"{k} = {shown}  [{describe_constraints(constraints.get(k))}]")
+    return lines or ["(no parameters)"]
+
+
 def cmd_describe(args) -> int:
     hits = [(args.kind, default_registry.get(args.kind, args.name))] if args.kind else _find_any(args.name)
     for kind, obj in hits:
@@ -66,28 +78,54 @@ def cmd_describe(args) -> int:
         if isinstance(obj, type) and issubclass(obj, Component):
             share = {"initializer": "gamma_in", "partitioner": "gamma_p", "finalizer": "gamma_f"}.get(kind)
             print(f"  spends: {share if obj.spends and share else 'nothing'}")
-            params = obj.param_defaults()
-            print("  parameters: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
+            print("  parameters:")
+            for line in _param_lines(obj.param_defaults(), obj.declared_constraints()):
+                print(f"    {line}")
         elif kind == "algorithm":
             from .presets import make_algorithm, preset_params
-            params = preset_params(obj)
-            print("  parameters: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
-            spec = make_algorithm(args.name).spec
+            print("  parameters (make_algorithm(name, p=...), dphist run --param p=...):")
+            for line in _param_lines(preset_params(obj), getattr(obj, "param_constraints", {})):
+                print(f"    {line}")
+            pipe = make_algorithm(args.name)
+            print("  stages (override with <stage>__<parameter>=..., dphist run --param <stage>.<parameter>=...):")
             for stage in ("initializer", "sorter", "partitioner", "finalizer"):
-                if spec[stage]:
-                    print(f"  {stage:<12} {spec[stage]['name']} {spec[stage]['params'] or ''}")
-            g = spec["shares"]
+                component = getattr(pipe, stage)
+                if component is None:
+                    continue
+                print(f"    {stage:<12} {component.name}")
+                lines = _param_lines(component.param_defaults(), component.declared_constraints(),
+                                     component.get_params())
+                for line in lines:
+                    print(f"      {line}")
+            g = pipe.shares
             print(f"  shares       gamma_in={g[0]:g} gamma_p={g[1]:g} gamma_f={g[2]:g}")
         print()
     return 0
 
 
 # ------------------------------------------------------------------ run
-def _parse_value(text: str):
+def parse_param(item: str) -> tuple[str, object]:
+    """``NAME=VALUE`` or ``STAGE.NAME=VALUE`` -> a ``make_algorithm`` keyword and its value.
+
+    The value is read as a Python literal (``ast.literal_eval``: numbers, strings, True/False/None,
+    lists, tuples, dicts; never evaluated as code); JSON's ``true``/``false``/``null`` are accepted;
+    anything else is taken as a plain string (``calibration=noisy-min``).
+    """
+    if "=" not in item:
+        raise InvalidParameter(f"--param takes NAME=VALUE or STAGE.NAME=VALUE, got {item!r}")
+    key, text = item.split("=", 1)
+    key = key.strip()
+    if "." in key:
+        stage, name = key.split(".", 1)
+        key = f"{stage}__{name}"
+    if not key or key.startswith("__") or key.endswith("__"):
+        raise InvalidParameter(f"--param: empty parameter name in {item!r}")
+    text = text.strip()
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+        return key, ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return key, {"true": True, "false": False, "null": None}.get(text, text)
 
 
 def cmd_run(args) -> int:
@@ -96,12 +134,7 @@ def cmd_run(args) -> int:
     from .presets import make_algorithm
 
     eps = validate_epsilon(args.epsilon)
-    overrides = {}
-    for item in args.param or []:
-        if "=" not in item:
-            raise InvalidParameter(f"--param takes NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        overrides[k] = _parse_value(v)
+    overrides = dict(parse_param(item) for item in args.param or [])
     pipeline = make_algorithm(args.algorithm, **overrides)
     domain = None
     if args.domain:
@@ -184,7 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--domain", help="public domain LO:HI for --records")
     s.add_argument("--bins", type=int, help="equal-width bins over the domain for --records")
     s.add_argument("--clip", action="store_true", help="clip records outside the domain to its ends")
-    s.add_argument("--param", action="append", metavar="NAME=VALUE", help="preset parameter (repeatable)")
+    s.add_argument("--param", action="append", metavar="[STAGE.]NAME=VALUE",
+                   help="a preset parameter (gamma_in=0.5) or a component's (partitioner.bucket_penalty=2); "
+                        "values are Python literals, else strings; repeatable; see `dphist describe NAME`")
     s.set_defaults(func=cmd_run)
 
     from .experiments import cli as exp

@@ -53,12 +53,7 @@ def resolve_component(kind: str, spec, registry: Registry | None = None) -> Comp
             name, params = spec[0], dict(spec[1])
         else:
             raise InvalidParameter(f"cannot make a {kind} from {spec!r}")
-        cls = registry.get(kind, name)
-        unknown = set(params) - set(cls.param_defaults())
-        if unknown:
-            raise InvalidParameter(f"{kind} {name!r} has no parameter(s) {sorted(unknown)}; "
-                                   f"it takes {sorted(cls.param_defaults()) or 'none'}")
-        obj = cls(**params)
+        obj = registry.get(kind, name)(**params)  # construction validates the declared parameters
     if not isinstance(obj, base):
         raise InvalidParameter(f"{type(obj).__name__} is not a {base.__name__} but was given as the {kind}")
     return obj

@@ -1,38 +1,123 @@
 """Named algorithms: pipeline presets registered under ``dphist.algorithms``.
 
-A preset is a factory ``f(**overrides) -> Pipeline`` decorated with
-:func:`preset`, which records its name and citation.  Keyword arguments let
-a user vary a preset's parameters (e.g. ``gamma_in``) without rewriting it.
+A preset is a factory ``f(**params) -> Pipeline`` decorated with
+:func:`preset`, which records its name and citation and the constraints of
+its own parameters (:mod:`dphist.params`, checked before the factory runs).
+:func:`make_algorithm` takes the preset's parameters (e.g. ``gamma_in``) and
+overrides of its components' parameters, ``<stage>__<parameter>``::
+
+    make_algorithm("DAWA", ratio=0.3, partitioner__bucket_penalty=2)
+
+Stages are ``initializer``, ``sorter``, ``partitioner``, ``finalizer``; an
+override rebuilds that component with the new value (validated by its declared
+constraints) after the preset has built the pipeline, so it wins over a preset
+parameter that set the same value.
 """
 from __future__ import annotations
 
+import functools
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-from .pipeline import Pipeline
+from .errors import InvalidParameter
+from .params import normalize, validate_params
+from .pipeline import STAGES, Pipeline
 from .registry import Registry, default_registry
 
+#: separates a stage from a component parameter in ``make_algorithm`` overrides
+STAGE_SEPARATOR = "__"
 
-def preset(name: str, citation: str = "", summary: str = "") -> Callable:
-    """Mark a pipeline factory as the named algorithm ``name``."""
+
+def preset(name: str, citation: str = "", summary: str = "", params: Mapping[str, Any] | None = None,
+           requires: tuple[str, ...] = ()) -> Callable:
+    """Mark a pipeline factory as the named algorithm ``name``.
+
+    ``params`` declares the constraints of the factory's parameters (as a component's
+    ``param_constraints``); calling the factory checks them first.  ``requires`` lists the
+    registry names of components of *other* distributions the preset needs, as
+    ``"kind:name"`` (e.g. ``"partitioner:dawa.l1"``): the registry lists the preset as
+    unavailable, with the reason, when one of them is not installed.
+    """
+    constraints = normalize(params or {})
+
     def wrap(factory: Callable[..., Pipeline]) -> Callable[..., Pipeline]:
-        factory.name = name
-        factory.kind = "algorithm"
-        factory.citation = citation
-        factory.summary = summary or (inspect.getdoc(factory) or "").split("\n")[0]
-        return factory
+        accepted = preset_params(factory)
+        undeclared_keys = set(constraints) - set(accepted)
+        if undeclared_keys:
+            raise TypeError(f"preset {name!r} declares constraints for {sorted(undeclared_keys)}, "
+                            "which are not parameters of its factory")
+
+        @functools.wraps(factory)
+        def checked(*args, **kwargs):
+            bound = inspect.signature(factory).bind(*args, **kwargs)
+            bound.apply_defaults()
+            validate_params(f"preset {name!r}", constraints, bound.arguments)
+            return factory(*args, **kwargs)
+
+        checked.name = name
+        checked.kind = "algorithm"
+        checked.citation = citation
+        checked.summary = summary or (inspect.getdoc(factory) or "").split("\n")[0]
+        checked.param_constraints = constraints
+        checked.requires = tuple(requires)
+        return checked
     return wrap
 
 
 def preset_params(factory: Callable) -> dict[str, Any]:
+    """A preset factory's own parameters and their defaults."""
     return {p.name: p.default for p in inspect.signature(factory).parameters.values()
             if p.kind is p.KEYWORD_ONLY or p.default is not p.empty}
 
 
+def split_overrides(factory: Callable, overrides: Mapping[str, Any]) -> tuple[dict, dict[str, dict]]:
+    """``(preset parameters, {stage: component parameters})`` from ``make_algorithm``'s keywords."""
+    own, per_stage = {}, {}
+    accepted = preset_params(factory)
+    for key, value in overrides.items():
+        if STAGE_SEPARATOR in key:
+            stage, param = key.split(STAGE_SEPARATOR, 1)
+            if stage not in STAGES:
+                raise InvalidParameter(f"preset {factory.name!r}: unknown stage {stage!r} in {key!r}; "
+                                       f"stages are {', '.join(STAGES)} (write <stage>__<parameter>)")
+            per_stage.setdefault(stage, {})[param] = value
+        elif key in accepted:
+            own[key] = value
+        else:
+            raise InvalidParameter(
+                f"preset {factory.name!r} has no parameter {key!r}; its parameters are: "
+                f"{', '.join(accepted) or 'none'}; a component's parameter is given as <stage>__<parameter> "
+                f"(e.g. partitioner__{key}), stages {', '.join(STAGES)}")
+    return own, per_stage
+
+
+def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any]], who: str) -> Pipeline:
+    """``pipe`` with the given components rebuilt with new parameter values (validated at construction)."""
+    if not per_stage:
+        return pipe
+    stages = {s: getattr(pipe, s) for s in STAGES}
+    for stage, params in per_stage.items():
+        component = stages[stage]
+        if component is None:
+            present = ", ".join(f"{s} ({c.name})" for s, c in stages.items() if c is not None)
+            raise InvalidParameter(f"{who} has no {stage}; its stages are: {present}")
+        try:
+            stages[stage] = component.clone(**params)
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"{who}, {stage} override: {exc}") from None
+    return Pipeline(**stages, shares=pipe.shares, name=pipe.name)
+
+
 def make_algorithm(name: str, registry: Registry | None = None, **overrides) -> Pipeline:
-    """The pipeline of the preset ``name`` (with parameter overrides)."""
+    """The pipeline of the preset ``name``, with preset parameters and ``<stage>__<parameter>`` overrides.
+
+    Every value is validated (the preset's declared constraints, then each rebuilt component's)
+    before a pipeline exists, so a refused override spends nothing.
+    """
     factory = (registry or default_registry).get("algorithm", name)
-    pipe = factory(**overrides)
+    own, per_stage = split_overrides(factory, overrides)
+    pipe = factory(**own)
+    pipe = override_components(pipe, per_stage, f"preset {factory.name!r}")
     pipe.name = factory.name
     return pipe
 

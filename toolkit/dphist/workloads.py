@@ -186,10 +186,29 @@ BUILTIN = {"identity": identity, "prefix": prefix, "all-ranges": all_ranges,
            "small-ranges": small_ranges, "big-ranges": big_ranges}
 
 
+def _percent(name: str) -> float | None:
+    """r of a name ``ranges-<r>%`` (None when the name has another form)."""
+    if not (name.startswith("ranges-") and name.endswith("%")):
+        return None
+    try:
+        return float(name[7:-1])
+    except ValueError:
+        return None
+
+
+def is_name(name) -> bool:
+    """True when :func:`make` knows ``name`` (whatever the domain size: a parameter check)."""
+    if not isinstance(name, str):
+        return False
+    percent = _percent(name)
+    return name in BUILTIN or (percent is not None and 0 < percent <= 100)
+
+
 def make(name: str, n: int) -> RangeWorkload:
     """A workload by name: identity, prefix, all-ranges, small-ranges, big-ranges or ranges-<r>%."""
     if name in BUILTIN:
         return BUILTIN[name](n)
-    if name.startswith("ranges-") and name.endswith("%"):
-        return percent_ranges(n, float(name[7:-1]))
+    percent = _percent(name)
+    if percent is not None:
+        return percent_ranges(n, percent)
     raise InvalidParameter(f"unknown workload {name!r}; known: {', '.join(BUILTIN)}, ranges-<r>%")

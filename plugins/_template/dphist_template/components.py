@@ -6,6 +6,7 @@ current order.  It decides nothing from data, so it spends no budget.
 import numpy as np
 
 from dphist import Partitioner, Pipeline, preset
+from dphist.params import Interval
 
 
 class FixedWidthPartitioner(Partitioner):
@@ -14,6 +15,9 @@ class FixedWidthPartitioner(Partitioner):
     name = "template.fixed-width"
     citation = "textbook equi-width histogram (template example)"
     spends = False
+    #: every constructor parameter says what it accepts (dphist.params); construction checks it
+    #: and raises InvalidParameter naming the class, the parameter and the value - before any run
+    param_constraints = {"width": Interval(int, 1, None)}
 
     def __init__(self, width: int = 8):
         self.width = width
@@ -22,7 +26,8 @@ class FixedWidthPartitioner(Partitioner):
         return bins.merge(np.arange(0, bins.n_groups, int(self.width)))
 
 
-@preset("template-equiwidth", citation="template example")
+@preset("template-equiwidth", citation="template example",
+        params={"width": FixedWidthPartitioner.param_constraints["width"]})
 def equiwidth(width: int = 8) -> Pipeline:
     """Equi-width groups of ``width`` bins, each measured with Laplace noise."""
     return Pipeline(None, None, FixedWidthPartitioner(width), "group-mean", (0.0, 0.0, 1.0))

@@ -1,8 +1,8 @@
 """AHP: Zhang, Chen, Xu, Meng, Xie. Towards Accurate Histogram Publication under Differential
 Privacy. SDM 2014.
 
-Names: the paper's *cluster* is our *group* (a set of bins merged by a partitioner), and its
-*clustering* our grouping.
+Names: the paper's *group* is our *group* (a set of bins merged by a partitioner), and its
+*grouping* our grouping.
 
 Modules, one idea each:
 

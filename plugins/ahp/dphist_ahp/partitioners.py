@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import InvalidParameter, Partitioner
+from dphist.params import Interval, Options
 
 from .group_error import is_monotone
 from .greedy import greedy_cuts
@@ -31,12 +32,6 @@ class _AHPGrouping(Partitioner):
                                    "the finalizer's share gamma_f must be > 0")
         # Post-processing of H~ (free): one noisy value per current group, in group order.
         return bins.means(ctx.noisy), float(ctx.eps_f)
-
-    @staticmethod
-    def _checked_max_bins(name: str, max_bins) -> int:
-        if isinstance(max_bins, bool) or not isinstance(max_bins, (int, np.integer)) or max_bins < 1:
-            raise InvalidParameter(f"{name}: max_bins must be a positive integer, got {max_bins!r}")
-        return int(max_bins)
 
     @staticmethod
     def _check_limit(name: str, n: int, max_bins) -> None:
@@ -85,9 +80,9 @@ class OptimalPartitioner(_AHPGrouping):
 
     name = "ahp.optimal"
     citation = CITATION + ", Section 4.2 (optimal grouping)"
+    param_constraints = {"max_bins": Interval(int, 1, None)}
 
     def __init__(self, max_bins: int = 32768):
-        self._checked_max_bins(self.name, max_bins)
         self.max_bins = max_bins
 
     def partition(self, bins, ctx):
@@ -111,11 +106,9 @@ class EmpiricalPartitioner(_AHPGrouping):
     citation = CITATION + ", Algorithm 2 (empirical grouping)"
 
     UNSORTED_LIMIT = 8192
+    param_constraints = {"rule": Options("all", *RULES), "max_bins": Interval(int, 1, None)}
 
     def __init__(self, rule: str = "all", max_bins: int = 65536):
-        if rule != "all" and rule not in RULES:
-            raise InvalidParameter(f"ahp.empirical: unknown rule {rule!r}; choose 'all' or one of {', '.join(RULES)}")
-        self._checked_max_bins(self.name, max_bins)
         self.rule = rule
         self.max_bins = max_bins
 

@@ -11,40 +11,40 @@ each group's true sum plus Lap(1/eps_2), divided by its size (Algorithm 1 lines 
 """
 from __future__ import annotations
 
-import math
-
-from dphist import InvalidParameter, Pipeline, preset
+from dphist import Pipeline, preset
+from dphist.params import UNIT_SHARE
 
 from .partitioners import EmpiricalPartitioner, GreedyPartitioner, OptimalPartitioner
 from .threshold import CITATION, ThresholdInitializer
 
 
+#: gamma_in = eps_1 / eps, the share of the noisy sort (strictly between 0 and 1: both steps need budget)
+_COMMON = {"gamma_in": UNIT_SHARE, "eta": ThresholdInitializer.param_constraints["eta"], "descending": bool}
+
+
 def _pipeline(partitioner, gamma_in, eta, descending) -> Pipeline:
-    try:
-        g = float(gamma_in)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"AHP: gamma_in must be a number in (0, 1), got {gamma_in!r}") from None
-    if not math.isfinite(g) or not 0 < g < 1:
-        raise InvalidParameter(f"AHP: gamma_in (the share eps_1/eps for the noisy sort) must lie strictly "
-                               f"between 0 and 1, got {gamma_in!r}")
+    g = float(gamma_in)
     return Pipeline(ThresholdInitializer(eta=eta), ("noisy-count", {"descending": bool(descending)}),
                     partitioner, "group-mean", (g, 0.0, 1.0 - g))
 
 
-@preset("AHP", citation=CITATION + ", Algorithm 1 with Algorithm 3 (the variant evaluated in Section 6)")
+@preset("AHP", citation=CITATION + ", Algorithm 1 with Algorithm 3 (the variant evaluated in Section 6)",
+        params=_COMMON)
 def ahp(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True) -> Pipeline:
     """AHP with greedy grouping: threshold, noisy sort, Algorithm 3, group means."""
     return _pipeline(GreedyPartitioner(), gamma_in, eta, descending)
 
 
-@preset("AHP-optimal", citation=CITATION + ", Algorithm 1 with the optimal grouping of Section 4.2")
+@preset("AHP-optimal", citation=CITATION + ", Algorithm 1 with the optimal grouping of Section 4.2",
+        params={**_COMMON, **OptimalPartitioner.param_constraints})
 def ahp_optimal(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True,
                 max_bins: int = 32768) -> Pipeline:
     """AHP with the optimal grouping (O(n^2) DP; at most ``max_bins`` bins)."""
     return _pipeline(OptimalPartitioner(max_bins=max_bins), gamma_in, eta, descending)
 
 
-@preset("AHP-empirical", citation=CITATION + ", Algorithm 1 with Algorithm 2 (empirical grouping)")
+@preset("AHP-empirical", citation=CITATION + ", Algorithm 1 with Algorithm 2 (empirical grouping)",
+        params={**_COMMON, **EmpiricalPartitioner.param_constraints})
 def ahp_empirical(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True, rule: str = "all",
                   max_bins: int = 65536) -> Pipeline:
     """AHP with the empirical grouping (rules of thumb for k; at most ``max_bins`` bins)."""

@@ -21,24 +21,14 @@ import numpy as np
 
 from dphist import Initializer, InvalidParameter
 from dphist.noise_model import NoiseModel
+from dphist.params import Interval
 
 CITATION = "Zhang, Chen, Xu, Meng, Xie. Towards Accurate Histogram Publication under DP. SDM 2014"
 
 
-def check_eta(eta) -> float:
-    """eta must be a finite number >= 0 (the paper asks eta > 0; eta = 0 only clips negatives)."""
-    try:
-        value = float(eta)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"ahp.threshold: eta must be a number, got {eta!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise InvalidParameter(f"ahp.threshold: eta must be finite and >= 0 (the paper uses eta > 0), got {eta!r}")
-    return value
-
-
 def threshold_value(n: int, eta: float, eps_1: float) -> float:
     """theta = eta * ln(n) / eps_1 (Section 4.2; natural log as the reference implementation)."""
-    return check_eta(eta) * math.log(n) / eps_1
+    return float(eta) * math.log(n) / eps_1
 
 
 def apply_threshold(noisy, n: int, eta: float, eps_1: float) -> np.ndarray:
@@ -56,15 +46,16 @@ class ThresholdInitializer(Initializer):
 
     Spends its whole share eps_1 = gamma_in * epsilon on one ``laplace_identity``
     call (AHP Algorithm 1 line 2); thresholding (line 3) is post-processing.
-    Parameter: ``eta`` (default 0.35, the DPBench/ektelo value; the paper leaves it open).
+    Parameter: ``eta`` (default 0.35, the DPBench/ektelo value; the paper leaves it open),
+    a finite number >= 0 (the paper asks eta > 0; eta = 0 only clips negatives).
     """
 
     name = "ahp.threshold"
     citation = CITATION + ", Algorithm 1 lines 2-3 (Threshold, Section 4.2)"
     spends = True
+    param_constraints = {"eta": Interval(float, 0, None)}
 
     def __init__(self, eta: float = 0.35):
-        check_eta(eta)
         self.eta = eta
 
     def initialize(self, ctx):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import Finalizer
-from dphist.errors import InvalidParameter
+from dphist.params import Interval, Options, Satisfies
 
 from .branching import best_branching
 from .budgets import level_epsilons, validate_spec
@@ -28,19 +28,10 @@ _HAY = "Hay, Rastogi, Miklau, Suciu, Boosting the Accuracy of Differentially Pri
 TREE_NOTE = "boost.tree"
 
 
-def _check_branching(branching):
-    if isinstance(branching, str):
-        if branching != "auto":
-            raise InvalidParameter(f"branching must be an integer >= 2 or 'auto', got {branching!r}")
-        return
-    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
-        raise InvalidParameter(f"branching must be an integer >= 2 or 'auto', got {branching!r}")
-
-
-def _check_flag(name: str, value) -> None:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidParameter(f"{name} must be True or False, got {value!r}")
-
+#: ``branching``: k >= 2, or Qardaji et al.'s rule
+BRANCHING = [Interval(int, 2, None), Options("auto")]
+#: ``level_budgets``: a rule name or positive finite epsilons, leaves first (lengths are checked at run time)
+LEVEL_BUDGETS = Satisfies(validate_spec, "'uniform', 'geometric' or a list of positive finite epsilons")
 
 class HierarchicalFinalizer(Finalizer):
     """Hay et al.'s hierarchical strategy H over the groups in their current order.
@@ -88,13 +79,11 @@ class HierarchicalFinalizer(Finalizer):
     name = "boost.hierarchical"
     citation = _HAY + ", Section 4 (H, Theorem 3); Qardaji et al. PVLDB 2013 (Hb); Cormode et al. ICDE 2012 (geometric budgets)"
 
+    param_constraints = {"branching": BRANCHING, "level_budgets": LEVEL_BUDGETS, "inference": bool,
+                         "nonnegative": bool, "round": bool, "noisy_root": bool}
+
     def __init__(self, branching=2, level_budgets="uniform", inference: bool = True,
                  nonnegative: bool = False, round: bool = False, noisy_root: bool = True):
-        _check_branching(branching)
-        validate_spec(level_budgets)
-        for flag, value in [("inference", inference), ("nonnegative", nonnegative), ("round", round),
-                            ("noisy_root", noisy_root)]:
-            _check_flag(flag, value)
         self.branching = branching
         self.level_budgets = level_budgets
         self.inference = inference
@@ -168,10 +157,9 @@ class UnattributedFinalizer(Finalizer):
     name = "boost.unattributed"
     citation = _HAY + ", Section 3 (S, Theorem 1) and Section 5.1 (baselines)"
     unattributed = True
+    param_constraints = {"variant": Options(*_VARIANTS)}
 
     def __init__(self, variant: str = "S-bar"):
-        if variant not in _VARIANTS:
-            raise InvalidParameter(f"variant must be one of {', '.join(_VARIANTS)}; got {variant!r}")
         self.variant = variant
 
     def finalize(self, bins, ctx) -> np.ndarray:

@@ -23,6 +23,7 @@ from dphist import Finalizer, InvalidParameter, Partition
 from dphist import workloads as wl
 
 from dphist.kernel import IntervalQueries
+from dphist.params import InstanceOf, Interval, Satisfies
 
 from .hierarchy import greedy_weights, tree_least_squares
 
@@ -61,20 +62,22 @@ class GreedyHFinalizer(Finalizer):
     requires_domain_order = True  # a workload over consecutive bins: refused after a sorter
     spends = True
     citation = "Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 4 (GreedyH)"
+    param_constraints = {
+        # a name wl.make knows (built for the histogram's size at run time), or a workload object
+        "workload": [Satisfies(wl.is_name, "a workload name (identity, prefix, all-ranges, small-ranges, "
+                                           "big-ranges, ranges-<r>%)"),
+                     InstanceOf(wl.RangeWorkload, "a dphist.workloads.RangeWorkload")],
+        "branching": Interval(int, 2, None),
+        "granularity": Interval(int, 1, None),
+    }
 
     def __init__(self, workload="prefix", branching: int = 2, granularity: int = 100):
         self.workload = workload
         self.branching = branching
         self.granularity = granularity
 
-    def _check(self):
-        for label, value, low in (("branching", self.branching, 2), ("granularity", self.granularity, 1)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise InvalidParameter(f"dawa.greedy-h: {label} must be an integer >= {low}, got {value!r}")
-
     def strategy(self, bins: Partition, n: int):
         """The chosen weighted tree (public: depends on the workload and the groups only)."""
-        self._check()
         if not bins.is_identity_order():
             raise InvalidParameter("dawa.greedy-h answers range queries over groups of consecutive bins; "
                                    "these bins are in a sorted order (use a finalizer for sorted bins)")

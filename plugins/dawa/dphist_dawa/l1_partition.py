@@ -1,6 +1,6 @@
 """DAWA's private L1 partition (Li, Hay, Miklau, Wang, PVLDB 7(12) 2014, Section 3).
 
-Names: the paper's *bucket* is our *group* (a set of bins merged by a partitioner); the parameter
+Names: the paper's *group* is our *group* (a set of bins merged by a partitioner); the parameter
 ``bucket_penalty`` keeps the paper's word.
 
 The partition ``B`` of the (current order of the) domain into groups minimises
@@ -106,6 +106,7 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism, segmentation
+from dphist.params import Interval, Options
 
 VARIANTS = ("exact", "power-of-two", "tree")
 _CITATION = ("Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 3 (private L1 partition); "
@@ -273,7 +274,7 @@ class L1Partitioner(Partitioner):
           reproducing published numbers.
     bucket_penalty : public cost added to every group, in units of the calibration's noise scale
         (``1/eps_1`` for postprocess, ``4/eps_1`` for noisy-min); ``None`` = the calibration's
-        default (1, 3, 0; the first two measured on synthetic data only).  The paper's bucket =
+        default (1, 3, 0; the first two measured on synthetic data only).  The paper's group =
         our group: the name keeps the paper's word.
     correction : for ``"postprocess"``, the multiple of the expected noise deviation
         (:func:`noise_deviation`) removed from each candidate's noisy deviation (default 1, synthetic data only).
@@ -286,6 +287,14 @@ class L1Partitioner(Partitioner):
     name = "dawa.l1"
     spends = True
     citation = _CITATION
+    param_constraints = {
+        "variant": Options(*VARIANTS),
+        "branching": Interval(int, 2, None),
+        "measure_epsilon": [None, Interval(float, 0, None, closed="neither")],
+        "bucket_penalty": [None, Interval(float, 0, None)],
+        "calibration": Options(*CALIBRATIONS),
+        "correction": Interval(float, 0, None),
+    }
 
     def __init__(self, variant: str = "exact", branching: int = 2, measure_epsilon: float | None = None,
                  bucket_penalty: float | None = None, calibration: str = "postprocess",
@@ -302,23 +311,7 @@ class L1Partitioner(Partitioner):
         """False for ``calibration="dpbench"`` (release mode refuses the component)."""
         return self.calibration != "dpbench"
 
-    def _check(self):
-        if self.variant not in VARIANTS:
-            raise InvalidParameter(f"dawa.l1: unknown variant {self.variant!r}; use one of {', '.join(VARIANTS)}")
-        if self.calibration not in CALIBRATIONS:
-            raise InvalidParameter(f"dawa.l1: unknown calibration {self.calibration!r}; "
-                                   f"use one of {', '.join(CALIBRATIONS)}")
-        if isinstance(self.branching, bool) or not isinstance(self.branching, (int, np.integer)) or self.branching < 2:
-            raise InvalidParameter(f"dawa.l1: branching must be an integer >= 2, got {self.branching!r}")
-        for label, value in (("bucket_penalty", self.bucket_penalty), ("correction", self.correction)):
-            if value is None and label == "bucket_penalty":
-                continue
-            if (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
-                    or not np.isfinite(value) or value < 0):
-                raise InvalidParameter(f"dawa.l1: {label} must be a finite number >= 0, got {value!r}")
-
     def partition(self, bins: Partition, ctx) -> Partition:
-        self._check()
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("dawa.l1 spends budget: give the partitioner a share gamma_p > 0")
         eps_2 = ctx.eps_f if self.measure_epsilon is None else self.measure_epsilon

@@ -6,9 +6,8 @@ partition reads the data inside the kernel (SORTaki Section IV-A).
 """
 from __future__ import annotations
 
-import math
-
-from dphist import InvalidParameter, Pipeline, preset
+from dphist import Pipeline, preset
+from dphist.params import UNIT_SHARE
 
 from .greedy_h import GreedyHFinalizer
 from .l1_partition import L1Partitioner
@@ -17,13 +16,14 @@ _PAPER = "Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014"
 
 
 def _shares(ratio) -> tuple[float, float, float]:
-    try:
-        r = float(ratio)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"ratio must be a number in (0, 1), got {ratio!r}") from None
-    if not math.isfinite(r) or not 0 < r < 1:
-        raise InvalidParameter(f"ratio (the partition's share of epsilon) must be in (0, 1), got {ratio!r}")
-    return (0.0, r, 1.0 - r)
+    return (0.0, float(ratio), 1.0 - float(ratio))
+
+
+#: ratio: the partition's share of epsilon (both the partition and the measurement need budget);
+#: the other parameters go to dawa.l1 / dawa.greedy-h unchanged
+_RATIO = {"ratio": UNIT_SHARE}
+_GREEDY_H = {k: GreedyHFinalizer.param_constraints[k] for k in ("workload", "branching")}
+_DAWA = {**_RATIO, **_GREEDY_H, "calibration": L1Partitioner.param_constraints["calibration"]}
 
 
 _CALIBRATION_DOC = """
@@ -35,7 +35,7 @@ _CALIBRATION_DOC = """
     carries the warning "not differentially private"."""
 
 
-@preset("DAWA", citation=_PAPER + ", Sections 3-4")
+@preset("DAWA", citation=_PAPER + ", Sections 3-4", params=_DAWA)
 def dawa(ratio: float = 0.25, workload="prefix", branching: int = 2, calibration: str = "postprocess") -> Pipeline:
     return Pipeline(None, None, L1Partitioner("exact", calibration=calibration), GreedyHFinalizer(workload, branching),
                     _shares(ratio))
@@ -44,7 +44,7 @@ def dawa(ratio: float = 0.25, workload="prefix", branching: int = 2, calibration
 dawa.__doc__ = "DAWA: exact private L1 partition (ratio * eps), then GreedyH on the groups." + _CALIBRATION_DOC
 
 
-@preset("DAWA-approx", citation=_PAPER + ", Section 3.3 (power-of-two groups)")
+@preset("DAWA-approx", citation=_PAPER + ", Section 3.3 (power-of-two groups)", params=_DAWA)
 def dawa_approx(ratio: float = 0.25, workload="prefix", branching: int = 2,
                 calibration: str = "postprocess") -> Pipeline:
     return Pipeline(None, None, L1Partitioner("power-of-two", calibration=calibration),
@@ -55,7 +55,7 @@ dawa_approx.__doc__ = ("DAWA with the approximate partition (groups of power-of-
                        + _CALIBRATION_DOC)
 
 
-@preset("GreedyH", citation=_PAPER + ", Section 4 (GreedyH alone)")
+@preset("GreedyH", citation=_PAPER + ", Section 4 (GreedyH alone)", params=_GREEDY_H)
 def greedy_h(workload="prefix", branching: int = 2) -> Pipeline:
     """GreedyH on singleton bins: the workload-aware hierarchy without a partition."""
     return Pipeline(None, None, "singleton", GreedyHFinalizer(workload, branching), (0.0, 0.0, 1.0))

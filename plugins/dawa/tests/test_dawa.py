@@ -454,10 +454,11 @@ def test_bad_workloads():
         dphist.make_algorithm("GreedyH", workload=wl.explicit(32, [])).run(x, 1.0, seed=0)
     with pytest.raises(InvalidParameter, match="over 16 bins"):
         dphist.make_algorithm("GreedyH", workload=wl.prefix(16)).run(x, 1.0, seed=0)
-    with pytest.raises(InvalidParameter, match="unknown workload"):
-        dphist.make_algorithm("DAWA", workload="no-such").run(x, 1.0, seed=0)
-    with pytest.raises(InvalidParameter, match="workload must be"):
-        dphist.make_algorithm("GreedyH", workload=42).run(x, 1.0, seed=0)
+    # an unknown name or a wrong type is refused when the preset is built, before any run
+    with pytest.raises(InvalidParameter, match="'workload' = 'no-such' is invalid; expected a workload name"):
+        dphist.make_algorithm("DAWA", workload="no-such")
+    with pytest.raises(InvalidParameter, match="'workload' = 42 is invalid"):
+        dphist.make_algorithm("GreedyH", workload=42)
 
 
 def test_bad_component_parameters():

@@ -28,6 +28,7 @@ import numpy as np
 
 from dphist import Partitioner
 from dphist.errors import InvalidParameter
+from dphist.params import Interval, Options
 
 from .error_formulas import sse
 from .partitioners import noisy_prefix_sums
@@ -110,11 +111,9 @@ class DPCubePartitioner(Partitioner):
     citation = ("Xiao, Xiong & Yuan, SDM workshop 2010 / TDP 2014 (DPCube kd-tree partitioning); "
                 "SORTaki Sections IV-A and VII (threshold 2/eps^2)")
     spends = False
+    param_constraints = {"threshold": [Options(*THRESHOLDS), Interval(float, 0, None)], "split": Options(*SPLITS)}
 
     def __init__(self, threshold="sortaki", split: str = "median"):
-        if split not in SPLITS:
-            raise InvalidParameter(f"unknown DPCube split rule {split!r}; use one of {', '.join(SPLITS)}")
-        resolve_threshold(threshold, 1.0, 1.0)
         self.threshold = threshold
         self.split = split
 

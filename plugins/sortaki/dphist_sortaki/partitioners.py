@@ -13,11 +13,15 @@ import numpy as np
 from dphist import Partitioner
 from dphist.errors import InvalidParameter, PrivacyViolation
 from dphist.intervals import centred_prefix_sums
+from dphist.params import Options
 
-from .error_formulas import PerBinUEE, UnbiasedExpectedError, resolve_error_formula
+from .error_formulas import FORMULAS, PerBinUEE, UnbiasedExpectedError, resolve_error_formula
 from .segmentation import VARIANTS, dp_cuts, greedy_cuts
 
 _SORTAKI = "Doudalis & Mehrotra, SORTaki, Section V-B"
+#: ``ef``: a formula's name, or a callable EF(starts, ends, prefix, prefix_sq, eps_in, eps_f)
+#: ("ee" is accepted here and refused when a private pipeline runs: it needs the true counts)
+ERROR_FORMULA = [Options(*FORMULAS), callable]
 
 
 def noisy_prefix_sums(bins, ctx, who: str):
@@ -53,9 +57,9 @@ class GreedyPartitioner(Partitioner):
     name = "sortaki.greedy"
     citation = _SORTAKI + ", Algorithm 5 (GP)"
     spends = False
+    param_constraints = {"ef": ERROR_FORMULA}
 
     def __init__(self, ef="uee"):
-        resolve_error_formula(ef)
         self.ef = ef
 
     def partition(self, bins, ctx):
@@ -76,11 +80,9 @@ class DynamicProgrammingPartitioner(Partitioner):
     name = "sortaki.dp"
     citation = _SORTAKI + ", Algorithm 6 (DPP)"
     spends = False
+    param_constraints = {"ef": ERROR_FORMULA, "variant": Options(*VARIANTS)}
 
     def __init__(self, ef="uee", variant: str = "exact"):
-        resolve_error_formula(ef)
-        if variant not in VARIANTS:
-            raise InvalidParameter(f"unknown DPP variant {variant!r}; use one of {', '.join(VARIANTS)}")
         self.ef = ef
         self.variant = variant
 

@@ -41,10 +41,12 @@ at eps = 1), which is why it recommends 0.7 for the greedy partitioner.
 """
 from __future__ import annotations
 
-import math
-
 from dphist import Pipeline, preset
 from dphist.errors import InvalidParameter
+from dphist.params import UNIT_SHARE, ComponentParameter, Options
+
+from .dpcube import DPCubePartitioner
+from .segmentation import VARIANTS
 
 _CITE = "Doudalis & Mehrotra, SORTaki, Table II"
 
@@ -60,20 +62,15 @@ TABLE_II = {
 }
 
 
-def check_gamma_in(gamma_in, who: str) -> float:
-    try:
-        g = float(gamma_in)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"{who}: gamma_in must be a number in (0, 1), got {gamma_in!r}") from None
-    if not (math.isfinite(g) and 0.0 < g < 1.0):
-        raise InvalidParameter(f"{who}: gamma_in must lie strictly between 0 and 1 (the initializer and the "
-                               f"finalizer both need budget), got {gamma_in!r}")
-    return g
+#: gamma_in lies strictly between 0 and 1: the initializer and the finalizer both need budget
+_GAMMA_IN = {"gamma_in": UNIT_SHARE}
+_DP = {**_GAMMA_IN, "dp_variant": Options(*VARIANTS)}
+_DPC = {**_GAMMA_IN, **DPCubePartitioner.param_constraints}
 
 
 def _family_pipeline(acronym: str, gamma_in, dp_variant: str = "power-of-two") -> Pipeline:
     """The pipeline of an acronym ``[s][t][G|D][AHP|WF]``."""
-    g = check_gamma_in(gamma_in, acronym)
+    g = float(gamma_in)
     rest = acronym
     sort = rest.startswith("s")
     rest = rest[1:] if sort else rest
@@ -99,11 +96,11 @@ def _family(acronym: str, greedy: bool):
     parts.append("AHP's error formula and finalizer" if acronym.endswith("AHP") else "UEE (Eq. 5) and WAF (Alg. 4)")
     summary = f"{acronym}: " + ", ".join(parts)
     if greedy:
-        @preset(acronym, citation=_CITE, summary=summary)
+        @preset(acronym, citation=_CITE, summary=summary, params=_GAMMA_IN)
         def factory(gamma_in: float = GREEDY_GAMMA_IN) -> Pipeline:
             return _family_pipeline(acronym, gamma_in)
     else:
-        @preset(acronym, citation=_CITE, summary=summary)
+        @preset(acronym, citation=_CITE, summary=summary, params=_DP)
         def factory(gamma_in: float = DEFAULT_GAMMA_IN, dp_variant: str = "power-of-two") -> Pipeline:
             return _family_pipeline(acronym, gamma_in, dp_variant)
     factory.__name__ = factory.__qualname__ = acronym
@@ -121,24 +118,27 @@ FAMILY = ("GAHP", "sGAHP", "tGAHP", "stGAHP", "GWF", "sGWF", "tGWF", "stGWF",
 
 
 def _dpcube(acronym: str, sort: bool, gamma_in, threshold, split) -> Pipeline:
-    g = check_gamma_in(gamma_in, acronym)
+    g = float(gamma_in)
     return Pipeline("laplace", "noisy-count" if sort else None,
                     ("sortaki.dpcube", {"threshold": threshold, "split": split}), "sortaki.waf", (g, 0.0, 1.0 - g))
 
 
-@preset("DPC", citation=_CITE + " (DPC); Xiao et al. 2010 (DPCube)")
+@preset("DPC", citation=_CITE + " (DPC); Xiao et al. 2010 (DPCube)", params=_DPC)
 def DPC(gamma_in: float = DEFAULT_GAMMA_IN, threshold="sortaki", split: str = "median") -> Pipeline:
     """DPC: DPCube's kd-tree partitioner on H~ (xi = 2/eps^2) + WAF finalizer, no sorting."""
     return _dpcube("DPC", False, gamma_in, threshold, split)
 
 
-@preset("sDPC", citation=_CITE + " (sDPC); Xiao et al. 2010 (DPCube)")
+@preset("sDPC", citation=_CITE + " (sDPC); Xiao et al. 2010 (DPCube)", params=_DPC)
 def sDPC(gamma_in: float = DEFAULT_GAMMA_IN, threshold="sortaki", split: str = "median") -> Pipeline:
     """sDPC: sorting + DPCube's kd-tree partitioner (xi = 2/eps^2) + WAF finalizer."""
     return _dpcube("sDPC", True, gamma_in, threshold, split)
 
 
-@preset("sDAWA", citation=_CITE + " (sDAWA); Li et al., DAWA, PVLDB 2014")
+@preset("sDAWA", citation=_CITE + " (sDAWA); Li et al., DAWA, PVLDB 2014",
+        params={**_GAMMA_IN, "gamma_p": [None, UNIT_SHARE],
+                "dawa_variant": ComponentParameter("partitioner", "dawa.l1", "variant"),
+                "calibration": ComponentParameter("partitioner", "dawa.l1", "calibration")})
 def sDAWA(gamma_in: float = DEFAULT_GAMMA_IN, gamma_p: float | None = None, dawa_variant: str = "power-of-two",
           calibration: str = "postprocess") -> Pipeline:
     """sDAWA: sorting + DAWA's L1 partitioner with 0.25 (1 - gamma_in) eps + WAF finalizer.
@@ -152,16 +152,11 @@ def sDAWA(gamma_in: float = DEFAULT_GAMMA_IN, gamma_p: float | None = None, dawa
     ``dawa_variant`` is passed to ``dawa.l1`` (power-of-two by default: the
     exact O(n^2) search is infeasible on the paper's 500,000-bin domains).
     """
-    g = check_gamma_in(gamma_in, "sDAWA")
+    g = float(gamma_in)
     if gamma_p is None:
         gp = 0.25 * (1.0 - g)
     else:
-        try:
-            gp = float(gamma_p)
-        except (TypeError, ValueError):
-            raise InvalidParameter(f"sDAWA: gamma_p must be a number, got {gamma_p!r}") from None
-        if not (math.isfinite(gp) and gp > 0):
-            raise InvalidParameter(f"sDAWA: gamma_p must be positive (DAWA's partitioner spends it), got {gamma_p!r}")
+        gp = float(gamma_p)
         if g + gp >= 1.0:
             raise InvalidParameter(f"sDAWA: gamma_in + gamma_p = {g} + {gp} >= 1 leaves the finalizer no budget")
     return Pipeline("laplace", "noisy-count", ("dawa.l1", {"variant": dawa_variant, "calibration": calibration}),

@@ -10,57 +10,40 @@ constant.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from dphist import InvalidParameter, Partitioner, segmentation
+from dphist.params import Interval, Options
 
-from .ggs import check_ties, ggs_on
-from .relative_error import GroupRelativeError, check_delta, check_form
+from .ggs import TIES, ggs_on
+from .relative_error import FORMS, GroupRelativeError
 
 CITATION = ("Chen, Zhou, Qiu, Xu, Zeng, Fang, Chen, Huang, Xu, Chen. A Histogram Publishing Method under "
             "Differential Privacy That Involves Balancing Small-Bin Availability First. Algorithms 17(7):293, "
             "2024 (reconstructed from the outline)")
 
 
-def _check_fraction(delta_fraction):
-    if delta_fraction is None:
-        return None
-    try:
-        f = float(delta_fraction)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"delta_fraction must be None or a number in (0, 1], got {delta_fraction!r}") from None
-    if not math.isfinite(f) or not 0 < f <= 1:
-        raise InvalidParameter(f"delta_fraction (delta as a fraction of the noisy total) must lie in (0, 1], "
-                               f"got {delta_fraction!r}")
-    return f
-
-
-def _check_positive_int(name, what, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidParameter(f"{name}: {what} must be a positive integer, got {value!r}")
-    return int(value)
+_POSITIVE_INT = Interval(int, 1, None)
 
 
 class _RelativeErrorGrouping(Partitioner):
     spends = False
+    param_constraints = {
+        "delta": Interval(float, 0, None, closed="neither"),        # the weights' floor 1/max(x, delta)
+        "delta_fraction": [None, Interval(float, 0, 1, closed="right")],  # delta as a fraction of the noisy total
+        "form": Options(*FORMS),
+    }
 
     def __init__(self, delta: float = 1.0, delta_fraction: float | None = None, form: str = "bound"):
-        check_delta(delta)
-        _check_fraction(delta_fraction)
-        check_form(form)
         self.delta = delta
         self.delta_fraction = delta_fraction
         self.form = form
 
     def public_delta(self, noisy) -> float:
         """delta used inside the algorithm: the constant, or a fraction of the NOISY total (free)."""
-        d = check_delta(self.delta)
-        f = _check_fraction(self.delta_fraction)
-        if f is None:
-            return d
-        return max(f * float(np.sum(noisy)), d)
+        if self.delta_fraction is None:
+            return float(self.delta)
+        return max(float(self.delta_fraction) * float(np.sum(noisy)), float(self.delta))
 
     def _cost(self, bins, ctx) -> GroupRelativeError:
         if ctx.noisy is None:
@@ -73,7 +56,7 @@ class _RelativeErrorGrouping(Partitioner):
         values = bins.means(ctx.noisy)
         delta = self.public_delta(ctx.noisy)
         ctx.notes[f"{self.name}.delta"] = delta          # public: a constant or from H~
-        return GroupRelativeError(values, float(ctx.eps_f), delta, check_form(self.form))
+        return GroupRelativeError(values, float(ctx.eps_f), delta, self.form)
 
 
 class GGSPartitioner(_RelativeErrorGrouping):
@@ -90,14 +73,13 @@ class GGSPartitioner(_RelativeErrorGrouping):
 
     name = "sreb_gca.ggs"
     citation = CITATION + ", Section 5.2 (GGS) and Algorithm 2"
+    param_constraints = {"ties": Options(*TIES), "decide_early": bool, "unsorted_limit": _POSITIVE_INT,
+                         "exact_limit": _POSITIVE_INT}
 
     def __init__(self, delta: float = 1.0, delta_fraction: float | None = None, form: str = "bound",
                  ties: str = "join", decide_early: bool = True, unsorted_limit: int = 8192,
                  exact_limit: int = 65536):
         super().__init__(delta, delta_fraction, form)
-        check_ties(ties)
-        _check_positive_int(self.name, "unsorted_limit", unsorted_limit)
-        _check_positive_int(self.name, "exact_limit", exact_limit)
         self.ties = ties
         self.decide_early = bool(decide_early)
         self.unsorted_limit = unsorted_limit
@@ -127,11 +109,11 @@ class OptimalPartitioner(_RelativeErrorGrouping):
     name = "sreb_gca.optimal"
     citation = CITATION + ", the objective of Section 5.1 minimised exactly (not in the paper)"
     SLOW_LIMIT = 1024
+    param_constraints = {"max_bins": _POSITIVE_INT}
 
     def __init__(self, delta: float = 1.0, delta_fraction: float | None = None, form: str = "bound",
                  max_bins: int = 16384):
         super().__init__(delta, delta_fraction, form)
-        _check_positive_int(self.name, "max_bins", max_bins)
         self.max_bins = max_bins
 
     def partition(self, bins, ctx):

@@ -16,32 +16,26 @@ compared against it; the notebook shows the effect of alpha on synthetic data on
 """
 from __future__ import annotations
 
-import math
-
-from dphist import InvalidParameter, Pipeline, preset
+from dphist import Pipeline, preset
+from dphist.params import UNIT_SHARE, Interval
 
 from .partitioners import CITATION, GGSPartitioner, OptimalPartitioner
 
-
-def check_alpha(alpha) -> float:
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"SReB_GCA: alpha must be a number in (0, 1), got {alpha!r}") from None
-    if not math.isfinite(a) or not 0 < a < 1:
-        raise InvalidParameter(f"SReB_GCA: alpha (the share eps_1/eps of the noisy histogram) must lie strictly "
-                               f"between 0 and 1, got {alpha!r}")
-    return a
+#: alpha = eps_1 / eps, the share of the noisy histogram (strictly between 0 and 1: both steps need budget);
+#: eta is ahp.threshold's (declared here too: this plugin does not import ahp)
+_COMMON = {"alpha": UNIT_SHARE, "ascending": bool, "threshold": bool, "eta": Interval(float, 0, None)}
 
 
 def _pipeline(partitioner, alpha, ascending, threshold, eta) -> Pipeline:
-    a = check_alpha(alpha)
+    a = float(alpha)
     initializer = ("ahp.threshold", {"eta": eta}) if threshold else "laplace"
     return Pipeline(initializer, ("noisy-count", {"descending": not bool(ascending)}), partitioner,
                     "group-mean", (a, 0.0, 1.0 - a))
 
 
-@preset("SReB_GCA", citation=CITATION + ", Algorithm 1 with GGS")
+@preset("SReB_GCA", citation=CITATION + ", Algorithm 1 with GGS",
+        params={**_COMMON, **{k: v for k, v in GGSPartitioner.declared_constraints().items()
+                              if k in ("delta", "delta_fraction", "form", "ties")}})
 def sreb_gca(alpha: float = 0.85, delta: float = 1.0, delta_fraction: float | None = None,
              form: str = "bound", ascending: bool = True, ties: str = "join", threshold: bool = False,
              eta: float = 0.35) -> Pipeline:
@@ -50,7 +44,8 @@ def sreb_gca(alpha: float = 0.85, delta: float = 1.0, delta_fraction: float | No
                      alpha, ascending, threshold, eta)
 
 
-@preset("SReB_GCA-optimal", citation=CITATION + ", Algorithm 1 with the optimal grouping of the same error")
+@preset("SReB_GCA-optimal", citation=CITATION + ", Algorithm 1 with the optimal grouping of the same error",
+        params={**_COMMON, **OptimalPartitioner.declared_constraints()})
 def sreb_gca_optimal(alpha: float = 0.85, delta: float = 1.0, delta_fraction: float | None = None,
                      form: str = "bound", ascending: bool = True, threshold: bool = False, eta: float = 0.35,
                      max_bins: int = 16384) -> Pipeline:

@@ -112,11 +112,11 @@ def test_delta_fraction_must_lie_in_unit_interval(fraction):
 
 
 def test_unknown_error_form_and_tie_rule_are_refused():
-    with pytest.raises(InvalidParameter, match="error form"):
+    with pytest.raises(InvalidParameter, match="'form' = 'absolute' is invalid; expected one of 'bound', 'exact'"):
         make_algorithm("SReB_GCA", form="absolute")
-    with pytest.raises(InvalidParameter, match="error form"):
+    with pytest.raises(InvalidParameter, match="'form' = 'mse' is invalid"):
         make_algorithm("SReB_GCA-optimal", form="mse")
-    with pytest.raises(InvalidParameter, match="tie rule"):
+    with pytest.raises(InvalidParameter, match="'ties' = 'maybe' is invalid; expected one of 'join', 'split'"):
         GGSPartitioner(ties="maybe")
 
 

@@ -20,6 +20,10 @@ The contract every component honours (checked by :mod:`dphist.testing`):
 * every parameter is a keyword argument of ``__init__`` with a default and is
   stored under the same attribute name (scikit-learn's convention), so
   :meth:`Component.get_params` and :meth:`Component.clone` work;
+* every parameter is declared in ``param_constraints`` (:mod:`dphist.params`);
+  construction validates the declared ones before ``__init__`` runs and raises
+  :class:`~dphist.errors.InvalidParameter` naming class, parameter, value and
+  what was expected (so nothing is spent on a bad parameter);
 * all randomness comes from ``ctx.data`` (private) or ``ctx.rng`` (public
   post-processing); no global random state;
 * a partitioner or finalizer works on sorted, non-contiguous bins too,
@@ -35,8 +39,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..errors import InvalidParameter
 from ..kernel import DataHandle
 from ..noise_model import NoiseModel
+from ..params import Constraint, normalize, validate_params
 from ..partition import Partition
 
 
@@ -82,8 +88,16 @@ class Context:
         return self.data.budget if self.data is not None else 0.0
 
 
-class Component:
-    """Base class: declared name, parameters, budget use and citation."""
+class _ValidatedConstruction(type):
+    """Metaclass of components: ``Cls(...)`` checks the declared parameters, then runs ``__init__``."""
+
+    def __call__(cls, *args, **kwargs):
+        cls.validate_params(cls.bind_params(args, kwargs))
+        return super().__call__(*args, **kwargs)
+
+
+class Component(metaclass=_ValidatedConstruction):
+    """Base class: declared name, parameters (and their constraints), budget use and citation."""
 
     kind: ClassVar[str] = ""
     name: ClassVar[str] = ""
@@ -96,6 +110,71 @@ class Component:
     #: not epsilon-DP (a class attribute, or a property depending on the parameters):
     #: its releases carry the warning "not differentially private" and release mode refuses it.
     differentially_private: ClassVar[bool] = True
+    #: what each constructor parameter accepts (:mod:`dphist.params`); merged along the class
+    #: hierarchy, a subclass's entry replacing its parent's.  Every parameter must be declared.
+    param_constraints: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        merged: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(klass.__dict__.get("param_constraints", None) or {})
+        try:  # a malformed declaration fails when the class is defined, not at its first use
+            cls._constraints_cache = normalize(merged)
+        except TypeError as exc:
+            raise TypeError(f"{cls.__name__}.param_constraints: {exc}") from None
+
+    @classmethod
+    def declared_constraints(cls) -> dict[str, tuple[Constraint, ...]]:
+        """``{parameter: (accepted alternatives, ...)}`` of this class (inherited ones included)."""
+        return cls.__dict__.get("_constraints_cache", {})
+
+    @classmethod
+    def _owner(cls) -> str:
+        return f"{cls.__name__} ({cls.name})" if cls.name else cls.__name__
+
+    @classmethod
+    def bind_params(cls, args: tuple = (), kwargs: dict | None = None) -> dict[str, Any]:
+        """Every constructor parameter's value for ``cls(*args, **kwargs)`` (defaults filled in).
+
+        An unknown keyword or too many positional arguments raise InvalidParameter listing the
+        parameters, instead of Python's TypeError.
+        """
+        kwargs = kwargs or {}
+        sig = cls.__dict__.get("_signature_cache")
+        if sig is None:
+            sig = cls._signature_cache = inspect.signature(cls.__init__)
+        names = list(cls.param_defaults())
+        if cls.__init__ is object.__init__:
+            if args or kwargs:
+                raise InvalidParameter(f"{cls._owner()} takes no parameters, got "
+                                       f"{', '.join([repr(a) for a in args] + list(kwargs))}")
+            return {}
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+        unknown = [k for k in kwargs if k not in names]
+        if unknown and not takes_any:
+            raise InvalidParameter(f"{cls._owner()} has no parameter(s) {', '.join(map(repr, unknown))}; "
+                                   f"its parameters are: {', '.join(names) or 'none'}")
+        try:
+            bound = sig.bind(None, *args, **kwargs)
+        except TypeError as exc:
+            raise InvalidParameter(f"{cls._owner()}: {exc}; its parameters are: {', '.join(names) or 'none'}") from None
+        bound.apply_defaults()
+        params: dict[str, Any] = {}
+        for i, (k, v) in enumerate(bound.arguments.items()):
+            kind = sig.parameters[k].kind
+            if i == 0:
+                continue  # self
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                params.update(v)
+            elif kind is not inspect.Parameter.VAR_POSITIONAL:
+                params[k] = v
+        return params
+
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> None:
+        """Raise InvalidParameter for the first declared parameter whose value is not accepted."""
+        validate_params(cls._owner(), cls.declared_constraints(), params)
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class NoisyCountSorter(Sorter):
 
     name = "noisy-count"
     citation = _SORTAKI + "-B; Zhang et al., AHP, SDM 2014, Algorithm 1 line 4"
+    param_constraints = {"descending": bool}
 
     def __init__(self, descending: bool = True):
         self.descending = descending

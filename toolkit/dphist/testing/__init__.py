@@ -7,7 +7,9 @@ on each preset; the core's own suite runs both over everything registered.
 What is checked
 
 * the declared contract: ``name``, ``citation``, ``kind``; every constructor
-  parameter has a default and round-trips through ``get_params``/``clone``;
+  parameter has a default, is declared in ``param_constraints`` (which names
+  nothing else, and accepts the default) and round-trips through
+  ``get_params``/``clone``; every parameter of a preset is declared too;
 * privacy accounting, on several histogram shapes: the ledger total never
   exceeds epsilon; a spending stage is charged exactly its share
   (charged = used); a non-spending stage has no ledger rows;
@@ -42,7 +44,8 @@ from ..kernel import SeededLaplace
 from ..kernel.private import VettedMechanism, recording_custom_calls
 from ..partition import Partition
 from ..pipeline import Pipeline, Release
-from ..presets import make_algorithm
+from ..presets import make_algorithm, preset_params
+from ..registry import default_registry
 
 _TOL = 1e-9
 
@@ -220,11 +223,21 @@ def check_contract(cls: type) -> None:
     defaults = cls.param_defaults()
     missing = [k for k, v in defaults.items() if v is inspect.Parameter.empty]
     assert not missing, f"{cls.name}: parameters without defaults: {missing}"
-    obj = cls()
+    check_declared(f"{cls.__name__} ({cls.name})", defaults, cls.declared_constraints())
+    obj = cls()  # validates the defaults against the declarations
     params = obj.get_params()
     assert set(params) == set(defaults), f"{cls.name}: get_params keys differ from __init__ parameters"
     clone = obj.clone()
     assert type(clone) is cls and _same(clone.get_params(), params), f"{cls.name}: clone() changes parameters"
+
+
+def check_declared(owner: str, defaults: dict, constraints: dict) -> None:
+    """Every parameter declared (:mod:`dphist.params`), nothing declared that is not a parameter."""
+    undeclared = [k for k in defaults if k not in constraints]
+    assert not undeclared, (f"{owner}: parameter(s) {undeclared} not declared in param_constraints "
+                            "(see dphist.params: every parameter says what it accepts)")
+    extra = [k for k in constraints if k not in defaults]
+    assert not extra, f"{owner}: param_constraints names {extra}, which are not constructor parameters"
 
 
 def _same(a, b) -> bool:
@@ -247,7 +260,10 @@ def check_component(cls: type, pipeline: Pipeline | None = None, **kwargs) -> No
 
 
 def check_algorithm(name: str, epsilon: float = 1.0, n: int = 64, **overrides) -> None:
-    """Conformance of a registered preset: the whole epsilon is spent, exactly, and reproducibly."""
+    """Conformance of a registered preset: its parameters declared; the whole epsilon is spent, exactly,
+    and reproducibly."""
+    factory = default_registry.get("algorithm", name)
+    check_declared(f"preset {name!r}", preset_params(factory), getattr(factory, "param_constraints", {}))
     pipeline = make_algorithm(name, **overrides)
     check_pipeline(pipeline, epsilon=epsilon, n=n)
     r = pipeline.run(example_histograms(n)["power-law"], epsilon, seed=3)

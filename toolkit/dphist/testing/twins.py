@@ -24,6 +24,8 @@ twin                                  the cheat                                 
 :class:`DirectionIgnoringSorter`      ignores its ``descending`` parameter        kit: sorter direction
 :class:`FloatNoiseFinalizer`          raw float noise, bypassing the mechanism    kit: release-mode run
                                       API
+:class:`UndeclaredParamPartitioner`   a constructor parameter missing from        kit: declared parameters
+                                      ``param_constraints`` (never validated)
 ====================================  ==========================================  ================================
 """
 from __future__ import annotations
@@ -188,6 +190,7 @@ class DirectionIgnoringSorter(Sorter):
 
     name = "twin.direction-ignoring"
     citation = _TWIN
+    param_constraints = {"descending": bool}
 
     def __init__(self, descending: bool = True):
         self.descending = descending
@@ -213,6 +216,21 @@ class FloatNoiseFinalizer(Finalizer):
         return ctx.data.custom(self._Raw(), ctx.budget)
 
 
+class UndeclaredParamPartitioner(Partitioner):
+    """Takes ``width`` but does not declare it: any value passes construction unchecked."""
+
+    name = "twin.undeclared-parameter"
+    citation = _TWIN
+    spends = False
+
+    def __init__(self, width: int = 4):
+        self.width = width
+
+    def partition(self, bins, ctx):
+        return bins.merge(np.arange(0, bins.n_groups, int(self.width)))
+
+
 ALL_TWINS = (HalfScaleLaplaceFinalizer, ShamVettedFinalizer, IgnoresSensitivityFinalizer, RawCountsPartitioner,
              QuietRawCountsPartitioner, LedgerForgingFinalizer, UnderspendingFinalizer, GlobalRandomPartitioner,
-             GlobalRandomFinalizer, DirectionIgnoringSorter, FloatNoiseFinalizer)
+             GlobalRandomFinalizer, DirectionIgnoringSorter, FloatNoiseFinalizer,
+             UndeclaredParamPartitioner)

@@ -1,0 +1,15 @@
+"""The preset of the privelet plugin (entry point ``Privelet`` in ``dphist.algorithms``)."""
+from __future__ import annotations
+
+from dphist import Pipeline, preset
+
+from .finalizer import CITATION, PriveletFinalizer
+
+
+@preset("Privelet", citation=CITATION)
+def privelet() -> Pipeline:
+    """Privelet (1-D, Haar): every bin a unit, the whole budget on the weighted Haar coefficients.
+
+    Domains that are not a power of two are padded with empty bins (DPBench's choice).
+    """
+    return Pipeline(None, None, "singleton", PriveletFinalizer(), (0.0, 0.0, 1.0))

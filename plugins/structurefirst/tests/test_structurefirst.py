@@ -1,0 +1,235 @@
+"""Tests of the structurefirst plugin (NoiseFirst, StructureFirst).  Each names the mutation it kills."""
+import math
+
+import numpy as np
+import pytest
+
+from dphist import InvalidParameter, Partition, PrivacyViolation, make_algorithm, testing
+from dphist.segmentation import SSEPenalty, k_groups
+from dphist_structurefirst import (GroupTreesFinalizer, NoiseFirstPartitioner, StructureFirstPartitioner)
+from dphist_structurefirst.group_trees import hay_inference, tree_heights, tree_nodes
+from dphist_structurefirst.noisefirst import conditional_means, estimated_error, noisefirst_bounds
+from dphist_structurefirst.structurefirst import (DPBenchBoundaries, StructureFirstBoundaries, draw_boundaries,
+                                                  number_of_groups)
+from dphist_structurefirst.voptimal import PrefixCosts, all_layers_reference
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.poisson(8, n) * (rng.random(n) < 0.6)).astype(float)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pruned_layers_equal_the_plain_dp_and_the_engine(seed):
+    """Kills: a pruning bound read from layer g-1 instead of g, '>' for '>=' on the wrong side, an
+    off-by-one in the candidate starts (t from g-1), or a checkpoint block recomputed from the wrong layer."""
+    x = _data(70, seed)
+    k = 9
+    ref = all_layers_reference(x, k - 1)
+    for max_floats in (10**7, 200):                  # all layers kept / checkpointed blocks
+        pc = PrefixCosts(x, k, max_floats=max_floats)
+        for g in range(k - 1, 0, -1):
+            got = pc.layer(g)
+            finite = np.isfinite(ref[g])
+            assert np.array_equal(finite, np.isfinite(got))
+            np.testing.assert_allclose(got[finite], ref[g][finite], rtol=1e-9, atol=1e-7)
+    best = k_groups(SSEPenalty(x, np.zeros(x.size + 1)), range(1, k), monge=False)
+    for g in range(1, k):
+        assert math.isclose(pc.layer(g)[x.size], best[g].cost, rel_tol=1e-9, abs_tol=1e-7)
+
+
+def test_noisefirst_k_is_the_argmin_of_the_noise_corrected_error():
+    """Kills: a per-group penalty other than 2 s^2 = 4/eps^2 in the one penalised DP (its k would not be
+    the argmin of SSE*(k) - (n - 2k) s^2), or the correction's sign flipped."""
+    rng = np.random.default_rng(1)
+    x = np.repeat([10.0, 40.0, 15.0, 60.0, 5.0], 12)
+    for eps in (0.3, 1.0, 3.0):
+        variance = 2 / eps**2
+        noisy = x + rng.laplace(0, 1 / eps, x.size)
+        ks = np.arange(1, x.size + 1)
+        errs = estimated_error(noisy, variance, ks)
+        bounds = noisefirst_bounds(noisy, variance)
+        assert bounds.size - 1 == ks[np.argmin(errs)]
+        assert math.isclose(errs.min(), np.min(errs))
+
+
+def test_conditional_merging_threshold():
+    """Kills: the keep rule SSE - (m-2)s^2 > m s^2 written with (m-1), or the comparison reversed."""
+    variance = 2.0
+    m = 4                                               # keep iff SSE - (m-2) s^2 > m s^2, i.e. SSE > 2 (m-1) s^2
+    threshold = 2 * (m - 1) * variance
+    for sse, kept in ((threshold * 0.99, False), (threshold * 1.01, True)):
+        h = np.array([-1.0, 1.0, -1.0, 1.0]) * math.sqrt(sse / 4)
+        out = conditional_means(h, np.array([0, 4]), variance)
+        assert np.allclose(out, h) == kept and np.allclose(out, 0.0) == (not kept)
+    assert np.allclose(conditional_means(h, np.array([0, 4]), variance, conditional=False), 0.0)
+
+
+def test_hay_inference_is_exact_without_noise_and_least_squares_with_it():
+    """Kills: a wrong weight alpha in the bottom-up pass, or the top-down correction not divided by
+    the fan-out (the result would differ from ordinary least squares on a full tree)."""
+    rng = np.random.default_rng(2)
+    x = rng.poisson(5, 8).astype(float)
+    b = np.array([0, 8])
+    s, e, g, lv, idx = tree_nodes(b)
+    exact = np.array([x[a:c].sum() for a, c in zip(s, e)])
+    assert np.allclose(hay_inference(exact, g, lv, idx, [8]), x)
+    noisy = exact + rng.normal(0, 1, exact.size)
+    A = np.zeros((s.size, 8))
+    for r, (a, c) in enumerate(zip(s, e)):
+        A[r, a:c] = 1
+    ols = np.linalg.lstsq(A, noisy, rcond=None)[0]
+    assert np.allclose(hay_inference(noisy, g, lv, idx, [8]), ols)
+    # a padded group (5 bins, 8 slots) and a singleton still return their exact counts without noise
+    x2 = rng.poisson(5, 6).astype(float)
+    b2 = np.array([0, 5, 6])
+    s, e, g, lv, idx = tree_nodes(b2)
+    assert np.allclose(hay_inference(np.array([x2[a:c].sum() for a, c in zip(s, e)]), g, lv, idx, [5, 1]), x2)
+    assert list(tree_heights([1, 2, 5, 8, 9])) == [1, 2, 4, 4, 5]
+
+
+def test_tree_measurement_has_unit_sensitivity():
+    """Kills: node weights other than 1/H (the kernel would charge a sensitivity != 1, or the
+    noise of a tall group's nodes would be too small)."""
+    pipe = make_algorithm("SF")
+    r = pipe.run(_data(200), 1.0, seed=4)
+    rows = [e for e in r.ledger if e.stage == "finalizer"]
+    assert len(rows) == 1 and math.isclose(rows[0].sensitivity, 1.0)
+
+
+def test_boundary_draw_follows_the_exponential_mechanism():
+    """Kills: a temperature with k instead of k-1, a missing factor 2 or the sign of the score:
+    on 4 bins with k = 2, the first boundary's frequencies over 20,000 seeded draws match
+    exp(-eps_b E(t) / (2 (2F+1))) within 4 standard errors."""
+    x = np.array([0.0, 9.0, 10.0, 30.0])
+    cap = 30.0
+    sens = 2 * cap + 1
+    t = np.arange(1, 4)
+    sse = lambda v: float(np.sum((v - v.mean()) ** 2))
+    E = np.array([sse(x[:s]) + sse(x[s:]) for s in t])
+    eps = 2 * sens * 2.0 / (E.max() - E.min())          # log-odds of 2 between the extremes
+    p = np.exp(-eps * (E - E.min()) / (2 * sens))
+    p /= p.sum()
+
+    class Noise:
+        rng = np.random.default_rng(5)
+
+        def exponential_mechanism(self, scores, sensitivity, epsilon, monotonic=False):
+            logits = epsilon / (2 * sensitivity) * np.asarray(scores)
+            return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
+
+    noise = Noise()
+    draws = np.array([draw_boundaries(x, 2, eps, sens, noise)[1] for _ in range(20_000)])
+    freq = np.array([(draws == s).mean() for s in t])
+    se = np.sqrt(p * (1 - p) / draws.size)
+    assert np.all(np.abs(freq - p) <= 4 * se + 1e-12), (freq, p)
+    assert p.max() < 0.9 and p.min() > 0.05                                  # the test has power: not a point mass
+
+
+class _Recorder:
+    """A noise source that records the epsilon and sensitivity of each exponential mechanism and picks the best."""
+
+    def __init__(self):
+        self.calls = []
+
+    def exponential_mechanism(self, scores, sensitivity, epsilon, monotonic=False):
+        self.calls.append((float(epsilon), float(sensitivity)))
+        return int(np.argmax(scores))
+
+
+@pytest.mark.parametrize("mechanism, k, per_draw, sensitivity", [
+    (StructureFirstBoundaries(cap=7.0), 5, 2.0 / 4, 15.0),          # paper: eps_1/(k-1), 2F + 1
+    (DPBenchBoundaries(cap_factor=2.0), 5, 2.0 / 5, 2 * 2.0 * 3.0 + 1),   # reference: eps_1/k, F = 2 x mean 3
+])
+def test_each_draw_gets_its_share_and_the_cap_sensitivity(mechanism, k, per_draw, sensitivity):
+    """Kills: the paper's eps_1/(k-1) per draw replaced by eps_1/k (or the reverse for dpbench), a
+    sensitivity other than 2F + 1, or a cap not applied before the scores."""
+    x = np.array([3.0, 9.0, 0.0, 1.0, 2.0, 8.0, 0.0, 1.0])    # mean 3
+    noise = _Recorder()
+    bounds = mechanism.run(x, 2.0, noise, k=k)
+    assert noise.calls == [(pytest.approx(per_draw), pytest.approx(sensitivity))] * (k - 1)
+    assert bounds[0] == 0 and bounds[-1] == x.size and np.all(np.diff(bounds) > 0) and bounds.size == k + 1
+    # with the cap at 7 the greedy choice is that of the capped counts
+    if isinstance(mechanism, StructureFirstBoundaries):
+        expect = StructureFirstBoundaries(cap=100.0).run(np.minimum(x, 7.0), 2.0, _Recorder(), k=k)
+        assert np.array_equal(bounds, expect)
+
+
+def test_dpbench_calibration_is_flagged_and_refused_in_release_mode():
+    """Kills: a dpbench variant that claims to be DP (release mode would publish it)."""
+    pipe = make_algorithm("SF", calibration="dpbench")
+    assert not pipe.partitioner.differentially_private and not DPBenchBoundaries.differentially_private
+    r = pipe.run(_data(64), 1.0, seed=1)
+    assert any("not differentially private" in w for w in r.warnings)
+    with pytest.raises(PrivacyViolation):
+        pipe.run(_data(64), 1.0)
+    assert make_algorithm("SF").partitioner.differentially_private
+
+
+def test_noisy_cap_spends_its_share_and_public_cap_spends_nothing_on_it():
+    """Kills: the noisy total charged on top of the stage's share, or a public cap that still measures the total."""
+    x = _data(128)
+    noisy = make_algorithm("SF").run(x, 1.0, seed=1).ledger
+    public = make_algorithm("SF", cap=1000.0).run(x, 1.0, seed=1).ledger
+    assert [e.primitive for e in noisy if e.stage == "partitioner"] == ["laplace.partition",
+                                                                       "custom:structurefirst.boundaries"]
+    assert [e.primitive for e in public if e.stage == "partitioner"] == ["custom:structurefirst.boundaries"]
+    for ledger in (noisy, public):
+        assert math.isclose(sum(e.epsilon for e in ledger if e.stage == "partitioner"), 0.05, rel_tol=1e-9)
+
+
+def test_number_of_groups():
+    """Kills: k = 1 on small domains (the stage's share would buy nothing) or k above n."""
+    assert number_of_groups(4096, None, 0.1) == 410
+    assert number_of_groups(5, None, 0.1) == 2
+    assert number_of_groups(1, None, 0.1) == 1
+    assert number_of_groups(10, 50, 0.1) == 10
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: StructureFirstPartitioner(cap=0), "cap"),
+    (lambda: StructureFirstPartitioner(cap=-3.0), "cap"),
+    (lambda: StructureFirstPartitioner(cap=float("inf")), "cap"),
+    (lambda: StructureFirstPartitioner(cap_factor=0), "cap_factor"),
+    (lambda: StructureFirstPartitioner(cap_share=1.0), "cap_share"),
+    (lambda: StructureFirstPartitioner(cap_share=0), "cap_share"),
+    (lambda: StructureFirstPartitioner(k=0), "k"),
+    (lambda: StructureFirstPartitioner(k=2.5), "k"),
+    (lambda: StructureFirstPartitioner(k_ratio=0), "k_ratio"),
+    (lambda: StructureFirstPartitioner(k_ratio=1.5), "k_ratio"),
+    (lambda: StructureFirstPartitioner(calibration="ektelo"), "calibration"),
+    (lambda: StructureFirstPartitioner(calibration="dpbench", cap=10.0), "cap"),
+    (lambda: NoiseFirstPartitioner(k=0), "k"),
+    (lambda: GroupTreesFinalizer(counts="median"), "counts"),
+    (lambda: make_algorithm("SF", structure_share=1.0), "structure_share"),
+    (lambda: make_algorithm("SF", structure_share=0), "structure_share"),
+    (lambda: make_algorithm("NF", conditional="yes"), "conditional"),
+])
+def test_bad_parameters_are_named(make, message):
+    """Kills: a missing check (a bad value would reach the kernel or give nonsense), or an error
+    that does not name the parameter."""
+    with pytest.raises(InvalidParameter, match=message):
+        make()
+
+
+def test_vetted_mechanism_refuses_before_charging():
+    """Kills: k checked after the charge (a refused call would spend budget)."""
+    from dphist.kernel import PrivateKernel
+    from dphist.kernel.noise import SeededLaplace
+    kernel = PrivateKernel(np.array([1, 2, 3]), 1.0, SeededLaplace(np.random.default_rng(0)))
+    handle = kernel.handle(StructureFirstPartitioner(), "partitioner", 1.0)
+    with pytest.raises(InvalidParameter, match="exceed"):
+        handle.custom(StructureFirstBoundaries(10.0), 0.5, k=5)
+    assert handle.spent == 0.0
+
+
+@pytest.mark.parametrize("cls", [NoiseFirstPartitioner, StructureFirstPartitioner, GroupTreesFinalizer])
+def test_components_conform(cls):
+    """Kills: a component that mis-charges its share or is not reproducible (the conformance kit)."""
+    testing.check_contract(cls)
+
+
+@pytest.mark.parametrize("name", ["NF", "SF"])
+def test_presets_conform(name):
+    """Kills: a preset that leaves budget unspent or overspends (the kit's preset check)."""
+    testing.check_algorithm(name, epsilon=1.0, n=64)
