@@ -1,0 +1,214 @@
+"""Hierarchical smoothing's publishing stage (Kellaris, Papadopoulos, Papadias, TKDE, Section 6).
+
+The tree.  Over the N bins in domain order, level ``l`` (0 = leaves) has nodes
+``[j B^l, min((j + 1) B^l, N))`` for fan-out ``B`` (16, footnote 1), up to the root level ``T``
+(the least ``T`` with ``B^T >= N``): ``T + 1`` levels, each measured with ``eps_2 / (T + 1)``
+(uniform budgets; the root is measured, as in the paper's Figure 1 accounting where a tree of
+height 3 gives every node noise 3/eps_2).
+
+The groups.  The grouping stage (S_1 or S_2 in ``"tree"`` mode) returns groups that are exactly
+the leaves of full subtrees.  A group's *group root* is the highest node whose bins are the group
+(``root_levels``); every node strictly under a group root is pruned.
+
+Measurements (``eps_2``).  At each level the kernel measures a set of disjoint intervals with
+``laplace_intervals`` (sensitivity 1 per level):
+
+* every node not under a group root (the pruned tree's nodes, group roots included);
+* with ``average_pruned=True`` (the paper's optimisation, Section 6, last part): for every group
+  whose root is above this level, the sum of its pruned nodes at this level, i.e. the group's
+  total once more.  A group root at level ``r`` then has ``t' = r + 1`` independent estimates of its
+  total; their average has 1/t' of the variance.
+
+Every level's intervals are disjoint, so one record changes one answer per level by 1: each
+level's call is (eps_2 / (T + 1))-DP and the stage is eps_2-DP by sequential composition.
+
+Estimation (post-processing, free).  ``inference=True``: the least-squares estimate of the group
+totals from all measurements, computed on the nested partitions level by level (Hay et al.'s two
+passes with per-node variances: bottom-up inverse-variance combination of a node's own
+measurement with its children's sum, top-down distribution of the parent's residual in proportion
+to the children's variances).  ``inference=False``: each group total is the average of its
+own ``t'`` (or 1) estimates, the paper's description of the pruned nodes.  Either way every pruned
+node, and every bin, receives its share of the group root evenly (``Partition.spread``).
+
+Privacy (Theorem 6.1): the grouping is eps_1-DP; the pruning depends only on that output; the
+measurements above are eps_2-DP; pruned-node values are post-processing of the group root's
+noisy estimates.  By sequential composition on the same data the scheme is (eps_1 + eps_2)-DP.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dphist import Finalizer, InvalidParameter, Partition
+from dphist.params import Interval
+
+NOTE = "kellaris.pruned-tree"   #: ctx.notes key of the public noisy tree and its estimates
+_CITATION = ("Kellaris, Papadopoulos, Papadias, TKDE, Section 6 (hierarchical smoothing, Theorem 6.1); "
+             "Hay et al. PVLDB 2010 (inference); Qardaji et al. PVLDB 2013 (fan-out 16)")
+
+
+def tree_height(n: int, branching: int) -> int:
+    """``T``, the root's level: the least ``T`` with ``branching^T >= n``."""
+    t, span = 0, 1
+    while span < n:
+        span *= branching
+        t += 1
+    return t
+
+
+def root_levels(bounds, n: int, branching: int) -> np.ndarray:
+    """For each group ``[bounds[i], bounds[i+1])``, the level of its group root: the highest level
+    with a node of exactly those bins.  Raises InvalidParameter if a group is no tree node."""
+    bounds = np.asarray(bounds, dtype=np.int64)
+    starts, ends = bounds[:-1], bounds[1:]
+    level = np.full(starts.size, -1, dtype=np.int64)
+    span = 1
+    for h in range(tree_height(n, branching) + 1):
+        is_node = (starts % span == 0) & (ends == np.minimum(starts + span, n))
+        level[is_node] = h
+        span *= branching
+    bad = np.flatnonzero(level < 0)
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidParameter(
+            f"kellaris.pruned-tree: group [{int(starts[i])}, {int(ends[i])}) is not the set of leaves of a "
+            f"full subtree of the {branching}-ary tree (hierarchical smoothing, Section 6): group the bins "
+            f"with a tree-mode partitioner of the same fan-out (kellaris.s2 mode='tree' or dawa.l1 "
+            f"variant='tree', branching={branching})")
+    return level
+
+
+def level_intervals(bounds, n: int, branching: int, level: int) -> np.ndarray:
+    """Cut points of level ``level``'s intervals: node bounds at that level that are group bounds.
+    Each interval is a node of the pruned tree or a whole group whose root is higher."""
+    bounds = np.asarray(bounds, dtype=np.int64)
+    span = branching ** level
+    keep = (bounds % span == 0) | (bounds == n)
+    return bounds[keep]
+
+
+def pruned_tree_intervals(bounds, n: int, branching: int, average_pruned: bool = True):
+    """Per level (leaves first): ``(cuts, measured)``, the level's interval cut points and which
+    intervals are measured (all of them with ``average_pruned``; else not the pruned group sums)."""
+    bounds = np.asarray(bounds, dtype=np.int64)
+    roots = root_levels(bounds, n, branching)
+    out = []
+    for h in range(tree_height(n, branching) + 1):
+        cuts = level_intervals(bounds, n, branching, h)
+        measured = np.ones(cuts.size - 1, dtype=bool)
+        if not average_pruned:
+            # an interval that is a single group whose root is above this level: a pruned sum
+            g = np.searchsorted(bounds, cuts[:-1])
+            single = bounds[np.minimum(g + 1, bounds.size - 1)] == cuts[1:]
+            measured = ~(single & (roots[np.minimum(g, roots.size - 1)] > h))
+        out.append((cuts, measured))
+    return out, roots
+
+
+def least_squares_tree(levels, values, variance: float):
+    """Least-squares estimates of every interval of nested partitions (leaves first).
+
+    ``levels[h] = (cuts, measured)``; ``values[h]`` the measurements (ignored where not measured),
+    each with ``variance``.  Returns the estimates per level; the leaf level's are the group totals.
+    """
+    z, prec, parent = [], [], []
+    for h, ((cuts, measured), y) in enumerate(zip(levels, values)):
+        own = np.where(measured, 1.0 / variance, 0.0)
+        y = np.where(measured, y, 0.0)
+        if h == 0:
+            z.append(y.astype(float))
+            prec.append(own)
+            parent.append(None)
+            continue
+        prev_cuts = levels[h - 1][0]
+        par = np.searchsorted(cuts, prev_cuts[:-1], side="right") - 1
+        with np.errstate(divide="ignore"):
+            child_var = np.where(prec[-1] > 0, 1.0 / np.maximum(prec[-1], 1e-300), np.inf)
+        s = np.bincount(par, weights=z[-1], minlength=cuts.size - 1)
+        s_var = np.bincount(par, weights=child_var, minlength=cuts.size - 1)
+        s_prec = np.where(np.isfinite(s_var), 1.0 / np.where(s_var > 0, s_var, 1.0), 0.0)
+        total = own + s_prec
+        zh = np.where(total > 0, (own * y + s_prec * s) / np.where(total > 0, total, 1.0), 0.0)
+        z.append(zh)
+        prec.append(total)
+        parent.append((par, s, s_var))
+    final = [None] * len(levels)
+    final[-1] = z[-1]
+    for h in range(len(levels) - 1, 0, -1):
+        par, s, s_var = parent[h]
+        residual = final[h] - s
+        n_children = np.bincount(par, minlength=final[h].size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            child_var = np.where(prec[h - 1] > 0, 1.0 / np.maximum(prec[h - 1], 1e-300), np.inf)
+            share = np.where(n_children[par] == 1, 1.0, child_var / s_var[par])
+        final[h - 1] = z[h - 1] + residual[par] * share
+    return final
+
+
+class PrunedTreeFinalizer(Finalizer):
+    """``kellaris.pruned-tree``: the aggregate tree with every node under a group root pruned.
+
+    Parameters
+    ----------
+    branching : fan-out ``B >= 2`` (16 in the paper); must equal the grouping's.
+    average_pruned : the paper's optimisation: measure each pruned subtree's level sums and average
+        the group root's t' estimates (default True).
+    inference : least-squares consistency over the pruned tree (Hay et al., default True); False
+        releases each group's averaged root estimate spread evenly (the paper's worked example).
+
+    Needs bins in domain order and groups that are tree nodes (a clear error otherwise: ordering
+    cannot be combined with the hierarchical component, Section 6, last paragraph).  Spends its
+    whole share eps_2.  With singleton groups it is H (fan-out B, uniform budgets, root measured).
+    """
+
+    name = "kellaris.pruned-tree"
+    spends = True
+    citation = _CITATION
+    requires_domain_order = True
+    param_constraints = {"branching": Interval(int, 2, None), "average_pruned": bool, "inference": bool}
+
+    def __init__(self, branching: int = 16, average_pruned: bool = True, inference: bool = True):
+        self.branching = branching
+        self.average_pruned = average_pruned
+        self.inference = inference
+
+    def finalize(self, bins: Partition, ctx) -> np.ndarray:
+        if not bins.is_identity_order():
+            raise InvalidParameter("kellaris.pruned-tree: the bins are reordered; hierarchical smoothing needs "
+                                   "domain order (ordering cannot be combined with H, Kellaris et al. Section 6)")
+        if ctx.data is None or ctx.budget <= 0:
+            raise InvalidParameter("kellaris.pruned-tree spends budget: give the finalizer a share gamma_f > 0")
+        b, n = int(self.branching), bins.n_bins
+        levels, roots = pruned_tree_intervals(bins.bounds, n, b, bool(self.average_pruned))
+        eps_level = float(ctx.budget) / len(levels)
+        values = []
+        for cuts, measured in levels:
+            y = np.zeros(cuts.size - 1)
+            # one call per level: disjoint intervals, sensitivity 1 (the kernel recomputes it)
+            y[measured] = ctx.data.laplace_intervals(cuts[:-1][measured], cuts[1:][measured], eps_level)
+            values.append(y)
+        variance = 2.0 / eps_level ** 2
+        if self.inference:
+            final = least_squares_tree(levels, values, variance)
+            totals = final[0]
+        else:
+            final = None
+            totals = self._root_averages(bins.bounds, levels, values, roots)
+        ctx.notes[NOTE] = {"branching": b, "levels": levels, "values": values, "root_levels": roots,
+                           "estimates": final, "group_totals": totals}
+        return bins.spread(totals)
+
+    @staticmethod
+    def _root_averages(bounds, levels, values, roots):
+        """Each group's total: the mean of its measured estimates at levels 0..root (1 without the
+        optimisation, t' = root + 1 with it)."""
+        bounds = np.asarray(bounds, dtype=np.int64)
+        acc = np.zeros(bounds.size - 1)
+        count = np.zeros(bounds.size - 1)
+        for h, ((cuts, measured), y) in enumerate(zip(levels, values)):
+            g = np.searchsorted(bounds, cuts[:-1])
+            is_group = (bounds[np.minimum(g + 1, bounds.size - 1)] == cuts[1:]) & measured
+            gi = g[is_group]
+            keep = roots[gi] >= h
+            np.add.at(acc, gi[keep], y[is_group][keep])
+            np.add.at(count, gi[keep], 1.0)
+        return acc / count
