@@ -21,6 +21,9 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(P
 $(VENV)/.dev: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	$(BIN)/python -m pip install -q -e '.[docs,coursework]'
+	@# the Citation File Format schema, for tests/test_project.py: cffconvert ships it but pins jsonschema<4,
+	@# which the Jupyter stack above cannot share, so only its files are installed (its CLI is not used)
+	$(BIN)/python -m pip install -q --no-deps 'cffconvert==2.0.0'
 	touch $@
 
 install: $(VENV)/.installed

@@ -43,7 +43,7 @@ DATA = "SEARCHLOGS" if _DPBENCH.is_dir() else "synthetic:shape=steps,n=4096,scal
 
 
 def presets(preferred=PREFERRED, k: int = 4) -> list[str]:
-    have = set(dphist.default_registry.names("algorithm"))
+    have = set(dphist.default_registry.available_names("algorithm"))
     return [p for p in preferred if p in have][:k]
 
 

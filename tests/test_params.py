@@ -54,7 +54,8 @@ def test_options_compare_type_and_value():
     """Kills: Options matching by equality alone (1 == True, 1 == 1.0) or by substring."""
     c = Options("exact", "tree")
     assert c.accepts("exact") and not c.accepts("exac") and not c.accepts("EXACT")
-    assert not Options(1).accepts(True) and not Options(1).accepts(1.0)
+    assert not Options(1).accepts(True) and not Options(1).accepts(1.0) and not Options(True).accepts(1)
+    assert c.accepts(np.str_("tree"))
     assert str(c) == "one of 'exact', 'tree'"
 
 

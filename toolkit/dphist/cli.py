@@ -3,7 +3,7 @@
     dphist list [--kind KIND]
     dphist describe NAME
     dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--noise exact|float] [--output FILE]
-               [--param [STAGE.]NAME=VALUE ...]
+    dphist run ... --param NAME=VALUE --param STAGE.NAME=VALUE   (preset / component parameters)
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
@@ -32,12 +32,18 @@ def cmd_list(args) -> int:
         raise InvalidParameter(f"unknown kind {args.kind!r}; kinds are {', '.join(GROUPS)}")
     problems = default_registry.problems(load=not args.no_import)
     broken = {(p.kind, p.name) for p in problems}
+    # which presets need a plugin that is not installed (needs the imports: skipped by --no-import)
+    unavailable = {} if args.no_import or "algorithm" not in kinds else default_registry.unavailable("algorithm")
     for kind in kinds:
         entries = default_registry.entries(kind)
         print(f"{kind}s ({len(entries)}):")
         for e in entries:
             flag = "  BROKEN" if (kind, e.name) in broken else ""
+            if kind == "algorithm" and e.name in unavailable:
+                flag = f"  UNAVAILABLE: {unavailable[e.name]}"
             print(f"  {e.name:<28} {e.distribution}{flag}")
+    if unavailable:
+        print(f"\nunavailable presets ({len(unavailable)}): they need a plugin that is not installed")
     if problems:
         print(f"\nbroken plugins ({len(problems)}):")
         for p in problems:

@@ -26,6 +26,11 @@ class UnknownComponent(DPHistError, LookupError):
     """A registry lookup failed; the message lists the closest known names."""
 
 
+class UnavailableComponent(DPHistError, LookupError):
+    """A registered preset needs a component of a plugin that is not installed (or is broken);
+    the message names the plugin."""
+
+
 class DuplicateComponent(DPHistError):
     """Two distributions register the same name in the same group."""
 

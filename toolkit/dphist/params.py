@@ -154,7 +154,8 @@ class Interval(Constraint):
 
 
 class Options(Constraint):
-    """One of a fixed set of values (compared by type and value: ``1`` does not match ``"1"``)."""
+    """One of a fixed set of values, compared by type and value: ``1`` matches neither ``"1"``, ``1.0``
+    nor ``True``; a subclass instance matches (``numpy.str_("exact")`` is ``"exact"``)."""
 
     def __init__(self, *values):
         if len(values) == 1 and isinstance(values[0], (set, frozenset, list, tuple)):
@@ -164,7 +165,8 @@ class Options(Constraint):
         self.values = tuple(values)
 
     def accepts(self, value) -> bool:
-        return any(type(value) is type(v) and value == v for v in self.values)
+        return any(isinstance(value, type(v)) and isinstance(value, bool) == isinstance(v, bool) and value == v
+                   for v in self.values)
 
     def __str__(self) -> str:
         if len(self.values) == 1:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 from .errors import InvalidParameter
 from .params import normalize, validate_params
 from .pipeline import STAGES, Pipeline
-from .registry import Registry, default_registry
+from .registry import Registry, default_registry, parse_requirement
 
 #: separates a stage from a component parameter in ``make_algorithm`` overrides
 STAGE_SEPARATOR = "__"
@@ -39,6 +39,8 @@ def preset(name: str, citation: str = "", summary: str = "", params: Mapping[str
     unavailable, with the reason, when one of them is not installed.
     """
     constraints = normalize(params or {})
+    for requirement in requires:
+        parse_requirement(requirement)   # a malformed requirement fails at import, not when listed
 
     def wrap(factory: Callable[..., Pipeline]) -> Callable[..., Pipeline]:
         accepted = preset_params(factory)

@@ -16,16 +16,26 @@ malformed, or whose import fails, is reported with its distribution and error
 (``dphist list``) while everything else keeps working; ``strict=True`` (or
 environment ``DPHIST_STRICT_PLUGINS=1``, for CI) turns any such problem into
 :class:`~dphist.errors.BrokenPlugin`.
+
+Plugins depend on the core only.  A preset that uses another plugin's component
+names it in the pipeline by its registry name and declares it,
+``@preset(..., requires=("partitioner:dawa.l1",))``; when that component is not
+registered (its plugin is not installed) or is broken, the preset is
+*unavailable*: :meth:`Registry.unavailable` gives the reason ("needs
+dphist-dawa"), ``dphist list`` shows it, and :meth:`Registry.get` raises
+:class:`~dphist.errors.UnavailableComponent` with it.  Component names carry
+their plugin's prefix (``dawa.l1`` comes from ``dphist-dawa``).
 """
 from __future__ import annotations
 
 import difflib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from . import _entrypoints
-from .errors import BrokenPlugin, DuplicateComponent, InvalidParameter, UnknownComponent
+from .errors import BrokenPlugin, DuplicateComponent, InvalidParameter, UnavailableComponent, UnknownComponent
 
 GROUPS = {
     "initializer": "dphist.initializers",
@@ -182,7 +192,7 @@ class Registry:
             close += [n for n in found if name.lower() in n.lower() and n not in close][:3]
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             known = f" Known {kind}s: {', '.join(sorted(found, key=str.lower)) or '(none)'}."
-            raise UnknownComponent(f"no {kind} named {name!r}{hint}{known}")
+            raise UnknownComponent(f"no {kind} named {name!r}{hint}{known}{self._absent_plugin_hint(name)}")
         if entry.conflicts:
             raise DuplicateComponent(
                 f"{kind} {entry.name!r} is registered by both {entry.distribution} and "
@@ -190,7 +200,55 @@ class Registry:
         obj = self._load(entry)
         if obj is None:
             raise BrokenPlugin(f"{kind} {entry.name!r} from {entry.distribution} is broken: {entry.error}")
+        reason = self._missing_requirements(obj)
+        if reason:
+            raise UnavailableComponent(f"{kind} {entry.name!r} (from {entry.distribution}) is unavailable: it "
+                                       f"{reason}; install the missing plugin(s)")
         return obj
+
+    def _absent_plugin_hint(self, name: str) -> str:
+        """A pointer to the plugin ``dphist-ahp`` for ``ahp.x`` when no registered name starts with ``ahp.``."""
+        if "." not in name:
+            return ""
+        prefix = name.split(".", 1)[0] + "."
+        if any(n.startswith(prefix) for names in self._discover().values() for n in names):
+            return ""
+        return f" Names {prefix}* come from the plugin {plugin_distribution(name)}, which is not installed."
+
+    # -------------------------------------------------------- requirements
+    def _missing_requirements(self, obj: Any) -> str:
+        """Why ``obj``'s declared ``requires`` are not met ("" when they are)."""
+        missing = []
+        for requirement in getattr(obj, "requires", ()) or ():
+            kind, name = parse_requirement(requirement)
+            entry = self._discover()[kind].get(name)
+            plugin = plugin_distribution(name)
+            if entry is None:
+                missing.append(f"needs {plugin} ({kind} '{name}' is not registered)")
+            elif entry.conflicts or (entry.loaded is None and self._load(entry) is None):
+                missing.append(f"needs a working {entry.distribution} ({kind} '{name}' is broken: "
+                               f"{entry.error or 'registered twice'})")
+        return "; ".join(missing)
+
+    def unavailable(self, kind: str = "algorithm") -> dict[str, str]:
+        """``{name: reason}`` of the registered names of ``kind`` whose ``requires`` are not met.
+
+        Imports every entry of ``kind`` (to read its declaration); broken entries are left to
+        :meth:`problems`.
+        """
+        self._check_kind(kind)
+        out = {}
+        for entry in self.entries(kind):
+            if entry.ok and (entry.loaded is not None or self._load(entry) is not None):
+                reason = self._missing_requirements(entry.loaded)
+                if reason:
+                    out[entry.name] = reason
+        return out
+
+    def available_names(self, kind: str = "algorithm") -> list[str]:
+        """:meth:`names` without the unavailable ones (see :meth:`unavailable`)."""
+        skip = self.unavailable(kind)
+        return [n for n in self.names(kind) if n not in skip]
 
     # ---------------------------------------------------------- registration
     def register(self, obj: Any, kind: str | None = None, name: str | None = None,
@@ -213,9 +271,45 @@ class Registry:
         found[name] = Entry(kind, name, RUNTIME, _qualname(obj), loaded=obj)
         return obj
 
+    @contextmanager
+    def without(self, *distributions: str) -> Iterator["Registry"]:
+        """Within the block, the registry behaves as if ``distributions`` were not installed.
+
+        Every name they register is hidden and restored on exit; nothing is uninstalled.  For
+        tests of what happens without a plugin (``with default_registry.without("dphist-dawa"):``).
+        """
+        wanted = {d.replace("_", "-") for d in distributions}
+        found = self._discover()
+        hidden = [(k, n, e) for k, entries in found.items() for n, e in entries.items() if e.distribution in wanted]
+        registering = {e.distribution for _, _, e in hidden}
+        if wanted - registering:
+            raise InvalidParameter(f"no registered name comes from {', '.join(sorted(wanted - registering))}")
+        for kind, name, _ in hidden:
+            del found[kind][name]
+        try:
+            yield self
+        finally:
+            for kind, name, entry in hidden:
+                found[kind].setdefault(name, entry)
+
     def unregister(self, kind: str, name: str) -> None:
         self._check_kind(kind)
         self._discover()[kind].pop(name, None)
+
+
+def parse_requirement(requirement: str) -> tuple[str, str]:
+    """``"partitioner:dawa.l1"`` -> ``("partitioner", "dawa.l1")``, checked."""
+    kind, sep, name = str(requirement).partition(":")
+    if not sep or kind not in GROUPS or not name:
+        raise InvalidParameter(f"a requirement is 'kind:name' with kind in {', '.join(GROUPS)}, "
+                               f"got {requirement!r}")
+    return kind, name
+
+
+def plugin_distribution(name: str) -> str:
+    """The distribution a component name's prefix points to: ``dawa.l1`` -> ``dphist-dawa``."""
+    prefix = name.split(".", 1)[0] if "." in name else name
+    return f"dphist-{prefix.replace('_', '-')}"
 
 
 def _qualname(obj: Any) -> str:

@@ -130,6 +130,20 @@ def scheme(label: str, ratio: float | None = None, order_share: float | None = N
                     (r * o, r * (1.0 - o), 1.0 - r))
 
 
+def requirements(label: str) -> tuple[str, ...]:
+    """The other plugins' components a Table 1 scheme uses (``kind:name``, for ``@preset(requires=...)``):
+    without them installed the preset is listed as unavailable, with the reason."""
+    ordering, smoothing, publishing = parse_label(label)
+    needed = []
+    if smoothing in ("S1", "S~"):
+        needed.append("partitioner:dawa.l1")
+    if publishing in ("MM", "PMM"):
+        needed.append("finalizer:dawa.greedy-h")
+    if publishing == "H" and smoothing is None:
+        needed.append("finalizer:boost.hierarchical")
+    return tuple(needed)
+
+
 _NEEDS_DAWA = " Needs the dawa plugin (components by registry name)."
 
 
@@ -141,28 +155,28 @@ def _documented(text: str):
     return wrap
 
 
-@preset("kellaris.S1", citation=_PAPER + ", Section 4 (S_1, Eq. (1)); Li et al. PVLDB 2014 (DAWA)", params=_RATIO)
+@preset("kellaris.S1", requires=requirements("S1"), citation=_PAPER + ", Section 4 (S_1, Eq. (1)); Li et al. PVLDB 2014 (DAWA)", params=_RATIO)
 @_documented("S_1: DAWA's exact L1 grouping (0.25 eps), group means with 0.75 eps." + _NEEDS_DAWA)
 def s1(ratio: float = SMOOTH_RATIO) -> Pipeline:
     return scheme("S1", ratio)
 
 
 
-@preset("kellaris.S~", citation=_PAPER + ", Section 4 (approximate smoothing); Li et al. PVLDB 2014", params=_RATIO)
+@preset("kellaris.S~", requires=requirements("S~"), citation=_PAPER + ", Section 4 (approximate smoothing); Li et al. PVLDB 2014", params=_RATIO)
 @_documented("S~: DAWA's power-of-two grouping (0.25 eps), group means with 0.75 eps." + _NEEDS_DAWA)
 def s_tilde(ratio: float = SMOOTH_RATIO) -> Pipeline:
     return scheme("S~", ratio)
 
 
 
-@preset("kellaris.S2", citation=_PAPER + ", Section 5.1 (S_2 with bias correction)", params=_RATIO)
+@preset("kellaris.S2", requires=requirements("S2"), citation=_PAPER + ", Section 5.1 (S_2 with bias correction)", params=_RATIO)
 def s2(ratio: float = SMOOTH_RATIO) -> Pipeline:
     """S_2: Laplace counts (0.25 eps), O(N^2) squared-error grouping with the bias correction, group
     means with 0.75 eps. Budgets: dphist_kellaris.presets module docstring (Section 7.1)."""
     return scheme("S2", ratio)
 
 
-@preset("kellaris.O+S1", citation=_PAPER + ", Sections 4 and 7.1 (O + S_1)", params=_ORDERED)
+@preset("kellaris.O+S1", requires=requirements("O+S1"), citation=_PAPER + ", Sections 4 and 7.1 (O + S_1)", params=_ORDERED)
 @_documented("O + S_1: noisy counts sorted descending (0.325 eps), DAWA's exact grouping on the sorted "
                     "bins (0.325 eps), group means (0.35 eps)." + _NEEDS_DAWA)
 def o_s1(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
@@ -170,7 +184,7 @@ def o_s1(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
 
 
 
-@preset("kellaris.O+S~", citation=_PAPER + ", Sections 4 and 7.1 (O + S~)", params=_ORDERED)
+@preset("kellaris.O+S~", requires=requirements("O+S~"), citation=_PAPER + ", Sections 4 and 7.1 (O + S~)", params=_ORDERED)
 @_documented("O + S~: noisy counts sorted descending (0.325 eps), DAWA's power-of-two grouping "
                          "(0.325 eps), group means (0.35 eps)." + _NEEDS_DAWA)
 def o_s_tilde(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
@@ -178,7 +192,7 @@ def o_s_tilde(ratio: float = ORDER_RATIO, order_share: float = 0.5) -> Pipeline:
 
 
 
-@preset("kellaris.O+S2", citation=_PAPER + ", Section 7.1 (O + S_2: AHP with S_2); Zhang et al. SDM 2014",
+@preset("kellaris.O+S2", requires=requirements("O+S2"), citation=_PAPER + ", Section 7.1 (O + S_2: AHP with S_2); Zhang et al. SDM 2014",
         params=_RATIO)
 def o_s2(ratio: float = ORDER_RATIO) -> Pipeline:
     """O + S_2: one Laplace vector (0.65 eps) sorted descending and grouped by S_2 (AHP's design),
@@ -195,22 +209,22 @@ def _fixed(label, workload, smoothing_doc):
     return factory
 
 
-s1_mm = preset("kellaris.S1+MM", citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)", params=_RATIO)(
+s1_mm = preset("kellaris.S1+MM", requires=requirements("S1+MM"), citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)", params=_RATIO)(
     _fixed("S1+MM", "all-ranges", "DAWA's exact L1 grouping"))
-s_tilde_mm = preset("kellaris.S~+MM", citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)",
+s_tilde_mm = preset("kellaris.S~+MM", requires=requirements("S~+MM"), citation=_PAPER + ", Section 4 (MM); Li et al. PVLDB 2014 (GreedyH)",
                     params=_RATIO)(
     _fixed("S~+MM", "all-ranges", "DAWA's power-of-two grouping"))
-s2_mm = preset("kellaris.S2+MM", citation=_PAPER + ", Sections 4, 5.1 (S_2 + MM)", params=_RATIO)(
+s2_mm = preset("kellaris.S2+MM", requires=requirements("S2+MM"), citation=_PAPER + ", Sections 4, 5.1 (S_2 + MM)", params=_RATIO)(
     _fixed("S2+MM", "all-ranges", "S_2 grouping"))
-s1_pmm = preset("kellaris.S1+PMM", citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)", params=_RATIO)(
+s1_pmm = preset("kellaris.S1+PMM", requires=requirements("S1+PMM"), citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)", params=_RATIO)(
     _fixed("S1+PMM", "prefix", "DAWA's exact L1 grouping"))
-s_tilde_pmm = preset("kellaris.S~+PMM", citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)", params=_RATIO)(
+s_tilde_pmm = preset("kellaris.S~+PMM", requires=requirements("S~+PMM"), citation=_PAPER + ", Section 5.2 (PMM: the prefix workload)", params=_RATIO)(
     _fixed("S~+PMM", "prefix", "DAWA's power-of-two grouping"))
-s2_pmm = preset("kellaris.S2+PMM", citation=_PAPER + ", Sections 5.1, 5.2 (S_2 + PMM)", params=_RATIO)(
+s2_pmm = preset("kellaris.S2+PMM", requires=requirements("S2+PMM"), citation=_PAPER + ", Sections 5.1, 5.2 (S_2 + PMM)", params=_RATIO)(
     _fixed("S2+PMM", "prefix", "S_2 grouping"))
 
 
-@preset("kellaris.H", citation=_PAPER + ", Section 4 (H); Hay et al. PVLDB 2010; Qardaji et al. PVLDB 2013")
+@preset("kellaris.H", requires=requirements("H"), citation=_PAPER + ", Section 4 (H); Hay et al. PVLDB 2010; Qardaji et al. PVLDB 2013")
 def h() -> Pipeline:
     """H: the aggregate tree of fan-out 16 (Qardaji et al.), eps split evenly over its levels (root
     measured, as in Figure 1), Hay et al.'s least-squares inference. Needs the boost plugin
@@ -218,7 +232,7 @@ def h() -> Pipeline:
     return scheme("H")
 
 
-@preset("kellaris.S1+H", citation=_PAPER + ", Section 6 (hierarchical smoothing, absolute error)", params=_RATIO)
+@preset("kellaris.S1+H", requires=requirements("S1+H"), citation=_PAPER + ", Section 6 (hierarchical smoothing, absolute error)", params=_RATIO)
 @_documented("S_1 + H: DAWA's L1 grouping restricted to full subtrees of the 16-ary tree (0.25 eps; "
                     "the 'tree' variant of dawa.l1), then the pruned tree with averaged group roots and "
                     "least-squares inference (0.75 eps)." + _NEEDS_DAWA)
@@ -227,7 +241,7 @@ def s1_h(ratio: float = SMOOTH_RATIO) -> Pipeline:
 
 
 
-@preset("kellaris.S2+H", citation=_PAPER + ", Section 6 (hierarchical smoothing, squared error)", params=_RATIO)
+@preset("kellaris.S2+H", requires=requirements("S2+H"), citation=_PAPER + ", Section 6 (hierarchical smoothing, squared error)", params=_RATIO)
 def s2_h(ratio: float = SMOOTH_RATIO) -> Pipeline:
     """S_2 + H: S_2 restricted to full subtrees of the 16-ary tree (0.25 eps, O(N)), then the pruned
     tree with averaged group roots and least-squares inference (0.75 eps). Budgets:

@@ -14,6 +14,12 @@ Acronyms (SORTaki Section VII, Table II):
   + WAF finalizer.  ``sDAWA`` - DAWA's partitioner (``dawa.l1`` from the dawa
   plugin) with budget 0.25 (1 - gamma_in) eps + WAF with the rest.
 
+This plugin depends on the core only: the ``t`` presets need the ahp plugin
+(``dphist-ahp``) and ``sDAWA`` the dawa plugin (``dphist-dawa``), named in the
+pipelines by registry name and declared with ``requires=``; without the plugin
+they are listed as unavailable, with the reason (``dphist list``), and
+``make_algorithm`` says which plugin to install.
+
 ``Identity`` is the core's ``identity`` preset and ``DAWA`` the dawa plugin's
 ``DAWA`` preset; they are not registered again here (:data:`TABLE_II` maps
 every row to its registry name).
@@ -95,12 +101,16 @@ def _family(acronym: str, greedy: bool):
     parts.append("greedy partitioner (Alg. 5)" if greedy else "DP partitioner (Alg. 6)")
     parts.append("AHP's error formula and finalizer" if acronym.endswith("AHP") else "UEE (Eq. 5) and WAF (Alg. 4)")
     summary = f"{acronym}: " + ", ".join(parts)
+    if "t" in acronym[:2]:
+        summary += " (needs the ahp plugin, dphist-ahp)"
+    # the "t" presets use ahp.threshold, a component of the ahp plugin
+    requires = ("initializer:ahp.threshold",) if "t" in acronym[:2] else ()
     if greedy:
-        @preset(acronym, citation=_CITE, summary=summary, params=_GAMMA_IN)
+        @preset(acronym, citation=_CITE, summary=summary, params=_GAMMA_IN, requires=requires)
         def factory(gamma_in: float = GREEDY_GAMMA_IN) -> Pipeline:
             return _family_pipeline(acronym, gamma_in)
     else:
-        @preset(acronym, citation=_CITE, summary=summary, params=_DP)
+        @preset(acronym, citation=_CITE, summary=summary, params=_DP, requires=requires)
         def factory(gamma_in: float = DEFAULT_GAMMA_IN, dp_variant: str = "power-of-two") -> Pipeline:
             return _family_pipeline(acronym, gamma_in, dp_variant)
     factory.__name__ = factory.__qualname__ = acronym
@@ -138,10 +148,11 @@ def sDPC(gamma_in: float = DEFAULT_GAMMA_IN, threshold="sortaki", split: str = "
 @preset("sDAWA", citation=_CITE + " (sDAWA); Li et al., DAWA, PVLDB 2014",
         params={**_GAMMA_IN, "gamma_p": [None, UNIT_SHARE],
                 "dawa_variant": ComponentParameter("partitioner", "dawa.l1", "variant"),
-                "calibration": ComponentParameter("partitioner", "dawa.l1", "calibration")})
+                "calibration": ComponentParameter("partitioner", "dawa.l1", "calibration")},
+        requires=("partitioner:dawa.l1",))
 def sDAWA(gamma_in: float = DEFAULT_GAMMA_IN, gamma_p: float | None = None, dawa_variant: str = "power-of-two",
           calibration: str = "postprocess") -> Pipeline:
-    """sDAWA: sorting + DAWA's L1 partitioner with 0.25 (1 - gamma_in) eps + WAF finalizer.
+    """sDAWA: sorting + DAWA's L1 partitioner with 0.25 (1 - gamma_in) eps + WAF finalizer (needs dphist-dawa).
 
     ``calibration`` is passed to ``dawa.l1``: ``"postprocess"`` (default, eps-DP) or
     ``"noisy-min"``; ``"dpbench"`` is the DPBench/ektelo code's calibration, NOT

@@ -58,7 +58,13 @@ def main(args) -> int:
         raise InvalidParameter("give preset names or --all, not both")
     if not args.all and not args.names:
         raise InvalidParameter("name at least one preset to audit (or --all)")
-    names = sorted(default_registry.names("algorithm")) if args.all else list(args.names)
+    if args.all:  # presets needing a plugin that is not installed are skipped, with the reason
+        unavailable = default_registry.unavailable("algorithm")
+        for name, reason in sorted(unavailable.items()):
+            print(f"dphist audit: skipped {name}: it {reason}", file=sys.stderr)
+        names = sorted(n for n in default_registry.names("algorithm") if n not in unavailable)
+    else:
+        names = list(args.names)
     for name in names:
         default_registry.get("algorithm", name)   # unknown name: UnknownComponent with the closest matches
     samples = _int(args.samples, "--samples")

@@ -134,6 +134,13 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
     return chosen, limits, notes
 
 
+def runnable_presets() -> tuple[list[str], list[str]]:
+    """Every registered preset whose plugins are installed, and a note for each one skipped."""
+    skipped = default_registry.unavailable("algorithm")
+    notes = [f"{name}: skipped, it {reason}" for name, reason in sorted(skipped.items())]
+    return [p for p in default_registry.names("algorithm") if p not in skipped], notes
+
+
 def demo_config(budget: float = 150.0, workers: int | None = None, trials: int = TRIALS,
                 presets: list[str] | None = None, output: str = "report", executor: str = "process",
                 seed: int = 0, started: float | None = None) -> tuple[SweepConfig, list[str], dict]:
@@ -146,7 +153,9 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     from .executors import default_workers
     started = time.perf_counter() if started is None else started
     workers = 1 if executor == "serial" else (workers or default_workers())
-    presets = presets if presets is not None else default_registry.names("algorithm")
+    skip_notes = []
+    if presets is None:
+        presets, skip_notes = runnable_presets()
     sources = {d: load(d).counts for d in DATASETS}
     sizes = {d: c.size for d, c in sources.items()}
     # a run longer than this cannot get MIN_TRIALS x 3 epsilons within an equal share of the budget
@@ -155,6 +164,7 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     elapsed = time.perf_counter() - started
     algorithm_budget = max(5.0, (budget - elapsed - REPORT_RESERVE) * EFFICIENCY)
     chosen, limits, notes = plan_demo(sizes, presets, algorithm_budget, workers, probes, trials)
+    notes = skip_notes + notes
     notes.insert(0, f"time budget: {budget:g} s for the whole demo; {elapsed:.0f} s went to loading and probing "
                     f"(each preset timed once per dataset at epsilon 0.1; probes are not part of the results), "
                     f"leaving {algorithm_budget:.0f} s of algorithm time on {workers} worker(s)")
@@ -165,4 +175,4 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     return cfg, notes, probes
 
 
-__all__ = ["DATASETS", "EPSILONS", "demo_config", "plan_demo", "probe"]
+__all__ = ["DATASETS", "EPSILONS", "demo_config", "plan_demo", "probe", "runnable_presets"]

@@ -9,7 +9,8 @@ What is checked
 * the declared contract: ``name``, ``citation``, ``kind``; every constructor
   parameter has a default, is declared in ``param_constraints`` (which names
   nothing else, and accepts the default) and round-trips through
-  ``get_params``/``clone``; every parameter of a preset is declared too;
+  ``get_params``/``clone``; every parameter of a preset is declared too, and
+  so is every component of another plugin its pipeline uses (``requires``);
 * privacy accounting, on several histogram shapes: the ledger total never
   exceeds epsilon; a spending stage is charged exactly its share
   (charged = used); a non-spending stage has no ledger rows;
@@ -45,7 +46,7 @@ from ..kernel.private import VettedMechanism, recording_custom_calls
 from ..partition import Partition
 from ..pipeline import Pipeline, Release
 from ..presets import make_algorithm, preset_params
-from ..registry import default_registry
+from ..registry import RUNTIME, default_registry, parse_requirement
 
 _TOL = 1e-9
 
@@ -240,6 +241,21 @@ def check_declared(owner: str, defaults: dict, constraints: dict) -> None:
     assert not extra, f"{owner}: param_constraints names {extra}, which are not constructor parameters"
 
 
+def check_requirements(name: str, pipeline: Pipeline, registry=None) -> None:
+    """Every component of preset ``name``'s pipeline that another plugin registers is declared in
+    ``@preset(requires=...)`` (so the preset is listed as unavailable without that plugin)."""
+    registry = registry or default_registry
+    own = {e.name: e.distribution for e in registry.entries("algorithm")}.get(name)
+    declared = {parse_requirement(r) for r in getattr(registry.get("algorithm", name), "requires", ())}
+    for c in pipeline.components():
+        source = {e.name: e.distribution for e in registry.entries(c.kind)}.get(c.name)
+        if source in (None, own, "dphist", RUNTIME):
+            continue
+        assert (c.kind, c.name) in declared, (
+            f"preset {name!r} ({own}) uses {c.kind} {c.name!r} of {source} without declaring it: "
+            f"add requires=(\"{c.kind}:{c.name}\",) to its @preset")
+
+
 def _same(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
@@ -265,6 +281,10 @@ def check_algorithm(name: str, epsilon: float = 1.0, n: int = 64, **overrides) -
     factory = default_registry.get("algorithm", name)
     check_declared(f"preset {name!r}", preset_params(factory), getattr(factory, "param_constraints", {}))
     pipeline = make_algorithm(name, **overrides)
+    # requirements are about the preset as registered: a component reached only through a parameter
+    # value (SReB_GCA's threshold=True -> ahp.threshold) is not one; without its plugin that value fails
+    # with an error naming the plugin
+    check_requirements(name, make_algorithm(name) if overrides else pipeline)
     check_pipeline(pipeline, epsilon=epsilon, n=n)
     r = pipeline.run(example_histograms(n)["power-law"], epsilon, seed=3)
     assert math.isclose(r.ledger.total, epsilon, rel_tol=1e-9), (

@@ -86,7 +86,7 @@ class Explorer:
                                   description="dataset", placeholder="name, DPBench name or file")
         self.data_dir = W.Text(value="", description="data dir", placeholder="folder of .npy histograms")
         self.add_dir = W.Button(description="add folder", layout=W.Layout(width="100px"))
-        self.algorithm = W.Dropdown(options=[CUSTOM] + default_registry.names("algorithm"), description="algorithm")
+        self.algorithm = W.Dropdown(options=[CUSTOM] + default_registry.available_names("algorithm"), description="algorithm")
         self.components = {}
         for stage in STAGES:
             self.components[stage] = W.Dropdown(options=self._component_options(stage), description=stage)
@@ -109,7 +109,7 @@ class Explorer:
                                    description="workload")
         self.refresh_button = W.Button(description="refresh components", layout=W.Layout(width="160px"),
                                        tooltip="re-read the registry (components registered at runtime)")
-        presets = default_registry.names("algorithm")
+        presets = default_registry.available_names("algorithm")
         self.compare_presets = W.SelectMultiple(options=presets, value=[p for p in compare if p in presets],
                                                 description="presets", rows=8)
         self.trials = W.BoundedIntText(value=5, min=1, max=200, description="trials", layout=small)
@@ -170,9 +170,9 @@ class Explorer:
         with self._quiet():
             for stage, dd in self.components.items():
                 _set_options(dd, self._component_options(stage))
-            _set_options(self.algorithm, [CUSTOM] + default_registry.names("algorithm"))
+            _set_options(self.algorithm, [CUSTOM] + default_registry.available_names("algorithm"))
             self.dataset.options = self._dataset_options()
-            presets = default_registry.names("algorithm")
+            presets = default_registry.available_names("algorithm")
             keep = [p for p in self.compare_presets.value if p in presets]
             self.compare_presets.options = presets
             self.compare_presets.value = keep
