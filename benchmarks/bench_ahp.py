@@ -4,7 +4,7 @@ Targets from issue 5: ``AHP`` (greedy) under 3 s at N = 2^20 on every shape clas
 (uniform, power law, shuffled power law, sparse spikes); ``AHP-optimal`` under 10 s
 at N = 8,192.  Histograms are dphist's seeded synthetic shapes (10 records per bin
 on average unless stated); epsilon = 1 (small scan lengths are not favoured: larger
-epsilon means less noise and finer clusters).
+epsilon means less noise and finer groups).
 """
 
 from _cases import run_seeded, synthetic_setup
@@ -29,9 +29,9 @@ CASES = [
          setup=synthetic_setup("AHP-optimal", "zipf", N_DP, 10 * N_DP), run=run_seeded),
     dict(name="AHP-optimal (O(n^2) DP), N=8192, uniform, eps=1", target=10.0,
          setup=synthetic_setup("AHP-optimal", "uniform", N_DP, 10 * N_DP), run=run_seeded),
-    dict(name="AHP-empirical (k-cluster DP, k<=91), N=8192, power law, eps=1", target=None,
+    dict(name="AHP-empirical (k-group DP, k<=91), N=8192, power law, eps=1", target=None,
          setup=synthetic_setup("AHP-empirical", "zipf", N_DP, 10 * N_DP), run=run_seeded),
-    dict(name="AHP-empirical (k-cluster DP, k<=256), N=65536, power law, eps=1", target=None,
+    dict(name="AHP-empirical (k-group DP, k<=256), N=65536, power law, eps=1", target=None,
          setup=synthetic_setup("AHP-empirical", "zipf", 65536, 10 * 65536), run=run_seeded),
     dict(name="AHP-optimal (O(n^2) DP), N=32768 (its max_bins), power law, eps=1", target=None,
          setup=synthetic_setup("AHP-optimal", "zipf", 32768, 10 * 32768), run=run_seeded, repeat=1),

@@ -4,7 +4,7 @@ Targets from issue 6: ``DAWA-approx`` end to end under 1 s at N = 32,768 and und
 N = 2^20; ``DAWA`` (exact partition) under 3 s at N = 4,096; ``GreedyH`` under 0.5 s at
 N = 4,096.  Histograms are dphist's seeded synthetic shapes, 10 records per bin on average;
 epsilon = 1 and the prefix workload (DPBench's 1-D default).  The shuffled power law is the
-hard case for GreedyH after a partition (many buckets survive).
+hard case for GreedyH after a partition (many groups survive).
 """
 from dphist import make_algorithm
 from dphist.datasets import load

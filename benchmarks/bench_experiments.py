@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import dphist
-from dphist.datasets.files import add_data_dir, shared_dpbench_dir
+from dphist.datasets.files import add_data_dir
 from dphist.experiments import SweepConfig, plan, run_sweep
 from dphist.experiments.cells import cell_data
 
@@ -34,10 +34,12 @@ PREFERRED = ["AHP", "H", "GreedyH", "DAWA-approx", "Hb", "AHP-empirical", "ident
 HEAVIER = ["AHP-optimal", "DAWA-approx", "AHP-empirical", "GreedyH", "AHP", "H", "identity", "uniform"]
 # a 4,096-bin DPBench source through the data-directory mechanism when ../shared is present (never copied),
 # else a synthetic stand-in of the same size
-_SHARED = shared_dpbench_dir()
-if _SHARED is not None:
-    add_data_dir(_SHARED)
-DATA = "SEARCHLOGS" if _SHARED is not None else "synthetic:shape=steps,n=4096,scale=1000000"
+# (the search of tests/conftest.py: DPHIST_SHARED, else the `shared` folder beside the repository)
+_SHARED = Path(os.environ.get("DPHIST_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+_DPBENCH = _SHARED / "datasets" / "peer-dpbench" / "1D"
+if _DPBENCH.is_dir():
+    add_data_dir(_DPBENCH)
+DATA = "SEARCHLOGS" if _DPBENCH.is_dir() else "synthetic:shape=steps,n=4096,scale=1000000"
 
 
 def presets(preferred=PREFERRED, k: int = 4) -> list[str]:

@@ -14,7 +14,8 @@ import numpy as np
 
 from dphist import make_algorithm
 from dphist.datasets import load
-from dphist_sortaki import dp_cuts, greedy_cuts, prefix_sums, resolve_error_formula
+from dphist.intervals import centred_prefix_sums
+from dphist_sortaki import dp_cuts, greedy_cuts, resolve_error_formula
 
 N_SORTAKI = 500_000
 N_BIG = 2 ** 20
@@ -38,7 +39,7 @@ def _run(pipeline, counts, epsilon):
 def _noisy_sorted(shape, n, eps_in=0.9):
     def setup():
         x = _counts(shape, n) + np.random.default_rng(3).laplace(0, 1 / eps_in, n)
-        p, p2 = prefix_sums(np.sort(x)[::-1])
+        p, p2 = centred_prefix_sums(np.sort(x)[::-1])
         return p, p2, np.arange(n + 1)
     return setup
 

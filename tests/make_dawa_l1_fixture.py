@@ -2,7 +2,9 @@
 2026-11-23 (main 6d51b69, calibrations noisy-min and postprocess), so that ``test_segmentation.py`` can check that ``dphist.segmentation`` with the
 L1-deviation cost reproduces them (the later port of dawa onto the engine is then mechanical).
 
-``python tests/make_dawa_l1_fixture.py`` (needs dphist-dawa).  The noise is a plain seeded numpy
+The port is done (dawa's ``least_cost_partition`` now calls the engine), so re-running this script
+would record the engine against itself: keep the committed fixture.  ``python
+tests/make_dawa_l1_fixture.py`` (needs dphist-dawa).  The noise is a plain seeded numpy
 Laplace stream, so the fixture does not depend on the kernel's noise sources.
 """
 from __future__ import annotations

@@ -178,11 +178,8 @@ def test_add_data_dir_rejects_a_missing_folder(tmp_path):
         files.add_data_dir(tmp_path / "nowhere")
 
 
-def test_dpbench_sources_through_the_data_directory(monkeypatch):
-    shared = files.shared_dpbench_dir()
-    if shared is None:
-        pytest.skip("../shared/datasets/peer-dpbench/1D is absent (it is never copied into the repository)")
-    monkeypatch.setenv("DPHIST_DATA", str(shared))
+def test_dpbench_sources_through_the_data_directory(monkeypatch, dpbench_dir):
+    monkeypatch.setenv("DPHIST_DATA", str(dpbench_dir))
     ds = datasets.load("SEARCHLOGS")
     assert ds.n == 4096 and ds.scale == 335_889          # the shared README's table
     assert "SEARCHLOGS" in datasets.names()

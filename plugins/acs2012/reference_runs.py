@@ -22,6 +22,7 @@ Usage: ``python plugins/acs2012/reference_runs.py SCRATCH`` (with the worktree's
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,10 +67,12 @@ np.savez(dst, out=np.array(outs), times=np.array(times))
 
 def main(scratch: str) -> None:
     scratch = Path(scratch)
+    # the folder of DPBench's 1-D sources: DPHIST_SHARED, else `shared` beside the repository (tests/conftest.py)
+    shared = Path(os.environ.get("DPHIST_SHARED") or HERE.parents[1] / "shared")
     (scratch / "acs2012_runner.py").write_text(RUNNER)
     python = scratch / "venv" / "bin" / "python"
     rows = []
-    for name, x in inputs(require_dpbench=True).items():
+    for name, x in inputs(shared / "datasets" / "peer-dpbench" / "1D", require_dpbench=True).items():
         src = scratch / "acs2012_input.npy"
         np.save(src, x)
         for alg in ("efpa", "php"):

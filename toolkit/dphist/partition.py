@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidParameter
+from .validation import are_strict_bounds, is_permutation
 
 
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -180,7 +181,7 @@ class Partition:
             cuts = np.r_[0, cuts]
         if cuts[-1] != k:
             cuts = np.r_[cuts, k]
-        if np.any(np.diff(cuts) <= 0) or cuts[-1] != k:
+        if not are_strict_bounds(cuts, k):
             raise InvalidParameter(f"merge cuts must increase strictly from 0 to {k}")
         return Partition(self.order, self.bounds[cuts], validate=False)
 
@@ -204,9 +205,9 @@ class Partition:
         if o.ndim != 1 or o.size == 0:
             raise InvalidParameter("a partition needs a non-empty 1-D order")
         n = o.size
-        if o.min() < 0 or o.max() >= n or np.bincount(o, minlength=n).max() != 1:
+        if not is_permutation(o, n):
             raise InvalidParameter("partition order is not a permutation: some bin is missing or repeated")
-        if b.ndim != 1 or b.size < 2 or b[0] != 0 or b[-1] != n or np.any(np.diff(b) <= 0):
+        if not are_strict_bounds(b, n):
             raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
         return self
 

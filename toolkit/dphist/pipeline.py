@@ -24,6 +24,7 @@ from .errors import InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
+from .noise_model import NoiseModel
 from .partition import Partition
 from .registry import Registry, default_registry
 
@@ -153,6 +154,16 @@ class Release:
             "estimate": self.estimate.tolist(),
         })
         return out
+
+
+def checked_noise_model(initializer, ctx: Context):
+    """``initializer.noise_model(ctx)``, refused unless it is a :class:`~dphist.noise_model.NoiseModel`
+    (or None)."""
+    model = initializer.noise_model(ctx)
+    if model is not None and not isinstance(model, NoiseModel):
+        raise InvalidParameter(f"initializer {initializer.name}: noise_model() must return a "
+                               f"dphist.noise_model.NoiseModel or None, got {model!r}")
+    return model
 
 
 class Pipeline:
@@ -297,6 +308,8 @@ class Pipeline:
                     raise InvalidParameter(f"initializer {self.initializer.name} returned shape "
                                            f"{ctx.noisy.shape}, expected ({n},)")
                 ctx.noisy.setflags(write=False)  # later stages must not edit H~ in place
+                ctx.data = None                  # the description of H~'s noise reads no data
+                ctx.noise_model = checked_noise_model(self.initializer, ctx)
         timings["initializer"] = time.perf_counter() - t
 
         t = time.perf_counter()

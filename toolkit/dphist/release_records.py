@@ -39,6 +39,13 @@ def load_script(path) -> object:
     return module
 
 
+def fixture_of(test_dir) -> tuple[object, Mapping]:
+    """``(maker, recorded)`` of a plugin's tests folder: its ``make_release_fixture.py`` imported by
+    path and its ``fixtures/releases.npz`` loaded."""
+    test_dir = Path(test_dir)
+    return load_script(test_dir / "make_release_fixture.py"), np.load(test_dir / "fixtures" / "releases.npz")
+
+
 def _runs(algorithms: Mapping, histograms: Mapping, epsilons: Iterable[float], seeds: Iterable[int]):
     for hname, x in histograms.items():
         for aname, pipeline in algorithms.items():

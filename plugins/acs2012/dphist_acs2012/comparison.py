@@ -3,7 +3,8 @@
 ``reference_errors.csv`` (beside the package) holds the reference code's errors on these inputs,
 produced by ``plugins/acs2012/reference_runs.py``; the notebook runs dphist's presets on the same
 inputs and compares.  Synthetic inputs are always available; the DPBench histograms only when
-``../shared/datasets`` is (a user's machine has no such folder: the notebook then says so).
+the caller passes the folder of DPBench's 1-D sources (the notebook finds it as ``tests/conftest.py``
+documents; a user's machine has no such folder: the notebook then says so).
 """
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 import numpy as np
 
 from dphist.datasets import synthetic
-from dphist.datasets.files import shared_dpbench_dir
 
 #: privacy budgets and seeds of the recorded reference runs
 EPSILONS = (0.1, 1.0)
@@ -25,13 +25,14 @@ DPBENCH = {"SEARCHLOGS": "SEARCHLOGS.n4096.npy", "HEPTH": "HEPTH.n4096.npy",
 REFERENCE_CSV = Path(__file__).resolve().parent.parent / "reference_errors.csv"
 
 
-def inputs(require_dpbench: bool = False) -> dict[str, np.ndarray]:
-    """The comparison's histograms by name (4,096 bins each)."""
+def inputs(dpbench_dir: Path | None = None, require_dpbench: bool = False) -> dict[str, np.ndarray]:
+    """The comparison's histograms by name (4,096 bins each); the DPBench ones from ``dpbench_dir``
+    (the folder of DPBench's 1-D ``.npy`` sources), when given."""
     out = {f"synthetic-{shape}": synthetic(shape, n=4096, scale=100_000, seed=0).counts for shape in SYNTHETIC}
-    folder = shared_dpbench_dir()
-    if folder is None:
+    folder = None if dpbench_dir is None else Path(dpbench_dir)
+    if folder is None or not folder.is_dir():
         if require_dpbench:
-            raise FileNotFoundError("../shared/datasets/peer-dpbench/1D is absent")
+            raise FileNotFoundError(f"the DPBench 1-D sources are absent (dpbench_dir={dpbench_dir!r})")
         return out
     for name, file in DPBENCH.items():
         out[name] = np.load(folder / file).astype(np.int64)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import dphist
-from dphist import InvalidParameter, Partition, PrivateKernel, SeededLaplace, make_algorithm, testing
+from dphist import InvalidParameter, Partition, make_algorithm, testing
+from dphist.kernel import PrivateKernel, SeededLaplace
 from dphist.audit import FAST_PAIRS, audit
 from dphist.components import Context
 from dphist_acs2012.efpa import (DPBenchEFPA, EFPAFinalizer, FourierCoefficients, efpa_scores, first_components,

@@ -1,16 +1,16 @@
-"""AHP's greedy clustering (Zhang et al., SDM 2014, Algorithm 3).
+"""AHP's greedy grouping (Zhang et al., SDM 2014, Algorithm 3).
 
 Scanning the sorted noisy histogram left to right, bin x_j joins the current
-cluster C iff
+group C iff
 
     err(C u {x_j}) < err(C) + err*(x_j)                        (Algorithm 3 line 8)
 
-with err from Theorem 4.2 and err* the lower bound of :mod:`.cluster_error`: the core's
+with err from Theorem 4.2 and err* the lower bound of :mod:`.group_error`: the core's
 greedy scan with the look-ahead bound, :func:`dphist.segmentation.greedy` with
 ``bound="lookahead"``.  On sorted values the comparison ``err*(x_j) > err(C u x_j) - err(C)`` is
 decided by galloping and branch and bound (O(log n) candidate evaluations in typical cases)
 instead of the paper's scan; ``decide_early=False`` runs the paper's scan with its early-stop
-rule.  Both give identical clusters (a test checks this on many inputs).
+rule.  Both give identical groups (a test checks this on many inputs).
 """
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ import numpy as np
 
 from dphist import segmentation
 
-from .cluster_error import cluster_cost
+from .group_error import group_cost
 
 
 def greedy_cuts(values, eps_2, decide_early: bool = True) -> np.ndarray:
-    """Cluster boundaries ``0 = c_0 < c_1 < ... < c_m = n`` found by Algorithm 3."""
+    """Group boundaries ``0 = c_0 < c_1 < ... < c_m = n`` found by Algorithm 3."""
     if np.size(values) == 0:
         return np.zeros(1, dtype=np.int64)
-    cost = cluster_cost(values, eps_2)
+    cost = group_cost(values, eps_2)
     return segmentation.greedy(cost, bound="lookahead", decide_early=decide_early).bounds

@@ -1,4 +1,4 @@
-"""AHP's three clustering strategies as dphist partitioners (Zhang et al., SDM 2014, Section 4.2).
+"""AHP's three grouping strategies as dphist partitioners (Zhang et al., SDM 2014, Section 4.2).
 
 All three read only H~ (``ctx.noisy``, the initializer's thresholded noisy counts)
 arranged in the current order of ``bins`` (one mean noisy value per current group,
@@ -14,21 +14,21 @@ import numpy as np
 from dphist import InvalidParameter, Partitioner
 from dphist.params import Interval, Options
 
-from .cluster_error import is_monotone
+from .group_error import is_monotone
 from .greedy import greedy_cuts
 from .segmentation import RULES, empirical_cuts, optimal_cuts
 from .threshold import CITATION
 
 
-class _AHPClustering(Partitioner):
+class _AHPGrouping(Partitioner):
     spends = False
 
     def _noisy_values(self, bins, ctx) -> tuple[np.ndarray, float]:
         if ctx.noisy is None:
-            raise InvalidParameter(f"{self.name} clusters the noisy histogram H~: give the pipeline an "
+            raise InvalidParameter(f"{self.name} groups the noisy histogram H~: give the pipeline an "
                                    "initializer with gamma_in > 0 (e.g. ahp.threshold)")
         if ctx.eps_f <= 0:
-            raise InvalidParameter(f"{self.name} weighs clusters by the final Laplace error 2/(|C| eps_2^2): "
+            raise InvalidParameter(f"{self.name} weighs groups by the final Laplace error 2/(|C| eps_2^2): "
                                    "the finalizer's share gamma_f must be > 0")
         # Post-processing of H~ (free): one noisy value per current group, in group order.
         return bins.means(ctx.noisy), float(ctx.eps_f)
@@ -42,16 +42,16 @@ class _AHPClustering(Partitioner):
                 f"Use ahp.greedy (Algorithm 3, fast at any n) or raise max_bins knowingly.")
 
 
-class GreedyPartitioner(_AHPClustering):
-    """Algorithm 3: add the next bin to the current cluster iff err(C u x) < err(C) + err*(x).
+class GreedyPartitioner(_AHPGrouping):
+    """Algorithm 3: add the next bin to the current group iff err(C u x) < err(C) + err*(x).
 
     The lower bound err* uses the paper's early-stopping rule (valid on sorted values, the
-    AHP pipeline: about 1 s at n = 2^20).  On unsorted values every candidate cluster is
+    AHP pipeline: about 1 s at n = 2^20).  On unsorted values every candidate group is
     scanned, O(n^2), so more than 32,768 unsorted groups are refused.  No parameters.
     """
 
     name = "ahp.greedy"
-    citation = CITATION + ", Algorithm 3 (greedy clustering)"
+    citation = CITATION + ", Algorithm 3 (greedy grouping)"
     #: On unsorted values err* has no early stop (O(n) per bin, O(n^2) in all), so it is refused beyond this.
     UNSORTED_LIMIT = 32768
 
@@ -59,13 +59,13 @@ class GreedyPartitioner(_AHPClustering):
         values, eps_2 = self._noisy_values(bins, ctx)
         if values.size > self.UNSORTED_LIMIT and not is_monotone(values):
             raise InvalidParameter(
-                f"ahp.greedy on unsorted values scans every candidate cluster (O(n^2)) and is limited to "
+                f"ahp.greedy on unsorted values scans every candidate group (O(n^2)) and is limited to "
                 f"{self.UNSORTED_LIMIT} groups; got {values.size}. Sort first (sorter 'noisy-count'), as AHP does.")
         return bins.merge(greedy_cuts(values, eps_2))
 
 
-class OptimalPartitioner(_AHPClustering):
-    """The optimal clustering of Section 4.2 by an O(n^2) segmentation DP (same optimum as the
+class OptimalPartitioner(_AHPGrouping):
+    """The optimal grouping of Section 4.2 by an O(n^2) segmentation DP (same optimum as the
     paper's O(n^4) all-k search).  Limited to ``max_bins`` groups (default 32,768): beyond it
     it raises InvalidParameter and suggests ahp.greedy.
 
@@ -74,12 +74,12 @@ class OptimalPartitioner(_AHPClustering):
     test checks identical releases).  Both stay registered: this is AHP's own component (the
     ``AHP-optimal`` preset, AHP's paper and notebook), usable without sortaki; sortaki's DPP is
     the generic one (any error formula, groups of several bins).  They differ only in the
-    floating-point order in which each sums a cluster's terms, kept so that both plugins' releases
+    floating-point order in which each sums a group's terms, kept so that both plugins' releases
     stayed bit-identical through the port.
     """
 
     name = "ahp.optimal"
-    citation = CITATION + ", Section 4.2 (optimal clustering)"
+    citation = CITATION + ", Section 4.2 (optimal grouping)"
     param_constraints = {"max_bins": Interval(int, 1, None)}
 
     def __init__(self, max_bins: int = 32768):
@@ -92,8 +92,8 @@ class OptimalPartitioner(_AHPClustering):
         return bins.merge(cuts)
 
 
-class EmpiricalPartitioner(_AHPClustering):
-    """Algorithm 2: k-cluster optimal DP for k from rules of thumb.
+class EmpiricalPartitioner(_AHPGrouping):
+    """Algorithm 2: k-group optimal DP for k from rules of thumb.
 
     ``rule``: "all" (Algorithm 2: the best of the four), or one of "sqrt", "sturges",
     "doane", "rice".  One exactly-k DP for the largest k: O(k n log n) on sorted values
@@ -103,7 +103,7 @@ class EmpiricalPartitioner(_AHPClustering):
     """
 
     name = "ahp.empirical"
-    citation = CITATION + ", Algorithm 2 (empirical clustering)"
+    citation = CITATION + ", Algorithm 2 (empirical grouping)"
 
     UNSORTED_LIMIT = 8192
     param_constraints = {"rule": Options("all", *RULES), "max_bins": Interval(int, 1, None)}

@@ -7,7 +7,7 @@ implementations' default (DPBench / dpcomp_core ``ahp_engine(ratio=0.85, eta=0.3
 where ``eps1 = epsilon * ratio``).  The sorter is the core's ``noisy-count`` sorter
 (descending by default; ``descending=False`` sorts ascending, as the reference code and
 the paper's Example 3.1 do).  The finalizer is the core's ``group-mean`` finalizer:
-each cluster's true sum plus Lap(1/eps_2), divided by its size (Algorithm 1 lines 6-9).
+each group's true sum plus Lap(1/eps_2), divided by its size (Algorithm 1 lines 6-9).
 """
 from __future__ import annotations
 
@@ -31,21 +31,21 @@ def _pipeline(partitioner, gamma_in, eta, descending) -> Pipeline:
 @preset("AHP", citation=CITATION + ", Algorithm 1 with Algorithm 3 (the variant evaluated in Section 6)",
         params=_COMMON)
 def ahp(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True) -> Pipeline:
-    """AHP with greedy clustering: threshold, noisy sort, Algorithm 3, group means."""
+    """AHP with greedy grouping: threshold, noisy sort, Algorithm 3, group means."""
     return _pipeline(GreedyPartitioner(), gamma_in, eta, descending)
 
 
-@preset("AHP-optimal", citation=CITATION + ", Algorithm 1 with the optimal clustering of Section 4.2",
+@preset("AHP-optimal", citation=CITATION + ", Algorithm 1 with the optimal grouping of Section 4.2",
         params={**_COMMON, **OptimalPartitioner.param_constraints})
 def ahp_optimal(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True,
                 max_bins: int = 32768) -> Pipeline:
-    """AHP with the optimal clustering (O(n^2) DP; at most ``max_bins`` bins)."""
+    """AHP with the optimal grouping (O(n^2) DP; at most ``max_bins`` bins)."""
     return _pipeline(OptimalPartitioner(max_bins=max_bins), gamma_in, eta, descending)
 
 
-@preset("AHP-empirical", citation=CITATION + ", Algorithm 1 with Algorithm 2 (empirical clustering)",
+@preset("AHP-empirical", citation=CITATION + ", Algorithm 1 with Algorithm 2 (empirical grouping)",
         params={**_COMMON, **EmpiricalPartitioner.param_constraints})
 def ahp_empirical(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True, rule: str = "all",
                   max_bins: int = 65536) -> Pipeline:
-    """AHP with the empirical clustering (rules of thumb for k; at most ``max_bins`` bins)."""
+    """AHP with the empirical grouping (rules of thumb for k; at most ``max_bins`` bins)."""
     return _pipeline(EmpiricalPartitioner(rule=rule, max_bins=max_bins), gamma_in, eta, descending)

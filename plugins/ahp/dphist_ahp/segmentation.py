@@ -1,20 +1,20 @@
-"""Optimal clusterings of the sorted noisy histogram (Zhang et al., SDM 2014, Section 4.2).
+"""Optimal groupings of the sorted noisy histogram (Zhang et al., SDM 2014, Section 4.2).
 
-The objective is err(H~) = sum over clusters of err(C) (Theorem 5.2), a sum of
-per-cluster costs over consecutive segments, solved by the core's segmentation engine
-(:mod:`dphist.segmentation`) with the cost of :func:`.cluster_error.cluster_cost`:
+The objective is err(H~) = sum over groups of err(C) (Theorem 5.2), a sum of
+per-group costs over consecutive segments, solved by the core's segmentation engine
+(:mod:`dphist.segmentation`) with the cost of :func:`.group_error.group_cost`:
 
 * **optimal, any k** (``optimal_cuts``): the segmentation DP
   E(0) = 0,  E(j) = min_{i<j} E(i) + err(x_{i+1..j})
-  finds the minimum over *all* segmentations, whatever their number of clusters,
+  finds the minimum over *all* segmentations, whatever their number of groups,
   in O(n^2) (``segmentation.optimal``).  The paper runs a k-constrained DP for every
   k = 1..n (O(n^4)); min_k min_{k-segmentations} = min_{all segmentations}, so both give
   the same optimum (derived and checked against brute force in notebooks/ahp.ipynb).
-* **k clusters** (``k_cluster_cuts``): the paper's recurrence
+* **k groups** (``k_group_cuts``): the paper's recurrence
   err*(H_{1,j}, m) = min_{l<j} err*(H_{1,l}, m-1) + err(H_{l+1,j}), O(k n^2), or
   O(k n log n) on sorted values by the divide-and-conquer speed-up for Monge costs
-  (``segmentation.k_groups``).  The paper calls err*(., m) "at most m clusters" but its
-  recurrence (started from err*(H_{1,j}, 1) = err(H_{1,j})) yields exactly m clusters; we
+  (``segmentation.k_groups``).  The paper calls err*(., m) "at most m groups" but its
+  recurrence (started from err*(H_{1,j}, 1) = err(H_{1,j})) yields exactly m groups; we
   follow the recurrence.  With "at most", Algorithm 2's argmin would always pick the
   largest k (more freedom never hurts).
 * **empirical** (Algorithm 2): k from four rules of thumb, the best of the four.
@@ -27,19 +27,19 @@ import numpy as np
 
 from dphist import InvalidParameter, segmentation
 
-from .cluster_error import cluster_cost
+from .group_error import group_cost
 
 RULES = ("sqrt", "sturges", "doane", "rice")
 
 
 def optimal_cuts(values, eps_2) -> tuple[np.ndarray, float]:
     """The segmentation of least total error (Theorem 5.2) and that error; O(n^2)."""
-    found = segmentation.optimal(cluster_cost(values, eps_2))
+    found = segmentation.optimal(group_cost(values, eps_2))
     return found.bounds, found.cost
 
 
-def k_cluster_cuts(values, eps_2, ks, monotone: bool | None = None) -> dict[int, tuple[np.ndarray, float]]:
-    """For each k in ``ks``: the best segmentation into exactly k clusters and its error.
+def k_group_cuts(values, eps_2, ks, monotone: bool | None = None) -> dict[int, tuple[np.ndarray, float]]:
+    """For each k in ``ks``: the best segmentation into exactly k groups and its error.
 
     One DP up to max(ks) serves every k: O(max(ks) n log n) on monotone (sorted)
     values, O(max(ks) n^2) otherwise (``monotone=False`` forces the plain DP,
@@ -48,13 +48,13 @@ def k_cluster_cuts(values, eps_2, ks, monotone: bool | None = None) -> dict[int,
     n = np.size(values)
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1 or ks[-1] > n:
-        raise InvalidParameter(f"numbers of clusters must lie in [1, {n}], got {ks}")
-    found = segmentation.k_groups(cluster_cost(values, eps_2), ks, monge=monotone)
+        raise InvalidParameter(f"numbers of groups must lie in [1, {n}], got {ks}")
+    found = segmentation.k_groups(group_cost(values, eps_2), ks, monge=monotone)
     return {k: (s.bounds, s.cost) for k, s in found.items()}
 
 
 def rule_of_thumb(rule: str, values) -> int:
-    """The number of clusters k of one of Algorithm 2's rules (clipped to [1, n]).
+    """The number of groups k of one of Algorithm 2's rules (clipped to [1, n]).
 
     * ``sqrt``: ceil(sqrt(n));  * ``sturges``: ceil(1 + log2 n)  (Sturges 1926);
     * ``rice``: ceil(2 n^(1/3));
@@ -70,7 +70,7 @@ def rule_of_thumb(rule: str, values) -> int:
     x = np.asarray(values, dtype=float)
     n = x.size
     if n < 1:
-        raise InvalidParameter("cannot choose a number of clusters for 0 values")
+        raise InvalidParameter("cannot choose a number of groups for 0 values")
     if rule == "sqrt":
         k = math.ceil(math.sqrt(n))
     elif rule == "sturges":
@@ -94,7 +94,7 @@ def empirical_cuts(values, eps_2, rules=RULES, monotone: bool | None = None
                    ) -> tuple[np.ndarray, float, dict[str, int]]:
     """Algorithm 2: the k-constrained optimum for each rule's k; the best of them."""
     ks = {r: rule_of_thumb(r, values) for r in rules}
-    found = k_cluster_cuts(values, eps_2, ks.values(), monotone=monotone)
+    found = k_group_cuts(values, eps_2, ks.values(), monotone=monotone)
     best_k = min(found, key=lambda k: (found[k][1], k))
     cuts, err = found[best_k]
     return cuts, err, ks

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from dphist import Initializer, InvalidParameter
+from dphist.noise_model import NoiseModel
 from dphist.params import Interval
 
 CITATION = "Zhang, Chen, Xu, Meng, Xie. Towards Accurate Histogram Publication under DP. SDM 2014"
@@ -65,3 +66,10 @@ class ThresholdInitializer(Initializer):
         noisy = ctx.data.laplace_identity(eps_1)
         # Post-processing of the eps_1-DP vector (free): the Threshold procedure.
         return apply_threshold(noisy, ctx.n, self.eta, eps_1)
+
+    def noise_model(self, ctx):
+        """Laplace(1/eps_1) per bin, then values below theta = eta ln(n) / eps_1 zeroed: the
+        components that weigh H~ by its variance (SORTaki's WAF and UEE) read the zeroed bins'
+        variance from it (:mod:`dphist.noise_model`).  Public: n, eta and eps_1 only."""
+        eps_1 = ctx.eps_in
+        return NoiseModel.laplace(eps_1, zeroed_below=threshold_value(ctx.n, self.eta, eps_1))

@@ -1,6 +1,6 @@
 """Record the releases of every AHP preset and partitioner on a few histograms and seeds.
 
-Run once BEFORE a change to the clustering code (``python plugins/ahp/tests/make_release_fixture.py``);
+Run once BEFORE a change to the grouping code (``python plugins/ahp/tests/make_release_fixture.py``);
 ``test_release_fixture.py`` then checks that the releases stay bit-identical.  The fixture written
 on 2026-11-23 recorded the plugin's own DP code, before it was ported onto ``dphist.segmentation``
 (re-recorded on main 111ebba, still with the old DP code, after main changed the G presets' gamma_in).
@@ -49,10 +49,10 @@ def array_inputs():
 
 
 def record_arrays() -> dict[str, np.ndarray]:
-    """Array-level outputs of the three clusterings and of the lower bound err*."""
+    """Array-level outputs of the three groupings and of the lower bound err*."""
     from dphist_ahp.greedy import greedy_cuts
-    from dphist_ahp.segmentation import k_cluster_cuts, optimal_cuts
-    from dphist_ahp.cluster_error import lower_bounds
+    from dphist_ahp.segmentation import k_group_cuts, optimal_cuts
+    from dphist_ahp.group_error import lower_bounds
     arrays = {}
     for i, order, values in array_inputs():
         for eps_2 in (0.05, 0.5):
@@ -63,7 +63,7 @@ def record_arrays() -> dict[str, np.ndarray]:
             arrays[key + "|lower_bounds"] = lower_bounds(values, eps_2)
             ks = (1, 2, 3, 5, 8, 13)
             for monotone in (None, False):
-                found = k_cluster_cuts(values, eps_2, ks, monotone=monotone)
+                found = k_group_cuts(values, eps_2, ks, monotone=monotone)
                 for k in ks:
                     arrays[f"{key}|k|{monotone}|{k}|cuts"] = found[k][0]
                     arrays[f"{key}|k|{monotone}|{k}|cost"] = np.array(found[k][1])

@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from dphist import Context, InvalidParameter, Partition, Pipeline, PrivateKernel, make_algorithm, testing
+from dphist import Context, InvalidParameter, Partition, Pipeline, make_algorithm, testing
+from dphist.kernel import PrivateKernel
 from dphist.components.builtin import GroupMeanFinalizer
 from dphist_ahp.partitioners import EmpiricalPartitioner, GreedyPartitioner, OptimalPartitioner
 from dphist_ahp.threshold import ThresholdInitializer, apply_threshold, threshold_value
@@ -105,11 +106,11 @@ def test_sorted_input_reaches_the_partitioner():
     x = np.random.default_rng(2).permutation(np.repeat([0, 10, 200, 1000], 50))
     r = make_algorithm("AHP").run(x, 1.0, seed=3)
     means = r.partition.means(r.noisy)
-    assert np.all(np.diff(means) <= 0)                         # clusters in descending noisy order
+    assert np.all(np.diff(means) <= 0)                         # groups in descending noisy order
     assert r.partition.n_groups < 20
 
 
-def test_empirical_single_rule_gives_that_many_clusters():
+def test_empirical_single_rule_gives_that_many_groups():
     x = np.random.default_rng(3).poisson(20, 500)
     pipe = make_algorithm("AHP-empirical", rule="sturges")
     r = pipe.run(x, 1.0, seed=0)

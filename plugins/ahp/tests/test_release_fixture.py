@@ -2,7 +2,7 @@
 
 The fixture (``fixtures/releases.npz``) was written by ``make_release_fixture.py`` from the
 plugin's own DP kernels before they were deleted.  Kills: any change to the cost arithmetic, the
-tie rule, the Monge switch or the greedy's bound that alters one cluster boundary or one estimate.
+tie rule, the Monge switch or the greedy's bound that alters one group boundary or one estimate.
 """
 from pathlib import Path
 

@@ -178,7 +178,7 @@ def test_sorted_groups_map_to_position_intervals():
     x = np.array([5, 0, 9, 1, 1, 7, 3, 2], dtype=np.int64)
     order = np.array([2, 5, 0, 6, 7, 3, 4, 1])
     bins = Partition.from_sizes([2, 1, 3, 2], order=order)
-    kernel = dphist.PrivateKernel(x, dphist.SeededLaplace(np.random.default_rng(0)))
+    kernel = dphist.kernel.PrivateKernel(x, dphist.kernel.SeededLaplace(np.random.default_rng(0)))
     ctx = dphist.Context(n=8, epsilon=1e9, gamma_in=0, gamma_p=0, gamma_f=1, rng=np.random.default_rng(1),
                          data=kernel.handle("boost.hierarchical", "finalizer", 1e9))
     tree = HierarchicalFinalizer(branching=2).measure(bins, ctx)

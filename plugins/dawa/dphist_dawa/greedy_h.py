@@ -1,11 +1,11 @@
 """``dawa.greedy-h``: DAWA's workload-aware second stage (Li et al. 2014, Section 4).
 
-Given the buckets, build a ``branching``-ary hierarchy over them, choose the
+Given the groups, build a ``branching``-ary hierarchy over them, choose the
 node weights greedily to minimise the workload's expected error
 (:func:`~dphist_dawa.hierarchy.greedy_weights`), ask every weighted node query
 once with Laplace noise through the kernel (``ctx.data.laplace_linear``; the
 kernel computes the sensitivity, 1 by construction), solve the least squares
-on the tree, and spread each bucket's total evenly over its bins.
+on the tree, and spread each group's total evenly over its bins.
 
 Choices where the paper is silent (taken from DPBench/ektelo, or stated):
 
@@ -44,7 +44,7 @@ def resolve_workload(workload, n: int) -> wl.RangeWorkload:
 
 
 class GreedyHFinalizer(Finalizer):
-    """Weighted hierarchy over the buckets, weights chosen for ``workload`` (GreedyH).
+    """Weighted hierarchy over the groups, weights chosen for ``workload`` (GreedyH).
 
     Parameters
     ----------
@@ -54,7 +54,7 @@ class GreedyHFinalizer(Finalizer):
     branching : fan-out of the hierarchy (2 in DAWA).
     granularity : number of candidate weights per node in the greedy search (100, ektelo).
 
-    The buckets must be contiguous runs of bins in the original order (the range
+    The groups must be contiguous runs of bins in the original order (the range
     workload is over the original domain): a sorted order raises InvalidParameter.
     """
 
@@ -77,9 +77,9 @@ class GreedyHFinalizer(Finalizer):
         self.granularity = granularity
 
     def strategy(self, bins: Partition, n: int):
-        """The chosen weighted tree (public: depends on the workload and the buckets only)."""
+        """The chosen weighted tree (public: depends on the workload and the groups only)."""
         if not bins.is_identity_order():
-            raise InvalidParameter("dawa.greedy-h answers range queries over buckets of consecutive bins; "
+            raise InvalidParameter("dawa.greedy-h answers range queries over groups of consecutive bins; "
                                    "these bins are in a sorted order (use a finalizer for sorted bins)")
         workload = resolve_workload(self.workload, n)
         return greedy_weights(workload, bins.bounds, int(self.branching), int(self.granularity))

@@ -1,7 +1,7 @@
 """The weighted hierarchical strategy of DAWA's second stage, kept implicit.
 
 DAWA (Li et al. 2014, Section 4) answers the workload from a hierarchy of
-interval queries over the ``k`` buckets, each node ``v`` asked with a weight
+interval queries over the ``k`` groups, each node ``v`` asked with a weight
 ``w_v`` (a query ``w_v * sum_{b in v} y_b`` with Laplace(1/eps_2) noise).
 The L1 sensitivity is the largest total weight on a root-to-leaf path.
 
@@ -53,8 +53,8 @@ carried upward and reported (:attr:`WeightedTree.expected_error`) is the exact
 ``plugins/dawa/tests/test_dawa.py``).  ektelo's third heuristic (a node whose
 Gram columns are all equal is asked as one query) is not used.
 
-**Workload in bucket coordinates.**  A bucket's total is spread evenly over
-its bins, so the workload over buckets is ``W E`` with ``E`` the uniform
+**Workload in group coordinates.**  A group's total is spread evenly over
+its bins, so the workload over groups is ``W E`` with ``E`` the uniform
 expansion; ``||W E y||^2`` is computed on the bin-level expansion ``z = E y``
 from its prefix sums ``Z``: a range ``[lo, hi)`` answers
 ``Z(clip(hi)) - Z(clip(lo))`` on a node covering bins ``[s, e)``.  For an
@@ -83,12 +83,12 @@ from dphist.workloads import AllRanges, RangeWorkload, prefix_sums
 
 @dataclass
 class Level:
-    """One depth of the tree: nodes as bucket ranges ``[start, end)`` and their children."""
+    """One depth of the tree: nodes as group ranges ``[start, end)`` and their children."""
 
     start: np.ndarray
     end: np.ndarray
     first_child: np.ndarray   #: index into the next level (internal nodes only)
-    n_children: np.ndarray    #: 0 for a leaf (a single bucket)
+    n_children: np.ndarray    #: 0 for a leaf (a single group)
 
     @property
     def size(self) -> np.ndarray:
@@ -96,8 +96,8 @@ class Level:
 
 
 def build_tree(k: int, branching: int = 2) -> list[Level]:
-    """The ``branching``-ary tree over ``k`` buckets, top-down; a node of ``<= branching``
-    buckets has them as leaves, a larger one is cut into ``branching`` near-equal parts
+    """The ``branching``-ary tree over ``k`` groups, top-down; a node of ``<= branching``
+    groups has them as leaves, a larger one is cut into ``branching`` near-equal parts
     (the smaller parts first, as DPBench/ektelo)."""
     levels = []
     start, end = np.array([0]), np.array([k])
@@ -114,7 +114,7 @@ def build_tree(k: int, branching: int = 2) -> list[Level]:
             break
         parent = np.repeat(np.arange(start.size), nc)
         slot = np.arange(total) - np.repeat(first_child, nc)
-        small = nc[parent] - rem[parent]                 # how many children get `base` buckets
+        small = nc[parent] - rem[parent]                 # how many children get `base` groups
         child_size = base[parent] + (slot >= small)
         offset = slot * base[parent] + np.maximum(slot - small, 0)
         start = start[parent] + offset
@@ -191,36 +191,36 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
 
 @dataclass
 class WeightedTree:
-    """GreedyH's chosen strategy: every node (bucket range, bin range) and its weight."""
+    """GreedyH's chosen strategy: every node (group range, bin range) and its weight."""
 
     levels: list[Level]
     weights: list[np.ndarray]     #: per level, the node weights (0 = not asked)
     expected_error: float         #: trace(W S W^T) of the root, units of 2/eps^2 (Laplace variance)
 
-    def nodes(self, bucket_bounds: np.ndarray):
+    def nodes(self, group_bounds: np.ndarray):
         """Bin ranges and weights of the asked nodes (weight > 0), level by level."""
-        s = np.concatenate([bucket_bounds[lv.start] for lv in self.levels])
-        e = np.concatenate([bucket_bounds[lv.end] for lv in self.levels])
+        s = np.concatenate([group_bounds[lv.start] for lv in self.levels])
+        e = np.concatenate([group_bounds[lv.end] for lv in self.levels])
         w = np.concatenate(self.weights)
         keep = w > 0
         return s[keep], e[keep], w[keep]
 
 
-def _weighted_sweep(workload: RangeWorkload, bucket_bounds, branching: int, choose) -> WeightedTree:
+def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choose) -> WeightedTree:
     """The bottom-up recursion of the module docstring with ``p`` chosen by
     ``choose(depth, sum_err, energy, self_energy, K) -> (p, exact err(p))`` at every
     internal node of a level; then the top-down weights.  Uses no data."""
-    bucket_bounds = np.asarray(bucket_bounds, dtype=np.int64)
-    k = bucket_bounds.size - 1
-    sizes = np.diff(bucket_bounds)
+    group_bounds = np.asarray(group_bounds, dtype=np.int64)
+    k = group_bounds.size - 1
+    sizes = np.diff(group_bounds)
     levels = build_tree(k, branching)
 
     def energies(U, start, end):
         Z = prefix_sums(np.repeat(U / sizes, sizes))
-        return node_energy(workload, bucket_bounds[start], bucket_bounds[end], Z)
+        return node_energy(workload, group_bounds[start], group_bounds[end], Z)
 
     leaf_err = energies(np.ones(k), np.arange(k), np.arange(1, k + 1))
-    U = np.ones(k)                                       # u = S 1 of the node holding each bucket
+    U = np.ones(k)                                       # u = S 1 of the node holding each group
     p_by_level = [None] * len(levels)
     err_next = K_next = self_next = None
     for d in range(len(levels) - 1, -1, -1):
@@ -261,15 +261,15 @@ def _weighted_sweep(workload: RangeWorkload, bucket_bounds, branching: int, choo
     return WeightedTree(levels, weights, float(err_next[0]))
 
 
-def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2,
+def greedy_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching: int = 2,
                    granularity: int = 100, discount: bool = True) -> WeightedTree:
     """GreedyH (DAWA Section 4): node weights chosen bottom-up; see the module docstring.
 
-    ``bucket_bounds`` are the buckets' bin boundaries in identity order (public).
+    ``group_bounds`` are the groups' bin boundaries in identity order (public).
     ``discount=True`` (default) damps a node's own term by ``branching^(-depth/2)`` in
     the search, as the DPBench/ektelo code; ``False`` minimises each node's exact
     subtree error (dphist before issue 13: up to 22x worse than H on prefixes).
-    Uses only the workload and the bucket boundaries: no data.
+    Uses only the workload and the group boundaries: no data.
     """
     g = int(granularity)
 
@@ -277,10 +277,10 @@ def greedy_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching
         factor = float(branching) ** (-depth / 2.0) if discount else 1.0
         return _best_split(sum_err, energy, self_energy, K, g, factor)
 
-    return _weighted_sweep(workload, bucket_bounds, branching, choose)
+    return _weighted_sweep(workload, group_bounds, branching, choose)
 
 
-def uniform_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branching: int = 2,
+def uniform_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching: int = 2,
                     root: bool = True) -> WeightedTree:
     """Every node of the tree asked with weight ``1/L`` (``L`` = number of levels): Hay et al.'s H
     with equal budgets per level, as a :class:`WeightedTree` whose ``expected_error`` is exact.
@@ -290,8 +290,8 @@ def uniform_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branchin
     Only for trees whose leaves all sit on the last level (``k`` a power of ``branching``);
     used to compare GreedyH with H on the same workload (tests, notebook).
     """
-    bucket_bounds = np.asarray(bucket_bounds, dtype=np.int64)
-    levels = build_tree(bucket_bounds.size - 1, branching)
+    group_bounds = np.asarray(group_bounds, dtype=np.int64)
+    levels = build_tree(group_bounds.size - 1, branching)
     if any((lv.n_children == 0).any() for lv in levels[:-1]):
         raise ValueError("uniform_weights needs a complete tree (k a power of the branching)")
     n_levels = len(levels)
@@ -304,7 +304,7 @@ def uniform_weights(workload: RangeWorkload, bucket_bounds: np.ndarray, branchin
         q = (1 - p) ** 2
         return p, (sum_err - energy * q / (p * p + q * K)) / (p * p)
 
-    return _weighted_sweep(workload, bucket_bounds, branching, choose)
+    return _weighted_sweep(workload, group_bounds, branching, choose)
 
 
 class WeightedRangeQueries:
@@ -340,7 +340,7 @@ class WeightedRangeQueries:
 
 
 def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -> np.ndarray:
-    """Bucket totals minimising ``sum_v (w_v T_v - y_v)^2`` over the weighted tree (exact GLS).
+    """Group totals minimising ``sum_v (w_v T_v - y_v)^2`` over the weighted tree (exact GLS).
 
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
     ``w_v = 0``).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the

@@ -1,12 +1,15 @@
 """DAWA's private L1 partition (Li, Hay, Miklau, Wang, PVLDB 7(12) 2014, Section 3).
 
-The partition ``B`` of the (current order of the) domain into buckets minimises
+Names: the paper's *group* is our *group* (a set of bins merged by a partitioner); the parameter
+``bucket_penalty`` keeps the paper's word.
+
+The partition ``B`` of the (current order of the) domain into groups minimises
 
     pcost(x, B) = sum_{b in B} bcost(x, b),   bcost(x, b) = dev(x, b) + 1/eps_2,
 
 where ``dev(x, b) = sum_{i in b} |x_i - mean_b(x)|`` is the L1 error of
-replacing the bucket's bins by their mean and ``1/eps_2`` is the expected
-absolute error E|Lap(1/eps_2)| of the bucket's noisy total, spread evenly over
+replacing the group's bins by their mean and ``1/eps_2`` is the expected
+absolute error E|Lap(1/eps_2)| of the group's noisy total, spread evenly over
 its bins (the L1 error of a uniform spread of a noisy total equals the
 absolute noise).  ``eps_2`` is the budget of the measuring stage (public).
 
@@ -16,11 +19,11 @@ Section 3c, compares them on synthetic data and on held-out histograms):
 * ``"postprocess"`` (default): the kernel releases ``x~ = x + Lap(1/eps_1)`` per bin
   (``ctx.data.laplace_identity``, eps_1-DP), rounded to integers; the DP then runs on ``x~`` with the cost
   ``dev(x~, b) - c * noise_deviation(|b|, 1/eps_1) + 1/eps_2 + penalty / eps_1``.  The noisy
-  deviation overstates a flat bucket's by the expected deviation of pure noise,
+  deviation overstates a flat group's by the expected deviation of pure noise,
   ``E sum |Z_i - mean Z| ~ (L - 1/L) / eps_1`` (public, :func:`noise_deviation`), so ``c``
   of it is removed (Kellaris et al.'s bias correction of S_2, carried to absolute error);
   the DP then keeps the most negative noise among many candidates, so a public
-  per-bucket ``penalty`` counters that selection bias.  ``c = 1``, ``penalty = 1``
+  per-group ``penalty`` counters that selection bias.  ``c = 1``, ``penalty = 1``
   (units of 1/eps_1) were chosen on SYNTHETIC data only (the four shapes steps,
   gaussian-mixture, shuffled power law, spikes; 4,096 bins; 10^5 and 10^7 records;
   eps 0.1 and 1; 5 seeds; (c, penalty) in (1, 0), (0.75, 0), (1.25, 0), (1, 0.5),
@@ -30,8 +33,8 @@ Section 3c, compares them on synthetic data and on held-out histograms):
   runner-up (0.75, 1) reaches 2.35x and 1.64x; no penalty 6.0x and 2.6x).  Privacy:
   everything after the noisy counts is post-processing of an eps_1-DP release; nothing
   else reads the data.
-* ``"noisy-min"``: every candidate bucket's deviation, single-bin buckets included, gets
-  independent Laplace noise of scale ``s = 4 / eps_1`` in the kernel; every bucket also pays a
+* ``"noisy-min"``: every candidate group's deviation, single-bin groups included, gets
+  independent Laplace noise of scale ``s = 4 / eps_1`` in the kernel; every group also pays a
   public penalty ``bucket_penalty * s``; the least noisy-cost partition is found by dynamic
   programming (proof below).  Its utility is poor: the noise 4/eps_1 on every candidate
   swamps the decision threshold 1/eps_2 (per-bin error up to 100x the reference code's on
@@ -40,14 +43,14 @@ Section 3c, compares them on synthetic data and on held-out histograms):
   "Privacy" below); for reproducing published numbers, refused in release mode.
 
 Why a penalty (noisy-min).  Minimising a sum of noisy costs favours partitions with many
-buckets: each extra bucket brings one more noise term, and the DP picks the
+groups: each extra group brings one more noise term, and the DP picks the
 most negative ones.  With noise on single bins (needed for privacy, below) the
-partition barely merges anything.  A constant added to every bucket's cost
+partition barely merges anything.  A constant added to every group's cost
 counters this without touching privacy, because it does not depend on the data.
-Its size: where the ``K`` candidate buckets ending at a boundary have similar true
+Its size: where the ``K`` candidate groups ending at a boundary have similar true
 costs, the DP keeps the least noisy one, whose noise has mean ``-b_K s`` with
 ``b_K = E max of K iid Lap(1) = H_K - sum_{i<=K} 2^-i / i - 2^-K / K ~ ln(K/2) + 0.577``;
-every output bucket looks about ``b_K s`` cheaper than it is.  For the power-of-two
+every output group looks about ``b_K s`` cheaper than it is.  For the power-of-two
 variant ``K = floor(log2 e) + 1``, so ``b_K`` is 2.3-2.6 at n = 1,024-8,192.
 
 The default 3 (in units of ``s``, for every eps and n) was measured on SYNTHETIC data
@@ -64,7 +67,7 @@ private, so the default does not adapt to it.
 
 Privacy.  Adding or removing one record at bin ``i`` moves ``dev(x, b)`` by at
 most ``2 (1 - 1/|b|) < 2`` when ``i`` is in ``b``, and not at all otherwise.  Fix the
-output ``B`` and let ``b*`` be its bucket holding ``i``.  Condition on every noise
+output ``B`` and let ``b*`` be its group holding ``i``.  Condition on every noise
 value except ``Z_{b*}``.  Then ``B`` wins exactly when ``Z_{b*}`` lies below a
 threshold ``t(x)``.  Partitions sharing ``b*`` compare with ``B`` independently of
 ``Z_{b*}`` and of the change; every other partition's cost moves by less than 2,
@@ -74,14 +77,14 @@ noise as the lever).  Ties have probability 0.  The DP is post-processing of
 the noisy costs.
 
 The paper's calibration, as implemented by DPBench/ektelo, is NOT used:
-Laplace(~2/eps_1) on multi-bin buckets only, with single-bin buckets left
+Laplace(~2/eps_1) on multi-bin groups only, with single-bin groups left
 noiseless and the noisy deviation floored at 0.  Without noise on ``{i}`` the
 lever is missing when the output isolates ``i``, and the floor breaks the
 threshold argument.  notebooks/dawa.ipynb, Section 3, measures a privacy loss
 of about 3.5 eps_1 for that calibration on a 5-bin uniform histogram; the
 certified one stays below eps_1 there.
 
-Variants (the set of candidate buckets):
+Variants (the set of candidate groups):
 
 * ``"exact"`` - every run of consecutive units, O(k^2) candidates and
   O(n^2 log n) time (DAWA's exact algorithm; Kellaris et al.'s S_1);
@@ -94,20 +97,16 @@ Variants (the set of candidate buckets):
   children".
 
 A *unit* is a group of the incoming partition (a bin when the groups are
-singletons, as in DAWA): buckets are runs of consecutive units in the bins'
+singletons, as in DAWA): groups are runs of consecutive units in the bins'
 current order (sorted order for SORTaki's sDAWA).  ``dev`` is always over
-the bins of the bucket.
+the bins of the group.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism
+from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism, segmentation
 from dphist.params import Interval, Options
-
-from .deviation import (deviations_disjoint, deviations_from, deviations_of_length,
-                        rank_structure)
 
 VARIANTS = ("exact", "power-of-two", "tree")
 _CITATION = ("Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 3 (private L1 partition); "
@@ -115,11 +114,11 @@ _CITATION = ("Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 3 (private 
 
 
 def noise_deviation(lengths, scale: float) -> np.ndarray:
-    """Expected deviation of pure Laplace(``scale``) noise over a bucket of ``L`` bins,
+    """Expected deviation of pure Laplace(``scale``) noise over a group of ``L`` bins,
     ``E sum_i |Z_i - mean(Z)|``, approximated by ``scale (L - 1/L)``: exact for L = 1, 2
     (0 and 1.5 scale), 1-2% high for L = 3..16 (Monte Carlo: 2.62, 3.67, 4.71, 15.80 at
     L = 3, 4, 5, 16 vs 2.67, 3.75, 4.80, 15.94), then -> scale L.  A public function of the
-    bucket length: it is what a noisy bucket's deviation overstates on a flat region."""
+    group length: it is what a noisy group's deviation overstates on a flat region."""
     L = np.asarray(lengths, dtype=np.float64)
     return scale * (L - 1.0 / L)
 
@@ -133,7 +132,7 @@ class NoisyMinCosts:
     def __call__(self, dev, lengths):
         # through noise.laplace_mechanism (sensitivity ``scale``, epsilon 1) so release mode's exact
         # grid route applies; support=2 widens the grid sensitivity by the two rounding steps the
-        # noisy-min argument can meet (the output's bucket and its competitor)
+        # noisy-min argument can meet (the output's group and its competitor)
         return self.noise.laplace_mechanism(dev, self.scale, 1.0, support=2) + self.measure_cost
 
 
@@ -165,123 +164,25 @@ class DebiasedCosts:
         return dev - self.correction * noise_deviation(lengths, self.scale) + self.measure_cost
 
 
-@njit(cache=True, nogil=True)
-def _relax_row(best, back, first_unit, costs):
-    base = best[first_unit]
-    for j in range(costs.size):
-        end = first_unit + 1 + j
-        c = base + costs[j]
-        if c < best[end]:
-            best[end] = c
-            back[end] = first_unit
-
-
-@njit(cache=True, nogil=True)
-def _power_of_two_dp(costs_by_length, k):
-    # costs_by_length[j, a]: noisy cost of units a .. a + 2^j - 1
-    best = np.full(k + 1, np.inf)
-    back = np.zeros(k + 1, dtype=np.int64)
-    best[0] = 0.0
-    for end in range(1, k + 1):
-        length = 1
-        j = 0
-        while length <= end:
-            c = best[end - length] + costs_by_length[j, end - length]
-            if c <= best[end]:   # a tie goes to the longer bucket, as the exact DP's row order and the C code do
-                best[end] = c
-                back[end] = end - length
-            length *= 2
-            j += 1
-    return best, back
-
-
-def _trace(back: np.ndarray, k: int) -> np.ndarray:
-    cuts = [k]
-    while cuts[-1] > 0:
-        cuts.append(int(back[cuts[-1]]))
-    return np.array(cuts[::-1], dtype=np.int64)
-
-
 def least_cost_partition(values, bounds, variant: str, branching: int, costs) -> np.ndarray:
     """Cut points (in units) of the partition minimising the sum of ``costs(dev, lengths)`` over
-    its buckets, among the candidates of ``variant``; ``lengths`` are the buckets' sizes in bins.
+    its groups, among the candidates of ``variant``; ``lengths`` are the groups' sizes in bins.
 
-    ``costs`` is called once per batch of candidates (a DP row, a window length, a tree level)
-    and may draw noise; the DP itself only compares the numbers it returns.
+    The search is :mod:`dphist.segmentation`'s: the L1-deviation cost (DAWA's ``dev``, Fenwick
+    trees over the values' ranks) transformed batch by batch by ``costs``
+    (:meth:`dphist.segmentation.Cost.then`), then ``optimal`` (exact: every run of units;
+    power-of-two: runs of 2^j units, a tie keeps the longest last group, as the DPBench C code
+    does) or ``tree``.  ``costs`` is called once per batch of candidates (a DP row, a window
+    length, a tree level; the engine documents the order) and may draw noise; the search itself
+    only compares the numbers it returns.
     """
-    values = np.asarray(values, dtype=np.float64)
-    bounds = np.arange(values.size + 1) if bounds is None else np.asarray(bounds, dtype=np.int64)
-    if variant == "exact":
-        return _exact(values, bounds, costs)
-    if variant == "power-of-two":
-        return _power_of_two(values, bounds, costs)
+    if variant not in VARIANTS:
+        raise InvalidParameter(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    cost = segmentation.L1Deviation(values).then(costs)
     if variant == "tree":
-        return _tree(values, bounds, costs, int(branching))
-    raise InvalidParameter(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
-
-
-def _exact(values, bounds, costs):
-    k = bounds.size - 1
-    rank, sorted_values = rank_structure(values)
-    count = np.zeros(values.size + 1, dtype=np.int64)
-    total = np.zeros(values.size + 1)
-    row = np.empty(k)
-    best = np.full(k + 1, np.inf)
-    best[0] = 0.0
-    back = np.zeros(k + 1, dtype=np.int64)
-    for a in range(k):  # rows by first unit: best[a] is final once all earlier rows are relaxed
-        deviations_from(values, rank, sorted_values, bounds, a, count, total, row)
-        _relax_row(best, back, a, costs(row[:k - a], bounds[a + 1:] - bounds[a]))
-    return _trace(back, k)
-
-
-def _power_of_two(values, bounds, costs):
-    k = bounds.size - 1
-    rank, sorted_values = rank_structure(values)
-    lengths = 1 << np.arange(int(np.floor(np.log2(k))) + 1)
-    table = np.full((lengths.size, k), np.inf)
-    buf = np.empty(k)
-    for j, length in enumerate(lengths):
-        m = k - length + 1
-        deviations_of_length(values, rank, sorted_values, bounds, int(length), buf)
-        table[j, :m] = costs(buf[:m], bounds[length:length + m] - bounds[:m])
-    _, back = _power_of_two_dp(table, k)
-    return _trace(back, k)
-
-
-def _tree(values, bounds, costs, branching):
-    k = bounds.size - 1
-    # level h: node j covers units [j * B^h, min((j+1) * B^h, k)); level 0 = the units
-    best = None
-    levels = []
-    span = 1
-    while True:
-        starts_u = np.arange(0, k, span)
-        ends_u = np.minimum(starts_u + span, k)
-        dev = deviations_disjoint(values, bounds[starts_u], bounds[ends_u])
-        cost = costs(dev, bounds[ends_u] - bounds[starts_u])
-        if best is None:
-            take = np.ones(starts_u.size, dtype=bool)
-            best = cost
-        else:
-            children = np.add.reduceat(best, np.arange(0, best.size, branching))
-            take = cost < children
-            best = np.where(take, cost, children)
-        levels.append((starts_u, ends_u, take))
-        if starts_u.size == 1:
-            break
-        span *= branching
-    # top-down: a node is a bucket if it is active and took itself; else its children are active
-    cuts = []
-    active = np.ones(1, dtype=bool)
-    for h in range(len(levels) - 1, -1, -1):
-        starts_u, _, take = levels[h]
-        chosen = active & take
-        cuts.append(starts_u[chosen])
-        if h:
-            n_child = levels[h - 1][0].size
-            active = np.repeat(active & ~take, branching)[:n_child]
-    return np.concatenate([np.sort(np.concatenate(cuts)), [k]]).astype(np.int64)
+        return segmentation.tree(cost, bounds, branching=int(branching)).bounds
+    lengths = "all" if variant == "exact" else "power-of-two"
+    return segmentation.optimal(cost, bounds, lengths=lengths, longest_on_ties=True).bounds
 
 
 def _ordered(counts, order):
@@ -290,7 +191,7 @@ def _ordered(counts, order):
 
 
 class NoisyL1Partition(VettedMechanism):
-    """calibration "noisy-min": noisy bucket costs and the least-cost partition, in the kernel.
+    """calibration "noisy-min": noisy group costs and the least-cost partition, in the kernel.
 
     Returns the cut points in units (``0 = c_0 < ... < c_m = k``) for
     :meth:`dphist.Partition.merge`; nothing else leaves the kernel.
@@ -299,10 +200,10 @@ class NoisyL1Partition(VettedMechanism):
     name = "dawa.l1-partition"
     sensitivity = 4.0   #: noise calibration: 2 x the deviation's sensitivity bound 2 (report-noisy-min)
     proof = ("eps_1-DP by report-noisy-min on the output's own noise (dphist_dawa.l1_partition module "
-             "docstring; notebooks/dawa.ipynb Section 3): every candidate bucket, single-bin ones "
+             "docstring; notebooks/dawa.ipynb Section 3): every candidate group, single-bin ones "
              "included, gets independent Laplace(4/eps_1) on its deviation. Adding or removing one "
              "record at bin i moves dev(x, b) by at most 2(1 - 1/|b|) < 2 for b containing i. Fix the "
-             "output B and all noise except that of B's bucket b* holding i: B wins iff Z_{b*} is below "
+             "output B and all noise except that of B's group b* holding i: B wins iff Z_{b*} is below "
              "a threshold that moves by < 4 between neighbours, so P(B|x') >= exp(-eps_1) P(B|x). "
              "The DPBench/ektelo calibration of DAWA (Li et al. PVLDB 2014, Sec. 3) - Laplace(2/eps_1), "
              "no noise on single bins, floor at 0 - is not used (measured loss about 3.5 eps_1).")
@@ -329,7 +230,7 @@ class DPBenchL1Partition(VettedMechanism):
     name = "dawa.l1-partition-dpbench"
     sensitivity = 2.0   #: the reference code's nominal calibration (its scale is (2 - 1/L - 1/n)/eps_1)
     proof = ("NOT differentially private: the DPBench/ektelo calibration of DAWA's L1 partition "
-             "(Laplace((2 - 1/L - 1/n)/eps_1) on multi-bin buckets only, none on single bins, scores floored "
+             "(Laplace((2 - 1/L - 1/n)/eps_1) on multi-bin groups only, none on single bins, scores floored "
              "at 1/eps_2) loses about 3.5 eps_1 on a 5-bin example (notebooks/dawa.ipynb Section 3). "
              "For reproducing published numbers only; release mode refuses it.")
     differentially_private = False
@@ -345,7 +246,7 @@ class DPBenchL1Partition(VettedMechanism):
 
 
 CALIBRATIONS = ("postprocess", "noisy-min", "dpbench")
-#: public per-bucket penalty (units of the noise scale) when ``bucket_penalty`` is not given
+#: public per-group penalty (units of the noise scale) when ``bucket_penalty`` is not given
 DEFAULT_PENALTY = {"postprocess": 1.0, "noisy-min": 3.0, "dpbench": 0.0}
 DEFAULT_CORRECTION = 1.0   #: share of the expected noise deviation removed (calibration "postprocess")
 
@@ -358,7 +259,7 @@ class L1Partitioner(Partitioner):
     variant : ``"exact"`` (DAWA, S_1), ``"power-of-two"`` (DAWA's approximation, S~) or
         ``"tree"`` (full subtrees of a ``branching``-ary tree, for S_1 + H).
     branching : fan-out of the tree variant (2 by default; ignored otherwise).
-    measure_epsilon : the ``eps_2`` in the bucket cost ``dev + 1/eps_2``; ``None`` (default)
+    measure_epsilon : the ``eps_2`` in the group cost ``dev + 1/eps_2``; ``None`` (default)
         takes the finalizer's budget ``gamma_f * epsilon`` from the context, as DAWA does.
     calibration : how the partition is made private (module docstring):
 
@@ -371,9 +272,10 @@ class L1Partitioner(Partitioner):
         * ``"dpbench"``: the DPBench/ektelo code's calibration, **not differentially private**
           (its ledger row and the release's warnings say so; release mode refuses it); for
           reproducing published numbers.
-    bucket_penalty : public cost added to every bucket, in units of the calibration's noise scale
+    bucket_penalty : public cost added to every group, in units of the calibration's noise scale
         (``1/eps_1`` for postprocess, ``4/eps_1`` for noisy-min); ``None`` = the calibration's
-        default (1, 3, 0; the first two measured on synthetic data only).
+        default (1, 3, 0; the first two measured on synthetic data only).  The paper's group =
+        our group: the name keeps the paper's word.
     correction : for ``"postprocess"``, the multiple of the expected noise deviation
         (:func:`noise_deviation`) removed from each candidate's noisy deviation (default 1, synthetic data only).
 
@@ -418,14 +320,14 @@ class L1Partitioner(Partitioner):
         except (TypeError, ValueError):
             raise InvalidParameter(f"dawa.l1: measure_epsilon must be a number, got {eps_2!r}") from None
         if not np.isfinite(eps_2) or eps_2 <= 0:
-            raise InvalidParameter("dawa.l1: the bucket cost needs the measuring budget eps_2 > 0 "
+            raise InvalidParameter("dawa.l1: the group cost needs the measuring budget eps_2 > 0 "
                                    "(gamma_f > 0, or pass measure_epsilon)")
         penalty = DEFAULT_PENALTY[self.calibration] if self.bucket_penalty is None else float(self.bucket_penalty)
         if self.calibration == "postprocess":
             noisy = ctx.data.laplace_identity(ctx.budget)     # the only private step: eps_1-DP
             # post-processing from here on: public noisy counts, public constants.  Rounded to integers
             # (release mode's discrete Laplace already is): equal values get consecutive ranks, which keeps
-            # the Fenwick trees' accesses local - 4.7x faster at n = 2^20 than distinct floats, same buckets +-1%
+            # the Fenwick trees' accesses local - 4.7x faster at n = 2^20 than distinct floats, same groups +-1%
             noisy = np.round(noisy)
             scale = 1.0 / float(ctx.budget)
             costs = DebiasedCosts(scale, 1.0 / eps_2 + penalty * scale, float(self.correction))

@@ -1,7 +1,7 @@
 """DAWA's named algorithms (Li, Hay, Miklau, Wang, PVLDB 7(12) 2014).
 
 ``ratio`` is DAWA's share of epsilon for the partition (0.25 in the paper and
-in DPBench); the rest measures the buckets.  No initializer: DAWA's
+in DPBench); the rest measures the groups.  No initializer: DAWA's
 partition reads the data inside the kernel (SORTaki Section IV-A).
 """
 from __future__ import annotations
@@ -41,17 +41,17 @@ def dawa(ratio: float = 0.25, workload="prefix", branching: int = 2, calibration
                     _shares(ratio))
 
 
-dawa.__doc__ = "DAWA: exact private L1 partition (ratio * eps), then GreedyH on the buckets." + _CALIBRATION_DOC
+dawa.__doc__ = "DAWA: exact private L1 partition (ratio * eps), then GreedyH on the groups." + _CALIBRATION_DOC
 
 
-@preset("DAWA-approx", citation=_PAPER + ", Section 3.3 (power-of-two buckets)", params=_DAWA)
+@preset("DAWA-approx", citation=_PAPER + ", Section 3.3 (power-of-two groups)", params=_DAWA)
 def dawa_approx(ratio: float = 0.25, workload="prefix", branching: int = 2,
                 calibration: str = "postprocess") -> Pipeline:
     return Pipeline(None, None, L1Partitioner("power-of-two", calibration=calibration),
                     GreedyHFinalizer(workload, branching), _shares(ratio))
 
 
-dawa_approx.__doc__ = ("DAWA with the approximate partition (buckets of power-of-two length), then GreedyH."
+dawa_approx.__doc__ = ("DAWA with the approximate partition (groups of power-of-two length), then GreedyH."
                        + _CALIBRATION_DOC)
 
 

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 import dphist
-from dphist import InvalidParameter, Partition, SeededLaplace, testing
+from dphist import InvalidParameter, Partition, testing
+from dphist.kernel import SeededLaplace
 from dphist import workloads as wl
-from dphist_dawa.deviation import (all_deviations, deviation_direct, deviations_disjoint,
-                                   deviations_of_length, rank_structure)
 from dphist_dawa.greedy_h import GreedyHFinalizer
 from dphist_dawa.hierarchy import (WeightedRangeQueries, build_tree, greedy_weights, node_energy,
                                    tree_least_squares, uniform_weights)
@@ -38,26 +37,12 @@ def _random_units(rng, n, k):
 
 
 # ------------------------------------------------------------------ deviations
-def test_fast_deviations_equal_direct_computation():
-    rng = np.random.default_rng(0)
-    for trial in range(5):
-        x = rng.integers(0, 30, 60).astype(float)
-        x[rng.random(60) < 0.3] = 0
-        bounds = _random_units(rng, 60, 17) if trial % 2 else np.arange(61)
-        k = bounds.size - 1
-        dense = all_deviations(x, bounds)
-        for a in range(k):
-            for b in range(a + 1, k + 1):
-                assert dense[a, b] == pytest.approx(deviation_direct(x, bounds[a], bounds[b]), abs=1e-9)
-        rank, sv = rank_structure(x)
-        out = np.empty(k)
-        for length in (1, 2, 4, 8, 16):
-            deviations_of_length(x, rank, sv, bounds, length, out)
-            want = [deviation_direct(x, bounds[a], bounds[a + length]) for a in range(k - length + 1)]
-            np.testing.assert_allclose(out[:k - length + 1], want, atol=1e-9)
-        starts, ends = bounds[:-1:3], bounds[1::3][:bounds[:-1:3].size]
-        np.testing.assert_allclose(deviations_disjoint(x, starts, ends),
-                                   [deviation_direct(x, s, e) for s, e in zip(starts, ends)], atol=1e-9)
+# (the Fenwick-tree deviations against their definition: tests/test_segmentation.py,
+#  test_l1_batches_equal_the_direct_definition)
+def deviation_direct(values, start, end):
+    """DAWA's ``dev`` of positions ``[start, end)`` by definition."""
+    seg = np.asarray(values[start:end], dtype=float)
+    return float(np.abs(seg - seg.mean()).sum()) if seg.size else 0.0
 
 
 def test_deviation_sensitivity_bound_on_neighbours():
@@ -78,7 +63,7 @@ def test_deviation_sensitivity_bound_on_neighbours():
 
 # ------------------------------------------------------------------ partitions
 def _rebuild_costs(noise, x, bounds, eps2, variant, fixed=0.0):
-    """Noisy cost of every candidate bucket, rebuilt from the recorded draws (same order as run)."""
+    """Noisy cost of every candidate group, rebuilt from the recorded draws (same order as run)."""
     k = bounds.size - 1
     costs = {}
     if variant == "exact":
@@ -121,7 +106,7 @@ def test_partition_dp_matches_brute_force(variant):
         cuts = NoisyL1Partition().run(x, eps1, noise, order=None, bounds=bounds, variant=variant,
                                       measure_epsilon=eps2, bucket_penalty=penalty)
         costs = _rebuild_costs(noise, x.astype(float), bounds, eps2, variant, fixed=penalty * 4 / eps1)
-        # every candidate got noise of scale 4 / eps1 (single-bin buckets included)
+        # every candidate got noise of scale 4 / eps1 (single-bin groups included)
         assert sum(d.size for d in noise.draws) == len(costs)
         assert np.allclose(noise.scales, 4 / eps1)
         best, arg = _brute_force(costs, bounds.size - 1)
@@ -164,7 +149,7 @@ def test_partition_of_groups_keeps_groups_whole_and_follows_order():
     x = rng.integers(0, 30, 40)
     order = rng.permutation(40)
     bins = Partition(order, [0, 3, 4, 10, 18, 19, 25, 33, 40])
-    kernel = dphist.PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
+    kernel = dphist.kernel.PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
     ctx = dphist.Context(n=40, epsilon=1.0, gamma_in=0, gamma_p=0.5, gamma_f=0.5, rng=np.random.default_rng(1),
                          data=kernel.handle("dawa.l1", "partitioner", 0.5))
     out = L1Partitioner("exact").partition(bins, ctx)
@@ -174,13 +159,13 @@ def test_partition_of_groups_keeps_groups_whole_and_follows_order():
 
 
 # ------------------------------------------------------------------ GreedyH
-def _dense_strategy(tree, bucket_bounds):
-    """Dense A over buckets (rows = asked nodes), for checks on small k."""
+def _dense_strategy(tree, group_bounds):
+    """Dense A over groups (rows = asked nodes), for checks on small k."""
     rows = []
     for lv, w in zip(tree.levels, tree.weights):
         for s, e, wt in zip(lv.start, lv.end, w):
             if wt > 0:
-                r = np.zeros(bucket_bounds.size - 1)
+                r = np.zeros(group_bounds.size - 1)
                 r[s:e] = wt
                 rows.append(r)
     return np.array(rows)
@@ -267,7 +252,7 @@ def test_tree_least_squares_equals_dense_solve():
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
 
-def test_build_tree_covers_buckets():
+def test_build_tree_covers_groups():
     for k, b in [(1, 2), (2, 2), (7, 2), (10, 3), (33, 4)]:
         levels = build_tree(k, b)
         assert levels[0].start[0] == 0 and levels[0].end[0] == k
@@ -413,7 +398,7 @@ def test_postprocess_partition_is_a_function_of_the_noisy_histogram():
     for variant in ("exact", "power-of-two", "tree"):
         for seed in range(3):
             def ctx_for(seed=seed):
-                kernel = dphist.PrivateKernel(x, SeededLaplace(np.random.default_rng(seed)))
+                kernel = dphist.kernel.PrivateKernel(x, SeededLaplace(np.random.default_rng(seed)))
                 return kernel, dphist.Context(n=x.size, epsilon=1.0, gamma_in=0, gamma_p=0.25, gamma_f=0.75,
                                               rng=np.random.default_rng(1),
                                               data=kernel.handle("dawa.l1", "partitioner", 0.25))
@@ -440,7 +425,7 @@ def test_noise_deviation_matches_monte_carlo():
 
 
 def test_dpbench_costs_follow_the_reference_formula():
-    """No noise on single bins, scale (2 - 1/L - 1/n)/eps_1 on longer buckets, floor at 1/eps_2.
+    """No noise on single bins, scale (2 - 1/L - 1/n)/eps_1 on longer groups, floor at 1/eps_2.
     Kills: noise on single bins, a missing floor, the 4/eps_1 scale."""
     from dphist_dawa.l1_partition import DPBenchCosts
     dev = np.array([0.0, 3.0, 10.0, 0.0, 50.0])

@@ -5,7 +5,8 @@ Each test names the mutation it kills.
 import numpy as np
 import pytest
 
-from dphist import InvalidParameter, Pipeline, SeededLaplace, make_algorithm, testing
+from dphist import InvalidParameter, Pipeline, make_algorithm, testing
+from dphist.kernel import SeededLaplace
 from dphist.partition import Partition
 from dphist_privelet.finalizer import PriveletFinalizer, WeightedHaarMeasurement
 from dphist_privelet.haar import (inverse_weighted_haar, levels, padded_size, range_variance_bound,

@@ -12,9 +12,10 @@ import numpy as np
 
 from dphist import Partitioner
 from dphist.errors import InvalidParameter, PrivacyViolation
+from dphist.intervals import centred_prefix_sums
 from dphist.params import Options
 
-from .error_formulas import FORMULAS, prefix_sums, resolve_error_formula
+from .error_formulas import FORMULAS, PerBinUEE, UnbiasedExpectedError, resolve_error_formula
 from .segmentation import VARIANTS, dp_cuts, greedy_cuts
 
 _SORTAKI = "Doudalis & Mehrotra, SORTaki, Section V-B"
@@ -27,20 +28,26 @@ def noisy_prefix_sums(bins, ctx, who: str):
     """Prefix sums of H~ in the partition's order (post-processing of H~: free)."""
     if ctx.noisy is None:
         raise InvalidParameter(f"{who} decides on H~: give the pipeline an initializer with gamma_in > 0")
-    return prefix_sums(bins.in_order(ctx.noisy))
+    return centred_prefix_sums(bins.in_order(ctx.noisy))
 
 
-def private_error_formula(ef, who: str):
+def private_error_formula(ef, who: str, bins=None, ctx=None):
+    """The error formula to run on H~: never one that needs the true counts; UEE reads H~'s per-bin
+    variances from ``ctx.noise_model`` when the initializer thresholded H~ (:class:`PerBinUEE`;
+    post-processing: the model and H~ are public)."""
     ef = resolve_error_formula(ef)
     if getattr(ef, "needs_true_data", False):
         raise PrivacyViolation(
             f"{who} was given the error formula {getattr(ef, 'name', ef)!r}, which needs the true counts "
             "(SORTaki Eq. 4, for analysis only); inside a private pipeline use 'uee' (Eq. 5) or 'ahp'")
+    model = None if ctx is None else ctx.noise_model
+    if isinstance(ef, UnbiasedExpectedError) and model is not None and model.thresholded:
+        return PerBinUEE(bins.in_order(model.variances(ctx.noisy)))
     return ef
 
 
 class GreedyPartitioner(Partitioner):
-    """GP, SORTaki Algorithm 5: merge the next group into the current bin when EF says so.
+    """GP, SORTaki Algorithm 5: merge the next unit into the current group when EF says so.
 
     Note: AHP's own greedy (Zhang et al. 2014, Algorithm 3) compares against a
     look-ahead lower bound err*(next); SORTaki's GP, implemented here, uses the
@@ -56,7 +63,7 @@ class GreedyPartitioner(Partitioner):
         self.ef = ef
 
     def partition(self, bins, ctx):
-        ef = private_error_formula(self.ef, self.name)
+        ef = private_error_formula(self.ef, self.name, bins, ctx)
         p, p2 = noisy_prefix_sums(bins, ctx, self.name)
         return bins.merge(greedy_cuts(ef, p, p2, bins.bounds, ctx.eps_in, ctx.eps_f))
 
@@ -64,8 +71,8 @@ class GreedyPartitioner(Partitioner):
 class DynamicProgrammingPartitioner(Partitioner):
     """DPP, SORTaki Algorithm 6: the partition of minimum total EF.
 
-    ``variant="exact"`` considers every bin, O(k^2) for k groups;
-    ``variant="power-of-two"`` only bins of 2^j groups (the paper's scalable
+    ``variant="exact"`` considers every candidate group, O(k^2) for k units;
+    ``variant="power-of-two"`` only groups of 2^j units (the paper's scalable
     version "inspired from DAWA"; the paper says "multiple of 2", but only
     powers of two give the stated near-linear complexity, as in DAWA).
     """
@@ -80,6 +87,6 @@ class DynamicProgrammingPartitioner(Partitioner):
         self.variant = variant
 
     def partition(self, bins, ctx):
-        ef = private_error_formula(self.ef, self.name)
+        ef = private_error_formula(self.ef, self.name, bins, ctx)
         p, p2 = noisy_prefix_sums(bins, ctx, self.name)
         return bins.merge(dp_cuts(ef, p, p2, bins.bounds, ctx.eps_in, ctx.eps_f, self.variant))

@@ -4,7 +4,10 @@ Run once BEFORE a change to the partitioning code (``python plugins/sortaki/test
 ``test_release_fixture.py`` then checks that the releases stay bit-identical.  The fixture written
 on 2026-11-23 recorded the plugin's own DP code, before it was ported onto ``dphist.segmentation``
 (re-recorded on main 111ebba, still with the old DP code, after main changed the G presets' gamma_in).
-``sDAWA`` is left out: its partitioner is the dawa plugin's, which this fixture does not pin.
+``sDAWA`` is left out: its partitioner is the dawa plugin's, pinned by ``plugins/dawa/tests``.
+The thresholded WAF presets (``tGWF``, ``stGWF``, ``tDWF``, ``stDWF``) changed on purpose when WAF and
+UEE began to read H~'s noise model (issue 14 item 6); ``test_release_fixture.py`` checks them against
+this record with the old plain-Laplace model (do not re-record them).
 """
 from __future__ import annotations
 
@@ -62,13 +65,13 @@ def array_inputs():
 
 def record_arrays() -> dict[str, np.ndarray]:
     """Array-level outputs of GP and DPP on grouped units (bounds that are not singletons)."""
-    from dphist_sortaki.error_formulas import prefix_sums
+    from dphist.intervals import centred_prefix_sums
     from dphist_sortaki.segmentation import dp_cuts, greedy_cuts
     arrays = {}
     for i, values, bounds in array_inputs():
         for order in ("raw", "sorted"):
             v = np.sort(values)[::-1] if order == "sorted" else values
-            p, p2 = prefix_sums(v)
+            p, p2 = centred_prefix_sums(v)
             for ef in ("ahp", "uee", "ee", _custom_ef):
                 efname = ef if isinstance(ef, str) else "custom"
                 for variant in ("exact", "power-of-two"):

@@ -7,7 +7,8 @@ import pytest
 from dphist import Partition, Pipeline, testing
 from dphist.errors import InvalidParameter, PrivacyViolation
 from dphist_sortaki import (DPCubePartitioner, DynamicProgrammingPartitioner, GreedyPartitioner,
-                            WeightedAverageFinalizer, dp_cuts, greedy_cuts, prefix_sums, resolve_error_formula)
+                            WeightedAverageFinalizer, dp_cuts, greedy_cuts, resolve_error_formula)
+from dphist.intervals import centred_prefix_sums
 
 FORMULAS = ["ahp", "uee", "ee"]
 
@@ -65,7 +66,7 @@ def _cases(seed=0):
 def test_dp_and_greedy_against_brute_force(ef, eps):
     eps_in, eps_f = eps
     for x, bounds in _cases():
-        p, p2 = prefix_sums(x)
+        p, p2 = centred_prefix_sums(x)
         for form in (ef, _generic(ef)):
             cuts, cost = dp_cuts(form, p, p2, bounds, eps_in, eps_f, "exact", return_cost=True)
             assert np.isclose(cost, _brute_force(ef, p, p2, bounds, eps_in, eps_f), rtol=1e-9, atol=1e-9)
@@ -82,7 +83,7 @@ def test_compiled_and_generic_paths_agree_on_larger_inputs(ef):
     rng = np.random.default_rng(5)
     x = np.repeat(rng.integers(0, 50, 40), rng.integers(1, 12, 40)).astype(float)
     x = x + rng.laplace(0, 3, x.size)
-    p, p2 = prefix_sums(x)
+    p, p2 = centred_prefix_sums(x)
     bounds = np.arange(x.size + 1)
     for variant in ("exact", "power-of-two"):
         a, ca = dp_cuts(ef, p, p2, bounds, 0.5, 0.5, variant, return_cost=True)
@@ -98,7 +99,7 @@ def test_dpp_is_never_worse_than_gp(ef):
         n = int(rng.integers(2, 300))
         x = np.sort(rng.poisson(rng.choice([1, 10, 100]), n))[::-1] + rng.laplace(0, 1 / 0.5, n)
         eps_in, eps_f = rng.uniform(0.05, 1.0, 2)
-        p, p2 = prefix_sums(x)
+        p, p2 = centred_prefix_sums(x)
         bounds = np.arange(n + 1)
         g = greedy_cuts(ef, p, p2, bounds, eps_in, eps_f)
         _, best = dp_cuts(ef, p, p2, bounds, eps_in, eps_f, "exact", return_cost=True)
@@ -139,7 +140,7 @@ def test_bad_partitioner_parameters_are_named():
 def test_partitioners_merge_whole_groups_in_their_order():
     p = Partition.from_sizes([2] * 8, order=np.random.default_rng(0).permutation(16))
     x = np.random.default_rng(1).normal(10, 3, 16)
-    pp, pp2 = prefix_sums(p.in_order(x))
+    pp, pp2 = centred_prefix_sums(p.in_order(x))
     cuts = dp_cuts("uee", pp, pp2, p.bounds, 0.5, 0.5, "exact")
     merged = p.merge(cuts)
     assert set(merged.bounds) <= set(p.bounds) and merged.validate()

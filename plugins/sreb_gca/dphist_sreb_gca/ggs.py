@@ -1,7 +1,7 @@
 """GGS, the greedy grouping of SReB_GCA with its lower bound and early stop (reconstructed Section 5.2).
 
 **Reconstruction** (the outline: "a lower bound in the greedy grouping process ... is theoretically
-deduced", in the lineage of AHP's greedy clustering with err*, Zhang et al. SDM 2014 Algorithm 3).
+deduced", in the lineage of AHP's greedy grouping with err*, Zhang et al. SDM 2014 Algorithm 3).
 Scan the ascending noisy values y_1 <= ... <= y_n.  With C the current group and E(.) the group
 error of :mod:`.relative_error` (bound (3) by default), bin j joins C iff
 

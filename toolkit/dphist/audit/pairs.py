@@ -7,9 +7,9 @@ directions, so a pair also covers its swap.
 
 The family is crafted, not random (the inputs where histogram mechanisms
 have been found to leak): tiny domains (1-8 bins), flat histograms (a change
-breaks a perfect bucket), spikes and zeros around the changed bin, large
+breaks a perfect group), spikes and zeros around the changed bin, large
 counts, the changed bin at the edges and in the middle, step histograms with
-the change on a bucket boundary (data-dependent partitions), and a longer
+the change on a group boundary (data-dependent partitions), and a longer
 flat domain (the DPBench calibration of DAWA leaks more as n grows).
 """
 from __future__ import annotations

@@ -41,7 +41,7 @@ from ..components.base import Context
 from ..errors import DPHistError
 from ..kernel import PrivateKernel
 from ..partition import Partition
-from ..pipeline import Pipeline
+from ..pipeline import Pipeline, checked_noise_model
 
 #: trials per vectorised block (bounds memory: block x n floats per array)
 BLOCK = 1 << 17
@@ -132,6 +132,8 @@ def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: 
             noisy = _trials_array(out, trials, n, f"initializer {pipeline.initializer.name}")
             noisy.setflags(write=False)
             ctx.noisy = noisy
+            ctx.data = None
+            ctx.noise_model = checked_noise_model(pipeline.initializer, ctx)
     bins = Partition.singletons(n)
     ctx.data = kernel.handle(pipeline.partitioner.name, "partitioner", g_p * epsilon)
     bins = pipeline.partitioner.partition(bins, ctx)

@@ -17,7 +17,7 @@ proof, so only an audit can find the fault):
 * :class:`DPBenchL1Partitioner` - DAWA's L1 partition (Li et al., PVLDB 2014,
   Sec. 3) with the calibration of the DPBench/ektelo reference code as
   described in ``dphist_dawa.l1_partition``: Laplace(2 / eps_1) on the deviation
-  of multi-bin buckets only, single-bin buckets noiseless, noisy costs floored
+  of multi-bin groups only, single-bin groups noiseless, noisy costs floored
   at 0.  Written here from that description (no code copied) so that the
   audit tests do not depend on the dawa plugin's own ``calibration`` option.
 """
@@ -121,7 +121,7 @@ class CoarseEFPAFinalizer(Finalizer):
 class _DPBenchL1(VettedMechanism):
     name = "twin.dpbench-l1-partition"
     proof = (_NOT_DP + ": DAWA's L1 partition with the DPBench/ektelo calibration (Laplace(2/eps_1) on "
-             "multi-bin buckets only, single bins noiseless, floored at 0)")
+             "multi-bin groups only, single bins noiseless, floored at 0)")
 
     def answers(self, n, **_):
         return 1
@@ -129,7 +129,7 @@ class _DPBenchL1(VettedMechanism):
     def run(self, counts, epsilon, noise, measure_epsilon=1.0):
         x = counts.astype(float)
         n = x.size
-        starts, ends = np.triu_indices(n + 1, k=1)          # every bucket [s, e), sorted by start
+        starts, ends = np.triu_indices(n + 1, k=1)          # every group [s, e), sorted by start
         inside = (np.arange(n) >= starts[:, None]) & (np.arange(n) < ends[:, None])
         mean = (inside @ x) / (ends - starts)
         dev = (inside * np.abs(x[None, :] - mean[:, None])).sum(axis=1)
@@ -140,7 +140,7 @@ class _DPBenchL1(VettedMechanism):
         best = np.full(n + 1, np.inf)
         best[0] = 0.0
         back = np.zeros(n + 1, dtype=np.int64)
-        for e in range(1, n + 1):                           # buckets ending at e, all starts at once
+        for e in range(1, n + 1):                           # groups ending at e, all starts at once
             ending = np.flatnonzero(ends == e)
             total = best[starts[ending]] + cost[ending]
             i = int(np.argmin(total))

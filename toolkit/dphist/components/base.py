@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from ..kernel import DataHandle
+from ..noise_model import NoiseModel
 from ..params import Constraint, normalize, validate_params
 from ..partition import Partition
 
@@ -57,6 +58,9 @@ class Context:
     rng: np.random.Generator        #: for public randomness (tie-breaking, post-processing)
     data: DataHandle | None = None  #: metered data access; None for the sorter
     noisy: np.ndarray | None = None  #: H~, the initializer's output (original order)
+    #: public description of H~'s per-bin noise, set by the initializer that produced H~
+    #: (:meth:`Initializer.noise_model`); None when there is no H~
+    noise_model: NoiseModel | None = None
     notes: dict[str, Any] = field(default_factory=dict)  #: stage-to-stage public annotations
     mode: str = "research"          #: "research" (seeded) or "release" (exact noise, OS randomness)
     warnings: list[str] = field(default_factory=list)  #: copied into Release.warnings
@@ -206,6 +210,12 @@ class Initializer(Component):
     def initialize(self, ctx: Context) -> np.ndarray | None:
         """Return H~ (length ``ctx.n``, original order) or None when gamma_in is 0."""
         raise NotImplementedError
+
+    def noise_model(self, ctx: Context) -> NoiseModel | None:
+        """The noise of the H~ this initializer returns, from public quantities only (the pipeline
+        calls it with ``ctx.data = None``): by default Laplace(1/eps_in) on every bin, what SORTaki's
+        WAF and UEE assume.  An initializer whose H~ is not that (e.g. AHP's thresholding) overrides it."""
+        return NoiseModel.laplace(ctx.eps_in) if ctx.eps_in > 0 else None
 
 
 class Sorter(Component):

@@ -2,8 +2,10 @@
 
 Directories come from ``DPHIST_DATA`` (``os.pathsep``-separated) or are added
 with :func:`add_data_dir` (the CLI's ``--data-dir``).  A file ``X.npy`` is the
-dataset named ``X``.  The DPBench sources of ``../shared/datasets`` are used
-this way in tests and benchmarks: they are never copied into the repository.
+dataset named ``X``.  Library code knows no fixed folder: tests, notebooks and benchmarks find
+the DPBench sources themselves (``tests/conftest.py`` documents the search: ``DPHIST_SHARED``, else
+the ``shared`` folder beside the repository) and pass the path here; the sources are never copied
+into the repository.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidParameter
-from .base import Dataset
+from ..io import read_histogram
+from .dataset import Dataset
 
 _extra_dirs: list[Path] = []
 
@@ -69,8 +72,8 @@ def dpbench(name: str) -> Dataset:
     stem = DPBENCH_FILES[name]
     found = directory_datasets()
     if stem not in found:
-        raise FileNotFoundError(f"DPBench file {stem}.npy not found; set DPHIST_DATA to the folder holding "
-                                f"it (e.g. ../shared/datasets/peer-dpbench/1D)")
+        raise FileNotFoundError(f"DPBench file {stem}.npy not found; set DPHIST_DATA to (or add_data_dir) "
+                                f"the folder holding DPBench's 1-D .npy sources")
     ds = load_npy_dataset(stem, found[stem])
     return Dataset(name, ds.counts, f"DPBench {name}", "4,096 bins", source=ds.source)
 
@@ -84,7 +87,6 @@ def load_file(path, records: bool = False, domain=None, bins=None, clip: bool = 
     ``domain=(lo, hi)`` given by the caller (``bins`` equal-width bins, or
     unit bins for integer values); the domain is never taken from the data.
     """
-    from ..io import read_histogram
     p = Path(path).expanduser()
     counts = read_histogram(p, records=records, domain=domain, bins=bins, clip=clip)
     what = "record values binned" if records else "counts"
@@ -95,13 +97,3 @@ def load_file(path, records: bool = False, domain=None, bins=None, clip: bool = 
 def is_file_spec(name: str) -> bool:
     """Whether a dataset name is a path to a histogram file (ends in .npy, .csv or .txt)."""
     return str(name).lower().endswith((".npy", ".csv", ".txt"))
-
-
-def shared_dpbench_dir() -> Path | None:
-    """``../shared/datasets/peer-dpbench/1D`` seen from the repository root, if present."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent.parent / "shared" / "datasets" / "peer-dpbench" / "1D"
-        if cand.is_dir():
-            return cand
-    return None

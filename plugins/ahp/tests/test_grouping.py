@@ -1,12 +1,12 @@
-"""The clustering algorithms of AHP against brute force and the paper's worked example."""
+"""The grouping algorithms of AHP against brute force and the paper's worked example."""
 import itertools
 
 import numpy as np
 import pytest
 
-from dphist_ahp.cluster_error import cluster_errors, lower_bound_exhaustive, lower_bounds, total_error
+from dphist_ahp.group_error import group_errors, lower_bound_exhaustive, lower_bounds, total_error
 from dphist_ahp.greedy import greedy_cuts
-from dphist_ahp.segmentation import k_cluster_cuts, optimal_cuts, rule_of_thumb
+from dphist_ahp.segmentation import k_group_cuts, optimal_cuts, rule_of_thumb
 
 EPS2 = [0.05, 0.5, 2.0]
 
@@ -31,15 +31,15 @@ def small_inputs(seed=0, count=60):
         yield np.sort(x)[::-1] if t % 2 else np.sort(x)
 
 
-def test_cluster_error_matches_direct_formula():
+def test_group_error_matches_direct_formula():
     rng = np.random.default_rng(1)
     x = rng.normal(1e4, 3, 50)
     bounds = np.array([0, 7, 8, 30, 50])
     direct = [np.sum((c - c.mean()) ** 2) + 2 / (c.size * 0.3 ** 2) for c in np.split(x, bounds[1:-1])]
-    np.testing.assert_allclose(cluster_errors(x, bounds, 0.3), direct, rtol=1e-9, atol=1e-7)
+    np.testing.assert_allclose(group_errors(x, bounds, 0.3), direct, rtol=1e-9, atol=1e-7)
 
 
-def test_example_3_1_clusters():
+def test_example_3_1_groups():
     # Zhang et al. 2014, Example 3.1: {1,1,3,3,4,6,7}, eps_2 = 0.5 -> {1,1}, {3,3,4}, {6,7}
     x = np.array([1, 1, 3, 3, 4, 6, 7], dtype=float)
     assert greedy_cuts(x, 0.5).tolist() == [0, 2, 5, 7]
@@ -63,11 +63,11 @@ def test_greedy_is_sometimes_strictly_worse_than_optimal():
     assert max(gaps) > 1e-6
 
 
-def test_optimal_is_min_over_k_of_k_cluster_dp():
+def test_optimal_is_min_over_k_of_k_group_dp():
     rng = np.random.default_rng(4)
     for _ in range(10):
         x = np.sort(rng.laplace(0, 5, 40) + rng.choice([0, 30, 60], 40))
-        found = k_cluster_cuts(x, 0.2, range(1, 41))
+        found = k_group_cuts(x, 0.2, range(1, 41))
         assert min(e for _, e in found.values()) == pytest.approx(optimal_cuts(x, 0.2)[1], rel=1e-9)
         for k, (cuts, e) in found.items():
             assert cuts.size == k + 1 and e == pytest.approx(total_error(x, cuts, 0.2), rel=1e-9)
@@ -86,7 +86,7 @@ def test_early_stop_gives_the_exact_lower_bound(eps_2):
 
 
 def test_lower_bound_is_a_lower_bound_on_the_bins_own_error():
-    # In any clustering where x_j opens cluster C = x_j..x_l, bin j's expected error
+    # In any grouping where x_j opens group C = x_j..x_l, bin j's expected error
     # (x_j - mean C)^2 + 2/(|C|^2 eps^2) is at least err*(x_j).
     rng = np.random.default_rng(6)
     x = np.sort(rng.laplace(0, 4, 60) + rng.choice([0, 10, 50], 60))
@@ -103,7 +103,7 @@ def test_unsorted_values_are_scanned_in_full():
     np.testing.assert_allclose(lower_bounds(x, 0.5), [lower_bound_exhaustive(x, j, 0.5) for j in range(80)])
 
 
-def test_decision_shortcut_does_not_change_the_clusters():
+def test_decision_shortcut_does_not_change_the_groups():
     rng = np.random.default_rng(8)
     for t in range(60):
         n = int(rng.integers(2, 400)) if t < 45 else int(rng.integers(2000, 6000))
@@ -126,7 +126,7 @@ def test_rules_of_thumb():
     assert rule_of_thumb("sqrt", x[:3]) == 2
 
 
-def test_monge_speed_up_matches_the_plain_k_cluster_dp():
+def test_monge_speed_up_matches_the_plain_k_group_dp():
     rng = np.random.default_rng(10)
     for t in range(20):
         n = int(rng.integers(5, 300))
@@ -134,8 +134,8 @@ def test_monge_speed_up_matches_the_plain_k_cluster_dp():
         x[rng.random(n) < 0.3] = 0.0
         x = np.sort(x)[::-1] if t % 2 else np.sort(x)
         ks = sorted({1, 2, int(rng.integers(1, n + 1)), n})
-        fast = k_cluster_cuts(x, 0.3, ks, monotone=True)
-        slow = k_cluster_cuts(x, 0.3, ks, monotone=False)
+        fast = k_group_cuts(x, 0.3, ks, monotone=True)
+        slow = k_group_cuts(x, 0.3, ks, monotone=False)
         for k in ks:
             assert fast[k][1] == pytest.approx(slow[k][1], rel=1e-9, abs=1e-9)
             assert total_error(x, fast[k][0], 0.3) == pytest.approx(fast[k][1], rel=1e-9, abs=1e-9)

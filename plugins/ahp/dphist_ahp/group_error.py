@@ -1,20 +1,20 @@
-"""The error of a cluster (Theorem 4.2) and the greedy lower bound err* (Section 4.2).
+"""The error of a group (Theorem 4.2) and the greedy lower bound err* (Section 4.2).
 
-A cluster C of the sorted noisy histogram is published as its true mean plus
+A group C of the sorted noisy histogram is published as its true mean plus
 Lap(1/eps_2)/|C| on every bin (Algorithm 1 line 9), so (Theorem 4.2)
 
     err(C) = sum_{x in C} (x - mean(C))^2  +  2 / (|C| eps_2^2)        (AE + LE)
 
 AHP evaluates it on the *noisy* values (the true ones are private).  This is the core's
 ``SSEPenalty.inverse_size(values, 2 / eps_2^2)`` (:mod:`dphist.segmentation`), O(1) per
-cluster from prefix sums.
+group from prefix sums.
 
 The greedy algorithm needs a lower bound on the error that bin j will carry if it
-starts a new cluster C_{j,l} = {x_j, ..., x_l}:
+starts a new group C_{j,l} = {x_j, ..., x_l}:
 
     err*(x_j) = min_{l >= j} f_j(l),   f_j(l) = (x_j - mean(C_{j,l}))^2 + 2 / (|C_{j,l}|^2 eps_2^2)
 
-(its own squared deviation plus its share of the cluster's Laplace variance).  On
+(its own squared deviation plus its share of the group's Laplace variance).  On
 sorted values x_j is an extreme point of every C_{j,l}, so the first term grows
 with l and the second shrinks; the paper stops the scan at the first l with
 
@@ -40,24 +40,24 @@ from dphist import segmentation
 def check_eps2(eps_2) -> float:
     eps_2 = float(eps_2)
     if not np.isfinite(eps_2) or eps_2 <= 0:
-        raise InvalidParameter(f"AHP's cluster error needs eps_2 > 0 (the finalizer's share), got {eps_2}")
+        raise InvalidParameter(f"AHP's group error needs eps_2 > 0 (the finalizer's share), got {eps_2}")
     return eps_2
 
 
-def cluster_cost(values, eps_2) -> segmentation.SSEPenalty:
+def group_cost(values, eps_2) -> segmentation.SSEPenalty:
     """err(C) of Theorem 4.2 over ``values`` as a segmentation cost: SSE + (2 / eps_2^2) / |C|."""
     return segmentation.SSEPenalty.inverse_size(values, 2.0 / check_eps2(eps_2) ** 2)
 
 
-def cluster_errors(values, bounds, eps_2) -> np.ndarray:
-    """err(C) of Theorem 4.2 for the clusters ``values[bounds[g]:bounds[g+1]]`` (O(1) each)."""
+def group_errors(values, bounds, eps_2) -> np.ndarray:
+    """err(C) of Theorem 4.2 for the groups ``values[bounds[g]:bounds[g+1]]`` (O(1) each)."""
     b = np.asarray(bounds, dtype=np.int64)
-    return cluster_cost(values, eps_2).intervals(b[:-1], b[1:])
+    return group_cost(values, eps_2).intervals(b[:-1], b[1:])
 
 
 def total_error(values, bounds, eps_2) -> float:
     """Theorem 5.2: the expected squared error of the whole release = sum of err(C)."""
-    return float(cluster_errors(values, bounds, eps_2).sum())
+    return float(group_errors(values, bounds, eps_2).sum())
 
 
 def is_monotone(values) -> bool:
@@ -67,7 +67,7 @@ def is_monotone(values) -> bool:
 
 def lower_bounds(values, eps_2, early_stop: bool = True) -> np.ndarray:
     """err*(x_j) for every position j (the paper's scan; ``early_stop`` uses its stop rule)."""
-    return segmentation.lookahead_bounds(cluster_cost(values, eps_2), early_stop=early_stop)
+    return segmentation.lookahead_bounds(group_cost(values, eps_2), early_stop=early_stop)
 
 
 def lower_bound_exhaustive(values, j: int, eps_2) -> float:

@@ -1,0 +1,43 @@
+"""Input validation shared by the core: what a vector, a permutation or a run of group bounds must be.
+
+One definition of each rule, used wherever the rule is checked (the kernel's gate, ``Partition``,
+the segmentation engine); each caller raises :class:`~dphist.errors.InvalidParameter` with its own
+message naming the parameter, so the predicates here return booleans or validated copies.  This
+module imports only numpy and :mod:`dphist.errors`: the kernel can use it without depending on the
+modelling layer.
+
+What stays in the kernel, and why: :func:`dphist.kernel.validate_counts` (the private histogram)
+and :func:`dphist.kernel.positive_number` / ``validate_epsilon`` (budgets, sensitivities).  They
+define what the kernel accepts at its trust boundary - its stable contract, the first thing a
+privacy review reads in ``kernel/`` - and every other layer already reaches them there (pipeline,
+datasets, io, plugins).  The rules below are structural (shapes, orders, bounds) and are shared by
+the kernel and the layers above it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InvalidParameter
+
+
+def is_permutation(order: np.ndarray, n: int) -> bool:
+    """Whether the int64 vector ``order`` lists every integer in ``range(n)`` exactly once."""
+    return (order.shape == (n,) and n > 0 and int(order.min()) >= 0 and int(order.max()) < n
+            and int(np.bincount(order, minlength=n).max()) == 1)
+
+
+def are_strict_bounds(bounds: np.ndarray, n: int) -> bool:
+    """Whether the int64 vector ``bounds`` runs strictly upwards from 0 to ``n`` (group boundaries)."""
+    return (bounds.ndim == 1 and bounds.size >= 2 and int(bounds[0]) == 0 and int(bounds[-1]) == n
+            and bool(np.all(np.diff(bounds) > 0)))
+
+
+def finite_vector(values, what: str) -> np.ndarray:
+    """``values`` as a contiguous float vector: non-empty, 1-D, every entry finite; else
+    :class:`InvalidParameter` naming ``what``."""
+    x = np.ascontiguousarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise InvalidParameter(f"{what} must be a non-empty 1-D vector, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise InvalidParameter(f"{what} must be finite")
+    return x
