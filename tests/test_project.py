@@ -17,9 +17,11 @@ def test_readme_opens_with_the_two_commands():
 def _cff_schema() -> dict:
     """The Citation File Format 1.2.0 JSON schema, as shipped in the cffconvert distribution (installed by
     `make dev` without its dependencies: it pins jsonschema<4, which the Jupyter stack cannot share)."""
-    import importlib.resources
+    import importlib.metadata
     import json
-    return json.loads(importlib.resources.files("cffconvert").joinpath("schemas/1.2.0/schema.json").read_text())
+    # located through the distribution's metadata: importing the package would need its dependencies
+    path = importlib.metadata.distribution("cffconvert").locate_file("cffconvert/schemas/1.2.0/schema.json")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_citation_cff_validates_and_lists_the_papers():
