@@ -59,6 +59,7 @@ import math
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, VettedMechanism
+from dphist.components import ReferenceCalibration
 from dphist.params import UNIT_SHARE, Options
 
 CITATION = ("Acs, Castelluccia, Chen, Differentially private histogram publishing through lossy "
@@ -234,7 +235,7 @@ class DPBenchEFPA(VettedMechanism):
         return np.fft.irfft(out, n)
 
 
-class EFPAFinalizer(Finalizer):
+class EFPAFinalizer(ReferenceCalibration, Finalizer):
     """``acs2012.efpa``: EFPA on the whole histogram, in domain order (module docstring).
 
     Spends its whole share: eps_1 through ``ctx.data.exponential`` (score sensitivity 1), eps_2
@@ -262,11 +263,6 @@ class EFPAFinalizer(Finalizer):
     def __init__(self, ratio: float = 0.5, calibration: str = "parseval"):
         self.ratio = ratio
         self.calibration = calibration
-
-    @property
-    def differentially_private(self) -> bool:
-        """False for ``calibration="dpbench"`` (release mode refuses the component)."""
-        return self.calibration != "dpbench"
 
     def finalize(self, bins, ctx) -> np.ndarray:
         ratio = float(self.ratio)     # declared: in (0, 1)

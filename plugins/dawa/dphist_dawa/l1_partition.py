@@ -106,6 +106,7 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism, segmentation
+from dphist.components import ReferenceCalibration
 from dphist.params import Interval, Options
 
 VARIANTS = ("exact", "power-of-two", "tree")
@@ -251,7 +252,7 @@ DEFAULT_PENALTY = {"postprocess": 1.0, "noisy-min": 3.0, "dpbench": 0.0}
 DEFAULT_CORRECTION = 1.0   #: share of the expected noise deviation removed (calibration "postprocess")
 
 
-class L1Partitioner(Partitioner):
+class L1Partitioner(ReferenceCalibration, Partitioner):
     """``dawa.l1``: DAWA's private L1 partition over the bins' current order.
 
     Parameters
@@ -305,11 +306,6 @@ class L1Partitioner(Partitioner):
         self.bucket_penalty = bucket_penalty
         self.calibration = calibration
         self.correction = correction
-
-    @property
-    def differentially_private(self) -> bool:
-        """False for ``calibration="dpbench"`` (release mode refuses the component)."""
-        return self.calibration != "dpbench"
 
     def partition(self, bins: Partition, ctx) -> Partition:
         if ctx.data is None or ctx.budget <= 0:

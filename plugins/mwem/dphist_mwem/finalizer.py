@@ -31,6 +31,7 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 from dphist import workloads as wl
+from dphist.components import ReferenceCalibration
 from dphist.params import UNIT_SHARE, Interval, Options, Satisfies
 
 from .weights import effective_rounds, mwem_loop, range_errors
@@ -86,7 +87,7 @@ class DPBenchMWEM(VettedMechanism):
         return mwem_loop(x.size, float(x.sum()), lo, hi, rounds, updates, select, measure)
 
 
-class MWEMFinalizer(Finalizer):
+class MWEMFinalizer(ReferenceCalibration, Finalizer):
     """``mwem.mw``: MWEM (Hardt et al. 2012) on the groups of its input, in their current order.
 
     Parameters
@@ -136,11 +137,6 @@ class MWEMFinalizer(Finalizer):
         self.calibration = calibration
         self.total_ratio = total_ratio
         self.public_total = public_total
-
-    @property
-    def differentially_private(self) -> bool:
-        """False for ``calibration="dpbench"`` (release mode refuses the component)."""
-        return self.calibration != "dpbench"
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:

@@ -56,6 +56,7 @@ import math
 import numpy as np
 
 from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism
+from dphist.components import ReferenceCalibration
 from dphist.params import UNIT_SHARE, Interval, Options
 from .voptimal import PrefixCosts
 
@@ -158,7 +159,7 @@ class DPBenchBoundaries(VettedMechanism):
         return draw_boundaries(capped, k, float(epsilon) / k, 2.0 * cap + 1.0, noise)
 
 
-class StructureFirstPartitioner(Partitioner):
+class StructureFirstPartitioner(ReferenceCalibration, Partitioner):
     """``structurefirst.sf``: StructureFirst's boundaries (module docstring), spending this stage's share.
 
     Parameters
@@ -195,11 +196,6 @@ class StructureFirstPartitioner(Partitioner):
         if self.calibration == "dpbench" and self.cap is not None:
             raise InvalidParameter(f"{self.name}: calibration='dpbench' takes the reference's true-mean cap; "
                                    "do not pass cap")
-
-    @property
-    def differentially_private(self) -> bool:
-        """False for ``calibration="dpbench"`` (release mode refuses the component)."""
-        return self.calibration != "dpbench"
 
     def partition(self, bins: Partition, ctx) -> Partition:
         if ctx.data is None or ctx.budget <= 0:

@@ -201,6 +201,23 @@ class Component(metaclass=_ValidatedConstruction):
         return f"{type(self).__name__}({inner})"
 
 
+class ReferenceCalibration:
+    """Mixin for a component with a ``calibration`` parameter whose value ``"dpbench"`` reproduces a
+    reference implementation's flawed calibration (kept to compare with published numbers).
+
+    That value makes ``differentially_private`` False: research releases carry the warning "not
+    differentially private" and release mode refuses the component.  Put the mixin before the
+    component's kind: ``class MyFinalizer(ReferenceCalibration, Finalizer)``.
+    """
+
+    #: the ``calibration`` value that reproduces the reference code, flaw included
+    NOT_DP_CALIBRATION: ClassVar[str] = "dpbench"
+
+    @property
+    def differentially_private(self) -> bool:
+        return self.calibration != self.NOT_DP_CALIBRATION
+
+
 class Initializer(Component):
     """Takes a noisy first look at the data with budget ``gamma_in * epsilon``."""
 
