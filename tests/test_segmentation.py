@@ -359,6 +359,64 @@ def test_l1_batches_equal_the_direct_definition():
     assert np.allclose(cost.nodes(starts, ends), [l1_direct(x, w)(a, b) for a, b in zip(starts, ends)])
 
 
+def _fenwick_row(x, units, a):
+    cost = S.L1Deviation(x)
+    out = np.empty(units.size - 1 - a)
+    S.kernels.deviations_from(cost.values, cost.weights, cost.rank, cost.sorted_values, units, a, out)
+    return out
+
+
+@pytest.mark.parametrize("shape", ["ties-around-zero", "rounded-noise", "spikes", "all-equal", "negative", "one-unit"])
+def test_l1_rows_by_deletion_equal_the_fenwick_route_bit_for_bit(shape):
+    """Integer values with unit weights take the linked-list route (rows in turn, each shrunk
+    from the right, the links restored after every row); its costs must equal the Fenwick
+    trees' bit for bit (DAWA's recorded releases depend on it) and the definition.
+    Kills: an undo in the wrong order or a missing relink (row a + 1 sees a corrupted list), a
+    pointer left on a vanished value, the count or sum at the pointer not updated on deletion,
+    the base set not losing unit a between rows, a walk that moves by positions instead of
+    the wrong side of a tie with the mean is harmless (equal costs) and not a target here."""
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        n = int(rng.integers(2, 60))
+        x = {"ties-around-zero": rng.integers(-1, 2, n),
+             "rounded-noise": np.round(rng.laplace(0.0, 3.0, n) + rng.integers(0, 40, n)),
+             "spikes": rng.integers(0, 10 ** 9, n) * (rng.random(n) < 0.2),
+             "all-equal": np.full(n, 4),
+             "negative": -rng.poisson(3, n),
+             "one-unit": rng.integers(0, 5, n)}[shape].astype(float)
+        units = np.array([0, n]) if shape == "one-unit" else unit_bounds(n, trial % 2 == 0)
+        cost = S.L1Deviation(x)
+        for a in range(units.size - 1):
+            got = cost.rows_from(a, units)
+            assert np.array_equal(got, _fenwick_row(x, units, a)), (shape, trial, a)
+            assert np.allclose(got, [l1_direct(x, np.ones(n))(units[a], e) for e in units[a + 1:]])
+        assert cost._exact_sums
+
+
+def test_l1_rows_asked_out_of_turn_restart_the_linked_list():
+    """Rows asked in any order (exactly-k asks in turn, a user may not) and with other bounds
+    still equal the Fenwick route.  Kills: a cursor that keeps going from a stale row or bounds."""
+    x = np.round(RNG.laplace(0.0, 2.0, 40))
+    units = unit_bounds(40, True)
+    cost = S.L1Deviation(x)
+    for a in (3, 0, 1, 2, 2, 7, 5):
+        assert np.array_equal(cost.rows_from(a, units), _fenwick_row(x, units, a))
+    other = np.arange(41)
+    assert np.array_equal(cost.rows_from(4, other), _fenwick_row(x, other, 4))
+
+
+def test_l1_rows_of_weighted_or_fractional_values_take_the_fenwick_route():
+    """Kills: the linked-list route used where its sums are not exact (its bit-identity rests on
+    integer sums)."""
+    x = RNG.random(20) * 10
+    cost = S.L1Deviation(x)
+    cost.rows_from(0, np.arange(21))
+    assert cost._exact_sums is False
+    weighted = S.L1Deviation(np.arange(20.0), RNG.random(20))
+    weighted.rows_from(0, np.arange(21))
+    assert weighted._exact_sums is False and weighted._rows is None
+
+
 # ------------------------------------------------------------------ bad input
 def test_bad_input_is_named():
     """Kills: silently accepted malformed bounds, wrong-shaped penalties or user costs, unknown modes."""

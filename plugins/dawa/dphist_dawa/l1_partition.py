@@ -160,9 +160,17 @@ class DebiasedCosts:
 
     def __init__(self, scale, measure_cost, correction):
         self.scale, self.measure_cost, self.correction = scale, measure_cost, correction
+        self._by_length = np.zeros(1)   # correction * noise_deviation(L), indexed by L, grown on demand
 
     def __call__(self, dev, lengths):
-        return dev - self.correction * noise_deviation(lengths, self.scale) + self.measure_cost
+        lengths = np.asarray(lengths)
+        longest = int(lengths.max(initial=0))
+        if longest >= self._by_length.size:
+            L = np.arange(1, 2 * longest + 1)
+            self._by_length = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
+        out = dev - self._by_length[lengths]    # the same numbers as computing them per call, read from a table
+        out += self.measure_cost
+        return out
 
 
 def least_cost_partition(values, bounds, variant: str, branching: int, costs) -> np.ndarray:

@@ -181,9 +181,17 @@ class SSEPenalty(Cost):
 class L1Deviation(Cost):
     """sum_{i in group} w_i |x_i - mean(group)| (DAWA's deviation with unit weights).
 
-    Rows and windows cost O(n log n) each (a Fenwick tree over the ranks of the values, as in
-    DAWA Section 3.1); disjoint groups O(n).  The ranks are sorted on first use: the tree mode
-    reads only disjoint groups and never needs them (0.1 s of its 0.3 s at n = 2^20).
+    Windows cost O(n log n) per length (a Fenwick tree over the ranks of the values, as in DAWA
+    Section 3.1); disjoint groups O(n).  The ranks are sorted on first use: the tree mode reads
+    only disjoint groups and never needs them (0.1 s of its 0.3 s at n = 2^20).
+
+    Rows (the exact search): with unit weights and integer values (DAWA's counts, rounded noisy
+    counts), rows asked for in turn (first unit 0, 1, 2, ...) cost O(n) each plus the walk of
+    a pointer over the distinct values the group mean passes: each row shrinks the set of units
+    [a, k) from the right in a linked list that restores itself
+    (:func:`.kernels.l1_deletion_row`), about 5x faster than a Fenwick query per candidate at
+    n = 8,192.  The sums are exact integers, so both routes give bit-identical costs; weighted or
+    non-integer values take the Fenwick route.
     """
 
     def __init__(self, values, weights=None):
@@ -197,6 +205,8 @@ class L1Deviation(Cost):
             if self.weights.shape != self.values.shape or np.any(self.weights < 0):
                 raise InvalidParameter("weights must be non-negative, one per value")
         self._ranks = None
+        self._rows = None
+        self._exact_sums = None
 
     def _rank_structure(self):
         """1-based rank of every position (ties broken by position) and the sorted values."""
@@ -221,7 +231,18 @@ class L1Deviation(Cost):
 
     def rows_from(self, first_unit, bounds):
         out = np.empty(bounds.size - 1 - first_unit)
-        kernels.deviations_from(self.values, self.weights, self.rank, self.sorted_values, bounds, first_unit, out)
+        if self._exact_sums is None:
+            x = self.values
+            self._exact_sums = (self._unit_weights and bool(np.all(x == np.rint(x)))
+                                and float(np.abs(x).sum()) < 2.0 ** 53)
+        if self._exact_sums:
+            rows = self._rows
+            if rows is None or not rows.continues(first_unit, bounds):
+                rows = self._rows = _RowsByDeletion(self.values, bounds, first_unit)
+            rows.next_row(out)
+        else:
+            kernels.deviations_from(self.values, self.weights, self.rank, self.sorted_values, bounds,
+                                    first_unit, out)
         return out
 
     def windows(self, length, bounds):
@@ -238,6 +259,32 @@ class L1Deviation(Cost):
         means = np.add.reduceat(seg, heads) / sizes
         dev = np.abs(seg - np.repeat(means, sizes))
         return np.add.reduceat(dev if self._unit_weights else self.weights[idx] * dev, heads)
+
+
+class _RowsByDeletion:
+    """The state of :func:`.kernels.l1_deletion_row` between rows: the linked list of the distinct
+    values present in units [first_unit, k) and the pointer at their mean."""
+
+    def __init__(self, values, bounds, first_unit):
+        distinct, node = np.unique(values, return_inverse=True)
+        self.dv = np.concatenate(([0.0], distinct, [0.0]))       # nodes 0 and -1 end the list
+        self.node = node.astype(np.int64) + 1
+        self.bounds = bounds
+        self.first_unit = int(first_unit)
+        self.mult = np.zeros(self.dv.size, dtype=np.int64)
+        self.prv = np.zeros(self.dv.size, dtype=np.int64)
+        self.nxt = np.zeros(self.dv.size, dtype=np.int64)
+        self.acc = np.zeros(4)
+        self.pointer = kernels.l1_deletion_start(self.node, self.dv, bounds, self.first_unit, self.mult,
+                                                 self.prv, self.nxt, self.acc)
+
+    def continues(self, first_unit, bounds) -> bool:
+        return first_unit == self.first_unit and (bounds is self.bounds or np.array_equal(bounds, self.bounds))
+
+    def next_row(self, out):
+        self.pointer = kernels.l1_deletion_row(self.node, self.dv, self.bounds, self.first_unit, self.mult,
+                                               self.prv, self.nxt, self.pointer, self.acc, out)
+        self.first_unit += 1
 
 
 class RelativeError(L1Deviation):
