@@ -314,6 +314,29 @@ def test_skyline_marks_dominated_methods():
     assert on == {"fast": True, "accurate": True, "both-worse": False, "tie": True}
 
 
+def test_skyline_names_stay_inside_their_panel():
+    """Kills: names of the slowest presets drawn to the right of their point, off the panel (the
+    README's demo figure cut "kellaris.O+S1" at the edge)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    rows = []
+    for alg, (t, e) in {"fast": (1e-4, 10.0), "middle": (1e-2, 5.0),
+                        "a-very-long-preset-name.S1+PMM": (1.0, 1.0),
+                        "another-long-dominated-name": (0.9, 20.0)}.items():
+        rows.append({"algorithm": alg, "dataset": "d", "domain": 4, "scale": 10, "epsilon": 0.1, "trial": 0,
+                     "seed": 0, "sampled": False, "unattributed": False, "workload": "all-ranges", "metric": "mse",
+                     "reference": "sample", "value": e, "time_total": t,
+                     **{c: 0.0 for c in ("time_initializer", "time_sorter", "time_partitioner", "time_finalizer")}})
+    fig = plots.skyline(Results.from_rows(rows), epsilon=0.1)
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    right = ax.get_window_extent(renderer).x1
+    names = {t.get_text(): t for t in ax.texts}
+    assert set(names) == {"fast", "middle", "a-very-long-preset-name.S1+PMM", "another-long-dominated-name"}
+    for name, text in names.items():
+        assert text.get_window_extent(renderer).x1 <= right, name
+
+
 def test_regret_is_ratio_to_best_per_setting():
     rows = []
     for alg, errs in {"a": (1.0, 4.0), "b": (2.0, 2.0)}.items():

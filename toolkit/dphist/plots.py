@@ -144,6 +144,13 @@ def error_vs_scale(results: Results, algorithms=None, metric: str = "scaled-l1",
     return fig
 
 
+def _in_right_quarter(t: float, pts: dict) -> bool:
+    """Whether time ``t`` lies in the right quarter of the points' log-time range."""
+    logs = np.log10([max(p[0], 1e-12) for p in pts.values()])
+    lo, hi = logs.min(), logs.max()
+    return hi > lo and np.log10(max(t, 1e-12)) > lo + 0.75 * (hi - lo)
+
+
 def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon=None,
             datasets=None, unattributed: bool = False) -> Figure:
     """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow."""
@@ -154,12 +161,17 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
         pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds)
         on = analysis.skyline(pts)
         for name, (t, e) in pts.items():
+            # names of the slowest points go to their left, so that they stay inside the panel
+            side = "right" if _in_right_quarter(t, pts) else "left"
+            dx = -3 if side == "right" else 3
             if on[name]:
                 ax.scatter(t, e, s=36, color="C3", zorder=3)
-                ax.annotate(name, (t, e), fontsize=7, fontweight="bold", xytext=(3, 3), textcoords="offset points")
+                ax.annotate(name, (t, e), fontsize=7, fontweight="bold", xytext=(dx, 3), textcoords="offset points",
+                            ha=side)
             else:
                 ax.scatter(t, e, s=30, facecolors="none", edgecolors="0.5", zorder=2)
-                ax.annotate(name, (t, e), fontsize=6, color="0.45", xytext=(3, -8), textcoords="offset points")
+                ax.annotate(name, (t, e), fontsize=6, color="0.45", xytext=(dx, -8), textcoords="offset points",
+                            ha=side)
         front = sorted(pts[n] for n in pts if on[n])
         if front:
             ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.6)
