@@ -5,8 +5,8 @@ and under 10 s at N = 32,768.  Histograms are dphist's seeded synthetic shapes (
 on average); epsilon = 0.1.  SF's cost is the exact V-optimal prefix-cost table it scores boundaries
 with (k = 0.1 N groups).  Starts that cannot win are skipped exactly, so sparse data is fast; on
 the power law the last group of a prefix's best segmentation is most of it: 5.2e8 candidates scored
-at N = 4,096, 2.7e9 at 8,192 (5.1x per doubling, measured 2026-11-23), so an estimated 7e10 (minutes)
-at 32,768.  That case is not timed here (listed as not met in BENCHMARKS.md by hand).
+at N = 4,096, 2.7e9 at 8,192 (5.1x per doubling, measured 2026-11-23), so an estimated 7e10 at 32,768: one run by
+hand took 181.6 s (2026-11-23).  That case is not timed here (listed as not met in BENCHMARKS.md by hand).
 """
 from _cases import run_seeded, synthetic_setup
 
