@@ -368,12 +368,13 @@ def _fenwick_row(x, units, a):
 
 @pytest.mark.parametrize("shape", ["ties-around-zero", "rounded-noise", "spikes", "all-equal", "negative", "one-unit"])
 def test_l1_rows_by_deletion_equal_the_fenwick_route_bit_for_bit(shape):
-    """Integer values with unit weights take the linked-list route (rows in turn, each shrunk
-    from the right, the links restored after every row); its costs must equal the Fenwick
-    trees' bit for bit (DAWA's recorded releases depend on it) and the definition.
-    Kills: an undo in the wrong order or a missing relink (row a + 1 sees a corrupted list), a
-    pointer left on a vanished value, the count or sum at the pointer not updated on deletion,
-    the base set not losing unit a between rows, a walk that moves by positions instead of
+    """Integer values with unit weights take the linked-list route (rows in pairs: row a shrunk
+    from the right, row a + 1 grown back by the undo with unit a as an uncounted ghost); its costs
+    must equal the Fenwick trees' bit for bit (DAWA's recorded releases depend on it) and the
+    definition.  Kills: an undo in the wrong order or a missing relink (later rows see a corrupted
+    list), the ghost still counted or a re-inserted value not counted (row a + 1 wrong), a pointer
+    left on a vanished value, the count or sum at the pointer not updated on deletion or
+    insertion, the set not losing units a and a + 1 after a pair, a walk that moves by positions instead of
     the wrong side of a tie with the mean is harmless (equal costs) and not a target here."""
     rng = np.random.default_rng(7)
     for trial in range(12):

@@ -189,8 +189,8 @@ class L1Deviation(Cost):
     counts), rows asked for in turn (first unit 0, 1, 2, ...) cost O(n) each plus the walk of
     a pointer over the distinct values the group mean passes: each row shrinks the set of units
     [a, k) from the right in a linked list that restores itself
-    (:func:`.kernels.l1_deletion_row`), about 5x faster than a Fenwick query per candidate at
-    n = 8,192.  The sums are exact integers, so both routes give bit-identical costs; weighted or
+    (:func:`.kernels.l1_deletion_rows`, two rows per pass), about 5x faster than a Fenwick query per candidate at
+    n = 8,192 (0.32 s against 1.64 s for all rows).  The sums are exact integers, so both routes give bit-identical costs; weighted or
     non-integer values take the Fenwick route.
     """
 
@@ -262,8 +262,9 @@ class L1Deviation(Cost):
 
 
 class _RowsByDeletion:
-    """The state of :func:`.kernels.l1_deletion_row` between rows: the linked list of the distinct
-    values present in units [first_unit, k) and the pointer at their mean."""
+    """The state of :func:`.kernels.l1_deletion_rows` between rows: the linked list of the distinct
+    values of units [first_unit, k), the pointer at their mean, and the second row of the last
+    pair (rows come two per pass)."""
 
     def __init__(self, values, bounds, first_unit):
         distinct, node = np.unique(values, return_inverse=True)
@@ -271,19 +272,27 @@ class _RowsByDeletion:
         self.node = node.astype(np.int64) + 1
         self.bounds = bounds
         self.first_unit = int(first_unit)
-        self.mult = np.zeros(self.dv.size, dtype=np.int64)
-        self.prv = np.zeros(self.dv.size, dtype=np.int64)
-        self.nxt = np.zeros(self.dv.size, dtype=np.int64)
+        self.pending = None
+        size = self.dv.size
+        self.mult, self.linked = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        self.prv, self.nxt = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
         self.acc = np.zeros(4)
         self.pointer = kernels.l1_deletion_start(self.node, self.dv, bounds, self.first_unit, self.mult,
-                                                 self.prv, self.nxt, self.acc)
+                                                 self.linked, self.prv, self.nxt, self.acc)
 
     def continues(self, first_unit, bounds) -> bool:
         return first_unit == self.first_unit and (bounds is self.bounds or np.array_equal(bounds, self.bounds))
 
     def next_row(self, out):
-        self.pointer = kernels.l1_deletion_row(self.node, self.dv, self.bounds, self.first_unit, self.mult,
-                                               self.prv, self.nxt, self.pointer, self.acc, out)
+        if self.pending is not None:
+            out[:] = self.pending
+            self.pending = None
+        else:
+            second = np.empty(max(out.size - 1, 0))
+            self.pointer = kernels.l1_deletion_rows(self.node, self.dv, self.bounds, self.first_unit, self.mult,
+                                                    self.linked, self.prv, self.nxt, self.pointer, self.acc,
+                                                    out, second)
+            self.pending = second if second.size else None
         self.first_unit += 1
 
 

@@ -482,21 +482,25 @@ def deviations_direct(values, weights, starts, ends):
 
 
 # ---------------------------------------- unit-weight L1 deviation of integers, rows by deletion
-# Every row of the exact search is the set of units [a, k) shrunk from the right one unit at a
-# time.  The present values live in a doubly linked list over their *distinct* values in sorted
-# order (with multiplicities); deleting is O(1) and, deleted in reverse, the links restore
-# themselves (Knuth's dancing links), so row a + 1 starts from row a's full set minus unit a.
-# A pointer p marks the largest present value <= the mean; ``acc`` holds [count and sum of the
-# values at or below p, count and sum of the set].  The pointer walks one distinct value at a time
-# as the mean moves; for integer values a deletion walks over at most |mean shift| + 1 of them, and
-# the sums are exact, so every deviation is bit-identical to the Fenwick-tree route (same c, s,
-# mean, same formula).  (Inlined into the row loop, a walk with its while loops made the loop 7x
-# slower under numba; the row loop tests cheaply whether the pointer must move at all.)
+# Row a of the exact search is the set of units [a, k) shrunk from the right one unit at a time.
+# The values of the current set live in a doubly linked list over their *distinct* values in
+# sorted order (with multiplicities): deleting is O(1), and deletions undone in reverse order
+# restore the links by themselves (Knuth's dancing links).  Rows come in pairs: the deletion pass
+# gives row a and leaves unit a alone; unit a then turns into a *ghost* (linked, not counted),
+# and the undo pass, re-inserting units a + 1, a + 2, ..., gives row a + 1 on the way; finally
+# units a and a + 1 leave the list.  A pointer p marks the largest counted value <= the mean;
+# ``acc`` holds [count and sum of the counted values at or below p, count and sum of the set].
+# The pointer walks one distinct value at a time as the mean moves; for integer values a step
+# passes at most |mean shift| + 1 of them, and the sums are exact, so every deviation is
+# bit-identical to the Fenwick-tree route (same c, s, mean, same formula).  (Inlined into the
+# row loop, a walk with its while loops made the loop 7x slower under numba; the row loop tests
+# cheaply whether the pointer must move at all.)
+# ``linked[r]``: values at node r in the list (ghosts included); ``mult[r]``: those counted.
 
 
 @njit(cache=True, nogil=True)
 def _walk(dv, mult, prv, nxt, p, mean, acc):
-    """The largest present node with value <= mean, starting from node p (acc updated)."""
+    """The largest linked node with value <= mean, starting from node p (acc updated)."""
     tail = dv.size - 1
     q = nxt[p]
     while q != tail and dv[q] <= mean:
@@ -520,27 +524,39 @@ def _settled(dv, mult, prv, nxt, p, mean, acc):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _delete_positions(node, dv, mult, prv, nxt, start, stop, p, acc):
-    """Remove positions [start, stop) from the set; returns the pointer (moved off a vanished node)."""
+def _counted_deviation(acc, mean):
+    """L1 deviation of the counted set, the pointer settled at ``mean``: the Fenwick route's formula."""
+    c = acc[0]
+    s = acc[1]
+    dev = (mean * c - s) + ((acc[3] - s) - mean * (acc[2] - c))
+    return dev if dev > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _delete_positions(node, dv, mult, linked, prv, nxt, start, stop, p, acc, counted):
+    """Remove positions [start, stop) from the list (and from the counts when ``counted``);
+    returns the pointer, moved off a node that leaves the list."""
     for q in range(start, stop):
         r = node[q]
-        v = dv[r]
-        if r <= p:                              # node numbers follow the sorted values
-            acc[0] -= 1.0
-            acc[1] -= v
-        mult[r] -= 1
-        if mult[r] == 0:
+        if counted:
+            v = dv[r]
+            if r <= p:                          # node numbers follow the sorted values
+                acc[0] -= 1.0
+                acc[1] -= v
+            mult[r] -= 1
+            acc[2] -= 1.0
+            acc[3] -= v
+        linked[r] -= 1
+        if linked[r] == 0:
             if r == p:
                 p = prv[r]
             nxt[prv[r]] = nxt[r]                # r keeps its own links: the undo needs them
             prv[nxt[r]] = prv[r]
-        acc[2] -= 1.0
-        acc[3] -= v
     return p
 
 
 @njit(cache=True, nogil=True)
-def l1_deletion_start(node, dv, bounds, first_unit, mult, prv, nxt, acc):
+def l1_deletion_start(node, dv, bounds, first_unit, mult, linked, prv, nxt, acc):
     """Build the linked list for the set of units [first_unit, k), O(n + distinct values);
     returns the pointer (``acc`` filled)."""
     tail = dv.size - 1
@@ -550,6 +566,7 @@ def l1_deletion_start(node, dv, bounds, first_unit, mult, prv, nxt, acc):
         mult[node[q]] += 1
         acc[2] += 1.0
         acc[3] += dv[node[q]]
+    linked[:] = mult
     last = 0
     for r in range(1, tail):
         if mult[r] > 0:
@@ -564,30 +581,42 @@ def l1_deletion_start(node, dv, bounds, first_unit, mult, prv, nxt, acc):
 
 
 @njit(cache=True, nogil=True)
-def l1_deletion_row(node, dv, bounds, first_unit, mult, prv, nxt, p, acc, out):
-    """out[j] = L1 deviation of units [first_unit, first_unit + j + 1); then drop unit first_unit
-    from the set, ready for the next row.  Returns the pointer for the next row."""
+def l1_deletion_rows(node, dv, bounds, a, mult, linked, prv, nxt, p, acc, row_a, row_b):
+    """row_a[j] = L1 deviation of units [a, a + j + 1) and, when a + 1 < k, row_b[j] = that of
+    units [a + 1, a + j + 2); then units a and a + 1 leave the set.  Returns the pointer."""
     k = bounds.size - 1
-    row = acc.copy()
     q_ = p
-    for u in range(k - 1, first_unit - 1, -1):
+    for u in range(k - 1, a - 1, -1):                       # deletion pass: row a
         if u < k - 1:
-            q_ = _delete_positions(node, dv, mult, prv, nxt, bounds[u + 1], bounds[u + 2], q_, row)
-        mean = row[3] / row[2]
-        q_ = _settled(dv, mult, prv, nxt, q_, mean, row)
-        c = row[0]
-        s = row[1]
-        dev = (mean * c - s) + ((row[3] - s) - mean * (row[2] - c))
-        out[u - first_unit] = dev if dev > 0.0 else 0.0
-    # undo: re-insert in the exact reverse order of the deletions
-    for u in range(first_unit + 1, k):
+            q_ = _delete_positions(node, dv, mult, linked, prv, nxt, bounds[u + 1], bounds[u + 2], q_, acc, True)
+        mean = acc[3] / acc[2]
+        q_ = _settled(dv, mult, prv, nxt, q_, mean, acc)
+        row_a[u - a] = _counted_deviation(acc, mean)
+    if a + 1 == k:                                          # the last row has no partner
+        return _delete_positions(node, dv, mult, linked, prv, nxt, bounds[a], bounds[a + 1], q_, acc, True)
+    for q in range(bounds[a], bounds[a + 1]):               # unit a: a ghost, linked but not counted
+        mult[node[q]] -= 1
+    acc[:] = 0.0
+    q_ = 0
+    for u in range(a + 1, k):                               # undo pass, in reverse order: row a + 1
         for q in range(bounds[u + 1] - 1, bounds[u] - 1, -1):
             r = node[q]
-            if mult[r] == 0:
+            if linked[r] == 0:
                 nxt[prv[r]] = r
                 prv[nxt[r]] = r
+            linked[r] += 1
             mult[r] += 1
-    p = _delete_positions(node, dv, mult, prv, nxt, bounds[first_unit], bounds[first_unit + 1], p, acc)
+            v = dv[r]
+            if r <= q_:
+                acc[0] += 1.0
+                acc[1] += v
+            acc[2] += 1.0
+            acc[3] += v
+        mean = acc[3] / acc[2]
+        q_ = _settled(dv, mult, prv, nxt, q_, mean, acc)
+        row_b[u - a - 1] = _counted_deviation(acc, mean)
+    q_ = _delete_positions(node, dv, mult, linked, prv, nxt, bounds[a], bounds[a + 1], q_, acc, False)
+    q_ = _delete_positions(node, dv, mult, linked, prv, nxt, bounds[a + 1], bounds[a + 2], q_, acc, True)
     if acc[2] > 0:
-        p = _settled(dv, mult, prv, nxt, p, acc[3] / acc[2], acc)
-    return p
+        q_ = _settled(dv, mult, prv, nxt, q_, acc[3] / acc[2], acc)
+    return q_
