@@ -318,15 +318,9 @@ def test_skyline_names_stay_inside_their_panel():
     """Kills: names of the slowest presets drawn to the right of their point, off the panel (the
     README's demo figure cut "kellaris.O+S1" at the edge)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    rows = []
-    for alg, (t, e) in {"fast": (1e-4, 10.0), "middle": (1e-2, 5.0),
-                        "a-very-long-preset-name.S1+PMM": (1.0, 1.0),
-                        "another-long-dominated-name": (0.9, 20.0)}.items():
-        rows.append({"algorithm": alg, "dataset": "d", "domain": 4, "scale": 10, "epsilon": 0.1, "trial": 0,
-                     "seed": 0, "sampled": False, "unattributed": False, "workload": "all-ranges", "metric": "mse",
-                     "reference": "sample", "value": e, "time_total": t,
-                     **{c: 0.0 for c in ("time_initializer", "time_sorter", "time_partitioner", "time_finalizer")}})
-    fig = plots.skyline(Results.from_rows(rows), epsilon=0.1)
+    fig = plots.skyline(_points_results({"fast": (1e-4, 10.0), "middle": (1e-2, 5.0),
+                                         "a-very-long-preset-name.S1+PMM": (1.0, 1.0),
+                                         "another-long-dominated-name": (0.9, 20.0)}), epsilon=0.1)
     FigureCanvasAgg(fig).draw()
     renderer = fig.canvas.get_renderer()
     ax = fig.axes[0]
@@ -375,6 +369,44 @@ def test_plots_and_report(tmp_path):
                     "figures/error-vs-scale.png"):
         assert section in text
     assert (tmp_path / "figures" / "regret.png").exists()
+    assert not (tmp_path / "figures" / "skyline-by-family.png").exists()   # only when families are given
+    text = write_report(r, tmp_path / "fam", families={"mine": [r.unique("algorithm")[0]]}).read_text()
+    assert "figures/skyline-by-family.png" in text and (tmp_path / "fam" / "figures" / "skyline-by-family.png").exists()
+
+
+def _points_results(points):
+    rows = []
+    for alg, (t, e) in points.items():
+        rows.append({"algorithm": alg, "dataset": "d", "domain": 4, "scale": 10, "epsilon": 0.1, "trial": 0,
+                     "seed": 0, "sampled": False, "unattributed": False, "workload": "all-ranges", "metric": "mse",
+                     "reference": "sample", "value": e, "time_total": t,
+                     **{c: 0.0 for c in ("time_initializer", "time_sorter", "time_partitioner", "time_finalizer")}})
+    return Results.from_rows(rows)
+
+
+def test_skyline_by_family_draws_each_family_against_the_skyline_of_all():
+    """Kills: a method left out because no family lists it, a name drawn in another family's panel,
+    the skyline taken within a family (``b1`` is best of its family but dominated by ``a1``: hollow)."""
+    r = _points_results({"a1": (1e-3, 1.0), "a2": (1e-1, 0.5), "b1": (1e-2, 2.0), "loose": (1e-4, 50.0)})
+    fig = plots.skyline_by_family(r, {"A": ["a1", "a2"], "B": ["b1", "not-run"]}, epsilon=0.1)
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+    assert list(panels) == ["A", "B", "other"]
+    assert {t.get_text() for t in panels["A"].texts} == {"a1", "a2"}
+    assert {t.get_text() for t in panels["B"].texts} == {"b1"}
+    assert {t.get_text() for t in panels["other"].texts} == {"loose"}
+    filled = lambda ax: [bool(len(c.get_facecolors())) and c.get_facecolors()[0][3] > 0
+                        for c in ax.collections[1:] if len(c.get_offsets()) == 1]
+    assert filled(panels["A"]) == [True, True] and filled(panels["B"]) == [False] and filled(panels["other"]) == [True]
+    with pytest.raises(InvalidParameter, match="no results for dataset 'nope'"):
+        plots.skyline_by_family(r, {}, dataset="nope")
+
+
+def test_preset_families_follow_the_registering_distribution():
+    """Kills: a plugin's preset filed under the core, "dphist-" left in the panel names, core not first."""
+    from dphist.experiments.demo import preset_families
+    fams = preset_families(["AHP", "identity", "uniform", "DAWA", "kellaris.S1"])
+    assert list(fams)[0] == "core" and fams["core"] == ["identity", "uniform"]
+    assert fams["ahp"] == ["AHP"] and fams["dawa"] == ["DAWA"] and fams["kellaris"] == ["kellaris.S1"]
 
 
 # ------------------------------------------------------------------ demo planning

@@ -8,6 +8,8 @@ when saving files); in a notebook the figure displays inline.
 * :func:`error_vs_range_length` - Kellaris et al. (TKDE) Figures 15-18;
 * :func:`error_vs_scale` - DPBench's scale-epsilon exchangeability check;
 * :func:`skyline` - time vs error, dominated methods hollow (Kellaris et al. Sec. 7.2);
+* :func:`skyline_by_family` - the same for one dataset, one panel per family of methods (e.g. per
+  plugin) against the grey cloud of all the others: readable with dozens of presets;
 * :func:`error_table` - a SORTaki-style table of mean errors on a colour (error) scale;
 * :func:`regret` - DPBench regret per algorithm;
 * :func:`dataset_shapes` - the histograms themselves.
@@ -27,6 +29,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from .errors import InvalidParameter
 from .experiments import analysis
 from .experiments.results import Results
 
@@ -179,6 +182,49 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
                title=ds + (f", eps={epsilon:g}" if epsilon is not None else ""))
         _finish(ax)
     fig.suptitle("time-error skyline (filled: on the skyline; hollow: dominated)", fontsize="medium")
+    return fig
+
+
+def skyline_by_family(results: Results, families: dict, metric: str = "mse", workload: str = "all-ranges",
+                      epsilon=None, dataset: str | None = None, unattributed: bool = False) -> Figure:
+    """One dataset's time-error skyline, one panel per family (``{family: [algorithm, ...]}``):
+    the family's methods named and coloured (filled when on the skyline of ALL methods), every other
+    method a grey dot, the overall skyline as a line.  Methods in no family form the panel "other"."""
+    sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
+    datasets = sel.unique("dataset")
+    if not datasets:
+        raise InvalidParameter("no results to draw")
+    dataset = datasets[0] if dataset is None else dataset
+    if dataset not in datasets:
+        raise InvalidParameter(f"no results for dataset {dataset!r}; have {', '.join(datasets)}")
+    pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=dataset)
+    on = analysis.skyline(pts)
+    members = {fam: [a for a in algs if a in pts] for fam, algs in families.items()}
+    listed = {a for algs in members.values() for a in algs}
+    members["other"] = members.get("other", []) + sorted(a for a in pts if a not in listed)
+    members = {fam: algs for fam, algs in members.items() if algs}
+    fig, axes = _grid(len(members), width=3.6, height=3.0, max_cols=4, title_space=0.3)
+    times = np.array([p[0] for p in pts.values()])
+    errors = np.array([p[1] for p in pts.values()])
+    front = sorted(pts[n] for n in pts if on[n])
+    for ax, (fam, algs) in zip(axes, members.items()):
+        ax.scatter(times, errors, s=8, color="0.82", zorder=1)
+        ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.5, zorder=2)
+        for i, name in enumerate(algs):
+            t, e = pts[name]
+            colour = f"C{i % 10}"
+            ax.scatter(t, e, s=30, zorder=3, color=colour if on[name] else "none", edgecolors=colour)
+            side = "right" if _in_right_quarter(t, pts) else "left"
+            ax.annotate(name, (t, e), fontsize=6.5, color=colour, xytext=(-3 if side == "right" else 3, 3),
+                        textcoords="offset points", ha=side, fontweight="bold" if on[name] else "normal")
+        # zoom on the family: from the best error of all to a little above the family's worst
+        ax.set(xscale="log", yscale="log", title=fam,
+               ylim=(errors.min() / 2, max(pts[a][1] for a in algs) * 4), xlim=(times.min() / 2, times.max() * 2))
+        ax.set_xlabel("time per run (s)", fontsize="small")
+        ax.set_ylabel(f"{metric} ({workload})", fontsize="small")
+        _finish(ax)
+    fig.suptitle(f"time-error skyline by family, {dataset}" + (f", eps={epsilon:g}" if epsilon is not None else "")
+                 + " (filled: on the skyline of all methods; grey: the other families)", fontsize="medium")
     return fig
 
 

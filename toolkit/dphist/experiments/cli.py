@@ -125,7 +125,7 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
 def demo(args: argparse.Namespace) -> int:
     """Run ``dphist demo``; returns the exit code."""
     from ..datasets import load
-    from .demo import DATASETS, demo_config
+    from .demo import DATASETS, demo_config, preset_families
     from .engine import prepare_output, run_sweep, sweep_meta
     from .report import write_report
     t0 = time.perf_counter()
@@ -146,7 +146,8 @@ def demo(args: argparse.Namespace) -> int:
         notes.append(f"phases: loading and probing {t_plan:.0f} s, sweep {t_sweep:.0f} s "
                      f"(summed pipeline time {outcome.algorithm_seconds:.0f} s)")
         report = write_report(outcome.results, outcome.output, "dphist demo: every preset on nycflights13",
-                              notes=notes, meta=meta, datasets=[load(d) for d in DATASETS])
+                              notes=notes, meta=meta, datasets=[load(d) for d in DATASETS],
+                              families=preset_families(outcome.results.unique("algorithm")))
     except KeyboardInterrupt:
         print("\ndphist demo: interrupted; rerun to resume (finished cells are kept)", file=sys.stderr)
         return 130

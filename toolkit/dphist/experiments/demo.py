@@ -141,6 +141,17 @@ def runnable_presets() -> tuple[list[str], list[str]]:
     return [p for p in default_registry.names("algorithm") if p not in skipped], notes
 
 
+def preset_families(names) -> dict[str, list[str]]:
+    """Presets grouped by the distribution that registers them ("core" for dphist itself, else the
+    plugin's name without "dphist-"): the panels of the report's per-family skyline.  Core first."""
+    by_name = {e.name: e.distribution for e in default_registry.entries("algorithm")}
+    families: dict[str, list[str]] = {}
+    for name in names:
+        dist = by_name.get(name, "other")
+        families.setdefault("core" if dist == "dphist" else dist.removeprefix("dphist-"), []).append(name)
+    return dict(sorted(families.items(), key=lambda item: (item[0] != "core", item[0])))
+
+
 def demo_config(budget: float = 150.0, workers: int | None = None, trials: int = TRIALS,
                 presets: list[str] | None = None, output: str = "report", executor: str = "process",
                 seed: int = 0, started: float | None = None) -> tuple[SweepConfig, list[str], dict]:

@@ -59,7 +59,8 @@ def error_table_markdown(results: Results, metric: str, workload: str, epsilon: 
     return "\n".join(lines)
 
 
-def _ranking_sections(results: Results, metric: str, workload: str, add, unattributed: bool) -> list[str]:
+def _ranking_sections(results: Results, metric: str, workload: str, add, unattributed: bool,
+                      families: dict | None = None) -> list[str]:
     """Error tables, figures, regret and skyline of ONE comparability class (Markdown lines)."""
     epsilons = results.unique("epsilon")
     mid_eps = epsilons[len(epsilons) // 2]
@@ -86,6 +87,11 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
             f"Mean {metric}{against} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18).")
     add(f"{tag}skyline", plots.skyline(results, metric, workload, mid_eps, unattributed=unattributed),
         f"Time-error skyline{against} at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2).")
+    if families and not unattributed and len(algorithms) > 1:
+        first = results.filter(epsilon=mid_eps).unique("dataset")[0]
+        add("skyline-by-family", plots.skyline_by_family(results, families, metric, workload, mid_eps, dataset=first),
+            f"The skyline on {first} at epsilon={mid_eps:g}, one panel per family of methods (filled: on the "
+            "skyline of all methods).")
     if len(algorithms) > 1:
         add(f"{tag}regret", plots.regret(results, metric, workload, unattributed=unattributed),
             f"Regret{against}: {metric} divided by the best {metric} in each setting (dataset, domain, scale, epsilon).")
@@ -106,8 +112,10 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
 
 
 def write_report(results: Results, out_dir, title: str = "dphist benchmark", notes: list[str] | None = None,
-                 meta: dict | None = None, datasets=None) -> Path:
-    """Figures in ``out_dir/figures`` and ``out_dir/report.md``; returns the report path."""
+                 meta: dict | None = None, datasets=None, families: dict | None = None) -> Path:
+    """Figures in ``out_dir/figures`` and ``out_dir/report.md``; returns the report path.
+    ``families`` (``{family: [algorithm, ...]}``, e.g. :func:`.demo.preset_families`) adds a
+    per-family skyline of the first dataset."""
     if len(results) == 0:
         raise InvalidParameter("no results to report")
     full = results
@@ -148,7 +156,7 @@ def write_report(results: Results, out_dir, title: str = "dphist benchmark", not
         figures.append((name, caption))
 
     if len(attributed):
-        md += _ranking_sections(attributed, metric, workload, add, unattributed=False)
+        md += _ranking_sections(attributed, metric, workload, add, unattributed=False, families=families)
     if unattributed:
         md += ["", "## Unattributed releases (against the sorted truth)", "",
                "These releases are sorted vectors (no bin identities); each is scored against the sorted true "
