@@ -269,13 +269,13 @@ class _RowsByDeletion:
     def __init__(self, values, bounds, first_unit):
         distinct, node = np.unique(values, return_inverse=True)
         self.dv = np.concatenate(([0.0], distinct, [0.0]))       # nodes 0 and -1 end the list
-        self.node = node.astype(np.int64) + 1
+        self.node = node.astype(np.uint64) + np.uint64(1)
         self.bounds = bounds
         self.first_unit = int(first_unit)
         self.pending = None
         size = self.dv.size
         self.mult, self.linked = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
-        self.prv, self.nxt = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        self.prv, self.nxt = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.uint64)
         self.acc = np.zeros(4)
         self.pointer = kernels.l1_deletion_start(self.node, self.dv, bounds, self.first_unit, self.mult,
                                                  self.linked, self.prv, self.nxt, self.acc)

@@ -496,19 +496,23 @@ def deviations_direct(values, weights, starts, ends):
 # row loop, a walk with its while loops made the loop 7x slower under numba; the row loop tests
 # cheaply whether the pointer must move at all.)
 # ``linked[r]``: values at node r in the list (ghosts included); ``mult[r]``: those counted.
+# Node numbers, links and the pointer are unsigned: numba then drops its negative-index wrap-around
+# from every load (14% less time for the rows at n = 8,192, the same costs).
+
+_HEAD = np.uint64(0)   #: node 0 starts the list (node dv.size - 1 ends it)
 
 
 @njit(cache=True, nogil=True)
 def _walk(dv, mult, prv, nxt, p, mean, acc):
     """The largest linked node with value <= mean, starting from node p (acc updated)."""
-    tail = dv.size - 1
+    tail = np.uint64(dv.size - 1)
     q = nxt[p]
     while q != tail and dv[q] <= mean:
         p = q
         acc[0] += mult[p]
         acc[1] += mult[p] * dv[p]
         q = nxt[p]
-    while p != 0 and dv[p] > mean:
+    while p != _HEAD and dv[p] > mean:
         acc[0] -= mult[p]
         acc[1] -= mult[p] * dv[p]
         p = prv[p]
@@ -518,7 +522,7 @@ def _walk(dv, mult, prv, nxt, p, mean, acc):
 @njit(cache=True, nogil=True, inline="always")
 def _settled(dv, mult, prv, nxt, p, mean, acc):
     q = nxt[p]
-    if (q != dv.size - 1 and dv[q] <= mean) or (p != 0 and dv[p] > mean):
+    if (q != np.uint64(dv.size - 1) and dv[q] <= mean) or (p != _HEAD and dv[p] > mean):
         return _walk(dv, mult, prv, nxt, p, mean, acc)
     return p
 
@@ -559,7 +563,7 @@ def _delete_positions(node, dv, mult, linked, prv, nxt, start, stop, p, acc, cou
 def l1_deletion_start(node, dv, bounds, first_unit, mult, linked, prv, nxt, acc):
     """Build the linked list for the set of units [first_unit, k), O(n + distinct values);
     returns the pointer (``acc`` filled)."""
-    tail = dv.size - 1
+    tail = np.uint64(dv.size - 1)
     mult[:] = 0
     acc[:] = 0.0
     for q in range(bounds[first_unit], bounds[bounds.size - 1]):
@@ -567,8 +571,8 @@ def l1_deletion_start(node, dv, bounds, first_unit, mult, linked, prv, nxt, acc)
         acc[2] += 1.0
         acc[3] += dv[node[q]]
     linked[:] = mult
-    last = 0
-    for r in range(1, tail):
+    last = _HEAD
+    for r in range(np.uint64(1), tail):
         if mult[r] > 0:
             nxt[last] = r
             prv[r] = last
@@ -576,8 +580,8 @@ def l1_deletion_start(node, dv, bounds, first_unit, mult, linked, prv, nxt, acc)
     nxt[last] = tail
     prv[tail] = last
     if acc[2] > 0:
-        return _walk(dv, mult, prv, nxt, 0, acc[3] / acc[2], acc)
-    return 0
+        return _walk(dv, mult, prv, nxt, _HEAD, acc[3] / acc[2], acc)
+    return _HEAD
 
 
 @njit(cache=True, nogil=True)
@@ -585,7 +589,7 @@ def l1_deletion_rows(node, dv, bounds, a, mult, linked, prv, nxt, p, acc, row_a,
     """row_a[j] = L1 deviation of units [a, a + j + 1) and, when a + 1 < k, row_b[j] = that of
     units [a + 1, a + j + 2); then units a and a + 1 leave the set.  Returns the pointer."""
     k = bounds.size - 1
-    q_ = p
+    q_ = np.uint64(p)
     for u in range(k - 1, a - 1, -1):                       # deletion pass: row a
         if u < k - 1:
             q_ = _delete_positions(node, dv, mult, linked, prv, nxt, bounds[u + 1], bounds[u + 2], q_, acc, True)
@@ -597,7 +601,7 @@ def l1_deletion_rows(node, dv, bounds, a, mult, linked, prv, nxt, p, acc, row_a,
     for q in range(bounds[a], bounds[a + 1]):               # unit a: a ghost, linked but not counted
         mult[node[q]] -= 1
     acc[:] = 0.0
-    q_ = 0
+    q_ = _HEAD
     for u in range(a + 1, k):                               # undo pass, in reverse order: row a + 1
         for q in range(bounds[u + 1] - 1, bounds[u] - 1, -1):
             r = node[q]
