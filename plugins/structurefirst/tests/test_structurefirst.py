@@ -19,6 +19,19 @@ def _data(n, seed=0):
     return (rng.poisson(8, n) * (rng.random(n) < 0.6)).astype(float)
 
 
+def _assert_layers_match(x, k, ref, small_memory):
+    """Every layer served by PrefixCosts, with all layers kept and with checkpointed blocks, equals
+    the plain DP's (finite entries to 1e-9, infinities in the same places); returns the last one."""
+    for max_floats in (10**7, small_memory):
+        pc = PrefixCosts(x, k, max_floats=max_floats)
+        for g in range(k - 1, 0, -1):
+            got = pc.layer(g)
+            finite = np.isfinite(ref[g])
+            assert np.array_equal(finite, np.isfinite(got))
+            np.testing.assert_allclose(got[finite], ref[g][finite], rtol=1e-9, atol=1e-7)
+    return pc
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_pruned_layers_equal_the_plain_dp_and_the_engine(seed):
     """Kills: a pruning bound read from layer g-1 instead of g, '>' for '>=' on the wrong side, an
@@ -26,13 +39,7 @@ def test_pruned_layers_equal_the_plain_dp_and_the_engine(seed):
     x = _data(70, seed)
     k = 9
     ref = all_layers_reference(x, k - 1)
-    for max_floats in (10**7, 200):                  # all layers kept / checkpointed blocks
-        pc = PrefixCosts(x, k, max_floats=max_floats)
-        for g in range(k - 1, 0, -1):
-            got = pc.layer(g)
-            finite = np.isfinite(ref[g])
-            assert np.array_equal(finite, np.isfinite(got))
-            np.testing.assert_allclose(got[finite], ref[g][finite], rtol=1e-9, atol=1e-7)
+    pc = _assert_layers_match(x, k, ref, small_memory=200)   # all layers kept / checkpointed blocks
     best = k_groups(SSEPenalty(x, np.zeros(x.size + 1)), range(1, k), monge=False)
     for g in range(1, k):
         assert math.isclose(pc.layer(g)[x.size], best[g].cost, rel_tol=1e-9, abs_tol=1e-7)
@@ -60,13 +67,7 @@ def test_bounds_and_chunks_keep_every_layer_exact(seed, data):
     x = _runs(160, seed) if data == "runs" else rng.normal(5, 3, 160).round(3)
     k = 14
     ref = all_layers_reference(x, k - 1)
-    for max_floats in (10**7, 500):
-        pc = PrefixCosts(x, k, max_floats=max_floats)
-        for g in range(k - 1, 0, -1):
-            got = pc.layer(g)
-            finite = np.isfinite(ref[g])
-            assert np.array_equal(finite, np.isfinite(got))
-            np.testing.assert_allclose(got[finite], ref[g][finite], rtol=1e-9, atol=1e-7)
+    _assert_layers_match(x, k, ref, small_memory=500)
 
 
 def test_bounds_skip_most_candidates():
