@@ -147,11 +147,13 @@ def error_vs_scale(results: Results, algorithms=None, metric: str = "scaled-l1",
     return fig
 
 
-def _in_right_quarter(t: float, pts: dict) -> bool:
-    """Whether time ``t`` lies in the right quarter of the points' log-time range."""
-    logs = np.log10([max(p[0], 1e-12) for p in pts.values()])
-    lo, hi = logs.min(), logs.max()
-    return hi > lo and np.log10(max(t, 1e-12)) > lo + 0.75 * (hi - lo)
+def _label_sides(pts: dict) -> dict:
+    """Per point, the offset and alignment of its name: names of points in the right quarter of the
+    panel's log-time range go to the left of the point, so that they stay inside the panel."""
+    logs = {name: np.log10(max(t, 1e-12)) for name, (t, _) in pts.items()}
+    lo, hi = min(logs.values(), default=0.0), max(logs.values(), default=0.0)
+    cut = lo + 0.75 * (hi - lo) if hi > lo else np.inf
+    return {name: ((-3, "right") if v > cut else (3, "left")) for name, v in logs.items()}
 
 
 def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon=None,
@@ -163,10 +165,9 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
     for ax, ds in zip(axes, datasets):
         pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds)
         on = analysis.skyline(pts)
+        sides = _label_sides(pts)
         for name, (t, e) in pts.items():
-            # names of the slowest points go to their left, so that they stay inside the panel
-            side = "right" if _in_right_quarter(t, pts) else "left"
-            dx = -3 if side == "right" else 3
+            dx, side = sides[name]
             if on[name]:
                 ax.scatter(t, e, s=36, color="C3", zorder=3)
                 ax.annotate(name, (t, e), fontsize=7, fontweight="bold", xytext=(dx, 3), textcoords="offset points",
@@ -207,6 +208,7 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
     times = np.array([p[0] for p in pts.values()])
     errors = np.array([p[1] for p in pts.values()])
     front = sorted(pts[n] for n in pts if on[n])
+    sides = _label_sides(pts)
     for ax, (fam, algs) in zip(axes, members.items()):
         ax.scatter(times, errors, s=8, color="0.82", zorder=1)
         ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.5, zorder=2)
@@ -214,8 +216,8 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
             t, e = pts[name]
             colour = f"C{i % 10}"
             ax.scatter(t, e, s=30, zorder=3, color=colour if on[name] else "none", edgecolors=colour)
-            side = "right" if _in_right_quarter(t, pts) else "left"
-            ax.annotate(name, (t, e), fontsize=6.5, color=colour, xytext=(-3 if side == "right" else 3, 3),
+            dx, side = sides[name]
+            ax.annotate(name, (t, e), fontsize=6.5, color=colour, xytext=(dx, 3),
                         textcoords="offset points", ha=side, fontweight="bold" if on[name] else "normal")
         # zoom on the family: from the best error of all to a little above the family's worst
         ax.set(xscale="log", yscale="log", title=fam,

@@ -164,11 +164,12 @@ class DebiasedCosts:
 
     def __call__(self, dev, lengths):
         lengths = np.asarray(lengths)
-        longest = int(lengths.max(initial=0))
-        if longest >= self._by_length.size:
-            L = np.arange(1, 2 * longest + 1)
+        try:                                    # the same numbers as computing them per call, read from a table
+            out = dev - self._by_length[lengths]
+        except IndexError:                      # a longer group than seen so far (no max() pass per batch)
+            L = np.arange(1, 2 * int(lengths.max()) + 1)
             self._by_length = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
-        out = dev - self._by_length[lengths]    # the same numbers as computing them per call, read from a table
+            out = dev - self._by_length[lengths]
         out += self.measure_cost
         return out
 

@@ -230,7 +230,6 @@ class L1Deviation(Cost):
                                          np.asarray(ends, dtype=np.int64))
 
     def rows_from(self, first_unit, bounds):
-        out = np.empty(bounds.size - 1 - first_unit)
         if self._exact_sums is None:
             x = self.values
             self._exact_sums = (self._unit_weights and bool(np.all(x == np.rint(x)))
@@ -239,10 +238,9 @@ class L1Deviation(Cost):
             rows = self._rows
             if rows is None or not rows.continues(first_unit, bounds):
                 rows = self._rows = _RowsByDeletion(self.values, bounds, first_unit)
-            rows.next_row(out)
-        else:
-            kernels.deviations_from(self.values, self.weights, self.rank, self.sorted_values, bounds,
-                                    first_unit, out)
+            return rows.next_row()
+        out = np.empty(bounds.size - 1 - first_unit)
+        kernels.deviations_from(self.values, self.weights, self.rank, self.sorted_values, bounds, first_unit, out)
         return out
 
     def windows(self, length, bounds):
@@ -283,17 +281,18 @@ class _RowsByDeletion:
     def continues(self, first_unit, bounds) -> bool:
         return first_unit == self.first_unit and (bounds is self.bounds or np.array_equal(bounds, self.bounds))
 
-    def next_row(self, out):
-        if self.pending is not None:
-            out[:] = self.pending
-            self.pending = None
-        else:
-            second = np.empty(max(out.size - 1, 0))
+    def next_row(self) -> np.ndarray:
+        """The row of ``first_unit`` (computed with its partner, or the partner kept from the last pass)."""
+        row, self.pending = self.pending, None
+        if row is None:
+            row = np.empty(self.bounds.size - 1 - self.first_unit)
+            second = np.empty(max(row.size - 1, 0))
             self.pointer = kernels.l1_deletion_rows(self.node, self.dv, self.bounds, self.first_unit, self.mult,
                                                     self.linked, self.prv, self.nxt, self.pointer, self.acc,
-                                                    out, second)
+                                                    row, second)
             self.pending = second if second.size else None
         self.first_unit += 1
+        return row
 
 
 class RelativeError(L1Deviation):
