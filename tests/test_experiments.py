@@ -453,3 +453,22 @@ def test_cli_demo_refuses_an_unwritable_folder(tmp_path, capsys):
     assert "not writable" in capsys.readouterr().err
 
 
+
+
+def test_mean_confidence_interval_is_the_student_t_interval():
+    # catches a normal quantile (1.96) in place of t's 4.303 on 2 degrees of freedom, or ddof=0
+    from dphist.experiments.results import mean_confidence_interval
+    mean, half = mean_confidence_interval([1.0, 2.0, 3.0])
+    assert mean == 2.0
+    assert half == pytest.approx(4.302652729749464 / np.sqrt(3), rel=1e-9)
+    assert mean_confidence_interval([5.0]) == (5.0, float("inf"))
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(InvalidParameter, match="confidence level"):
+            mean_confidence_interval([1.0, 2.0], level=bad)
+
+
+def test_aggregate_carries_the_confidence_interval():
+    res = Results.from_rows([{"algorithm": "a", "value": v} for v in (1.0, 2.0, 3.0)])
+    s = res.aggregate(["algorithm"])[("a",)]
+    assert s["ci_low"] == pytest.approx(2.0 - 4.302652729911275 / np.sqrt(3))
+    assert s["ci_high"] == pytest.approx(2.0 + 4.302652729911275 / np.sqrt(3))

@@ -108,8 +108,10 @@ class Results:
         out = {}
         for k, idx in index.items():
             v = vals[idx]
-            out[k] = {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
-                      "count": int(v.size), "median": float(np.median(v))}
+            mean, half = mean_confidence_interval(v)
+            out[k] = {"mean": mean, "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+                      "count": int(v.size), "median": float(np.median(v)),
+                      "ci_low": mean - half, "ci_high": mean + half}
         return out
 
     # ------------------------------------------------------------------ files
@@ -122,6 +124,27 @@ class Results:
     def read_csv(cls, path) -> "Results":
         rows, _ = read_csv_rows(path)
         return cls.from_rows(rows)
+
+
+def mean_confidence_interval(values, level: float = 0.95) -> tuple[float, float]:
+    """``(mean, half_width)`` of the Student-t confidence interval for the mean of ``values``.
+
+    The trials of one cell are independent runs (their seeds are spawned apart), so the t interval
+    on ``n - 1`` degrees of freedom is the textbook one; one value has an infinite half-width (no
+    spread can be estimated from it).  ``scipy.stats`` is imported here, not at module import, to
+    keep the command line's start-up light.
+    """
+    if not 0.0 < level < 1.0:
+        raise InvalidParameter(f"confidence level must be in (0, 1), got {level!r}")
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0:
+        raise InvalidParameter("confidence interval of no values")
+    mean = float(v.mean())
+    if v.size == 1:
+        return mean, float("inf")
+    from scipy import stats
+    half = float(stats.t.ppf(0.5 + level / 2.0, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+    return mean, half
 
 
 def _json_default(obj):
