@@ -123,3 +123,62 @@ def test_evaluate_workloads_shares_one_prefix_sum(pair):
     for name, wl in wls.items():
         for metric in ("mse", "scaled-l1", "max"):
             assert got[name][metric] == pytest.approx(M.METRICS[metric](wl, x, y), rel=1e-12), (name, metric)
+
+
+# ------------------------------------------------------------------ workloads given as data
+def test_resolve_accepts_every_form_and_gives_the_same_ranges():
+    """(starts, ends), (lo, hi) pairs, a dense and a sparse 0/1 matrix, a RangeWorkload and a name give the
+    same ranges.  Kills: an off-by-one in the matrix conversion (hi = last column, not last + 1), a sparse
+    path that misses duplicate or explicit-zero entries, rows read as columns."""
+    import scipy.sparse as sp
+    n = 12
+    lo, hi = np.array([0, 3, 11, 5]), np.array([4, 4, 12, 12])
+    dense = np.zeros((4, n))
+    for i, (a, b) in enumerate(zip(lo, hi)):
+        dense[i, a:b] = 1
+    messy = sp.coo_matrix((np.r_[dense[dense != 0], 0.0], (np.r_[np.nonzero(dense)[0], 0], np.r_[np.nonzero(dense)[1], 9])),
+                          shape=(4, n))                      # an explicit zero at (0, 9)
+    for spec in [(lo, hi), list(zip(lo.tolist(), hi.tolist())), dense, sp.csr_matrix(dense), messy,
+                 W.RangeWorkload(n, lo, hi)]:
+        got = W.resolve(spec, n)
+        assert np.array_equal(got.lo, lo) and np.array_equal(got.hi, hi), type(spec)
+    assert np.array_equal(W.resolve("prefix", n).hi, np.arange(1, n + 1))
+
+
+@pytest.mark.parametrize("spec, words", [
+    ((np.array([], dtype=int), np.array([], dtype=int)), "empty"),
+    ([], "empty"),
+    (np.zeros((0, 8)), "empty"),
+    ([(2, 2)], "zero sensitivity"),
+    ([(3, 1)], "zero sensitivity"),
+    ([(-1, 3)], "outside the domain"),
+    ([(0, 9)], "beyond the domain of 8 bins"),
+    ((np.array([0.5]), np.array([3])), "integers"),
+    (np.zeros((2, 8)), "all zeros: its sensitivity is 0"),
+    (np.vstack([np.ones(8), np.zeros(8)]), "row 1 of the query matrix is all zeros"),
+    (np.array([[1, 0, 1, 0, 0, 0, 0, 0]]), "row 0 of the query matrix is not one range"),
+    (np.array([[2, 2, 0, 0, 0, 0, 0, 0]]), "entries other than 0 and 1"),
+    (np.ones((1, 7)), "7 columns but the histogram has 8"),
+    ((np.array([0]), np.array([3]), np.array([1])), "is_spec"),
+])
+def test_resolve_refuses_with_a_message_naming_the_problem(spec, words):
+    """Kills: each check removed (an empty workload, an empty range, a range off the domain, a zero or
+    non-range matrix row, a matrix of another width would reach a component)."""
+    if words == "is_spec":
+        assert not W.is_spec(spec)
+        return
+    with pytest.raises(InvalidParameter, match=words):
+        W.resolve(spec, 8)
+
+
+def test_check_spec_needs_no_domain():
+    """What can be refused without the domain is refused by check_spec (when a component is built).
+    Kills: check_spec deferring the emptiness or zero-row checks to run time."""
+    with pytest.raises(InvalidParameter, match="empty"):
+        W.check_spec([])
+    with pytest.raises(InvalidParameter, match="all zeros"):
+        W.check_spec(np.zeros((3, 5)))
+    W.check_spec([(0, 10 ** 6)])     # the domain is checked by resolve, not here
+    W.check_spec("prefix")
+    with pytest.raises(InvalidParameter, match="unknown workload"):
+        W.check_spec("no-such")

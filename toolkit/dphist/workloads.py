@@ -212,3 +212,154 @@ def make(name: str, n: int) -> RangeWorkload:
     if percent is not None:
         return percent_ranges(n, percent)
     raise InvalidParameter(f"unknown workload {name!r}; known: {', '.join(BUILTIN)}, ranges-<r>%")
+
+
+# ----------------------------------------------------------------------------------------------
+# Workloads given as data: ``(starts, ends)``, a list of ``(lo, hi)`` pairs, or a query matrix.
+#
+# The range-answering components (MWEM's ``mwem.mw``, DAWA's ``dawa.greedy-h``) take a workload
+# name, a :class:`RangeWorkload`, or one of these forms.  :func:`check_spec` validates what does not
+# depend on the domain when the component is built; :func:`resolve` adds the domain check when the
+# pipeline knows ``n`` (``Component.check_input``, before any budget is spent).
+
+def _is_sparse(value) -> bool:
+    return hasattr(value, "tocsr") and hasattr(value, "shape")   # scipy.sparse, without importing it
+
+
+def is_spec(value) -> bool:
+    """True for the forms a workload parameter may take (a name :func:`make` knows, a
+    :class:`RangeWorkload`, a tuple ``(starts, ends)``, a list of ``(lo, hi)`` pairs, a 2-D numpy
+    array or a scipy.sparse matrix: one query per row, one column per bin).  A form check only:
+    :func:`check_spec` checks the contents."""
+    if isinstance(value, str):
+        return is_name(value)
+    if isinstance(value, (RangeWorkload, list)):
+        return True
+    if isinstance(value, tuple):
+        return len(value) == 2
+    return (isinstance(value, np.ndarray) and value.ndim == 2) or _is_sparse(value)
+
+
+def _integers(values, what: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == object or arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise InvalidParameter(f"{what} must be integers, got {arr.dtype}")
+    if arr.dtype.kind == "f" and not np.array_equal(arr, np.round(arr)):
+        raise InvalidParameter(f"{what} must be integers (bin positions), got fractional values")
+    return arr.astype(np.int64)
+
+
+def _checked_ranges(lo, hi, who: str) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = _integers(lo, f"{who}: range starts"), _integers(hi, f"{who}: range ends")
+    if lo.ndim != 1 or lo.shape != hi.shape:
+        raise InvalidParameter(f"{who}: starts and ends must be 1-D sequences of equal length, "
+                               f"got shapes {lo.shape} and {hi.shape}")
+    if lo.size == 0:
+        raise InvalidParameter(f"{who}: the workload is empty (no ranges)")
+    bad = np.flatnonzero(lo < 0)
+    if bad.size:
+        raise InvalidParameter(f"{who}: range {bad[0]} starts at {lo[bad[0]]}, outside the domain (starts are >= 0)")
+    bad = np.flatnonzero(hi <= lo)
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidParameter(f"{who}: range {i} is [{lo[i]}, {hi[i]}), which holds no bin: a query of zero "
+                               "sensitivity measures nothing (ranges are half-open [start, end) with end > start)")
+    return lo, hi
+
+
+def _matrix_ranges(matrix, who: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Rows of a 0/1 query matrix as ranges ``[lo, hi)`` over its columns; ``(lo, hi, columns)``."""
+    if _is_sparse(matrix):
+        csr = matrix.tocsr(copy=True)
+        csr.sum_duplicates()
+        csr.eliminate_zeros()
+        rows, width = csr.shape
+        data, indices, indptr = np.asarray(csr.data, dtype=float), csr.indices, csr.indptr
+        count = np.diff(indptr)
+    else:
+        dense = np.asarray(matrix)
+        if dense.dtype == object or dense.dtype.kind not in "biuf":
+            raise InvalidParameter(f"{who}: the query matrix must hold numbers, got {dense.dtype}")
+        rows, width = dense.shape
+        nz = dense != 0
+        data, count = dense[nz].astype(float), nz.sum(axis=1)
+    if rows == 0 or width == 0:
+        raise InvalidParameter(f"{who}: the workload is empty (a {rows} x {width} query matrix)")
+    if not np.all(np.isfinite(data)):
+        raise InvalidParameter(f"{who}: the query matrix has non-finite entries")
+    if data.size == 0:
+        raise InvalidParameter(f"{who}: the query matrix is all zeros: its sensitivity is 0, it measures nothing")
+    zero = np.flatnonzero(count == 0)
+    if zero.size:
+        raise InvalidParameter(f"{who}: row {zero[0]} of the query matrix is all zeros (a query of zero "
+                               "sensitivity measures nothing)")
+    if np.any(data != 1.0):
+        raise InvalidParameter(f"{who}: the query matrix has entries other than 0 and 1; this component answers "
+                               "range queries (rows of 1 over consecutive bins)")
+    if _is_sparse(matrix):
+        lo = np.minimum.reduceat(indices, indptr[:-1]).astype(np.int64)
+        hi = np.maximum.reduceat(indices, indptr[:-1]).astype(np.int64) + 1
+    else:
+        lo = np.argmax(nz, axis=1).astype(np.int64)
+        hi = width - np.argmax(nz[:, ::-1], axis=1).astype(np.int64)
+    gaps = np.flatnonzero(hi - lo != count)
+    if gaps.size:
+        raise InvalidParameter(f"{who}: row {gaps[0]} of the query matrix is not one range of consecutive bins; "
+                               "this component answers range queries")
+    return lo, hi, int(width)
+
+
+def _parse(spec, who: str):
+    """``(lo, hi, width, name)`` of an explicit form (``width``: the matrix's columns, else None);
+    None for a name or a RangeWorkload."""
+    if isinstance(spec, (str, RangeWorkload)):
+        return None
+    if isinstance(spec, tuple):
+        if len(spec) != 2:
+            raise InvalidParameter(f"{who}: a workload tuple is (starts, ends), got {len(spec)} items")
+        return (*_checked_ranges(spec[0], spec[1], who), None, "ranges")
+    if isinstance(spec, list):
+        if len(spec) == 0:
+            raise InvalidParameter(f"{who}: the workload is empty (no ranges)")
+        try:
+            arr = np.asarray(spec)
+        except ValueError:
+            raise InvalidParameter(f"{who}: a workload list holds (lo, hi) pairs") from None
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise InvalidParameter(f"{who}: a workload list holds (lo, hi) pairs, got shape {arr.shape}")
+        return (*_checked_ranges(arr[:, 0], arr[:, 1], who), None, "ranges")
+    if (isinstance(spec, np.ndarray) and spec.ndim == 2) or _is_sparse(spec):
+        lo, hi, width = _matrix_ranges(spec, who)
+        return lo, hi, width, "query-matrix"
+    raise InvalidParameter(f"{who}: a workload is a name, a RangeWorkload, (starts, ends), a list of (lo, hi) "
+                           f"pairs or a query matrix; got {type(spec).__name__}")
+
+
+def check_spec(spec, who: str = "workload") -> None:
+    """Raise InvalidParameter naming the problem (empty, a negative start, an empty range of zero
+    sensitivity, a zero or non-range matrix row) for anything :func:`resolve` would refuse whatever
+    the domain; names are checked by :func:`is_name`."""
+    if isinstance(spec, str) and not is_name(spec):
+        raise InvalidParameter(f"{who}: unknown workload {spec!r}; known: {', '.join(BUILTIN)}, ranges-<r>%")
+    _parse(spec, who)
+
+
+def resolve(spec, n: int, who: str = "workload") -> RangeWorkload:
+    """The workload ``spec`` (any form of :func:`is_spec`) as a :class:`RangeWorkload` over ``n`` bins;
+    InvalidParameter naming the problem otherwise (a range beyond the domain, a matrix whose columns
+    are not the ``n`` bins, ...)."""
+    if isinstance(spec, str):
+        check_spec(spec, who)
+        return make(spec, n)
+    if isinstance(spec, RangeWorkload):
+        if spec.n != n:
+            raise InvalidParameter(f"{who}: workload {spec.name!r} is over {spec.n} bins but the histogram has {n}")
+        return spec
+    lo, hi, width, name = _parse(spec, who)
+    if width is not None and width != n:
+        raise InvalidParameter(f"{who}: the query matrix has {width} columns but the histogram has {n} bins")
+    beyond = np.flatnonzero(hi > n)
+    if beyond.size:
+        i = int(beyond[0])
+        raise InvalidParameter(f"{who}: range {i} is [{lo[i]}, {hi[i]}), beyond the domain of {n} bins")
+    return RangeWorkload(n, lo, hi, name)

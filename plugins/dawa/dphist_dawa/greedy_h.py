@@ -23,24 +23,20 @@ from dphist import Finalizer, InvalidParameter, Partition
 from dphist import workloads as wl
 
 from dphist.kernel import IntervalQueries
-from dphist.params import InstanceOf, Interval, Satisfies
+from dphist.params import Interval, Satisfies
 
 from .hierarchy import greedy_weights, tree_least_squares
 
 
 def resolve_workload(workload, n: int) -> wl.RangeWorkload:
-    """A core workload name or a :class:`dphist.workloads.RangeWorkload` over ``n`` bins."""
-    if isinstance(workload, str):
-        return wl.make(workload, n)
-    if isinstance(workload, wl.RangeWorkload):
-        if workload.n != n:
-            raise InvalidParameter(f"dawa.greedy-h: workload {workload.name!r} is over {workload.n} bins "
-                                   f"but the histogram has {n}")
-        if len(workload) == 0:
-            raise InvalidParameter(f"dawa.greedy-h: workload {workload.name!r} is empty")
-        return workload
-    raise InvalidParameter(f"dawa.greedy-h: workload must be a workload name or a dphist.workloads."
-                           f"RangeWorkload, got {type(workload).__name__}")
+    """The workload over ``n`` bins: a core workload name, a :class:`dphist.workloads.RangeWorkload`,
+    ranges ``(starts, ends)``, a list of ``(lo, hi)`` pairs or a 0/1 query matrix of range rows
+    (:func:`dphist.workloads.resolve`, which names what it refuses)."""
+    return wl.resolve(workload, n, "dawa.greedy-h")
+
+
+#: what the ``workload`` parameter accepts (shared with the presets that pass it on)
+WORKLOAD_FORMS = "a workload name, a RangeWorkload, (starts, ends), a list of (lo, hi) pairs or a 0/1 query matrix"
 
 
 class GreedyHFinalizer(Finalizer):
@@ -49,8 +45,10 @@ class GreedyHFinalizer(Finalizer):
     Parameters
     ----------
     workload : a core workload name (``"prefix"`` by default, as DPBench evaluates 1-D;
-        ``"all-ranges"``, ``"identity"``, ``"small-ranges"``, ...) or a
-        :class:`dphist.workloads.RangeWorkload` over the original domain.
+        ``"all-ranges"``, ``"identity"``, ``"small-ranges"``, ...), a
+        :class:`dphist.workloads.RangeWorkload`, ranges ``(starts, ends)`` (half-open), a list of
+        ``(lo, hi)`` pairs, or a query matrix (numpy or scipy.sparse, one 0/1 range row per query,
+        one column per bin), over the original domain.
     branching : fan-out of the hierarchy (2 in DAWA).
     granularity : number of candidate weights per node in the greedy search (100, ektelo).
 
@@ -64,17 +62,20 @@ class GreedyHFinalizer(Finalizer):
     citation = "Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014, Section 4 (GreedyH)"
     param_constraints = {
         # a name wl.make knows (built for the histogram's size at run time), or a workload object
-        "workload": [Satisfies(wl.is_name, "a workload name (identity, prefix, all-ranges, small-ranges, "
-                                           "big-ranges, ranges-<r>%)"),
-                     InstanceOf(wl.RangeWorkload, "a dphist.workloads.RangeWorkload")],
+        "workload": Satisfies(wl.is_spec, WORKLOAD_FORMS),
         "branching": Interval(int, 2, None),
         "granularity": Interval(int, 1, None),
     }
 
     def __init__(self, workload="prefix", branching: int = 2, granularity: int = 100):
+        wl.check_spec(workload, "dawa.greedy-h")   # empty, zero-sensitivity or non-range queries: refused here
         self.workload = workload
         self.branching = branching
         self.granularity = granularity
+
+    def check_input(self, n: int) -> None:
+        """The workload against the domain (ranges beyond it, a matrix of another width), before any spending."""
+        resolve_workload(self.workload, n)
 
     def strategy(self, bins: Partition, n: int):
         """The chosen weighted tree (public: depends on the workload and the groups only)."""

@@ -255,9 +255,85 @@ class DPBenchL1Partition(VettedMechanism):
                                     DPBenchCosts(noise, float(epsilon), 1.0 / float(measure_epsilon), values.size))
 
 
-CALIBRATIONS = ("postprocess", "noisy-min", "dpbench")
+# ------------------------------------------------------------------ calibration "select"
+#: penalties (units of 1/eps_a) of the candidate partitions of calibration "select", each the
+#: least-cost partition of the same noisy counts; the single group is always a candidate too
+SELECT_PENALTIES = (1.0, 4.0, 16.0, 64.0)
+#: group widths (in units) of the data-independent candidates of calibration "select": equal blocks
+SELECT_BLOCKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+#: block widths (in units) at which the noisy counts are summed for the coarse candidates of "select"
+SELECT_COARSE = (16, 64, 256)
+DEFAULT_SELECT_SHARE = 0.25   #: share of eps_1 spent on the exponential mechanism (calibration "select")
+
+
+def partition_costs(x, bounds_list, eps_2: float) -> np.ndarray:
+    """DAWA's ``pcost(x, B) = sum_b dev(x, b) + |B| / eps_2`` of each candidate partition, given by its
+    group boundaries over ``x`` (the counts in the units' order).  O(n) per candidate.
+
+    Adding or removing one record moves one group's ``dev`` by at most ``2 (1 - 1/|b|) < 2`` (module
+    docstring) and leaves ``|B| / eps_2`` unchanged: sensitivity 2 for every candidate."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty(len(bounds_list))
+    for j, b in enumerate(bounds_list):
+        sizes = np.diff(b)
+        means = np.add.reduceat(x, b[:-1]) / sizes
+        out[j] = np.abs(x - np.repeat(means, sizes)).sum() + sizes.size / eps_2
+    return out
+
+
+def select_candidates(noisy_ordered, bounds, variant, branching, scale, eps_2, correction):
+    """Cut points (in units) of the candidates of calibration "select": the single group, equal blocks
+    of each width in :data:`SELECT_BLOCKS` (public), and the least-cost partitions of the noisy counts
+    at each penalty of :data:`SELECT_PENALTIES` (units of ``scale = 1/eps_a``); duplicates removed,
+    order kept.  Post-processing of the noisy counts."""
+    k = bounds.size - 1
+    found = [np.array([0, k], dtype=np.int64)]
+    found += [np.unique(np.append(np.arange(0, k, width), k)) for width in SELECT_BLOCKS if width < k]
+    for penalty in SELECT_PENALTIES:
+        costs = DebiasedCosts(scale, 1.0 / eps_2 + penalty * scale, correction)
+        found.append(np.asarray(least_cost_partition(noisy_ordered, bounds, variant, branching, costs), dtype=np.int64))
+    units = np.add.reduceat(np.asarray(noisy_ordered, dtype=np.float64), bounds[:-1])
+    for width in SELECT_COARSE:
+        if 2 * width > k:
+            continue
+        blocks = np.append(np.arange(0, k, width), k)
+        sums = np.add.reduceat(units, blocks[:-1])            # noisy block sums: noise ~ sqrt(width) / eps_a
+        for penalty in SELECT_PENALTIES[:2]:
+            costs = DebiasedCosts(scale * np.sqrt(width), 1.0 / eps_2 + penalty * scale * np.sqrt(width), correction)
+            cuts = least_cost_partition(sums, None, variant, branching, costs)
+            found.append(blocks[np.asarray(cuts, dtype=np.int64)])
+    out, seen = [], set()
+    for cuts in found:
+        key = tuple(cuts.tolist())
+        if key not in seen:
+            seen.add(key)
+            out.append(cuts)
+    return out
+
+
+def selected_partition(bins: Partition, ctx, variant: str, branching: int, eps_2: float, correction: float,
+                       share: float) -> Partition:
+    """Calibration "select": ``eps_a = (1 - share) eps_1`` on Laplace counts per bin, a few candidate
+    partitions built from them (post-processing), then the exponential mechanism with ``share * eps_1``
+    and score ``-pcost(x, B)`` (sensitivity 2) picks one.  eps_1-DP by sequential composition."""
+    eps_1 = float(ctx.budget)
+    eps_a, eps_s = (1.0 - share) * eps_1, share * eps_1
+    noisy = np.round(ctx.data.laplace_identity(eps_a))            # eps_a-DP; post-processing below
+    ordered = _ordered(noisy, bins.order)
+    candidates = select_candidates(ordered, bins.bounds, variant, branching, 1.0 / eps_a, eps_2, correction)
+    parts = [bins.merge(c) for c in candidates]
+    order, bounds_list = bins.order, [p.bounds for p in parts]
+
+    def score(counts):   # runs in the kernel; the candidates and eps_2 are public
+        return -partition_costs(_ordered(counts, order), bounds_list, eps_2)
+
+    return parts[ctx.data.exponential(score, len(parts), 2.0, eps_s)]
+
+
+CALIBRATIONS = ("postprocess", "noisy-min", "dpbench", "select")
 #: public per-group penalty (units of the noise scale) when ``bucket_penalty`` is not given
-DEFAULT_PENALTY = {"postprocess": 1.0, "noisy-min": 3.0, "dpbench": 0.0}
+#: ("select" builds its candidates at the penalties of SELECT_PENALTIES instead)
+DEFAULT_PENALTY = {"postprocess": 1.0, "noisy-min": 3.0, "dpbench": 0.0, "select": 0.0}
 DEFAULT_CORRECTION = 1.0   #: share of the expected noise deviation removed (calibration "postprocess")
 
 
@@ -304,17 +380,19 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
         "bucket_penalty": [None, Interval(float, 0, None)],
         "calibration": Options(*CALIBRATIONS),
         "correction": Interval(float, 0, None),
+        "select_share": Interval(float, 0, 1, closed="neither"),
     }
 
     def __init__(self, variant: str = "exact", branching: int = 2, measure_epsilon: float | None = None,
                  bucket_penalty: float | None = None, calibration: str = "postprocess",
-                 correction: float = DEFAULT_CORRECTION):
+                 correction: float = DEFAULT_CORRECTION, select_share: float = DEFAULT_SELECT_SHARE):
         self.variant = variant
         self.branching = branching
         self.measure_epsilon = measure_epsilon
         self.bucket_penalty = bucket_penalty
         self.calibration = calibration
         self.correction = correction
+        self.select_share = select_share
 
     def partition(self, bins: Partition, ctx) -> Partition:
         if ctx.data is None or ctx.budget <= 0:
@@ -327,6 +405,9 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
         if not np.isfinite(eps_2) or eps_2 <= 0:
             raise InvalidParameter("dawa.l1: the group cost needs the measuring budget eps_2 > 0 "
                                    "(gamma_f > 0, or pass measure_epsilon)")
+        if self.calibration == "select":
+            return selected_partition(bins, ctx, self.variant, int(self.branching), eps_2, float(self.correction),
+                                      float(self.select_share))
         penalty = DEFAULT_PENALTY[self.calibration] if self.bucket_penalty is None else float(self.bucket_penalty)
         if self.calibration == "postprocess":
             noisy = ctx.data.laplace_identity(ctx.budget)     # the only private step: eps_1-DP

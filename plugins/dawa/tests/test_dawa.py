@@ -498,3 +498,114 @@ def test_default_bucket_penalty_is_the_synthetic_selection_optimum():
     best = multipliers[np.argmin(approx.mean(axis=0))]
     assert best == DEFAULT_PENALTY["noisy-min"]      # the penalty of calibration "noisy-min"
     assert np.exp(approx[:, multipliers == 0].mean() - approx.mean(axis=0).min()) > 1.5   # no penalty: far worse
+
+
+# ------------------------------------------------------------------ calibration "select"
+def test_partition_costs_match_the_definition_and_move_by_less_than_2():
+    """pcost(x, B) = sum dev + |B| / eps_2 against the direct definition, and its change on 2,000 random
+    neighbours (one record added or removed) stays below the declared sensitivity 2.  Kills: a deviation
+    about the median or the wrong group mean, a missing |B| / eps_2, a sensitivity bound that is too small."""
+    from dphist_dawa.l1_partition import partition_costs
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 20, 40)
+    parts = [_random_units(rng, 40, k) for k in (1, 3, 9, 40)]
+    got = partition_costs(x, parts, 0.5)
+    direct = [sum(deviation_direct(x, a, b) for a, b in zip(p[:-1], p[1:])) + (p.size - 1) / 0.5 for p in parts]
+    np.testing.assert_allclose(got, direct, rtol=1e-12)
+    worst = 0.0
+    for _ in range(2000):
+        y = x.copy()
+        i = rng.integers(40)
+        y[i] += 1 if (rng.random() < 0.5 or y[i] == 0) else -1
+        worst = max(worst, np.abs(partition_costs(y, parts, 0.5) - got).max())
+    assert 1.0 < worst < 2.0
+
+
+def test_select_ledger_and_candidates():
+    """calibration "select": a Laplace count per bin with (1 - share) eps_1, then one exponential-mechanism
+    choice (sensitivity 2) with share * eps_1; the released partition is one of the candidates built from the
+    noisy counts alone (recomputed here from the same seeded noise).  Kills: candidates read from the true
+    counts, the shares swapped or not summing to eps_1, a score sensitivity below 2."""
+    from dphist_dawa.l1_partition import DEFAULT_SELECT_SHARE, select_candidates
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.integers(0, 3, 100), rng.integers(40, 60, 28)])
+    for variant in ("exact", "power-of-two"):
+        for seed in range(3):
+            kernel = dphist.kernel.PrivateKernel(x, SeededLaplace(np.random.default_rng(seed)))
+            ctx = dphist.Context(n=x.size, epsilon=1.0, gamma_in=0, gamma_p=0.25, gamma_f=0.75,
+                                 rng=np.random.default_rng(1), data=kernel.handle("dawa.l1", "partitioner", 0.25))
+            got = L1Partitioner(variant, calibration="select").partition(Partition.singletons(x.size), ctx)
+            rows = list(kernel.ledger)
+            assert [r.primitive for r in rows] == ["laplace.identity", "exponential"]
+            assert rows[0].epsilon == pytest.approx(0.25 * (1 - DEFAULT_SELECT_SHARE))
+            assert rows[1].epsilon == pytest.approx(0.25 * DEFAULT_SELECT_SHARE) and rows[1].sensitivity == 2.0
+            assert kernel.ledger.total == pytest.approx(0.25)
+            twin = dphist.kernel.PrivateKernel(x, SeededLaplace(np.random.default_rng(seed)))
+            eps_a = 0.25 * (1 - DEFAULT_SELECT_SHARE)
+            noisy = np.round(twin.handle("t", "partitioner", 1).laplace_identity(eps_a))
+            cands = select_candidates(noisy, np.arange(x.size + 1), variant, 2, 1 / eps_a, 0.75, DEFAULT_CORRECTION)
+            assert any(np.array_equal(got.bounds, c) for c in cands)
+            assert len(cands) >= 8 and any(c.size == 2 for c in cands)   # the single group is a candidate
+
+
+def test_select_prefers_cheap_partitions_at_low_signal():
+    """Five records on 256 bins at eps = 0.05: a partition's measurement cost |B| / eps_2 dominates, so the
+    exponential mechanism picks few groups (median of 20 runs at most 16, never 128 or more).  Kills: a score
+    of the wrong sign (the mechanism would then favour the costliest candidates, 128 and 256 groups)."""
+    x = np.zeros(256, dtype=np.int64)
+    x[[3, 70, 71, 200, 201]] = 1
+    pipe = dphist.make_algorithm("DAWA", calibration="select")
+    groups = [pipe.run(x, 0.05, seed=s).partition.n_groups for s in range(20)]
+    assert np.median(groups) <= 16 and max(groups) < 128, groups
+
+
+def test_select_conforms_and_passes_the_fast_audit():
+    """The kit (ledger = share, release mode, replay) and the statistical audit on the fast pairs.
+    Kills: an unmetered read of the counts in the score, a share spent twice."""
+    from dphist.audit import audit
+    testing.check_algorithm("DAWA", calibration="select")
+    testing.check_algorithm("DAWA-approx", calibration="select")
+    result = audit(dphist.make_algorithm("DAWA-approx", calibration="select"), epsilon=1.0, pairs="fast", seed=3)
+    assert result.passed, str(result)
+
+
+def test_workload_checked_against_the_domain_before_the_partition_spends():
+    """A workload range beyond the domain is refused before the partition stage runs (nothing spent).
+    Kills: the domain check left to GreedyH's finalize, after dawa.l1 has spent its share."""
+    calls = []
+
+    class Spy(L1Partitioner):
+        def partition(self, bins, ctx):
+            calls.append(ctx.budget)
+            return super().partition(bins, ctx)
+
+    pipe = dphist.Pipeline(None, None, Spy(), GreedyHFinalizer(workload=[(0, 40)]), (0, 0.25, 0.75))
+    with pytest.raises(InvalidParameter, match=r"range 0 is \[0, 40\), beyond the domain of 32 bins"):
+        pipe.run(np.arange(32), 1.0, seed=0)
+    assert calls == []
+    pipe = dphist.Pipeline(None, None, Spy(), GreedyHFinalizer(workload=[(0, 32)]), (0, 0.25, 0.75))
+    pipe.run(np.arange(32), 1.0, seed=0)
+    assert calls == [0.25]
+
+
+@pytest.mark.parametrize("form", ["ranges", "pairs", "matrix", "sparse"])
+def test_greedy_h_explicit_workloads_equal_the_range_workload(form):
+    """The same ranges given as (starts, ends), pairs, a dense or a sparse matrix give the same release as the
+    RangeWorkload (same seed), through make_algorithm for DAWA and GreedyH.  Kills: a form converted to other
+    ranges (off by one), or ignored in favour of the default prefix workload."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 50, 64)
+    lo = rng.integers(0, 60, 30)
+    hi = lo + rng.integers(1, 5, 30)
+    dense = np.zeros((30, 64))
+    for i, (a, b) in enumerate(zip(lo, hi)):
+        dense[i, a:b] = 1
+    spec = {"ranges": (lo, hi), "pairs": list(zip(lo.tolist(), hi.tolist())), "matrix": dense,
+            "sparse": sp.csr_matrix(dense)}[form]
+    for name in ("DAWA", "GreedyH"):
+        want = dphist.make_algorithm(name, workload=wl.RangeWorkload(64, lo, hi)).run(x, 1.0, seed=4).estimate
+        got = dphist.make_algorithm(name, workload=spec).run(x, 1.0, seed=4).estimate
+        np.testing.assert_array_equal(got, want)
+        prefix = dphist.make_algorithm(name).run(x, 1.0, seed=4).estimate
+        assert not np.array_equal(got, prefix)

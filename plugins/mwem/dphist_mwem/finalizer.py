@@ -98,7 +98,10 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
     updates : passes of the multiplicative-weights update over all measurements after each round
         (DPBench's ``updateround``: 100; the paper's Section 3.1 improvement).
     workload : a core workload name, built over the groups (``"prefix"``, DPBench's 1-D workload;
-        ``"identity"``, ``"small-ranges"``, ``"ranges-<r>%"``, ...).  Each round scores every open
+        ``"identity"``, ``"small-ranges"``, ``"ranges-<r>%"``, ...); or, over the bins (every bin its
+        own group), a :class:`dphist.workloads.RangeWorkload`, ranges ``(starts, ends)`` (half-open),
+        a list of ``(lo, hi)`` pairs, or a query matrix (numpy or scipy.sparse; 0/1 rows over
+        consecutive bins), validated by :func:`dphist.workloads.resolve` before anything is spent.  Each round scores every open
         query in O(k + |Q|); ``"all-ranges"`` has k(k+1)/2 queries (materialised), so keep k small.
     calibration : ``"noisy-total"`` (default, differentially private) or ``"dpbench"`` (the reference
         code's true total, **not differentially private**).
@@ -115,14 +118,15 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
         "rounds": Interval(int, 1, None),
         "ratio": UNIT_SHARE,
         "updates": Interval(int, 1, None),
-        "workload": Satisfies(wl.is_name, "a workload name (identity, prefix, all-ranges, small-ranges, "
-                                          "big-ranges, ranges-<r>%)"),
+        "workload": Satisfies(wl.is_spec, "a workload name (identity, prefix, all-ranges, small-ranges, "
+                                          "big-ranges, ranges-<r>%), a RangeWorkload, (starts, ends), a list of "
+                                          "(lo, hi) pairs or a 0/1 query matrix"),
         "calibration": Options(*CALIBRATIONS),
         "total_ratio": UNIT_SHARE,
         "public_total": [None, Interval(float, 0, None)],
     }
 
-    def __init__(self, rounds: int = 10, ratio: float = 0.5, updates: int = 100, workload: str = "prefix",
+    def __init__(self, rounds: int = 10, ratio: float = 0.5, updates: int = 100, workload="prefix",
                  calibration: str = "noisy-total", total_ratio: float = DEFAULT_TOTAL_RATIO,
                  public_total: float | None = None):
         # each parameter is checked by its declaration (param_constraints) before this runs;
@@ -130,6 +134,7 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
         if public_total is not None and calibration == "dpbench":
             raise InvalidParameter("mwem.mw: public_total and calibration='dpbench' exclude each other "
                                    "(the dpbench calibration reads the true total)")
+        wl.check_spec(workload, "mwem.mw")   # empty, zero-sensitivity or non-range queries: refused here
         self.rounds = rounds
         self.ratio = ratio
         self.updates = updates
@@ -138,11 +143,28 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
         self.total_ratio = total_ratio
         self.public_total = public_total
 
+    def check_input(self, n: int) -> None:
+        """An explicit workload against the domain (ranges beyond it, a matrix of another width),
+        before any spending."""
+        if not isinstance(self.workload, str):
+            wl.resolve(self.workload, n, "mwem.mw")
+
+    def queries(self, bins: Partition, n: int) -> wl.RangeWorkload:
+        """The workload over the units: a name is built over the groups; any other form is over the
+        ``n`` bins and needs every bin to be its own group in the original order."""
+        if isinstance(self.workload, str):
+            return wl.make(self.workload, bins.n_groups)
+        if bins.n_groups != n or not bins.is_identity_order():
+            raise InvalidParameter("mwem.mw: a workload given as ranges or a matrix is over the bins; it needs "
+                                   "every bin in its own group, in the original order (no partitioner or sorter "
+                                   "before mwem.mw), or a workload name, which is built over the groups")
+        return wl.resolve(self.workload, n, "mwem.mw")
+
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("mwem.mw spends budget: give the finalizer a share gamma_f > 0")
         k = bins.n_groups
-        queries = wl.make(self.workload, k)
+        queries = self.queries(bins, ctx.n)
         lo, hi = np.asarray(queries.lo, dtype=np.int64), np.asarray(queries.hi, dtype=np.int64)
         rounds = effective_rounds(self.rounds, lo.size)
         if self.calibration == "dpbench":

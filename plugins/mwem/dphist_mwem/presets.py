@@ -7,7 +7,7 @@ from .finalizer import CITATION, DEFAULT_TOTAL_RATIO, MWEMFinalizer
 
 
 @preset("MWEM", citation=CITATION, params=MWEMFinalizer.param_constraints)
-def mwem(rounds: int = 10, ratio: float = 0.5, updates: int = 100, workload: str = "prefix",
+def mwem(rounds: int = 10, ratio: float = 0.5, updates: int = 100, workload="prefix",
          calibration: str = "noisy-total", total_ratio: float = DEFAULT_TOTAL_RATIO,
          public_total: float | None = None) -> Pipeline:
     """MWEM on every bin, the whole budget in the finalizer ``mwem.mw`` (DPBench defaults: 10 rounds,

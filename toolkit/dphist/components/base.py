@@ -124,6 +124,10 @@ class Component(metaclass=_ValidatedConstruction):
         except TypeError as exc:
             raise TypeError(f"{cls.__name__}.param_constraints: {exc}") from None
 
+    def check_input(self, n: int) -> None:
+        """Check the parameters against the domain size ``n`` (e.g. a workload's ranges); the pipeline
+        calls it for every component before any budget is spent.  Default: nothing to check."""
+
     @classmethod
     def declared_constraints(cls) -> dict[str, tuple[Constraint, ...]]:
         """``{parameter: (accepted alternatives, ...)}`` of this class (inherited ones included)."""
