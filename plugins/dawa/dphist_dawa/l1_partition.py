@@ -13,8 +13,9 @@ absolute error E|Lap(1/eps_2)| of the group's noisy total, spread evenly over
 its bins (the L1 error of a uniform spread of a noisy total equals the
 absolute noise).  ``eps_2`` is the budget of the measuring stage (public).
 
-Privately, three calibrations (``L1Partitioner(calibration=...)``; notebooks/dawa.ipynb,
-Section 3c, compares them on synthetic data and on held-out histograms):
+Privately, four calibrations (``L1Partitioner(calibration=...)``; notebooks/dawa.ipynb,
+Section 3c, compares three of them on synthetic data and on held-out histograms, Section 3d
+all of them on DPBench's 1-D benchmark against the reference code):
 
 * ``"postprocess"`` (default): the kernel releases ``x~ = x + Lap(1/eps_1)`` per bin
   (``ctx.data.laplace_identity``, eps_1-DP), rounded to integers; the DP then runs on ``x~`` with the cost
@@ -33,6 +34,14 @@ Section 3c, compares them on synthetic data and on held-out histograms):
   runner-up (0.75, 1) reaches 2.35x and 1.64x; no penalty 6.0x and 2.6x).  Privacy:
   everything after the noisy counts is post-processing of an eps_1-DP release; nothing
   else reads the data.
+* ``"select"`` (the DAWA presets' default): ``(1 - share) eps_1`` on Laplace counts per bin;
+  from them alone (post-processing) a few candidate partitions: the single group, equal blocks of
+  ``2^j`` units, the ``"postprocess"`` partitions of the noisy counts at penalties 1, 4, 16, 64 and the
+  same search on noisy block sums (blocks of 16, 64, 256 units); then the exponential mechanism with
+  ``share * eps_1`` picks one, utility ``-pcost(x, B)`` on the true counts in the kernel, sensitivity 2
+  (one record moves one group's ``dev`` by less than 2; ``|B| / eps_2`` is public).  eps_1-DP by
+  sequential composition (Laplace, post-processing, exponential mechanism).  ``share = 0.25``.
+  At low signal ``|B| / eps_2`` dominates and coarse candidates win; at high signal the fine ones.
 * ``"noisy-min"``: every candidate group's deviation, single-bin groups included, gets
   independent Laplace noise of scale ``s = 4 / eps_1`` in the kernel; every group also pays a
   public penalty ``bucket_penalty * s``; the least noisy-cost partition is found by dynamic
@@ -353,6 +362,9 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
           (``ctx.data.laplace_identity``), then the L1 DP on those noisy counts with the
           expected noise deviation subtracted from every candidate's cost; eps_1-DP because
           everything after the noisy counts is post-processing;
+        * ``"select"``: ``(1 - select_share) eps_1`` on Laplace counts, candidate partitions built
+          from them, ``select_share * eps_1`` on the exponential mechanism choosing one by DAWA's
+          cost on the true counts (sensitivity 2); ``bucket_penalty`` is not used (module docstring);
         * ``"noisy-min"``: Laplace(4/eps_1) on every candidate's deviation in the kernel
           (report-noisy-min proof), plus ``bucket_penalty``;
         * ``"dpbench"``: the DPBench/ektelo code's calibration, **not differentially private**
@@ -362,8 +374,9 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
         (``1/eps_1`` for postprocess, ``4/eps_1`` for noisy-min); ``None`` = the calibration's
         default (1, 3, 0; the first two measured on synthetic data only).  The paper's group =
         our group: the name keeps the paper's word.
-    correction : for ``"postprocess"``, the multiple of the expected noise deviation
+    correction : for ``"postprocess"`` and ``"select"``, the multiple of the expected noise deviation
         (:func:`noise_deviation`) removed from each candidate's noisy deviation (default 1, synthetic data only).
+    select_share : for ``"select"``, the share of ``eps_1`` spent on the exponential mechanism (default 0.25).
 
     Spends its whole share ``ctx.budget`` (= ``gamma_p * epsilon``, DAWA's ``eps_1``) in one
     call to the kernel.  Treats each incoming group as an indivisible unit; with singleton

@@ -1,8 +1,14 @@
 """DAWA's named algorithms (Li, Hay, Miklau, Wang, PVLDB 7(12) 2014).
 
-``ratio`` is DAWA's share of epsilon for the partition (0.25 in the paper and
-in DPBench); the rest measures the groups.  No initializer: DAWA's
-partition reads the data inside the kernel (SORTaki Section IV-A).
+``ratio`` is DAWA's share of epsilon for the partition; the rest measures the groups.  No
+initializer: DAWA's partition reads the data inside the kernel (SORTaki Section IV-A).
+
+Defaults: ``ratio=0.25`` and ``calibration="select"`` (``dawa.l1``: Laplace counts, a few candidate
+partitions built from them, the exponential mechanism on DAWA's cost), chosen by measurement on
+DPBench's 1-D benchmark against the reference code (``benchmarks/dpbench_dawa_mwem.py``,
+``plugins/dawa/dpbench_grid.csv``, notebooks/dawa.ipynb Section 3d).  The reference code's own
+choice differs: DPBench's 1-D ``dawa_engine`` spends ratio 0.5 on the power-of-two partition
+(``l1partition_approx_engine``); 0.25 is the default of its 2-D engine (``dawa2D_engine``).
 """
 from __future__ import annotations
 
@@ -13,6 +19,8 @@ from .greedy_h import GreedyHFinalizer
 from .l1_partition import L1Partitioner
 
 _PAPER = "Li, Hay, Miklau, Wang, DAWA, PVLDB 7(12) 2014"
+DEFAULT_RATIO = 0.25             #: the partition's share (measured: module docstring)
+DEFAULT_CALIBRATION = "select"   #: dawa.l1's calibration in the presets (measured: module docstring)
 
 
 def _shares(ratio) -> tuple[float, float, float]:
@@ -28,15 +36,17 @@ _DAWA = {**_RATIO, **_GREEDY_H, "calibration": L1Partitioner.param_constraints["
 
 _CALIBRATION_DOC = """
 
-    ``calibration`` (of ``dawa.l1``): ``"postprocess"`` (default; eps-DP: Laplace counts per bin,
-    the partition is post-processing), ``"noisy-min"`` (eps-DP, report-noisy-min on every
-    candidate), or ``"dpbench"``: the DPBench/ektelo code's calibration, NOT differentially
+    ``calibration`` (of ``dawa.l1``): ``"select"`` (default; eps-DP: Laplace counts per bin, candidate
+    partitions built from them, the exponential mechanism on DAWA's cost), ``"postprocess"`` (eps-DP:
+    the partition is post-processing of Laplace counts), ``"noisy-min"`` (eps-DP, report-noisy-min on
+    every candidate), or ``"dpbench"``: the DPBench/ektelo code's calibration, NOT differentially
     private - for reproducing published numbers only; release mode refuses it and the release
     carries the warning "not differentially private"."""
 
 
 @preset("DAWA", citation=_PAPER + ", Sections 3-4", params=_DAWA)
-def dawa(ratio: float = 0.25, workload="prefix", branching: int = 2, calibration: str = "postprocess") -> Pipeline:
+def dawa(ratio: float = DEFAULT_RATIO, workload="prefix", branching: int = 2,
+         calibration: str = DEFAULT_CALIBRATION) -> Pipeline:
     return Pipeline(None, None, L1Partitioner("exact", calibration=calibration), GreedyHFinalizer(workload, branching),
                     _shares(ratio))
 
@@ -45,8 +55,8 @@ dawa.__doc__ = "DAWA: exact private L1 partition (ratio * eps), then GreedyH on 
 
 
 @preset("DAWA-approx", citation=_PAPER + ", Section 3.3 (power-of-two groups)", params=_DAWA)
-def dawa_approx(ratio: float = 0.25, workload="prefix", branching: int = 2,
-                calibration: str = "postprocess") -> Pipeline:
+def dawa_approx(ratio: float = DEFAULT_RATIO, workload="prefix", branching: int = 2,
+                calibration: str = DEFAULT_CALIBRATION) -> Pipeline:
     return Pipeline(None, None, L1Partitioner("power-of-two", calibration=calibration),
                     GreedyHFinalizer(workload, branching), _shares(ratio))
 

@@ -348,10 +348,15 @@ def test_conformance_presets(name):
 
 
 def test_ledger_rows():
-    """Default calibration "postprocess": one Laplace count per bin (sensitivity 1) with eps_1, then
-    GreedyH with eps_2.  Kills: a partition spending more than its share, or a second private call."""
+    """Calibration "postprocess": one Laplace count per bin (sensitivity 1) with eps_1, then GreedyH with
+    eps_2; the presets' default "select": the counts with 0.75 eps_1, the exponential mechanism with
+    0.25 eps_1.  Kills: a partition spending more than its share, a second private call, a preset default
+    other than the measured one (ratio 0.25, calibration "select")."""
     x = np.floor(2000.0 / np.arange(1, 257) ** 1.1).astype(np.int64)
-    r = dphist.make_algorithm("DAWA").run(x, 0.5, seed=3)
+    default = dphist.make_algorithm("DAWA").run(x, 0.5, seed=3)
+    assert [(e.primitive, round(e.epsilon, 12)) for e in default.ledger] == [
+        ("laplace.identity", 0.09375), ("exponential", 0.03125), ("laplace.linear", 0.375)]
+    r = dphist.make_algorithm("DAWA", calibration="postprocess").run(x, 0.5, seed=3)
     rows = list(r.ledger)
     assert [e.stage for e in rows] == ["partitioner", "finalizer"]
     assert rows[0].primitive == "laplace.identity" and rows[0].epsilon == pytest.approx(0.125)
