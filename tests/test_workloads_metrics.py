@@ -182,3 +182,11 @@ def test_check_spec_needs_no_domain():
     W.check_spec("prefix")
     with pytest.raises(InvalidParameter, match="unknown workload"):
         W.check_spec("no-such")
+
+
+def test_matrix_rows_are_the_ranges():
+    """Kills: a matrix whose row ends include hi (closed ranges) or miss lo."""
+    w = W.RangeWorkload(6, [0, 2, 5], [1, 6, 6])
+    assert np.array_equal(w.matrix(), [[1, 0, 0, 0, 0, 0], [0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 1]])
+    back = W.resolve(w.matrix(), 6)
+    assert np.array_equal(back.lo, w.lo) and np.array_equal(back.hi, w.hi)

@@ -66,6 +66,14 @@ class RangeWorkload:
         """:meth:`answer` of ``x`` when its prefix sums are already known (shared across workloads)."""
         return prefix[self.hi] - prefix[self.lo]
 
+    def matrix(self) -> np.ndarray:
+        """The dense 0/1 query matrix (one row per range, one column per bin; O(m n) memory)."""
+        steps = np.zeros((len(self), self.n + 1))
+        rows = np.arange(len(self))
+        steps[rows, self.lo] = 1.0
+        steps[rows, self.hi] = -1.0
+        return np.cumsum(steps, axis=1)[:, :-1]
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, n={self.n}, queries={len(self)})"
 

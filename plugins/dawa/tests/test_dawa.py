@@ -603,9 +603,7 @@ def test_greedy_h_explicit_workloads_equal_the_range_workload(form):
     x = rng.integers(0, 50, 64)
     lo = rng.integers(0, 60, 30)
     hi = lo + rng.integers(1, 5, 30)
-    dense = np.zeros((30, 64))
-    for i, (a, b) in enumerate(zip(lo, hi)):
-        dense[i, a:b] = 1
+    dense = wl.RangeWorkload(64, lo, hi).matrix()
     spec = {"ranges": (lo, hi), "pairs": list(zip(lo.tolist(), hi.tolist())), "matrix": dense,
             "sparse": sp.csr_matrix(dense)}[form]
     for name in ("DAWA", "GreedyH"):

@@ -173,9 +173,7 @@ def test_explicit_workloads_through_make_algorithm(form):
     x = rng.integers(0, 40, 48)
     lo = rng.integers(0, 40, 25)
     hi = lo + rng.integers(1, 8, 25)
-    dense = np.zeros((25, 48))
-    for i, (a, b) in enumerate(zip(lo, hi)):
-        dense[i, a:b] = 1
+    dense = wl.RangeWorkload(48, lo, hi).matrix()
     spec = {"workload": wl.RangeWorkload(48, lo, hi), "ranges": (lo, hi), "pairs": list(zip(lo.tolist(), hi.tolist())),
             "matrix": dense, "sparse": sp.csc_matrix(dense)}[form]
     want = make_algorithm("MWEM", workload=wl.RangeWorkload(48, lo, hi)).run(x, 1.0, seed=3).estimate
