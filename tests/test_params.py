@@ -174,8 +174,8 @@ def test_make_algorithm_applies_component_overrides():
     """Kills: overrides silently ignored (the pipeline's component keeps its default, the release
     is the default's)."""
     x = np.r_[np.zeros(40, int), np.full(40, 50), np.arange(48)]
-    base = make_algorithm("DAWA")
-    tuned = make_algorithm("DAWA", partitioner__bucket_penalty=40.0, finalizer__granularity=10)
+    base = make_algorithm("DAWA", calibration="postprocess")     # the calibration that has a group penalty
+    tuned = make_algorithm("DAWA", calibration="postprocess", partitioner__bucket_penalty=40.0, finalizer__granularity=10)
     assert tuned.partitioner.bucket_penalty == 40.0 and tuned.finalizer.granularity == 10
     assert base.partitioner.bucket_penalty is None
     assert tuned.spec["partitioner"]["params"]["bucket_penalty"] == 40.0
@@ -251,9 +251,11 @@ def test_cli_param_reaches_the_component(tmp_path):
     np.save(src, x)
     out = tmp_path / "out.npy"
     assert cli.main(["run", "-a", "DAWA", "-i", str(src), "-e", "0.5", "--seed", "1", "-o", str(out),
-                     "--param", "partitioner.bucket_penalty=40", "--param", "ratio=0.3"]) == 0
-    expected = make_algorithm("DAWA", ratio=0.3, partitioner__bucket_penalty=40).run(x, 0.5, seed=1).estimate
-    default = make_algorithm("DAWA", ratio=0.3).run(x, 0.5, seed=1).estimate
+                     "--param", "partitioner.bucket_penalty=40", "--param", "ratio=0.3",
+                     "--param", "calibration=postprocess"]) == 0
+    expected = make_algorithm("DAWA", ratio=0.3, calibration="postprocess",
+                              partitioner__bucket_penalty=40).run(x, 0.5, seed=1).estimate
+    default = make_algorithm("DAWA", ratio=0.3, calibration="postprocess").run(x, 0.5, seed=1).estimate
     assert np.array_equal(np.load(out), expected) and not np.array_equal(expected, default)
 
 

@@ -399,6 +399,10 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
     def __init__(self, variant: str = "exact", branching: int = 2, measure_epsilon: float | None = None,
                  bucket_penalty: float | None = None, calibration: str = "postprocess",
                  correction: float = DEFAULT_CORRECTION, select_share: float = DEFAULT_SELECT_SHARE):
+        if calibration == "select" and bucket_penalty is not None:
+            raise InvalidParameter("dawa.l1: bucket_penalty is not used by calibration 'select' (its candidates "
+                                   "use the penalties of SELECT_PENALTIES); use calibration='postprocess' or "
+                                   "'noisy-min' to set it")
         self.variant = variant
         self.branching = branching
         self.measure_epsilon = measure_epsilon

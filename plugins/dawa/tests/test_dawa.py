@@ -564,6 +564,13 @@ def test_select_prefers_cheap_partitions_at_low_signal():
     assert np.median(groups) <= 16 and max(groups) < 128, groups
 
 
+def test_select_refuses_a_bucket_penalty():
+    """Kills: a bucket_penalty silently ignored under calibration "select" (it would look applied)."""
+    with pytest.raises(InvalidParameter, match="bucket_penalty is not used by calibration 'select'"):
+        dphist.make_algorithm("DAWA", partitioner__bucket_penalty=2.0)
+    dphist.make_algorithm("DAWA", calibration="postprocess", partitioner__bucket_penalty=2.0)
+
+
 def test_select_conforms_and_passes_the_fast_audit():
     """The kit (ledger = share, release mode, replay) and the statistical audit on the fast pairs.
     Kills: an unmetered read of the counts in the score, a share spent twice."""
