@@ -8,6 +8,9 @@
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
 
+``dphist --import MODULE COMMAND ...`` imports a prototype's module first (repeatable), so the
+names it registers at runtime are usable by every command.
+
 Errors the user can fix exit with status 2 and one line naming the problem.
 """
 from __future__ import annotations
@@ -196,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"dphist {__version__}")
     p.add_argument("--data-dir", action="append", metavar="DIR",
                    help="a folder whose .npy histograms become datasets (repeatable; also DPHIST_DATA)")
+    p.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                   help="import MODULE (from the current folder or PYTHONPATH) before the command, so its "
+                        "runtime registrations are usable by every command (repeatable; bench and demo "
+                        "workers import it too)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("list", help="registered components, presets and datasets, and broken plugins")
@@ -240,10 +247,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _import_prototypes(names: list[str]) -> None:
+    """``--import``: the modules are searched in the current folder too (as ``python -m`` does; last,
+    so a prototype never shadows an installed module); worker processes inherit the path."""
+    import os
+    from .registry import import_modules
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
+    import_modules(names, where="--import")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.imports:   # a prototype's registrations, before any name is looked up
+            _import_prototypes(args.imports)
         if args.data_dir:
             from .datasets.files import add_data_dir
             for d in args.data_dir:
