@@ -291,33 +291,44 @@ def _label_sides(pts: dict) -> dict:
     return {name: ((-3, "right") if v > cut else (3, "left")) for name, v in logs.items()}
 
 
+def _error_intervals(sel: Results, metric: str, workload: str, unattributed: bool, dataset: str) -> dict:
+    """Per method on one dataset, the lengths below and above its mean error of the 95% t interval."""
+    stats = analysis.mean_errors(analysis.comparable(sel.filter(dataset=dataset), unattributed), metric, workload,
+                                 by=("algorithm",))
+    return {a: _interval(v["mean"], v["ci_low"], v["ci_high"]) for (a,), v in stats.items()}
+
+
 def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon=None,
             datasets=None, unattributed: bool = False) -> Figure:
     """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = datasets or sel.unique("dataset")
-    fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.3)
+    fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.55)
     for ax, ds in zip(axes, datasets):
         pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds)
         on = analysis.skyline(pts)
         sides = _label_sides(pts)
+        bars = _error_intervals(sel, metric, workload, unattributed, ds)
         for name, (t, e) in pts.items():
             dx, side = sides[name]
+            ax.errorbar(t, e, yerr=np.array(bars[name])[:, None], fmt="none", ecolor="C3" if on[name] else "0.6",
+                        elinewidth=0.8, capsize=2, zorder=2)
             if on[name]:
                 ax.scatter(t, e, s=36, color="C3", zorder=3)
-                ax.annotate(name, (t, e), fontsize=7, fontweight="bold", xytext=(dx, 3), textcoords="offset points",
+                ax.annotate(name, (t, e), fontsize=8, fontweight="bold", xytext=(dx, 3), textcoords="offset points",
                             ha=side)
             else:
                 ax.scatter(t, e, s=30, facecolors="none", edgecolors="0.5", zorder=2)
-                ax.annotate(name, (t, e), fontsize=6, color="0.45", xytext=(dx, -8), textcoords="offset points",
+                ax.annotate(name, (t, e), fontsize=7.5, color="0.45", xytext=(dx, -8), textcoords="offset points",
                             ha=side)
         front = sorted(pts[n] for n in pts if on[n])
         if front:
             ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.6)
         ax.set(xscale="log", yscale="log", xlabel="time per run (s)", ylabel=f"{metric} ({workload})",
-               title=ds + (f", eps={epsilon:g}" if epsilon is not None else ""))
+               title=_wrap(ds + (f", eps={epsilon:g}" if epsilon is not None else "")))
         _finish(ax)
-    fig.suptitle("time-error skyline (filled: on the skyline; hollow: dominated)", fontsize="medium")
+    fig.suptitle("time-error skyline (filled: on the skyline; hollow: dominated; bars: 95% confidence intervals "
+                 "of the mean errors)", fontsize="medium")
     return fig
 
 
@@ -344,15 +355,18 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
     errors = np.array([p[1] for p in pts.values()])
     front = sorted(pts[n] for n in pts if on[n])
     sides = _label_sides(pts)
+    bars = _error_intervals(sel, metric, workload, unattributed, dataset)
     for ax, (fam, algs) in zip(axes, members.items()):
         ax.scatter(times, errors, s=8, color="0.82", zorder=1)
         ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.5, zorder=2)
         for i, name in enumerate(algs):
             t, e = pts[name]
             colour = f"C{i % 10}"
+            ax.errorbar(t, e, yerr=np.array(bars[name])[:, None], fmt="none", ecolor=colour, elinewidth=0.8,
+                        capsize=2, zorder=2)
             ax.scatter(t, e, s=30, zorder=3, color=colour if on[name] else "none", edgecolors=colour)
             dx, side = sides[name]
-            ax.annotate(name, (t, e), fontsize=6.5, color=colour, xytext=(dx, 3),
+            ax.annotate(name, (t, e), fontsize=7.5, color=colour, xytext=(dx, 3),
                         textcoords="offset points", ha=side, fontweight="bold" if on[name] else "normal")
         # zoom on the family: from the best error of all to a little above the family's worst
         ax.set(xscale="log", yscale="log", title=fam,
