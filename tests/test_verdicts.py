@@ -180,7 +180,9 @@ def _named(ax) -> list[str]:
 
 
 def _grey_lines(ax) -> int:
-    return sum(1 for line in ax.lines if line.get_color() == "0.78")
+    from matplotlib.collections import LineCollection
+    return sum(len(c.get_segments()) for c in ax.collections
+               if isinstance(c, LineCollection) and c.get_label() == "_others")
 
 
 def test_error_vs_epsilon_names_the_best_few_with_confidence_bars_and_greys_the_rest():
