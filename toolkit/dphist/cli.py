@@ -7,9 +7,8 @@
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
-
-``dphist --import MODULE COMMAND ...`` imports a prototype's module first (repeatable), so the
-names it registers at runtime are usable by every command.
+    dphist --import MODULE COMMAND ...   (a prototype's module imported first, so the names it
+                                          registers at runtime are usable by every command)
 
 Errors the user can fix exit with status 2 and one line naming the problem.
 """
@@ -193,6 +192,16 @@ def cmd_demo(args) -> int:
     return exp_cli.demo(args)
 
 
+def _import_prototypes(names: list[str]) -> None:
+    """``--import``: the modules are searched in the current folder too (as ``python -m`` does; last,
+    so a prototype never shadows an installed module); worker processes inherit the path."""
+    import os
+    from .registry import import_modules
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
+    import_modules(names, where="--import")
+
+
 # ----------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dphist", description="Differentially private histograms.")
@@ -245,16 +254,6 @@ def build_parser() -> argparse.ArgumentParser:
     from .audit import cli as audit_cli
     audit_cli.register(sub)   # `dphist audit` (dphist/audit/cli.py)
     return p
-
-
-def _import_prototypes(names: list[str]) -> None:
-    """``--import``: the modules are searched in the current folder too (as ``python -m`` does; last,
-    so a prototype never shadows an installed module); worker processes inherit the path."""
-    import os
-    from .registry import import_modules
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.append(os.getcwd())
-    import_modules(names, where="--import")
 
 
 def main(argv=None) -> int:
