@@ -174,3 +174,16 @@ def test_plugins_are_imported_by_two_spawned_workers(proto, tmp_path, executor):
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "rows 120" in done.stdout
+
+
+def test_the_command_finds_a_prototype_in_the_current_folder(tmp_path):
+    """Kills: ``--import`` searching only the installed packages.  The ``dphist`` script's own folder
+    (not the current one) heads ``sys.path``, so a prototype beside the user is found only because
+    the command adds the current folder (last, never shadowing an installed module)."""
+    (tmp_path / f"{PROTO}.py").write_text(SOURCE)
+    script = os.path.join(os.path.dirname(sys.executable), "dphist")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([script, "--import", PROTO, "list", "--kind", "algorithm"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert PRESET in done.stdout
