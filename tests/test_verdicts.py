@@ -225,6 +225,8 @@ def test_by_family_figures_draw_one_panel_per_family_against_the_grey_others():
     assert all(_named(ax) == ["a1", "a2", "b1", "loose"] for ax in rl.axes)
     with pytest.raises(InvalidParameter, match="no results for dataset 'nope'"):
         plots.error_vs_epsilon_by_family(r, families, dataset="nope")
+    with pytest.raises(InvalidParameter, match="no ranges-<r>% workload"):   # kills a ZeroDivisionError
+        plots.error_vs_range_length(r.filter(workload="all-ranges"))
 
 
 def test_skyline_points_carry_their_confidence_bars():

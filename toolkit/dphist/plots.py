@@ -149,6 +149,8 @@ def _grey_proxy(n_grey: int):
 def _highlighted_figure(panels: dict[str, dict], highlight: int, algorithms, xlabel: str, ylabel: str,
                         title_suffix: str = "") -> Figure:
     """One panel per dataset; at most ``highlight`` methods named (the best overall), the rest grey."""
+    if not panels:
+        raise InvalidParameter("no results to draw (for error against range length: no ranges-<r>% workload)")
     everyone = sorted({a for c in panels.values() for a in c}, key=str.lower)
     named = list(algorithms) if algorithms else (everyone if len(everyone) <= highlight else _best(panels, highlight))
     grey = [a for a in everyone if a not in named]
