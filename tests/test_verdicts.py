@@ -200,7 +200,7 @@ def test_error_vs_epsilon_names_the_best_few_with_confidence_bars_and_greys_the_
     low, high = bar.get_segments()[0][:, 1]
     assert low == pytest.approx(max(stats["ci_low"], stats["mean"] * plots.CI_FLOOR))
     assert high == pytest.approx(stats["ci_high"])
-    assert min(_text_sizes(fig)) >= 7.5
+    assert min(_text_sizes(fig)) >= 8
     few = plots.error_vs_epsilon(table({k: errors[k] for k in ("m03", "m07")}))
     assert _named(few.axes[0]) == ["m03", "m07"] and _grey_lines(few.axes[0]) == 0
 
@@ -220,7 +220,7 @@ def test_by_family_figures_draw_one_panel_per_family_against_the_grey_others():
         assert _named(panels["A (2)"]) == ["a1", "a2"] and _grey_lines(panels["A (2)"]) == 2
         assert _named(panels["B (1)"]) == ["b1"] and _grey_lines(panels["B (1)"]) == 3
         assert _named(panels["other (1)"]) == ["loose"]
-        assert min(_text_sizes(fig)) >= 7.5
+        assert min(_text_sizes(fig)) >= 8
     rl = plots.error_vs_range_length(r, epsilon=0.1)
     assert all(_named(ax) == ["a1", "a2", "b1", "loose"] for ax in rl.axes)
     with pytest.raises(InvalidParameter, match="no results for dataset 'nope'"):
@@ -237,7 +237,7 @@ def test_skyline_points_carry_their_confidence_bars():
     for fig in (plots.skyline(r, epsilon=0.1), plots.skyline_by_family(r, {"x": ["a", "b", "c"]}, epsilon=0.1)):
         ax = fig.axes[0]
         assert sum(isinstance(c, LineCollection) for c in ax.collections) == 3
-        assert min(_text_sizes(fig)) >= 7.5
+        assert min(_text_sizes(fig)) >= 8
 
 
 def test_regret_report_figures_use_the_error_bars(tmp_path):

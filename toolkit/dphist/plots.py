@@ -323,7 +323,7 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
                             ha=side)
             else:
                 ax.scatter(t, e, s=30, facecolors="none", edgecolors="0.5", zorder=2)
-                ax.annotate(name, (t, e), fontsize=7.5, color="0.45", xytext=(dx, -8), textcoords="offset points",
+                ax.annotate(name, (t, e), fontsize=8, color="0.45", xytext=(dx, -8), textcoords="offset points",
                             ha=side)
         front = sorted(pts[n] for n in pts if on[n])
         if front:
@@ -370,7 +370,7 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
                         capsize=2, zorder=2)
             ax.scatter(t, e, s=30, zorder=3, color=colour if on[name] else "none", edgecolors=colour)
             dx, side = sides[name]
-            ax.annotate(name, (t, e), fontsize=7.5, color=colour, xytext=(dx, 3),
+            ax.annotate(name, (t, e), fontsize=8, color=colour, xytext=(dx, 3),
                         textcoords="offset points", ha=side, fontweight="bold" if on[name] else "normal")
         # zoom on the family: from the best error of all to a little above the family's worst
         ax.set(xscale="log", yscale="log", title=fam,
@@ -411,7 +411,7 @@ def error_table(results: Results, metric: str = "mse", workload: str = "all-rang
     for i in range(len(algs)):
         for j in range(len(dss)):
             if np.isfinite(table[i, j]):
-                ax.text(j, i, f"{table[i, j]:.3g}", ha="center", va="center", fontsize=7)
+                ax.text(j, i, f"{table[i, j]:.3g}", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(dss)), dss, rotation=20, ha="right", fontsize=8)
     ax.set_yticks(range(len(algs)), algs, fontsize=8)
     ax.set_title(f"mean {metric} on {workload}, eps={epsilon:g}", fontsize="medium")
