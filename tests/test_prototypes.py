@@ -76,7 +76,7 @@ def test_import_makes_a_prototype_visible_to_every_command(proto, tmp_path, caps
     each fail with "no algorithm named 'proto-halves'" unless the global option imported it."""
     assert PRESET not in default_registry.names("algorithm")
     rc, out, _ = _cli(capsys, "list")
-    assert rc == 0 and PRESET in out and PARTITIONER in out
+    assert rc == 0 and f"<runtime> {PROTO}" in out and PARTITIONER in out   # where each name comes from
     rc, out, _ = _cli(capsys, "describe", PRESET)
     assert rc == 0 and "a prototype preset" in out and PARTITIONER in out
     counts = tmp_path / "counts.txt"
