@@ -24,7 +24,7 @@ import numpy as np
 from . import __version__
 from .components.base import Component
 from .errors import DPHistError, InvalidParameter
-from .registry import GROUPS, RUNTIME, default_registry
+from .registry import GROUPS, default_registry
 
 
 # ---------------------------------------------------------------- list
@@ -43,7 +43,7 @@ def cmd_list(args) -> int:
             flag = "  BROKEN" if (kind, e.name) in broken else ""
             if kind == "algorithm" and e.name in unavailable:
                 flag = f"  UNAVAILABLE: {unavailable[e.name]}"
-            origin = e.distribution if e.distribution != RUNTIME else f"{RUNTIME} {e.target.split(':')[0]}"
+            origin = e.distribution if e.distribution != "<runtime>" else f"<runtime> {e.target.split(':')[0]}"
             print(f"  {e.name:<28} {origin}{flag}")
     if unavailable:
         print(f"\nunavailable presets ({len(unavailable)}): they need a plugin that is not installed")
