@@ -29,6 +29,7 @@ from .registry import GROUPS, default_registry
 
 # ---------------------------------------------------------------- list
 def cmd_list(args) -> int:
+    from .registry import RUNTIME   # a runtime registration is listed with the module that made it
     kinds = [args.kind] if args.kind else list(GROUPS)
     if args.kind and args.kind not in GROUPS:
         raise InvalidParameter(f"unknown kind {args.kind!r}; kinds are {', '.join(GROUPS)}")
@@ -43,7 +44,7 @@ def cmd_list(args) -> int:
             flag = "  BROKEN" if (kind, e.name) in broken else ""
             if kind == "algorithm" and e.name in unavailable:
                 flag = f"  UNAVAILABLE: {unavailable[e.name]}"
-            origin = e.distribution if e.distribution != "<runtime>" else f"<runtime> {e.target.split(':')[0]}"
+            origin = e.distribution if e.distribution != RUNTIME else f"{RUNTIME} {e.target.split(':')[0]}"
             print(f"  {e.name:<28} {origin}{flag}")
     if unavailable:
         print(f"\nunavailable presets ({len(unavailable)}): they need a plugin that is not installed")
