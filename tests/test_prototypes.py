@@ -168,8 +168,8 @@ def test_plugins_are_imported_by_two_spawned_workers(proto, tmp_path, executor):
     ``run_batch`` every cell fails with "no algorithm named 'proto-halves'" (checked by hand)."""
     script = tmp_path / "spawned.py"
     script.write_text(SPAWNED)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(proto), os.environ.get("PYTHONPATH", "")]),
-           "OPENBLAS_NUM_THREADS": "1"}
+    path = [str(proto), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, str(script), executor], capture_output=True, text=True, env=env,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
