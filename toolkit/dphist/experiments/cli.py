@@ -125,7 +125,7 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
 def demo(args: argparse.Namespace) -> int:
     """Run ``dphist demo``; returns the exit code."""
     from ..datasets import load
-    from .demo import DATASETS, demo_config, preset_families
+    from .demo import DATASETS, demo_config, preset_families, still_true
     from .engine import prepare_output, run_sweep, sweep_meta
     from .report import write_report
     t0 = time.perf_counter()
@@ -133,14 +133,19 @@ def demo(args: argparse.Namespace) -> int:
         if args.budget <= 0:
             raise InvalidParameter(f"--budget must be positive, got {args.budget}")
         prepare_output(args.output)   # an unwritable folder fails before any work
-        cfg, notes, _ = demo_config(budget=args.budget, workers=args.workers, trials=args.trials,
-                                    output=args.output, executor=args.executor or "process",
-                                    seed=args.seed or 0, started=t0)
+        cfg, notes, _, deadline = demo_config(budget=args.budget, workers=args.workers, trials=args.trials,
+                                              output=args.output, executor=args.executor or "process",
+                                              seed=args.seed or 0, started=t0)
         t_plan = time.perf_counter() - t0
         if args.executor == "dask" and args.scheduler:
             cfg.scheduler = args.scheduler
-        outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force)
+        outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force, deadline=deadline)
         t_sweep = time.perf_counter() - t0 - t_plan
+        notes = still_true(notes, outcome.skipped)   # a cut whose cells an earlier run finished is no gap
+        if outcome.cells_cut:
+            cut = sorted({s["algorithm"] for s in outcome.skipped if s["reason"].startswith("time budget")})
+            notes.append(f"time budget: {outcome.cells_cut} planned cells were not started, the sweep would "
+                         f"have run past {args.budget:g} s ({', '.join(cut)}); rerun to resume them")
         meta = sweep_meta(cfg, outcome)
         meta["wall_seconds"] = time.perf_counter() - t0
         notes.append(f"phases: loading and probing {t_plan:.0f} s, sweep {t_sweep:.0f} s "
@@ -154,7 +159,7 @@ def demo(args: argparse.Namespace) -> int:
     except DPHistError as exc:
         return _fail("demo", exc)
     print(f"demo finished in {time.perf_counter() - t0:.0f} s ({time.perf_counter() - t0 - t_plan - t_sweep:.0f} s "
-          f"for the figures and report): {len(cfg.algorithms)} presets, {outcome.cells_run} cells run "
+          f"for the figures and report): {len(outcome.results.unique('algorithm'))} presets, {outcome.cells_run} cells run "
           f"({outcome.cells_resumed} resumed)")
     for n in notes[1:]:
         print(f"  note: {n}")
