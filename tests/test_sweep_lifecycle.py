@@ -37,18 +37,21 @@ def test_a_rerun_reports_finished_cells_whatever_the_new_plan(tmp_path):
     """Kills: the result table or the skipped list built from the new plan's cells only (a demo rerun
     under more load listed DAWA and SF as "not run" on datasets results.csv held), and a note about a
     cut dropped although its cells are missing (a fresh folder keeps it)."""
+    from dphist.experiments.demo import PlanNote, still_true
     first = run_sweep(config(output=str(tmp_path / "a")), progress=False)
     limits = {"uniform": {"max_domain": 128}, "identity": {"trials": 1}}
     again = run_sweep(config(output=str(tmp_path / "a"), limits=limits), progress=False)
     assert again.cells_run == 0 and again.skipped == []
     assert table(again.results) == table(first.results)
     zipf = config().datasets[0].key                                   # the 256-bin dataset's label
-    note = PlanNote(f"uniform: not run on {zipf}", "uniform", "dataset", zipf)
+    note = PlanNote.not_run_on("uniform", [zipf], "predicted 1 s per run")
     trials = PlanNote("identity: 1 trials instead of 3", "identity", "trials")
     assert still_true([note, trials, "plain"], again.skipped) == ["plain"]
     fresh = run_sweep(config(output=str(tmp_path / "b"), limits=limits), progress=False)
     assert {s["algorithm"] for s in fresh.skipped} == {"uniform", "identity"}
     assert still_true([note, trials], fresh.skipped) == [note, trials]
+    both = PlanNote.not_run_on("uniform", ["elsewhere", zipf], "predicted 1 s per run")
+    assert still_true([both], fresh.skipped) == [f"uniform: not run on {zipf} (predicted 1 s per run)"]
     left_out = run_sweep(config(output=str(tmp_path / "a"), limits={"uniform": {"trials": 0}}), progress=False)
     assert table(left_out.results) == table(first.results)       # trials = 0: no new cell, old ones reported
 
@@ -118,6 +121,40 @@ def test_the_sweep_stops_starting_cells_at_its_deadline_and_reports_the_cut(tmp_
     assert len(Results.read_csv(tmp_path / "results.csv")) == out.cells_run * 2   # 2 rows per cell
     cut = [s for s in out.skipped if s["reason"].startswith("time budget")]
     assert cut and sum(int(s["reason"].split()[2]) for s in cut) == out.cells_cut
+
+
+def test_ctrl_c_in_the_engine_still_takes_the_cells_the_executor_hands_over(tmp_path, monkeypatch):
+    """Kills: an engine that drops the executor's hand-over when Ctrl-C lands in its own code (writing a
+    result, the progress bar) rather than inside the executor: the generator must get the interrupt
+    thrown in, and what it yields then must reach results.csv."""
+    from dphist.experiments import engine
+    from dphist.experiments.cells import run_batch
+
+    def executor(batches, job, workers=None, admit=None):
+        try:
+            yield batches[0], run_batch(batches[0], job)
+            yield batches[1], run_batch(batches[1], job)
+        except KeyboardInterrupt:                    # as the process executor: hand over, then re-raise
+            yield batches[1][:3], run_batch(batches[1][:3], job)
+            raise
+
+    class Bar:                                       # Ctrl-C while the engine updates its progress bar
+        hit = False
+
+        def __init__(self, **kwargs):
+            pass
+
+        def update(self, n):
+            if not Bar.hit:
+                Bar.hit = True
+                raise KeyboardInterrupt
+
+        def close(self):
+            pass
+    monkeypatch.setitem(engine.EXECUTORS, "serial", executor)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(config(output=str(tmp_path)), progress=Bar)   # 24 cells: batches of 16 and 8
+    assert len(Results.read_csv(tmp_path / "results.csv")) == (16 + 3) * 2
 
 
 # ------------------------------------------------------------------ real processes: Ctrl-C and parent death
@@ -239,3 +276,18 @@ def test_workers_end_when_their_parent_is_killed(tmp_path, reaper, what):
     proc.wait()
     assert _poll(lambda: not any(_alive(w) for w in workers), 5.0), \
         f"workers {[w for w in workers if _alive(w)]} outlived their parent"
+
+
+def test_the_demo_keeps_every_preset_in_its_sweep_and_bounds_its_probes():
+    """Kills: probes that ignore the budget (under load they alone overran it), a preset left out of the
+    plan dropped from the sweep's configuration (a rerun under another load would be "another sweep" and
+    could not report its earlier cells), and a sweep deadline already past when the sweep starts."""
+    from dphist.experiments import demo
+    t0 = time.perf_counter()
+    cfg, notes, probes, deadline = demo.demo_config(budget=0.001, presets=["identity", "uniform"],
+                                                    executor="serial", started=t0)
+    assert probes == {"identity": {"unprobed": True}, "uniform": {"unprobed": True}}
+    assert [a.name for a in cfg.algorithms] == ["identity", "uniform"]
+    assert cfg.limits == {"identity": {"trials": 0}, "uniform": {"trials": 0}}
+    assert sum("not probed within" in n for n in notes) == 2
+    assert deadline.at >= t0 + demo.MIN_SWEEP

@@ -146,6 +146,9 @@ def demo(args: argparse.Namespace) -> int:
             cut = sorted({s["algorithm"] for s in outcome.skipped if s["reason"].startswith("time budget")})
             notes.append(f"time budget: {outcome.cells_cut} planned cells were not started, the sweep would "
                          f"have run past {args.budget:g} s ({', '.join(cut)}); rerun to resume them")
+        if len(outcome.results) == 0:
+            raise InvalidParameter(f"no cell ran within the time budget of {args.budget:g} s (loading and probing "
+                                   f"took {t_plan:.0f} s); give a larger --budget")
         meta = sweep_meta(cfg, outcome)
         meta["wall_seconds"] = time.perf_counter() - t0
         notes.append(f"phases: loading and probing {t_plan:.0f} s, sweep {t_sweep:.0f} s "

@@ -21,8 +21,10 @@ Design for the 3-minute limit (2 cores, every installed preset, some O(n^2)):
 3. **Deadline**: the plan is a prediction; the sweep itself stops starting
    batches once the next one is predicted (probe times, corrected by the
    throughput measured so far) to end after ``budget - REPORT_RESERVE``
-   seconds from the start (:class:`.engine.Deadline`).  The cells not started
-   are counted in the report's notes; a rerun resumes them.
+   seconds from the start (:class:`.engine.Deadline`; at least ``MIN_SWEEP``
+   seconds of sweep).  The cells not started are counted in the report's
+   notes; a rerun resumes them.  Probes stop at ``PROBE_SHARE`` of the
+   budget: the presets not probed by then are left out of this run's plan.
 4. **Reruns**: every runnable preset is in the sweep's configuration (a
    preset left out runs no new cell: limit ``trials = 0``), so a rerun is the
    same sweep whatever the machine's load, and cells finished by an earlier
@@ -57,6 +59,10 @@ SCORING_SECONDS = 0.004
 REPORT_RESERVE = 20.0
 #: fraction of the remaining wall time the algorithms may fill on each core
 EFFICIENCY = 0.8
+#: share of the budget the probes may take; presets not probed by then are left out of the plan
+PROBE_SHARE = 0.5
+#: seconds of sweep the demo keeps when loading and probing ate the budget (it then overruns by this)
+MIN_SWEEP = 5.0
 
 
 def probe(name: str, sources: dict[str, np.ndarray], cap: float) -> dict:
@@ -85,36 +91,54 @@ def probe(name: str, sources: dict[str, np.ndarray], cap: float) -> dict:
     return {"times": times, "predicted": predicted}
 
 
-def _probe_all(presets: list[str], sources: dict, cap: float, workers: int) -> dict[str, dict]:
+def _probe_all(presets: list[str], sources: dict, cap: float, workers: int, until: float) -> dict[str, dict]:
+    """Probe results by preset; a preset not probed by ``until`` (a ``perf_counter`` time) gets
+    ``{"unprobed": True}`` (left out of this run's plan, not out of the sweep)."""
     if workers <= 1:
-        return {p: probe(p, sources, cap) for p in presets}
-    from concurrent.futures import ProcessPoolExecutor
+        return {p: probe(p, sources, cap) if time.perf_counter() < until else {"unprobed": True}
+                for p in presets}
+    import os
+    from concurrent.futures import ProcessPoolExecutor, wait
 
-    from .executors import blas_threads_limited
-    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers) as pool:   # as the sweep's workers
+    from .executors import blas_threads_limited, stop_pool
+    from .lifeline import exit_with_parent
+    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, initializer=exit_with_parent,
+                                                      initargs=(os.getpid(),)) as pool:   # as the sweep's
         futures = {p: pool.submit(probe, p, sources, cap) for p in presets}
-        return {p: f.result() for p, f in futures.items()}
+        done, late = wait(futures.values(), timeout=max(0.0, until - time.perf_counter()))
+        if late:
+            stop_pool(pool)
+        return {p: f.result() if f in done else {"unprobed": True} for p, f in futures.items()}
 
 
 class PlanNote(str):
     """A note of :func:`plan_demo` that knows what it is about: ``preset``, ``kind`` ("left-out",
-    "dataset", "trials") and ``dataset`` (for "dataset")."""
+    "datasets", "trials") and, for "datasets", the ``datasets`` not run and ``detail`` (the reason)."""
 
-    def __new__(cls, text: str, preset: str, kind: str, dataset: str = ""):
+    def __new__(cls, text: str, preset: str, kind: str, datasets: tuple = (), detail: str = ""):
         note = super().__new__(cls, text)
-        note.preset, note.kind, note.dataset = preset, kind, dataset
+        note.preset, note.kind, note.datasets, note.detail = preset, kind, tuple(datasets), detail
         return note
+
+    @classmethod
+    def not_run_on(cls, preset: str, datasets, detail: str) -> "PlanNote":
+        return cls(f"{preset}: not run on {', '.join(datasets)} ({detail})", preset, "datasets", datasets, detail)
 
 
 def still_true(notes: list[str], skipped: list[dict]) -> list[str]:
     """The notes that still describe missing cells after a sweep: a :class:`PlanNote` about a cut stays
-    only while ``skipped`` (the sweep's cells left out by limits and not finished earlier) holds it."""
+    only while ``skipped`` (the sweep's cells left out by limits and not finished earlier) holds it,
+    and a "not run on" note names only the datasets still missing."""
     out = []
     for n in notes:
         if isinstance(n, PlanNote):
             mine = [s for s in skipped if s["algorithm"] == n.preset]
-            if n.kind == "dataset":
-                mine = [s for s in mine if s["dataset"] == n.dataset and "max_domain" in s["reason"]]
+            if n.kind == "datasets":
+                missing = {s["dataset"] for s in mine if "max_domain" in s["reason"]}
+                kept = [d for d in n.datasets if d in missing]
+                if kept and len(kept) < len(n.datasets):
+                    n = PlanNote.not_run_on(n.preset, kept, n.detail)
+                mine = kept
             elif n.kind == "trials":
                 mine = [s for s in mine if s["reason"].startswith("trials limited")]
             if not mine:
@@ -132,6 +156,10 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
         p = probes[name]
         if "error" in p:
             notes.append(PlanNote(f"{name}: left out, its probe run failed ({p['error']})", name, "broken"))
+            continue
+        if p.get("unprobed"):
+            notes.append(PlanNote(f"{name}: left out, not probed within {PROBE_SHARE:.0%} of the time budget",
+                                  name, "left-out"))
             continue
         one_run = {**p["times"], **p["predicted"]}
         per_trial = {d: len(epsilons) * (one_run[d] + SCORING_SECONDS) for d in sizes}
@@ -160,10 +188,9 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
         lim = {"trials": t}
         if len(kept) < len(per_trial):
             lim["max_domain"] = max(sizes[d] for d in kept)
-            for d in per_trial:
-                if d not in kept:
-                    notes.append(PlanNote(f"{name}: not run on {d} (predicted {per_trial[d] / len(epsilons):.2g} s "
-                                          "per run)", name, "dataset", d))
+            dropped = [d for d in per_trial if d not in kept]
+            slowest = max(per_trial[d] for d in dropped) / len(epsilons)
+            notes.append(PlanNote.not_run_on(name, dropped, f"predicted {slowest:.2g} s per run"))
         if t < trials:
             notes.append(PlanNote(f"{name}: {t} trials instead of {trials} (predicted "
                                   f"{sum(per_trial[d] for d in kept) / len(epsilons) / len(kept):.2g} s per run "
@@ -213,7 +240,7 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     sizes = {d: c.size for d, c in sources.items()}
     # a run longer than this cannot get MIN_TRIALS x 3 epsilons within an equal share of the budget
     cap = budget * EFFICIENCY * workers / max(1, len(presets)) / (MIN_TRIALS * len(EPSILONS))
-    probes = _probe_all(presets, sources, cap, workers)
+    probes = _probe_all(presets, sources, cap, workers, until=started + PROBE_SHARE * budget)
     elapsed = time.perf_counter() - started
     algorithm_budget = max(5.0, (budget - elapsed - REPORT_RESERVE) * EFFICIENCY)
     chosen, limits, notes = plan_demo(sizes, presets, algorithm_budget, workers, probes, trials)
@@ -229,8 +256,8 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
                       datasets=[DatasetSpec(d) for d in DATASETS], epsilons=list(EPSILONS), trials=trials,
                       workloads=list(WORKLOADS), metrics=list(METRICS), seed=seed, executor=executor,
                       workers=workers, output=output, limits=limits)
-    one_run = {p: {**probes[p]["times"], **probes[p]["predicted"]} for p in in_sweep}
-    deadline = Deadline(started + budget - REPORT_RESERVE, workers,
+    one_run = {p: {**probes[p]["times"], **probes[p]["predicted"]} for p in chosen}
+    deadline = Deadline(max(started + budget - REPORT_RESERVE, time.perf_counter() + MIN_SWEEP), workers,
                         predict=lambda c: one_run[c.algorithm][c.dataset] + SCORING_SECONDS)
     return cfg, notes, probes, deadline
 

@@ -270,17 +270,27 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
         algorithm_seconds = 0.0
         bar = _progress(len(todo), progress, config)
         try:
+            def take(batch, rows):
+                nonlocal algorithm_seconds
+                if appender is not None:
+                    appender.append(rows)
+                new_rows.extend(rows)
+                algorithm_seconds += _cell_seconds(batch, rows, the_plan.job)
+                ran_keys.update(c.key for c in batch)
+                if deadline is not None:
+                    deadline.done(batch)
+                if bar is not None:
+                    bar.update(len(batch))
+
             if batches:
-                for batch, rows in runner(batches, the_plan.job, **kwargs):
-                    if appender is not None:
-                        appender.append(rows)
-                    new_rows.extend(rows)
-                    algorithm_seconds += _cell_seconds(batch, rows, the_plan.job)
-                    ran_keys.update(c.key for c in batch)
-                    if deadline is not None:
-                        deadline.done(batch)
-                    if bar is not None:
-                        bar.update(len(batch))
+                results_of = runner(batches, the_plan.job, **kwargs)
+                try:
+                    for batch, rows in results_of:
+                        take(batch, rows)
+                except KeyboardInterrupt:   # Ctrl-C between two results: the executor still hands over
+                    for batch, rows in _handed_over(results_of):
+                        take(batch, rows)
+                    raise
         finally:
             if bar is not None:
                 bar.close()
@@ -310,6 +320,18 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
     if out_dir is not None:
         results.to_json(out_dir / RESULTS_JSON, meta=sweep_meta(config, outcome))
     return outcome
+
+
+def _handed_over(results_of):
+    """What an executor's generator still yields once KeyboardInterrupt is thrown into it (the finished
+    cells of its running batches); nothing if it has already ended (the interrupt came from inside it)."""
+    try:
+        item = results_of.throw(KeyboardInterrupt())
+        while True:
+            yield item
+            item = next(results_of)
+    except (KeyboardInterrupt, StopIteration):
+        return
 
 
 def _cut_entries(cut: list[Cell]) -> list[dict]:

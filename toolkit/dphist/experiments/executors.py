@@ -136,12 +136,28 @@ def run_processes(batches, job: Job, workers=None,
                         raise KeyboardInterrupt
                 fill()
         except KeyboardInterrupt:
-            for b, rows in _salvage(pool, pending):
+            with _sigint_ignored():   # a second Ctrl-C must not cut the hand-over short
+                salvaged = _salvage(pool, pending)
+            for b, rows in salvaged:
                 yield finished_prefix(b, rows, job), rows
             raise
         finally:  # interrupted (Ctrl-C, an error): do not start the remaining batches
             for fut in pending:
                 fut.cancel()
+
+
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored inside the block (main thread only: elsewhere no KeyboardInterrupt arrives)."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _salvage(pool: ProcessPoolExecutor, pending: dict) -> list[tuple[list[Cell], list[dict]]]:
@@ -161,11 +177,17 @@ def _salvage(pool: ProcessPoolExecutor, pending: dict) -> list[tuple[list[Cell],
         if fut in done and fut.exception() is None:
             rows, _ = fut.result()
             out.append((pending[fut], rows))
+    stop_pool(pool)
+    return out
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down without waiting: queued calls cancelled, workers still running killed."""
+    processes = list(getattr(pool, "_processes", {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         if p.is_alive():
             p.kill()
-    return out
 
 
 def dask_client(scheduler: str = "", workers=None, processes: bool = True):
