@@ -54,6 +54,12 @@ def test_a_rerun_reports_finished_cells_whatever_the_new_plan(tmp_path):
     assert still_true([both], fresh.skipped) == [f"uniform: not run on {zipf} (predicted 1 s per run)"]
     left_out = run_sweep(config(output=str(tmp_path / "a"), limits={"uniform": {"trials": 0}}), progress=False)
     assert table(left_out.results) == table(first.results)       # trials = 0: no new cell, old ones reported
+    partly = run_sweep(config(output=str(tmp_path / "a"), trials=4, limits={"uniform": {"trials": 0}}),
+                       progress=False)                             # a 4th trial: uniform's are missing
+    assert partly.cells_run == 4 and len(partly.results) == len(first.results) + 4 * 2
+    gone = PlanNote("uniform: left out", "uniform", "left-out")
+    assert still_true([gone], partly.skipped) == ["uniform: left out; 12 of the cells this cuts were finished "
+                                                  "by an earlier run and are reported"]
 
 
 # ------------------------------------------------------------------ another sweep's folder

@@ -127,22 +127,25 @@ class PlanNote(str):
 
 def still_true(notes: list[str], skipped: list[dict]) -> list[str]:
     """The notes that still describe missing cells after a sweep: a :class:`PlanNote` about a cut stays
-    only while ``skipped`` (the sweep's cells left out by limits and not finished earlier) holds it,
-    and a "not run on" note names only the datasets still missing."""
+    only while ``skipped`` (the sweep's cells left out by limits and not finished earlier) holds it;
+    a "not run on" note names only the datasets still missing, and a note whose cut an earlier run
+    partly filled says how many of those cells are reported."""
     out = []
     for n in notes:
         if isinstance(n, PlanNote):
             mine = [s for s in skipped if s["algorithm"] == n.preset]
             if n.kind == "datasets":
-                missing = {s["dataset"] for s in mine if "max_domain" in s["reason"]}
-                kept = [d for d in n.datasets if d in missing]
+                mine = [s for s in mine if "max_domain" in s["reason"] and s["dataset"] in n.datasets]
+                kept = [d for d in n.datasets if d in {s["dataset"] for s in mine}]
                 if kept and len(kept) < len(n.datasets):
                     n = PlanNote.not_run_on(n.preset, kept, n.detail)
-                mine = kept
             elif n.kind == "trials":
                 mine = [s for s in mine if s["reason"].startswith("trials limited")]
             if not mine:
                 continue
+            earlier = sum(s.get("finished_earlier", 0) for s in mine)
+            if earlier:
+                n = f"{n}; {earlier} of the cells this cuts were finished by an earlier run and are reported"
         out.append(n)
     return out
 

@@ -310,7 +310,12 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
     else:
         results = Results.from_rows(new_rows)
     missing = {(c.algorithm, c.dataset, c.domain) for c in the_plan.limited if c.key not in done}
-    skipped = [s for s in the_plan.skipped if (s["algorithm"], s["dataset"], s["domain"]) in missing]
+    earlier: dict[tuple, int] = {}
+    for c in kept:
+        earlier[(c.algorithm, c.dataset, c.domain)] = earlier.get((c.algorithm, c.dataset, c.domain), 0) + 1
+    # an entry stays while its cut leaves cells missing, with the count of its cells finished earlier
+    skipped = [{**s, "finished_earlier": earlier.get((s["algorithm"], s["dataset"], s["domain"]), 0)}
+               for s in the_plan.skipped if (s["algorithm"], s["dataset"], s["domain"]) in missing]
     cut = [c for c in todo if c.key not in ran_keys]
     if deadline is not None and cut:
         skipped += _cut_entries(cut)

@@ -182,12 +182,17 @@ def _salvage(pool: ProcessPoolExecutor, pending: dict) -> list[tuple[list[Cell],
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Shut ``pool`` down without waiting: queued calls cancelled, workers still running killed."""
+    """Shut ``pool`` down without waiting for its calls: queued ones cancelled, workers still running
+    killed, then the pool's manager thread joined (it ends once it sees the workers gone; left
+    running, it races the interpreter's exit hook, which then writes to its closed wake-up pipe)."""
     processes = list(getattr(pool, "_processes", {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         if p.is_alive():
             p.kill()
+    if manager is not None:
+        manager.join(timeout=5.0)
 
 
 def dask_client(scheduler: str = "", workers=None, processes: bool = True):
