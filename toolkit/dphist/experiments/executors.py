@@ -26,7 +26,6 @@ import threadpoolctl
 
 from ..errors import DPHistError, InvalidParameter
 from .cells import Cell, Job, expected_rows, install_job, run_batch, run_cells, run_installed_batch, stop_on_sigint
-from .lifeline import exit_with_parent
 
 #: Seconds to wait for a Dask scheduler before giving up (the address is named in the error).
 DASK_CONNECT_TIMEOUT = 3
@@ -75,6 +74,7 @@ def limit_blas_threads(n: int = 1) -> int:
 
 
 def _process_worker_init(job: Job, parent: int | None = None) -> None:
+    from .lifeline import exit_with_parent   # workers only: `dphist --help` does not load it
     exit_with_parent(parent)
     stop_on_sigint()
     limit_blas_threads(1)
