@@ -297,3 +297,16 @@ def test_the_demo_keeps_every_preset_in_its_sweep_and_bounds_its_probes():
     assert cfg.limits == {"identity": {"trials": 0}, "uniform": {"trials": 0}}
     assert sum("not probed within" in n for n in notes) == 2
     assert deadline.at >= t0 + demo.MIN_SWEEP
+
+
+def test_probes_on_a_pool_stop_at_their_deadline_and_leave_no_worker():
+    """Kills: the pool path of the probes waiting for every probe whatever the deadline, or leaving its
+    workers running after giving up on them."""
+    import numpy as np
+    from dphist.experiments import demo
+    sources = {"big": np.full(2048, 50, dtype=np.int64)}
+    t0 = time.perf_counter()
+    probes = demo._probe_all(["kellaris.S1", "SF"], sources, cap=60.0, workers=2, until=t0 + 0.2)
+    assert probes == {"kellaris.S1": {"unprobed": True}, "SF": {"unprobed": True}}
+    assert time.perf_counter() - t0 < 30          # a bound on a hang: the probes alone take far longer
+    assert _poll(lambda: not _children(os.getpid()), 5.0)
