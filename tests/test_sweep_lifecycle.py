@@ -239,6 +239,8 @@ def reaper():
         except ProcessLookupError:
             pass
         proc.wait()
+        for pipe in (proc.stdout, proc.stderr):
+            pipe.close()
 
 
 @pytest.mark.parametrize("target", ["group", "parent"])
