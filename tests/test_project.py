@@ -47,7 +47,7 @@ def _project_table(pyproject: Path) -> str:
     return tomllib.loads(pyproject.read_text())["project"]
 
 
-def test_licence_file_matches_the_project_table():
+def test_licence_file_matches_the_declared_licence():
     """Kills: no LICENSE file, a LICENSE of another licence than pyproject.toml declares (e.g. an MIT text under
     "BSD-3-Clause"), a copyright line without the declared authors, a plugin declaring another licence, and
     a LICENSE left out of the distribution's metadata (license-files)."""

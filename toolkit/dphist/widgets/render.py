@@ -141,24 +141,15 @@ class HistogramFigure:
         self.axes["original"].draw_artist(self.legend)
 
     def export(self, fmt: str = "png", dpi: int = 150) -> bytes:
-        """The figure as a file (``"png"`` or ``"svg"``), drawn in full (the live view blits only the data).
+        """The figure as a file (``"png"`` or ``"svg"``), drawn in full at ``dpi``.
 
-        The data artists are animated for blitting, and a saved figure leaves animated artists out, so
-        they are made plain for the save and animated again after; the next update redraws the background.
+        Saving draws every artist, the animated data lines included; the live canvas is untouched.
         """
         if fmt not in ("png", "svg"):
             from ..errors import DPHistError
             raise DPHistError(f"a figure exports as png or svg, not {fmt!r}")
-        artists = list(self.lines.values()) + list(self.shades.values()) + [self.legend]
-        for a in artists:
-            a.set_animated(False)
-        try:
-            buf = io.BytesIO()
-            self.fig.savefig(buf, format=fmt, dpi=dpi)
-        finally:
-            for a in artists:
-                a.set_animated(True)
-            self._frame_key = None
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format=fmt, dpi=dpi)
         return buf.getvalue()
 
     def png(self) -> bytes:
