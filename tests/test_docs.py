@@ -118,3 +118,42 @@ def test_wording_check_flags_history_and_dynamic_programs(sentence):
 def test_wording_check_passes_differential_privacy(sentence):
     """Kills: false positives (a check so broad that "eps-DP" or "DP-Sniper" fail it)."""
     assert not wording_problems(sentence), sentence
+
+
+# ---------------------------------------------------------------- figures readable at their committed size
+#: text below 8 points, or a figure dpi below 100 (an inline PNG is shown at one pixel per dot)
+TINY_FIGURE = re.compile(r"\b(?:fontsize|labelsize)\s*=\s*[0-7](?:\.\d+)?\b|"
+                         r"""rcParams\[["'](?:figure|savefig)\.dpi["']\]\s*=\s*[0-9]{1,2}\b|\bdpi\s*=\s*[0-9]{1,2}\b""")
+
+
+def tiny_figure_settings(source: str) -> list[str]:
+    return [m.group(0) for m in TINY_FIGURE.finditer(source)]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebook_figures_are_readable_at_their_committed_size(path):
+    """Kills: 6-point tick labels, a 60 or 72 dpi figure (`plt.rcParams["figure.dpi"] = 72`), a committed
+    figure squeezed to a strip (less than 200 pixels high, or a panel narrower than 300 pixels)."""
+    import base64
+    import io
+    import json
+    from PIL import Image
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert not tiny_figure_settings(source), f"{path.name}: {tiny_figure_settings(source)}"
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            png = out.get("data", {}).get("image/png")
+            if png:
+                width, height = Image.open(io.BytesIO(base64.b64decode("".join(png)))).size
+                assert width >= 300 and height >= 200, f"{path.name}: a {width} x {height} figure"
+
+
+def test_tiny_figure_check_fires_and_passes_readable_settings():
+    """Kills: a figure check that never fires, or one that refuses readable settings."""
+    for bad in ('ax.tick_params(labelsize=6)', 'plt.rcParams["figure.dpi"] = 72', "ax.legend(fontsize=7.5)",
+                "fig.savefig(buf, dpi=60)"):
+        assert tiny_figure_settings(bad), bad
+    for good in ("ax.tick_params(labelsize=8)", "fontsize=10", 'plt.rcParams["figure.dpi"] = 100', "dpi=150",
+                 'fontsize="small"'):
+        assert not tiny_figure_settings(good), good
