@@ -201,7 +201,7 @@ class Explorer:
             for stage, dd in self.components.items():
                 _set_options(dd, self._component_options(stage))
             _set_options(self.algorithm, [CUSTOM] + default_registry.available_names("algorithm"))
-            self.dataset.options = self._dataset_options()
+            _set_options(self.dataset, self._dataset_options())
             presets = default_registry.available_names("algorithm")
             keep = [p for p in self.compare_presets.value if p in presets]
             self.compare_presets.options = presets
@@ -373,14 +373,14 @@ class Explorer:
         self._data.add(ds)
         self.message.value = ""
         with self._quiet():
-            self.dataset.options = self._dataset_options()
+            _set_options(self.dataset, self._dataset_options())
             self.dataset.value = ds.name
         self._schedule()
 
     def _on_add_dir(self, _):
         try:
             add_data_dir(self.data_dir.value)
-            self.dataset.options = self._dataset_options()
+            _set_options(self.dataset, self._dataset_options())
             self.message.value = ""
         except DPHistError as exc:
             self.message.value = render.message_html(str(exc))
