@@ -52,9 +52,9 @@ FIELDS = ("algorithm", "source", "scale", "epsilon", "sample", "error")
 def dpbench_random_ranges(n: int, m: int, rng: np.random.Generator):
     """DPBench's 1-D random ranges: a length uniform in 1..n, then a start uniform in 0..n-length.
 
-    Returns half-open ``(lo, hi)``.  The distribution of DPBench's ``RandomRange(shape_list=None)``;
-    numpy's Generator, not its RandomState stream, so the ranges are not the reference's own draws
-    (both sides read these).
+    Returns half-open ``(lo, hi)``.  The distribution of DPBench's ``RandomRange(shape_list=None)``
+    drawn from numpy's Generator, one workload per sample, so these are not the reference's own draws
+    (``dphist.workloads.dpbench_random_ranges`` reproduces those); both sides read these.
     """
     lengths = rng.integers(1, n + 1, size=m)
     lo = rng.integers(0, n - lengths + 1)
