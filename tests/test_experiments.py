@@ -491,7 +491,9 @@ def test_dpbench_1d_sweep_configuration_and_its_fallback(monkeypatch, tmp_path):
     assert full.epsilons == [0.01, 0.1, 1.0] and full.workloads == ["dpbench-random-2000"]
     assert full.metrics == ["scaled-l2"] and len(full.algorithms) == 13
     aware = {a.key: a.params for a in full.algorithms if a.name in ("GreedyH", "MWEM", "DAWA")}
-    assert len(aware) == 3 and all(p == {"workload": "dpbench-random-2000"} for p in aware.values())
+    assert len(aware) == 3 and all(p["workload"] == "dpbench-random-2000" for p in aware.values())
+    # DAWA pinned to the configuration the notebook's findings were recorded with (not the presets' default)
+    assert aware["DAWA"] == {"workload": "dpbench-random-2000", "ratio": 0.25, "calibration": "postprocess"}
     monkeypatch.setenv("DPHIST_SHARED", str(tmp_path))          # a shared folder without the sources
     assert bench.dpbench_dir() is None
     config, what = bench.load_config(None)
