@@ -12,6 +12,7 @@ The kernel meters every measurement; :class:`Release` carries the ledger.
 """
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from .errors import InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
+from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
 from .partition import Partition
 from .registry import Registry, default_registry
@@ -131,6 +133,13 @@ class Release:
     pipeline: "Pipeline | None" = field(default=None, repr=False, compare=False)
     mode: str = "research"            #: "research" or "release"
     warnings: list[str] = field(default_factory=list)
+    contributions: int = 1            #: privacy unit: 1 record, or k records per person (person-level)
+    binning: dict[str, Any] | None = None  #: the public binning spec of histograms built from records
+
+    @property
+    def privacy_unit(self) -> str:
+        """``"1 record"`` (record level, the default) or ``"k records per person"``."""
+        return unit_text(self.contributions)
 
     def rerun(self, histogram) -> "Release":
         """Run the same algorithm with the same seed (identical output on the same data).
@@ -142,7 +151,7 @@ class Release:
         if self.mode != "research" or self.seed is None:
             raise PrivacyViolation("a release-mode release cannot be rerun: no noise state was kept")
         pipeline = self.pipeline if self.pipeline is not None else Pipeline.from_spec(self.spec)
-        return pipeline.run(histogram, self.epsilon, seed=self.seed)
+        return pipeline.run(histogram, self.epsilon, seed=self.seed, contributions=self.contributions)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"algorithm": _json_safe(self.spec), "epsilon": self.epsilon, "mode": self.mode}
@@ -151,8 +160,10 @@ class Release:
         out.update({
             "noise": self.noise, "warnings": list(self.warnings), "unattributed": self.unattributed,
             "timings": self.timings, "ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
-            "estimate": self.estimate.tolist(),
+            "estimate": self.estimate.tolist(), "privacy_unit": self.privacy_unit,
         })
+        if self.binning is not None:
+            out["binning"] = self.binning
         return out
 
 
@@ -184,6 +195,15 @@ class Pipeline:
             raise InvalidParameter("a pipeline needs a partitioner and a finalizer")
         self.shares = self._validate_shares(shares)
         self.name = name or "custom"
+
+    #: records per person the pipeline's runs are calibrated to unless a run says otherwise (1: record level)
+    contributions = 1
+
+    def at_contributions(self, k: int) -> "Pipeline":
+        """A copy whose runs are calibrated to ``k`` records per person (person-level privacy)."""
+        other = copy.copy(self)
+        other.contributions = check_contributions(k)
+        return other
 
     def _validate_shares(self, shares) -> tuple[float, float, float]:
         if isinstance(shares, Mapping):
@@ -228,19 +248,24 @@ class Pipeline:
     # --------------------------------------------------------------- specs
     @property
     def spec(self) -> dict[str, Any]:
-        return {"name": self.name, **{s: _component_spec(getattr(self, s)) for s in STAGES},
-                "shares": list(self.shares)}
+        out = {"name": self.name, **{s: _component_spec(getattr(self, s)) for s in STAGES},
+               "shares": list(self.shares)}
+        if self.contributions != 1:
+            out["contributions"] = self.contributions
+        return out
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
-        unknown = set(spec) - {"name", "shares", *STAGES}
+        unknown = set(spec) - {"name", "shares", "contributions", *STAGES}
         if unknown:
             raise InvalidParameter(f"unknown pipeline spec key(s) {sorted(unknown)}")
-        return cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
-                   name=spec.get("name"), registry=registry)
+        out = cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
+                  name=spec.get("name"), registry=registry)
+        return out.at_contributions(spec["contributions"]) if "contributions" in spec else out
 
     def with_shares(self, shares) -> "Pipeline":
-        return Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name)
+        other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name)
+        return other.at_contributions(self.contributions) if self.contributions != 1 else other
 
     def __repr__(self) -> str:
         parts = [f"{s}={getattr(self, s)!r}" for s in STAGES if getattr(self, s) is not None]
@@ -250,8 +275,8 @@ class Pipeline:
     def components(self) -> list[Component]:
         return [c for c in (getattr(self, s) for s in STAGES) if c is not None]
 
-    def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None
-            ) -> Release:
+    def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None,
+            contributions: int | None = None) -> Release:
         """Publish ``histogram`` under ``epsilon``-DP.
 
         With a ``seed`` (int) the run is in *research* mode: every draw comes
@@ -263,7 +288,23 @@ class Pipeline:
         (discrete samplers; in research mode driven by the seed), ``"float"``
         (seeded float Laplace, research mode's default, refused in release
         mode) or a :class:`~dphist.kernel.NoiseSource` declaring the run's mode.
+
+        Privacy unit: by default one record (record level: every record is a
+        different person).  ``histogram`` may be a :class:`dphist.records.Histogram`
+        built from records: its bounding ``k`` (``max_contributions``) and its
+        binning spec travel into the run and the release.  ``contributions=k``
+        (or :meth:`at_contributions`) calibrates every measurement to ``k``
+        records per person; it may not be below the histogram's own ``k``.
         """
+        binning, bounded = None, 1
+        if hasattr(histogram, "release_input"):   # a histogram built from records (dphist.records)
+            histogram, bounded, binning = histogram.release_input()
+        k = check_contributions(self.contributions if contributions is None else contributions)
+        if contributions is None:
+            k = max(k, bounded)
+        elif k < bounded:
+            raise InvalidParameter(f"contributions={k} is below the histogram's max_contributions={bounded}: "
+                                   "its persons may each have moved it by that many records")
         counts = validate_counts(histogram)
         eps = validate_epsilon(epsilon)
         kind = _noise_kind(noise)
@@ -289,7 +330,7 @@ class Pipeline:
             elif noise is None or kind == "float":
                 noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
-        kernel = PrivateKernel(counts, noise)
+        kernel = PrivateKernel(counts, noise, contributions=k)
         n = kernel.n
         g_in, g_p, g_f = self.shares
         ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode)
@@ -339,7 +380,7 @@ class Pipeline:
                        noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
-                       warnings=list(ctx.warnings))
+                       warnings=list(ctx.warnings), contributions=k, binning=binning)
 
     @staticmethod
     def _run_mode(seed, noise, mode) -> str:

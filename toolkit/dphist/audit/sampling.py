@@ -120,7 +120,7 @@ def _trials_array(value, trials: int, n: int, what: str) -> np.ndarray:
 def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: int,
                 rng: np.random.Generator) -> Outputs:
     """``trials`` runs of a batch-capable pipeline in one pass (the stage order of :meth:`Pipeline.run`)."""
-    kernel = PrivateKernel(counts, BatchedLaplace(rng, trials))
+    kernel = PrivateKernel(counts, BatchedLaplace(rng, trials), contributions=pipeline.contributions)
     n = kernel.n
     g_in, g_p, g_f = pipeline.shares
     ctx = Context(n=n, epsilon=epsilon, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=rng, mode="research")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextvars
 import math
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from typing import Callable
 
@@ -38,6 +39,7 @@ from ..partition import Partition
 from ..validation import are_strict_bounds, is_permutation
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
+from .persons import PersonLevelNoise, check_contributions, unit_text
 from .queries import check_intervals, check_order, check_queries, max_interval_coverage
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
@@ -148,7 +150,7 @@ class PrivateKernel:
     and ``spent`` are read-only views of the kernel's books.
     """
 
-    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None):
+    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1):
         counts = np.array(validate_counts(counts), dtype=np.int64, copy=True)  # never the caller's array
         counts.setflags(write=False)
         self.__counts = counts
@@ -157,9 +159,12 @@ class PrivateKernel:
         self.__spent: list[float] = []
         self.__gate = 0
         self.violations: list[str] = []
-        self.noise = noise
+        # person-level privacy (kernel/persons.py): k records per person scale every sensitivity, here only
+        self.contributions = check_contributions(contributions)
+        self.noise = noise if self.contributions == 1 else PersonLevelNoise(noise, self.contributions)
         self.ledger = ledger if ledger is not None else Ledger()
         self.ledger.mode = getattr(noise, "mode", "unknown")
+        self.ledger.contributions = self.contributions
 
     @property
     def n(self) -> int:
@@ -189,6 +194,10 @@ class PrivateKernel:
                 f"{entry.component} ({entry.stage}) asked for epsilon={entry.epsilon:.6g} via {entry.primitive} "
                 f"but only {max(budget - spent, 0.0):.6g} of its share {budget:.6g} is left")
         self.__spent[account] = spent + entry.epsilon
+        if self.contributions != 1:  # the noise source scales the draws; the books say so
+            k = self.contributions
+            entry = replace(entry, sensitivity=entry.sensitivity * k,
+                            note="; ".join(filter(None, (unit_text(k), entry.note))))
         self.ledger.record(entry)
 
     # ------------------------------------------------------------ gate
