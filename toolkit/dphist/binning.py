@@ -105,6 +105,14 @@ class Bins:
             idx[missing] = self.n if self.missing == "bin" else -1
         return idx
 
+    def count(self, values: np.ndarray, column: str = "values", row0: int = 0, out: np.ndarray | None = None
+              ) -> np.ndarray:
+        """Add the counts of ``values`` to ``out`` (a new zero vector of ``size`` when None); returns it."""
+        out = np.zeros(self.size, dtype=np.int64) if out is None else out
+        idx = self.index(values, column, row0)
+        out += np.bincount(idx[idx >= 0], minlength=self.size)
+        return out
+
     def _place(self, raw: np.ndarray) -> np.ndarray:
         """Apply the outside policy to raw indices (any int64, in place)."""
         if self.outside == "clamp":
@@ -194,6 +202,29 @@ class Edges(Bins):
     def lo(self) -> float:
         return self.edges[0]
 
+    def _compiled(self, values) -> bool:
+        """Equal-width bins of a numeric column go through the one-pass loop of :mod:`dphist.binkernels`."""
+        return self.equal_width and values.dtype.kind in "fiu" and values.ndim == 1
+
+    def _kernel_args(self):
+        return np.asarray(self.edges, dtype=float), self.outside == "clamp", self.n if self.missing == "bin" else -1
+
+    def index(self, values, column="values", row0=0):
+        values = np.asarray(values)
+        if self._compiled(values):
+            from . import binkernels
+            return binkernels.index(np.ascontiguousarray(values), *self._kernel_args())
+        return super().index(values, column, row0)
+
+    def count(self, values, column="values", row0=0, out=None):
+        values = np.asarray(values)
+        if not self._compiled(values):
+            return super().count(values, column, row0, out)
+        from . import binkernels
+        out = np.zeros(self.size, dtype=np.int64) if out is None else out
+        binkernels.count(np.ascontiguousarray(values), *self._kernel_args(), out)
+        return out
+
     @property
     def hi(self) -> float:
         return self.edges[-1]
@@ -201,23 +232,8 @@ class Edges(Bins):
     def _index(self, values, missing, column, row0):
         v = _numeric(values, column, row0)
         e = np.asarray(self.edges)
-        if self.equal_width:
-            w = (self.hi - self.lo) / self.n
-            if v.dtype.kind in "iu" and self.lo == int(self.lo) and w == int(w):
-                raw = (v.astype(np.int64, copy=False) - int(self.lo)) // int(w)   # exact integer arithmetic
-            else:
-                with np.errstate(invalid="ignore"):
-                    f = np.floor((v - self.lo) / w)
-                np.clip(f, -1, self.n, out=f)            # NaN stays NaN (missing, fixed below)
-                raw = np.nan_to_num(f, nan=-1).astype(np.int64)
-                # one correction step against the exact edges: floating division may land one bin off
-                inside = (raw >= 0) & (raw < self.n)
-                r = np.where(inside, raw, 0)
-                raw -= inside & (v < e[r])
-                raw += inside & (v >= e[r + 1])
-        else:
-            raw = np.searchsorted(e, v, side="right").astype(np.int64) - 1
-            raw[v >= e[-1]] = self.n                    # [lo, hi): hi itself is outside
+        raw = np.searchsorted(e, v, side="right").astype(np.int64) - 1
+        raw[v >= e[-1]] = self.n                        # [lo, hi): hi itself is outside
         if missing is not None:
             raw[missing] = 0
         return self._place(raw)

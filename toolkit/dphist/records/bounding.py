@@ -9,26 +9,30 @@ stage of Google's differential-privacy libraries ("contribution bounding",
 Wilson et al., PoPETs 2020, Section 3) and of OpenDP's and Tumult's person-level
 counts.
 
-Which records survive: for every person, a uniformly random subset of
-``min(k, n_person)`` records.  Each record gets a random position (a random
-permutation of the rows, from the run's seeded :class:`numpy.random.Generator`
-or the operating system), and a person keeps the ``k`` records with the lowest
-positions.  The choice depends only on the person's *number* of records and
-the randomness, never on the values, so the kept records are an unbiased
-sample of each person's records and the only bias is the one of dropping
-persons' surplus records (measured in ``notebooks/04-records-to-release.ipynb``).
+Which records survive: for every person with more than ``k`` records, the ``k``
+records of lowest *priority*, where a record's priority is a keyed hash
+(splitmix64) of the person and the record's occurrence number among that
+person's records (first, second, ... in table order), under 64 random key bits
+drawn from the run's seeded :class:`numpy.random.Generator` (or the operating
+system).  The choice depends on no value and on nobody else's records: on two
+tables that differ in one person's records, every other person keeps exactly
+the same records for the same key, so the bounded histograms differ by at most
+``k`` in L1 (the test ``test_neighbouring_tables_differ_by_at_most_k``).  The
+kept records are a pseudo-random subset of each person's records, so the only
+bias is the one of dropping persons' surplus records (measured in
+``notebooks/04-records-to-release.ipynb``).
 
 How (bounded memory, vectorised): a person is a 64-bit hash of the id (integers:
-the splitmix64 mixer; text: :func:`pandas.util.hash_array`).  Rows are buffered
-as (hash, bin) pairs; beyond ``memory_rows`` they are spilled to ``PARTS`` files by
-the hash's low bits, so every person's rows are in one part.  Each part is then
-permuted at random and sorted by one ``uint64`` key, the hash's high 42 bits
-above the row's 22-bit position in the part (``numpy.sort`` of plain integers,
-several times faster than a lexicographic sort); a row's rank inside its person
-is its position minus its person's first position.  Two persons whose 42-bit
-hashes collide in one part share one allowance of ``k`` (the expected number of
-such pairs, ``persons_in_part**2 / 2**43``, is below one for 2 million persons
-per part): that drops more records, never keeps more than ``k`` of a person.
+the splitmix64 mixer, a bijection; text: :func:`pandas.util.hash_array`).  Rows are
+buffered as (hash, bin) pairs in table order; beyond ``memory_rows`` they are
+spilled to ``PARTS`` files by the hash's low bits, so each person's rows are in
+one file, in table order.  A block of at most 2^22 rows is grouped by person with
+one ``numpy.sort`` of plain ``uint64`` keys (the hash's high 42 bits above the
+row's 22-bit position: several times faster than a lexicographic sort; persons
+sharing the high bits are separated by a lexicographic sort when it happens); only
+the rows of persons above ``k`` are sorted by priority.  Persons whose full 64-bit
+hashes collide would share one allowance of ``k`` (probability about
+``persons**2 / 2**65``).
 """
 from __future__ import annotations
 
@@ -82,39 +86,61 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-def bounded_bins(hashes: np.ndarray, bins: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """The ``bins`` of the rows kept when each hash keeps at most ``k`` uniformly random rows."""
+def bounded_bins(hashes: np.ndarray, bins: np.ndarray, k: int, key: int) -> np.ndarray:
+    """The ``bins`` of the rows kept when each person (hash) keeps at most ``k`` rows (module docstring).
+
+    ``key``: 64 random bits from the run's Generator; the rows must be in the table's order.
+    """
     m = hashes.size
     if m == 0:
         return bins[:0]
-    if m > 1 << _POS_BITS:              # blocks of 2^22 rows; a person's rows may span blocks: split by hash
-        part = (hashes >> np.uint64(21)) & np.uint64(PARTS - 1)
-        order = np.argsort(part.astype(np.uint16), kind="stable")
-        edges = np.searchsorted(part[order], np.arange(PARTS + 1, dtype=np.uint64))
-        if np.diff(edges).max() == m:   # one person (or hash prefix) holds them all: a lexicographic sort
-            return _bounded_lexsort(hashes, bins, k, rng)
-        return np.concatenate([bounded_bins(hashes[order[a:b]], bins[order[a:b]], k, rng)
+    if m > 1 << _POS_BITS:              # blocks of at most 2^22 rows, split by other hash bits: persons stay whole
+        part = ((hashes >> np.uint64(21)) & np.uint64(PARTS - 1)).astype(np.uint16)
+        order = np.argsort(part, kind="stable")       # radix sort of 16-bit keys; keeps the table's order
+        edges = np.searchsorted(part[order], np.arange(PARTS + 1))
+        if np.diff(edges).max() == m:   # all rows share those bits: one block by a stable lexicographic sort
+            return _bounded_block(hashes, bins, k, key, np.lexsort((np.arange(m), hashes)))
+        return np.concatenate([bounded_bins(hashes[order[a:b]], bins[order[a:b]], k, key)
                                for a, b in zip(edges[:-1], edges[1:])])
-    perm = rng.permutation(m)
-    key = (hashes[perm] & (_MASK64 << np.uint64(_POS_BITS))) | np.arange(m, dtype=np.uint64)
-    key.sort()
-    pos = (key & np.uint64((1 << _POS_BITS) - 1)).astype(np.int64)
-    person = key >> np.uint64(_POS_BITS)
-    first = np.empty(m, dtype=bool)
-    first[0] = True
-    np.not_equal(person[1:], person[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    rank = np.arange(m) - np.repeat(starts, np.diff(np.append(starts, m)))
-    return bins[perm[pos[rank < k]]]
-
-
-def _bounded_lexsort(hashes, bins, k, rng):
-    order = np.lexsort((rng.permutation(hashes.size), hashes))
+    # group by person, each person's rows in table order: one sort of (high 42 hash bits | row position)
+    packed = (hashes & (_MASK64 << np.uint64(_POS_BITS))) | np.arange(m, dtype=np.uint64)
+    packed.sort()
+    order = (packed & np.uint64((1 << _POS_BITS) - 1)).astype(np.int64)
     h = hashes[order]
-    first = np.r_[True, h[1:] != h[:-1]]
+    high = packed >> np.uint64(_POS_BITS)
+    if np.any((h[1:] != h[:-1]) & (high[1:] == high[:-1])):
+        order = order[np.lexsort((order, h))]   # two persons share the high bits (rare): separate them
+    return _bounded_block(hashes, bins, k, key, order)
+
+
+def _groups(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group number of every element of a sorted array, and each element's rank inside its group."""
+    first = np.empty(sorted_keys.size, dtype=bool)
+    first[0] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    rank = np.arange(h.size) - np.repeat(starts, np.diff(np.append(starts, h.size)))
-    return bins[order[rank < k]]
+    group = np.cumsum(first) - 1
+    return group, np.arange(sorted_keys.size) - starts[group]
+
+
+def _bounded_block(hashes, bins, k, key, order) -> np.ndarray:
+    """``order`` lists each person's rows together, in table order: keep at most ``k`` per person.
+
+    A person with more than ``k`` rows keeps the ``k`` of lowest priority, a keyed hash of
+    (person, occurrence): it depends on nobody else's rows and on no value.
+    """
+    h = hashes[order]
+    group, occurrence = _groups(h)
+    sizes = np.bincount(group)
+    heavy = sizes[group] > k
+    if not heavy.any():
+        return bins[order]
+    hh, gg = h[heavy], group[heavy]
+    priority = _splitmix64(hh ^ _splitmix64(occurrence[heavy].astype(np.uint64) ^ np.uint64(key)))
+    pick = np.lexsort((priority, gg))
+    _, rank = _groups(gg[pick])
+    chosen = order[heavy][pick[rank < k]]
+    return bins[np.concatenate([order[~heavy], chosen])]
 
 
 class Bounder:
@@ -126,7 +152,8 @@ class Bounder:
 
     def __init__(self, k: int, size: int, rng: np.random.Generator, memory_rows: int = MEMORY_ROWS,
                  spill_dir=None):
-        self.k, self.size, self.rng = k, size, rng
+        self.k, self.size = k, size
+        self.key = int(rng.integers(0, 2 ** 63, dtype=np.int64)) * 2 + int(rng.integers(0, 2))  # 64 random bits
         self.memory_rows = int(memory_rows)
         self.spill_dir = spill_dir
         self._h: list[np.ndarray] = []
@@ -179,7 +206,7 @@ class Bounder:
             self.close()
 
     def _add_counts(self, out, h, b) -> None:
-        kept = bounded_bins(h, b, self.k, self.rng)
+        kept = bounded_bins(h, b, self.k, self.key)
         kept = kept[kept >= 0]
         out += np.bincount(kept, minlength=self.size)
 

@@ -141,8 +141,11 @@ def _local_counts(source, cols, spec, user_id, k, rng, spill_dir, row_chunk) -> 
     if user_id is None:
         total = np.zeros(spec.size, dtype=np.int64)
         for row0, part in sources.chunks(source, wanted, row_chunk):
-            idx = bin_chunk(spec, part, cols, row0)
-            total += np.bincount(idx[idx >= 0], minlength=spec.size)
+            if len(cols) == 1:
+                spec.count(part[cols[0]], cols[0], row0, total)
+            else:
+                idx = bin_chunk(spec, part, cols, row0)
+                total += np.bincount(idx[idx >= 0], minlength=spec.size)
         return total
     bounder = Bounder(k, spec.size, rng, spill_dir=spill_dir)
     try:
