@@ -87,7 +87,9 @@ def run_one(case: str, n: int) -> dict:
     if "dphist" in case:   # warm-up off the clock: numba loads its compiled binning loop
         dphist.histogram({"value": np.zeros(4), "user": np.arange(4)}, "value", BINS, user_id="user",
                          max_contributions=1, seed=0)
-        dphist.histogram(np.zeros(4), "value", BINS)
+        frozen = np.zeros(4)
+        frozen.setflags(write=False)    # Arrow's arrays are read-only: numba compiles that signature apart
+        dphist.histogram(frozen, "value", BINS)
     cpu = _cpu()
     t = time.perf_counter()
     if case == "numpy-bincount":
@@ -141,7 +143,6 @@ def _peak_mib() -> float:
 def _duckdb(relation: str, bounded: bool = False):
     import duckdb
     con = duckdb.connect()
-    con.execute("SET threads TO 1")
     src = relation
     if bounded:
         src = (f"(SELECT value FROM {relation} QUALIFY row_number() OVER (PARTITION BY \"user\" ORDER BY random()) "

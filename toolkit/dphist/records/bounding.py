@@ -143,6 +143,11 @@ def _bounded_block(hashes, bins, k, key, order) -> np.ndarray:
     return bins[np.concatenate([order[~heavy], chosen])]
 
 
+def draw_key(rng: np.random.Generator) -> int:
+    """The 64 random key bits of one bounding, from the run's Generator."""
+    return int(rng.integers(0, 2 ** 64 - 1, dtype=np.uint64, endpoint=True))
+
+
 class Bounder:
     """Collects (person hash, bin) rows chunk by chunk; :meth:`counts` bounds and counts them.
 
@@ -150,10 +155,8 @@ class Bounder:
     files in ``spill_dir`` (a temporary folder, removed at the end).
     """
 
-    def __init__(self, k: int, size: int, rng: np.random.Generator, memory_rows: int = MEMORY_ROWS,
-                 spill_dir=None):
-        self.k, self.size = k, size
-        self.key = int(rng.integers(0, 2 ** 63, dtype=np.int64)) * 2 + int(rng.integers(0, 2))  # 64 random bits
+    def __init__(self, k: int, size: int, key: int, memory_rows: int = MEMORY_ROWS, spill_dir=None):
+        self.k, self.size, self.key = k, size, int(key)
         self.memory_rows = int(memory_rows)
         self.spill_dir = spill_dir
         self._h: list[np.ndarray] = []

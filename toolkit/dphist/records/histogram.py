@@ -28,7 +28,7 @@ from .. import binning as _binning
 from ..errors import InvalidParameter
 from ..kernel.persons import check_contributions, unit_text
 from . import sources
-from .bounding import Bounder, person_hash
+from .bounding import Bounder, draw_key, person_hash
 
 RECORD_LEVEL_NOTE = ("record level: each record is treated as a different person; if a person can have "
                      "several records, pass user_id= and max_contributions=")
@@ -126,17 +126,18 @@ def histogram(source, column, bins, *, user_id: str | None = None, max_contribut
             raise InvalidParameter(f"user_id must be a column name, got {user_id!r}")
         if user_id in cols:
             raise InvalidParameter(f"user_id {user_id!r} is also the binned column")
-    generator = _rng(seed, rng)
+    key = draw_key(_rng(seed, rng)) if user_id is not None else 0
     if type(source).__module__.split(".")[0] == "dask":
         from .distributed import dask_counts
-        counts = dask_counts(source, cols, spec, user_id, k, generator)
+        counts = dask_counts(source, cols, spec, user_id, k, key, row_chunk)
     else:
-        counts = _local_counts(source, cols, spec, user_id, k, generator, spill_dir, row_chunk)
+        counts = local_counts(source, cols, spec, user_id, k, key, spill_dir, row_chunk)
     notes = [] if user_id is not None else [RECORD_LEVEL_NOTE]
     return Histogram(counts.reshape(spec.shape), spec, cols[0] if len(cols) == 1 else cols, user_id, k, notes)
 
 
-def _local_counts(source, cols, spec, user_id, k, rng, spill_dir, row_chunk) -> np.ndarray:
+def local_counts(source, cols, spec, user_id, k, key, spill_dir=None, row_chunk=sources.CHUNK_ROWS) -> np.ndarray:
+    """Counts of one source on this machine (a Dask partition is one such source)."""
     wanted = cols + ((user_id,) if user_id else ())
     if user_id is None:
         total = np.zeros(spec.size, dtype=np.int64)
@@ -147,7 +148,7 @@ def _local_counts(source, cols, spec, user_id, k, rng, spill_dir, row_chunk) -> 
                 idx = bin_chunk(spec, part, cols, row0)
                 total += np.bincount(idx[idx >= 0], minlength=spec.size)
         return total
-    bounder = Bounder(k, spec.size, rng, spill_dir=spill_dir)
+    bounder = Bounder(k, spec.size, key, spill_dir=spill_dir)
     try:
         for row0, part in sources.chunks(source, wanted, row_chunk):
             bounder.add(person_hash(part[user_id], user_id, row0), bin_chunk(spec, part, cols, row0))
