@@ -84,6 +84,13 @@ def run_one(case: str, n: int) -> dict:
     if case == "numpy-bincount":
         import pyarrow.parquet as pq
         prep = pq.read_table(pqt, columns=["value"]).column(0).to_numpy()
+    client = None
+    if case.startswith("dask"):     # a local cluster of 2 worker processes, started off the clock
+        import dask.dataframe as dd
+        import distributed
+        client = distributed.Client(distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                             host="127.0.0.1", dashboard_address=None))
+        client.run(lambda: __import__("dphist").histogram(np.zeros(4), "value", BINS))
     if "dphist" in case:   # warm-up off the clock: numba loads its compiled binning loop
         dphist.histogram({"value": np.zeros(4), "user": np.arange(4)}, "value", BINS, user_id="user",
                          max_contributions=1, seed=0)
@@ -117,6 +124,9 @@ def run_one(case: str, n: int) -> dict:
         counts = _polars(csv)
     elif case == "duckdb-csv":
         counts = _duckdb(f"read_csv('{csv}')")
+    elif case == "dask-parquet":        # workers' memory is not in the peak column (the driver's only)
+        counts = dphist.histogram(dd.read_parquet(str(pqt), columns=["value"], split_row_groups=8), "value",
+                                  BINS).counts
     elif case == "line-reader-csv":     # the one-number-per-line reader (dphist.io) the issue measured
         from dphist.io import read_histogram
         counts = read_histogram(csv, records=True, domain=(LO, HI), bins=NBINS, clip=True)

@@ -269,3 +269,20 @@ def test_bins_are_required_and_never_read_from_the_data(tmp_path):
         dphist.histogram(str(tmp_path / "nope.parquet"), "v", "0:1:1")
     with pytest.raises(InputFileError, match="no file matches"):
         dphist.histogram(str(tmp_path / "nope-*.parquet"), "v", "0:1:1")
+
+
+def test_private_bounds_are_charged_and_ignore_outliers():
+    """Kills: bounds read from the data (the outlier 10^12 would set hi), an uncharged measurement, or a
+    threshold without k (person level)."""
+    from dphist.records import private_bounds
+    rng = np.random.default_rng(0)
+    x = np.append(rng.normal(40, 10, 50_000), 1e12)
+    b = private_bounds(x, "age", 0.5, seed=1)
+    assert b.lo >= 1 and 64 <= b.hi <= 128
+    assert [(e.primitive, e.epsilon, e.sensitivity) for e in b.ledger] == [("laplace.identity", 0.5, 1.0)]
+    users = rng.integers(0, 5000, x.size)
+    bk = private_bounds({"age": x, "u": users}, "age", 0.5, user_id="u", max_contributions=4, seed=1)
+    assert bk.ledger.entries[0].sensitivity == 4.0 and bk.threshold == pytest.approx(4 * b.threshold)
+    assert b.bins(10).n == 10
+    with pytest.raises(InvalidParameter, match="no magnitude bin clears the threshold"):
+        private_bounds(np.array([1.0, 2.0]), "age", 0.1, seed=1)
