@@ -139,6 +139,8 @@ class Release:
     @property
     def privacy_unit(self) -> str:
         """``"1 record"`` (record level, the default) or ``"k records per person"``."""
+        if self.binning is not None and "privacy_unit" in self.binning:
+            return self.binning["privacy_unit"]     # a histogram bounded by person says so even at k = 1
         return unit_text(self.contributions)
 
     def rerun(self, histogram) -> "Release":

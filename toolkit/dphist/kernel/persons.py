@@ -38,9 +38,12 @@ def check_contributions(k) -> int:
     return k
 
 
-def unit_text(k: int) -> str:
-    """The privacy unit in words: ``"1 record"`` (record level) or ``"k records per person"``."""
-    return "1 record" if k == 1 else f"{k} records per person"
+def unit_text(k: int, person: bool = False) -> str:
+    """The privacy unit in words: ``"1 record"`` (record level) or ``"k records per person"``
+    (``person``: bounded by person even at ``k = 1``, ``"1 record per person"``)."""
+    if k == 1:
+        return "1 record per person" if person else "1 record"
+    return f"{k} records per person"
 
 
 class PersonLevelNoise:

@@ -135,10 +135,17 @@ def _bounded_block(hashes, bins, k, key, order) -> np.ndarray:
     heavy = sizes[group] > k
     if not heavy.any():
         return bins[order]
+    # one sort of plain uint64 keys: group (22 bits) | priority's top 20 bits | index in the heavy rows (22 bits);
+    # equal 20-bit priorities (probability about n_p^2 / 2^21 for a person) fall back on table order
     hh, gg = h[heavy], group[heavy]
+    m = hh.size
     priority = _splitmix64(hh ^ _splitmix64(occurrence[heavy].astype(np.uint64) ^ np.uint64(key)))
-    pick = np.lexsort((priority, gg))
-    _, rank = _groups(gg[pick])
+    gg = gg - gg[0]                                   # group numbers of heavy rows: below 2^22
+    packed = (gg.astype(np.uint64) << np.uint64(42)) | ((priority >> np.uint64(44)) << np.uint64(_POS_BITS)) \
+        | np.arange(m, dtype=np.uint64)
+    packed.sort()
+    pick = (packed & np.uint64((1 << _POS_BITS) - 1)).astype(np.int64)
+    _, rank = _groups(packed >> np.uint64(42))
     chosen = order[heavy][pick[rank < k]]
     return bins[np.concatenate([order[~heavy], chosen])]
 

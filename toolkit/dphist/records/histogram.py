@@ -47,7 +47,7 @@ class Histogram:
 
     @property
     def privacy_unit(self) -> str:
-        return unit_text(self.max_contributions)
+        return unit_text(self.max_contributions, person=self.user_id is not None)
 
     def spec(self) -> dict[str, Any]:
         """The public description for a release's metadata (JSON-ready; no count, no data)."""
