@@ -214,12 +214,12 @@ def test_missing_column_is_named(table, tmp_path, name):
 
 @pytest.mark.parametrize("block", [8 << 20, 1 << 12])
 def test_non_number_in_a_numeric_column_names_the_row(tmp_path, monkeypatch, block):
-    """Kills: a CSV reader reporting Arrow's message without the row (the bad value in a later block than
-    the one the types were inferred from), or coercing the value to missing."""
+    """Kills: a CSV reader reporting Arrow's message without the row, naming the column by its place in
+    the columns read instead of the file's (here the second), or coercing the value to missing."""
     from dphist.records import sources
     monkeypatch.setattr(sources, "CSV_BLOCK", block)
     p = tmp_path / "bad.csv"
-    p.write_text("age\n" + "1\n" * 70_000 + "abc\n2\n")
+    p.write_text("x,age\n" + "0,1\n" * 70_000 + "0,abc\n0,2\n")
     with pytest.raises(InvalidParameter, match=r"column 'age', row 70000: 'abc' is not a number"):
         dphist.histogram(str(p), "age", "0:10:1")
     df = pd.DataFrame({"age": ["1", "x"]})

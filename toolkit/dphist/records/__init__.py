@@ -4,7 +4,7 @@
 (:mod:`.histogram`) reads a column of a file, array or data frame chunk by chunk
 (:mod:`.sources`), bins it over a public spec (:mod:`dphist.binning`), and with
 ``user_id`` keeps at most ``max_contributions`` records per person (:mod:`.bounding`);
-a Dask DataFrame is binned on its cluster (:mod:`.distributed`).  When no domain
+a Dask DataFrame is binned by its workers (:mod:`.distributed`).  When no domain
 can be stated, :func:`private_bounds` (:mod:`.bounds`) proposes one under a
 charged epsilon.  pyarrow, pandas, polars and dask are imported only when used.
 """

@@ -1,4 +1,4 @@
-"""``dphist.histogram`` on a Dask DataFrame: binned partition by partition on the cluster, counts summed.
+"""``dphist.histogram`` on a Dask DataFrame: binned partition by partition by its workers, counts summed.
 
 Record level: each partition is binned where it lives (the same code as one
 machine, :func:`.histogram.local_counts`) and only the count vectors travel.
@@ -7,7 +7,7 @@ every person's rows meet in one partition (``DataFrame.shuffle(on=user_id)``);
 each partition restores table order and bounds its persons with the run's key.
 The selection of a person's records depends only on that person's rows, their
 order and the key (:mod:`.bounding`), so the counts are identical to the
-single-machine path for the same seed (tested on a local cluster of worker
+single-machine path for the same seed (tested with a local scheduler and two worker
 processes, ``tests/test_records_dask.py``).  A path glob becomes a Dask
 DataFrame with ``dask.dataframe.read_parquet`` / ``read_csv``.
 """

@@ -106,7 +106,7 @@ def histogram(source, column, bins, *, user_id: str | None = None, max_contribut
 
     ``source``: a ``.csv`` / ``.parquet`` / ``.npy`` path or glob, a numpy array or dict of arrays,
     a pandas or Polars DataFrame / Series, an Arrow table, or a Dask DataFrame (binned partition
-    by partition on its cluster).  ``column``: a name, or two names for a 2-D histogram (``bins``
+    by partition on its workers).  ``column``: a name, or two names for a 2-D histogram (``bins``
     then a pair of specs).  ``bins``: a :mod:`dphist.binning` spec or its string form
     (``"0:100:1"``).  ``outside`` / ``missing``: the policies of :mod:`dphist.binning` (defaults:
     clamp, drop).  ``user_id`` + ``max_contributions=k``: person-level bounding, each person's
@@ -136,12 +136,18 @@ def histogram(source, column, bins, *, user_id: str | None = None, max_contribut
     return Histogram(counts.reshape(spec.shape), spec, cols[0] if len(cols) == 1 else cols, user_id, k, notes)
 
 
+def _numeric_columns(spec, cols) -> tuple[str, ...]:
+    axes = (spec.rows, spec.cols) if isinstance(spec, _binning.Grid) else (spec,)
+    return tuple(c for c, axis in zip(cols, axes) if isinstance(axis, _binning.Edges))
+
+
 def local_counts(source, cols, spec, user_id, k, key, spill_dir=None, row_chunk=sources.CHUNK_ROWS) -> np.ndarray:
     """Counts of one source on this machine (a Dask partition is one such source)."""
     wanted = cols + ((user_id,) if user_id else ())
+    numeric = _numeric_columns(spec, cols)
     if user_id is None:
         total = np.zeros(spec.size, dtype=np.int64)
-        for row0, part in sources.chunks(source, wanted, row_chunk):
+        for row0, part in sources.chunks(source, wanted, row_chunk, numeric):
             if len(cols) == 1:
                 spec.count(part[cols[0]], cols[0], row0, total)
             else:
@@ -150,7 +156,7 @@ def local_counts(source, cols, spec, user_id, k, key, spill_dir=None, row_chunk=
         return total
     bounder = Bounder(k, spec.size, key, spill_dir=spill_dir)
     try:
-        for row0, part in sources.chunks(source, wanted, row_chunk):
+        for row0, part in sources.chunks(source, wanted, row_chunk, numeric):
             bounder.add(person_hash(part[user_id], user_id, row0), bin_chunk(spec, part, cols, row0))
         return bounder.counts()
     finally:
