@@ -46,6 +46,11 @@ class Histogram:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def size(self) -> int:
+        """Number of bins (of the flattened counts a pipeline measures)."""
+        return int(self.counts.size)
+
+    @property
     def privacy_unit(self) -> str:
         return unit_text(self.max_contributions, person=self.user_id is not None)
 
