@@ -23,6 +23,14 @@ def test_decimal_widths_follow_the_published_edges():
     assert np.array_equal(b.parse("-8:8/4096").index(x), ref)
     # the same value through the explicit-edges path agrees (searchsorted vs the compiled loop)
     assert np.array_equal(b.edges(list(e)).index(x), ref)
+    # every edge and its floating-point neighbours: where scaling lands one bin off, both ways
+    for text in ("0:1:0.1", "-1:1:0.1", "0:3:0.3", "0.1:0.9/7", "-8:8/4096", "1e-3:2e-3/9"):
+        spec = b.parse(text, outside="drop")
+        e = np.asarray(spec.edges)
+        v = np.concatenate([np.nextafter(e, -np.inf), e, np.nextafter(e, np.inf)])
+        want = np.searchsorted(e, v, side="right") - 1
+        want[(want < 0) | (want >= spec.n)] = -1
+        assert np.array_equal(spec.index(v), want), text
 
 
 @pytest.mark.parametrize("outside, expected", [("clamp", [0, 0, 4, 4, 2]), ("drop", [-1, 0, 4, -1, 2])])

@@ -26,21 +26,17 @@ DROP = -1
 def _bin(v, lo, inv_w, e, n, clamp, missing_bin):
     if v != v:
         return missing_bin
-    t = (v - lo) * inv_w
-    if t < 0:
-        i = -1
-    elif t >= n:
-        i = n
-    else:
-        i = int(math.floor(t))
-        if i > 0 and v < e[i]:
-            i -= 1
-        elif i < n - 1 and v >= e[i + 1]:
-            i += 1
     if v < e[0]:
         i = -1
     elif v >= e[n]:
         i = n
+    else:                               # inside [lo, hi): scale, then one step against the exact edges
+        t = (v - lo) * inv_w
+        i = min(max(int(math.floor(t)), 0), n - 1)
+        if v < e[i]:
+            i -= 1
+        elif v >= e[i + 1]:
+            i += 1
     if i < 0:
         return 0 if clamp else DROP
     if i >= n:
