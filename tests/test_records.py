@@ -149,6 +149,10 @@ def test_release_carries_spec_and_privacy_unit():
     assert rel.rerun(h).estimate.tolist() == rel.estimate.tolist()
     with pytest.raises(InvalidParameter, match="below the histogram's max_contributions=3"):
         dphist.make_algorithm("identity").run(h, 1.0, seed=4, contributions=1)
+    pipe = dphist.make_algorithm("identity").at_contributions(3)    # a pipeline calibrated to k itself
+    assert pipe.spec["contributions"] == 3 and dphist.Pipeline.from_spec(pipe.spec).contributions == 3
+    assert np.array_equal(pipe.run(h.counts, 1.0, seed=4).estimate, rel.estimate)
+    assert "contributions" not in dphist.make_algorithm("identity").spec        # record level: spec unchanged
     record_level = dphist.histogram(t, "v", "0:160:1")
     assert record_level.privacy_unit == "1 record" and "record level" in record_level.notes[0]
     assert dphist.make_algorithm("identity").run(record_level, 1.0, seed=4).to_dict()["privacy_unit"] == "1 record"
