@@ -61,3 +61,24 @@ def test_records_with_a_bin_count_still_work(tmp_path, capsys):
     assert main(["run", "-a", "identity", "-i", str(tmp_path / "r.txt"), "--records", "--domain", "0:2",
                  "--bins", "0:2:1", "-e", "1", "--seed", "1", "-o", str(tmp_path / "p.csv")]) == 2
     assert "needs --column" in capsys.readouterr().err
+
+
+def test_audit_command_at_k_records_per_person(capsys):
+    """Kills: --contributions parsed but not passed to the auditor (its pairs would stay one record apart),
+    or a K <= 0 accepted."""
+    assert main(["audit", "identity", "--fast", "--samples", "3000", "--seed", "1", "--contributions", "0"]) == 2
+    assert "max_contributions must be a positive integer" in capsys.readouterr().err
+    from dphist.audit import auditor
+    seen = []
+    real = auditor.audit
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("contributions"))
+        return real(*args, **{**kwargs, "pairs": [p for p in auditor.pair_family("fast")][:1]})
+    import dphist.audit.auditor as mod
+    mod.audit = spy
+    try:
+        assert main(["audit", "identity", "--fast", "--samples", "3000", "--seed", "1", "--contributions", "3"]) == 0
+    finally:
+        mod.audit = real
+    assert seen == [3] and "-k3" in capsys.readouterr().out
