@@ -289,8 +289,7 @@ def main(argv: list[str]) -> int:
                  table(cres, csv_n, cres[0]), ""]
     text += verdicts(saved, n)
     (HERE / "results" / f"records-{n:.0e}.md").write_text("\n".join(text))
-    sys.path.insert(0, str(HERE))
-    __import__("run").collect()                 # BENCHMARKS.md from every topic's results
+    # BENCHMARKS.md gathers benchmarks/results/*.md when benchmarks/run.py runs (run.collect)
     print("\n".join(text))
     return 0
 

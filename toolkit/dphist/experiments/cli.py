@@ -47,7 +47,7 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                         help="domain sizes by merging adjacent bins (must divide the size); 'original' keeps it")
     parser.add_argument("--trials", type=int, help="trials per setting (default 10)")
     parser.add_argument("--workloads", nargs="+", metavar="W",
-                        help="identity, prefix, all-ranges, small-ranges, big-ranges, ranges-<r>%%")
+                        help="identity, prefix, all-ranges, small-ranges, big-ranges, ranges-<r>%%, dpbench-random-<m>")
     parser.add_argument("--metrics", nargs="+", metavar="M", help="mse, scaled-l1, scaled-l2, max, mre, kl")
     parser.add_argument("--population", action="store_true",
                         help="also score against the population scale x shape (sampled data)")
