@@ -282,7 +282,8 @@ def main(argv: list[str]) -> int:
             f"{NBINS} bins", "", f"Measured {_span(saved)}, "
             f"{os.cpu_count()} cores shared with other sessions (`nice`); bounded: at most {K} records per "
             "person of n/3 persons. Peak memory is the process's resident high-water mark, imports included "
-            "(Python, numpy and the engine: 100-200 MiB); each case runs in a fresh process.", "", table(res, n, ref), ""]
+            "(Python, numpy and the engine: 100-200 MiB); each case runs in a fresh process. Rows measured at "
+            "different loads (last column) compare by their CPU ratio, not their wall ratio.", "", table(res, n, ref), ""]
     if csv_n == n:
         cres = [saved[c] for c in ["numpy-bincount"] + CASES_CSV if c in saved]
         text += [f"CSV, {csv_n:.0e} records ({paths(csv_n)[1].stat().st_size / 2**20:.0f} MiB):", "",
