@@ -87,6 +87,7 @@ class HalfScaleLaplaceFinalizer(Finalizer):
 
     name = "twin.half-scale-laplace"
     citation = _TWIN
+    vetted_mechanisms = ("twin.scaled-laplace",)
 
     def finalize(self, bins, ctx):
         sums = ctx.data.custom(_ScaledLaplace(0.5), ctx.budget, order=bins.order, bounds=bins.bounds)
@@ -98,6 +99,7 @@ class ShamVettedFinalizer(Finalizer):
 
     name = "twin.sham-vetted"
     citation = _TWIN
+    vetted_mechanisms = ("twin.sham",)
 
     def finalize(self, bins, ctx):
         return bins.spread(ctx.data.custom(_ShamLaplace(1.0), ctx.budget, order=bins.order, bounds=bins.bounds))
@@ -108,6 +110,7 @@ class IgnoresSensitivityFinalizer(Finalizer):
 
     name = "twin.ignores-sensitivity"
     citation = _TWIN
+    vetted_mechanisms = ("twin.overlapping-intervals",)
 
     def finalize(self, bins, ctx):
         values = ctx.data.custom(_OverlappingIntervals(1.0), ctx.budget)
@@ -204,6 +207,7 @@ class FloatNoiseFinalizer(Finalizer):
 
     name = "twin.float-noise"
     citation = _TWIN
+    vetted_mechanisms = ("twin.raw-float",)
 
     class _Raw(VettedMechanism):
         name = "twin.raw-float"
