@@ -23,6 +23,10 @@ What a source must provide:
 ``laplace(scale, size)``
     raw float Laplace draws; research mode only (release sources refuse it,
     because raw float noise cannot be made exact after the fact).
+``probe()`` (optional)
+    a throwaway source of the same kind, seeded with 0, for the kernel's
+    probes of user code on the public all-zero histogram (nothing drawn from
+    it is published, and the run's own source is not touched).
 
 Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`ExactNoise`):
 
@@ -105,6 +109,9 @@ class SeededLaplace:
     def laplace(self, scale, size):
         return self.rng.laplace(0.0, scale, size=size)
 
+    def probe(self) -> "SeededLaplace":
+        return SeededLaplace(np.random.default_rng(0))
+
     def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
         values = np.asarray(values, dtype=float)
         return values + self.rng.laplace(0.0, float(sensitivity) / float(epsilon), size=values.shape)
@@ -148,6 +155,9 @@ class ExactNoise:
         self.words = words if words is not None else exact.SystemRandomWords()
         self.mode = "release" if isinstance(self.words, exact.SystemRandomWords) else "research"
         self.name = f"exact-discrete-laplace[{self.words.name}]"
+
+    def probe(self) -> "ExactNoise":
+        return ExactNoise(exact.GeneratorWords(np.random.default_rng(0)))
 
     def laplace(self, scale, size):
         raise PrivacyViolation("raw floating-point Laplace noise is not available in release mode; "

@@ -352,13 +352,13 @@ def _probe_counts(n: int) -> np.ndarray:
 
 
 def _probe_noise(noise: NoiseSource) -> NoiseSource:
-    """A throwaway source of the run's kind for a probe (its draws are never published)."""
-    from .exact import GeneratorWords
-    from .noise import ExactNoise, SeededLaplace
-    rng = np.random.default_rng(0)
-    if isinstance(noise, ExactNoise):
-        return ExactNoise(GeneratorWords(rng))
-    return SeededLaplace(rng)
+    """A throwaway source of the run's kind for a probe (its draws are never published; the run's
+    own source is not touched): the source's ``probe()``, else seeded float Laplace."""
+    probe = getattr(noise, "probe", None)
+    if callable(probe):
+        return probe()
+    from .noise import SeededLaplace
+    return SeededLaplace(np.random.default_rng(0))
 
 
 def _refused_on_probe(what: str, exc: Exception) -> Exception:
