@@ -41,6 +41,7 @@ def test_honest_builtins_pass_the_same_kit():
     (twins.DirectionIgnoringSorter, "did not sort in that direction"),
     (twins.UndeclaredParamPartitioner, r"\['width'\] not declared in param_constraints"),
     (twins.RoundedShamFinalizer, "privacy loss of at least"),
+    (twins.NoisyArgmaxCutPartitioner, "privacy loss of at least"),
     (twins.LargeDomainLeakFinalizer, "too little noise"),
     (twins.LyingScorePartitioner, "more than the declared sensitivity 1"),
     (twins.UnderstatedCostPartitioner, "more than the declared sensitivity 2"),
@@ -49,7 +50,7 @@ def test_each_kit_check_names_its_finding(twin, words):
     # kills: the vetted-mechanism replay, check_ledger, the reproducibility assert, the
     # sorter-direction check and the declared-parameters check, each switched off on its own;
     # the distributional replay of integer outputs (RoundedSham: the float-only replay returned on
-    # them), the replay on 64 bins (LargeDomainLeak), check_declared_sensitivity for exponential
+    # them) and of cut points (NoisyArgmaxCut, found on the flat histogram), the replay on 64 bins (LargeDomainLeak), check_declared_sensitivity for exponential
     # scores (LyingScore) and noisy-min costs (UnderstatedCost)
     with pytest.raises(AssertionError, match=words):
         testing.check_component(twin)
@@ -154,3 +155,9 @@ def test_an_undeclared_vetted_mechanism_is_refused_and_flagged_under_the_switch(
     with pytest.warns(testing.VettedMechanismWarning, match="twin.scaled-laplace"):
         with pytest.raises(AssertionError):          # declared, but half the noise: the replay still fails it
             testing.check_component(twins.HalfScaleLaplaceFinalizer)
+
+
+def test_an_honest_argmax_cut_passes_the_distributional_replay():
+    """The replay is not simply failing every cut-point output: with the noise report noisy max needs
+    (scale 2 / epsilon covers any one count changing by 1), the same mechanism passes."""
+    testing.check_vetted_mechanism(twins._NoisyArgmaxCut(2.0), 0.5, testing.example_histograms(64)["power-law"], {})

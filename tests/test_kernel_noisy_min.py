@@ -175,3 +175,42 @@ def test_dawa_noisy_min_runs_in_release_mode_without_a_vetted_mechanism():
     assert not any(e.primitive.startswith("custom:") for e in r.ledger)
     p = Pipeline(None, None, ("dawa.l1", {"calibration": "noisy-min", "variant": "tree"}), "group-mean", (0, 0.5, 0.5))
     assert p.run(np.repeat(X, 8), 1.0).partition.n_bins == 80
+
+
+class RecordingExact(ExactNoise):
+    """Release mode's exact noise (seeded words, research mode) recording each call's arguments."""
+
+    def __init__(self):
+        from dphist.kernel.exact import GeneratorWords
+        super().__init__(GeneratorWords(np.random.default_rng(0)))
+        self.calls = []
+
+    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
+        self.calls.append((float(sensitivity), float(epsilon), support))
+        return super().laplace_mechanism(values, sensitivity, epsilon, integral=integral, support=support)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.1, 0.5, 1.0, 4.0])
+def test_the_exact_route_covers_the_rounded_costs(eps):
+    """Why release mode's draws of DAWA's noisy-min changed with the port (research mode's float draws
+    did not: plugins/dawa/tests/test_release_fixture.py is bit-identical).  The former vetted mechanism
+    called ``laplace_mechanism(dev, 4/eps, 1.0, support=2)``: a grid g of 4/eps and a discrete scale of
+    ceil(4 / (eps g)) + 4 steps.  Report-noisy-min on rounded costs moves its threshold by up to
+    2 (Delta / g + 2) steps (a rounding step and a floating-point step per cost), so it needs
+    (4 / g + 4) / eps steps: 4 / eps - 4 more than the former call gave whenever eps < 1 (about 2^-20
+    of the scale: negligible, but not zero).  The kernel calls ``laplace_mechanism(costs, 2 Delta, eps,
+    support=2)``: (ceil(4 / g) + 4) / eps steps.  Kills: restoring the former call."""
+    import math
+    from dphist.kernel.noise import _grid
+    noise = RecordingExact()
+    _, h = handle(noise=noise, budget=eps)
+    h.noisy_min_segmentation(segmentation.L1Deviation, eps, search="power-of-two")
+    delta = 2.0
+    for sens, e, support in noise.calls:
+        g = _grid(sens)
+        given = (math.ceil(sens / g) + 2 * support) / e        # discrete Laplace scale, in grid steps
+        needed = 2 * (delta / g + 2) / eps
+        assert given >= needed * (1 - 1e-12)
+    g_old = _grid(4 / eps)
+    former = math.ceil((4 / eps) / g_old) + 4
+    assert (former >= 2 * (delta / g_old + 2) / eps * (1 - 1e-12)) == (eps >= 1)

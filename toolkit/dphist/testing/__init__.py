@@ -306,85 +306,69 @@ def _parts(out) -> list[np.ndarray]:
 
 
 class _Outcomes:
-    """The outputs of a batch of runs, as event indicators: whole output, and per part either a
-    threshold event per coordinate (fixed length) or membership and length events (variable length)."""
+    """The outputs of a batch of runs: each a list of 1-D parts, and a key for the whole output."""
 
     def __init__(self, outputs):
         self.outputs = [_parts(o) for o in outputs]
         self.keys = np.array([hash(tuple(p.tobytes() for p in parts)) for parts in self.outputs])
 
-    def events(self):
-        """Candidate events as (description, function outputs -> bool vector)."""
-        yield "the whole output", lambda o: o.keys
-        for j in range(len(self.outputs[0])):
-            lengths = {parts[j].size for parts in self.outputs}
-            if len(lengths) == 1:
-                yield f"part {j} (coordinates)", partial_matrix(j)
-            else:
-                yield f"part {j} (values and length)", partial_sets(j)
-
-
-def partial_matrix(j):
-    return lambda o: np.array([parts[j] for parts in o.outputs])
-
-
-def partial_sets(j):
-    return lambda o: [parts[j] for parts in o.outputs]
+    def part(self, j) -> list[np.ndarray]:
+        return [parts[j] if j < len(parts) else np.zeros(0) for parts in self.outputs]
 
 
 def _best_event(a: _Outcomes, b: _Outcomes):
-    """The event of largest selection-batch loss ``log((k_a + 1) / (k_b + 1))``: a predicate on
-    one output, and its description."""
-    best = (-np.inf, None, "")
+    """The event of largest selection-batch loss ``log((k_a + 1) / (k_b + 1))`` among: the whole
+    output equal to one value; per part of fixed length, a coordinate above or below a threshold;
+    per part of varying length, a value in it or not, or its length.  Returns a predicate on a
+    batch (a boolean per run) and its description; every predicate is defined on any output."""
+    best = [-np.inf, None, ""]
+
+    def consider(ka, kb, event, text):
+        score = math.log((ka + 1) / (kb + 1))
+        if score > best[0]:
+            best[:] = [score, event, text]
+
+    keys, ka = np.unique(a.keys, return_counts=True)
+    kb = np.array([np.count_nonzero(b.keys == k) for k in keys])
+    i = int(np.argmax(np.log((ka + 1) / (kb + 1))))
+    consider(ka[i], kb[i], _equal_key(keys[i]), "the whole output equal to one value")
     size = len(a.outputs)
-    for what, get in a.events():
-        va, vb = get(a), get(b)
-        if what == "the whole output":
-            keys, ka = np.unique(va, return_counts=True)
-            kb = np.array([np.count_nonzero(vb == k) for k in keys])
-            i = int(np.argmax(np.log((ka + 1) / (kb + 1))))
-            score = math.log((ka[i] + 1) / (kb[i] + 1))
-            if score > best[0]:
-                key = keys[i]
-                best = (score, lambda o, key=key: o.keys == key, f"{what} equal to one value")
-        elif isinstance(va, np.ndarray):
-            for col in range(va.shape[1]):
-                for v in np.unique(np.concatenate((va[:, col], vb[:, col])))[:256]:
+    for j in range(max(len(parts) for parts in a.outputs + b.outputs)):
+        va, vb = a.part(j), b.part(j)
+        lengths = {v.size for v in va + vb}
+        if len(lengths) == 1:
+            ma, mb = np.array(va, dtype=float), np.array(vb, dtype=float)
+            for col in range(ma.shape[1]):
+                for v in np.unique(np.concatenate((ma[:, col], mb[:, col])))[:256]:
                     for sign in (1, -1):
-                        ka = np.count_nonzero(sign * va[:, col] >= sign * v)
-                        kb = np.count_nonzero(sign * vb[:, col] >= sign * v)
-                        score = math.log((ka + 1) / (kb + 1))
-                        if score > best[0]:
-                            best = (score, _threshold(get, col, v, sign),
-                                    f"{what}: coordinate {col} {'>=' if sign > 0 else '<='} {v:g}")
-        else:
-            values = np.unique(np.concatenate([np.asarray(v, dtype=float) for v in va + vb]))[:512]
-            for v in values:
-                ka = sum(bool(np.any(p == v)) for p in va)
-                kb = sum(bool(np.any(p == v)) for p in vb)
-                for k1, k2, has in ((ka, kb, True), (size - ka, size - kb, False)):
-                    score = math.log((k1 + 1) / (k2 + 1))
-                    if score > best[0]:
-                        best = (score, _member(get, v, has), f"{what}: {v:g} {'in' if has else 'not in'} the output")
-            for L in {p.size for p in va}:
-                ka = sum(p.size == L for p in va)
-                kb = sum(p.size == L for p in vb)
-                score = math.log((ka + 1) / (kb + 1))
-                if score > best[0]:
-                    best = (score, _length(get, L), f"{what}: length {L}")
+                        consider(np.count_nonzero(sign * ma[:, col] >= sign * v),
+                                 np.count_nonzero(sign * mb[:, col] >= sign * v), _threshold(j, col, v, sign),
+                                 f"part {j}: coordinate {col} {'>=' if sign > 0 else '<='} {v:g}")
+            continue
+        for v in np.unique(np.concatenate([np.asarray(x, dtype=float) for x in va + vb]))[:512]:
+            ka = sum(bool(np.any(x == v)) for x in va)
+            kb = sum(bool(np.any(x == v)) for x in vb)
+            consider(ka, kb, _member(j, v, True), f"part {j}: {v:g} in the output")
+            consider(size - ka, size - kb, _member(j, v, False), f"part {j}: {v:g} not in the output")
+        for L in lengths:
+            consider(sum(x.size == L for x in va), sum(x.size == L for x in vb), _length(j, L), f"part {j}: length {L}")
     return best[1], best[2]
 
 
-def _threshold(get, col, v, sign):
-    return lambda o: sign * get(o)[:, col] >= sign * v
+def _equal_key(key):
+    return lambda o: o.keys == key
 
 
-def _member(get, v, has):
-    return lambda o: np.array([bool(np.any(p == v)) == has for p in get(o)])
+def _threshold(j, col, v, sign):
+    return lambda o: np.array([x.size > col and sign * x[col] >= sign * v for x in o.part(j)])
 
 
-def _length(get, L):
-    return lambda o: np.array([p.size == L for p in get(o)])
+def _member(j, v, has):
+    return lambda o: np.array([bool(np.any(x == v)) == has for x in o.part(j)])
+
+
+def _length(j, L):
+    return lambda o: np.array([x.size == L for x in o.part(j)])
 
 
 def check_discrete_outputs(mechanism: VettedMechanism, epsilon: float, x: np.ndarray, arguments: dict,

@@ -33,6 +33,8 @@ twin                                  the cheat                                 
                                       skipped integer outputs
 :class:`LargeDomainLeakFinalizer`     correct noise up to 16 bins, a tenth of     kit: replay on 64 bins (passes a
                                       it above                                    kit limited to 16 bins)
+:class:`NoisyArgmaxCutPartitioner`   cut points after the noisy largest count,   kit: distributional replay
+                                      with a hundredth of the noise               (cut points; the flat histogram)
 :class:`LyingScorePartitioner`        exponential mechanism on the SSE of a       kit: declared-sensitivity check
                                       split, declared sensitivity 1
 :class:`UnderstatedCostPartitioner`   noisy-min segmentation of an SSE cost       kit: declared-sensitivity check
@@ -308,6 +310,38 @@ class LargeDomainLeakFinalizer(Finalizer):
         return ctx.data.custom(_SizeDependentLaplace(1.0), ctx.budget)
 
 
+class _NoisyArgmaxCut(VettedMechanism):
+    """Report-noisy-max of the counts with Laplace(``scale_factor / epsilon``); releases the cut points
+    ``[0, i + 1, n]`` around the winner ``i`` (an integer vector whose length varies)."""
+
+    name = "twin.noisy-argmax-cut"
+    proof = "none: a broken twin for tests (report noisy max needs scale 1/epsilon for counts)"
+
+    def __init__(self, scale_factor: float):
+        self.scale_factor = scale_factor
+
+    def answers(self, n, **arguments):
+        return 1
+
+    def run(self, counts, epsilon, noise):
+        i = int(np.argmax(noise.laplace_mechanism(counts.astype(float), self.scale_factor, epsilon)))
+        return np.unique(np.array([0, i + 1, counts.size], dtype=np.int64))
+
+
+class NoisyArgmaxCutPartitioner(Partitioner):
+    """Splits the domain after the (noisy) largest count, with a hundredth of the noise."""
+
+    name = "twin.noisy-argmax-cut"
+    citation = _TWIN
+    spends = True
+    requires_domain_order = True
+    vetted_mechanisms = ("twin.noisy-argmax-cut",)
+
+    def partition(self, bins, ctx):
+        cuts = ctx.data.custom(_NoisyArgmaxCut(0.01), ctx.budget)
+        return Partition(np.arange(ctx.n), cuts)
+
+
 def _split_sse(counts):
     """For each cut c in 1..n-1: minus the SSE of the two-group split [0, c), [c, n) of the counts."""
     x = np.asarray(counts, dtype=float)
@@ -364,4 +398,5 @@ ALL_TWINS = (HalfScaleLaplaceFinalizer, ShamVettedFinalizer, IgnoresSensitivityF
              QuietRawCountsPartitioner, LedgerForgingFinalizer, UnderspendingFinalizer, GlobalRandomPartitioner,
              GlobalRandomFinalizer, DirectionIgnoringSorter, FloatNoiseFinalizer,
              UndeclaredParamPartitioner, DuplicatingSorter, RoundedShamFinalizer, LargeDomainLeakFinalizer,
-             LyingScorePartitioner, UnderstatedCostPartitioner, UndeclaredVettedFinalizer)
+             LyingScorePartitioner, UnderstatedCostPartitioner, UndeclaredVettedFinalizer,
+             NoisyArgmaxCutPartitioner)
