@@ -617,7 +617,7 @@ class DataHandle:
         search : ``"all"`` (every run of units, :func:`dphist.segmentation.optimal`),
             ``"power-of-two"`` (runs of 2^j units) or ``"tree"`` (aligned subtrees, ``branching``).
         group_cost : public cost added to every candidate group after its noise (a constant, or a
-            callable of the groups' sizes in bins): DAWA's ``1/eps_2`` and bucket penalty.
+            callable of the groups' sizes in bins): DAWA's ``1/eps_2`` and its per-group penalty.
 
         Privacy (epsilon-DP; Dwork & Roth 2014, Claim 3.9, report noisy max, and DAWA Thm 3.2's
         argument).  Every candidate group ``b`` gets its own noise ``Z_b ~ Lap(2 Delta / epsilon)``
