@@ -50,8 +50,9 @@ def test_each_kit_check_names_its_finding(twin, words):
     # kills: the vetted-mechanism replay, check_ledger, the reproducibility assert, the
     # sorter-direction check and the declared-parameters check, each switched off on its own;
     # the distributional replay of integer outputs (RoundedSham: the float-only replay returned on
-    # them) and of cut points (NoisyArgmaxCut, found on the flat histogram), the replay on 64 bins (LargeDomainLeak), check_declared_sensitivity for exponential
-    # scores (LyingScore) and noisy-min costs (UnderstatedCost)
+    # them) and of cut points (NoisyArgmaxCut, found on the flat histogram), the replay on 64 bins
+    # (LargeDomainLeak), check_declared_sensitivity for exponential scores (LyingScore) and
+    # noisy-min costs (UnderstatedCost)
     with pytest.raises(AssertionError, match=words):
         testing.check_component(twin)
 

@@ -112,7 +112,7 @@ from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism, se
 
 #: the search of the kernel's noisy-min segmentation for each variant
 _SEARCH = {"exact": "all", "power-of-two": "power-of-two", "tree": "tree"}
-#: sensitivity of DAWA's dev(x, b) (below 2, Section 2): the noise scale is 2 x 2 / eps_1
+#: the sensitivity of DAWA's dev(x, b), below 2 (Section 2); the noise scale is 2 x 2 / eps_1
 DEV_SENSITIVITY = 2.0
 from dphist.components import ReferenceCalibration
 from dphist.params import Interval, Options

@@ -605,23 +605,10 @@ class DataHandle:
         counts, perturbs the cost of *every* candidate group, runs the search and returns only
         the unit cut points ``0 = c_0 < ... < c_m = k`` (for :meth:`dphist.Partition.merge`).
 
-        Parameters
-        ----------
-        cost : :class:`dphist.segmentation.L1Deviation` (DAWA's ``dev``; the kernel knows its
-            sensitivity, 2), or any callable ``values -> dphist.segmentation.Cost`` over the
-            positions (then ``sensitivity`` is required).
-        units : a :class:`~dphist.Partition` whose groups are the indivisible units, in its order
-            (default: single bins in domain order).  Re-validated by the kernel.
-        sensitivity : Delta, the most one record (added or removed) moves the cost of one candidate
-            group.  Declared for user costs; for ``L1Deviation`` a value below 2 is refused.
-        search : ``"all"`` (every run of units, :func:`dphist.segmentation.optimal`),
-            ``"power-of-two"`` (runs of 2^j units) or ``"tree"`` (aligned subtrees, ``branching``).
-        group_cost : public cost added to every candidate group after its noise (a constant, or a
-            callable of the groups' sizes in bins): DAWA's ``1/eps_2`` and its per-group penalty.
-
-        Privacy (epsilon-DP; Dwork & Roth 2014, Claim 3.9, report noisy max, and DAWA Thm 3.2's
-        argument).  Every candidate group ``b`` gets its own noise ``Z_b ~ Lap(2 Delta / epsilon)``
-        on its cost ``c_b(x)``; the search returns a least-total segmentation ``B`` under
+        Privacy (epsilon-DP; Dwork & Roth 2014, Claim 3.9, report noisy max, and Li et al.'s
+        Sec. 3 argument for DAWA's private partition).  Every candidate group ``b`` gets its own
+        noise ``Z_b ~ Lap(2 Delta / epsilon)`` on its cost ``c_b(x)``; the search returns a
+        least-total segmentation ``B`` under
         ``c_b + Z_b + g(|b|)`` (its tie rule is a fixed function of the candidates, never of the
         data).  Let one record change bin ``i``.  Fix the output ``B`` and every noise value except
         ``Z_{b*}``, ``b*`` the group of ``B`` holding ``i``.  Against a competitor that also holds
@@ -639,6 +626,27 @@ class DataHandle:
 
         The cost is built and evaluated once on the public probe (all zeros) before the charge:
         it must build and give finite costs, else :class:`InvalidParameter`, nothing spent.
+
+        Parameters
+        ----------
+        cost
+            :class:`dphist.segmentation.L1Deviation` (DAWA's ``dev``; the kernel knows its
+            sensitivity, 2), or any callable ``values -> dphist.segmentation.Cost`` over the
+            positions (then ``sensitivity`` is required).
+        epsilon
+            the budget charged.
+        units
+            a :class:`~dphist.Partition` whose groups are the indivisible units, in its order
+            (default: single bins in domain order).  Re-validated by the kernel.
+        sensitivity
+            Delta, the most one record (added or removed) moves the cost of one candidate group.
+            Declared for user costs; for ``L1Deviation`` a value below 2 is refused.
+        search
+            ``"all"`` (every run of units, :func:`dphist.segmentation.optimal`),
+            ``"power-of-two"`` (runs of 2^j units) or ``"tree"`` (aligned subtrees, ``branching``).
+        group_cost
+            public cost added to every candidate group after its noise (a constant, or a callable
+            of the groups' sizes in bins): DAWA's ``1/eps_2`` and its per-group penalty.
         """
         from .. import segmentation
         eps = validate_epsilon(epsilon, "epsilon for noisy-min.segmentation")

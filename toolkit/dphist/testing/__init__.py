@@ -384,7 +384,8 @@ def check_discrete_outputs(mechanism: VettedMechanism, epsilon: float, x: np.nda
     n = x.size
     flat = _flat(x)
     pairs = []
-    for label, hist, bins in (("the run's histogram", x, (0, n // 2)), (f"a flat histogram of {n} bins", flat, (n // 2,))):
+    for label, hist, bins in (("the run's histogram", x, (0, n // 2)),
+                              (f"a flat histogram of {n} bins", flat, (n // 2,))):
         for i in sorted(set(bins)):
             y = hist.copy()
             y[i] += 1

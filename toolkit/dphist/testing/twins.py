@@ -33,7 +33,7 @@ twin                                  the cheat                                 
                                       skipped integer outputs
 :class:`LargeDomainLeakFinalizer`     correct noise up to 16 bins, a tenth of     kit: replay on 64 bins (passes a
                                       it above                                    kit limited to 16 bins)
-:class:`NoisyArgmaxCutPartitioner`   cut points after the noisy largest count,   kit: distributional replay
+:class:`NoisyArgmaxCutPartitioner`    cut points after the noisy largest count,   kit: distributional replay
                                       with a hundredth of the noise               (cut points; the flat histogram)
 :class:`LyingScorePartitioner`        exponential mechanism on the SSE of a       kit: declared-sensitivity check
                                       split, declared sensitivity 1
