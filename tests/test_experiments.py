@@ -394,8 +394,9 @@ def test_skyline_by_family_draws_each_family_against_the_skyline_of_all():
     assert {t.get_text() for t in panels["A"].texts} == {"a1", "a2"}
     assert {t.get_text() for t in panels["B"].texts} == {"b1"}
     assert {t.get_text() for t in panels["other"].texts} == {"loose"}
+    from matplotlib.collections import PathCollection   # the points; their error bars are LineCollections
     filled = lambda ax: [bool(len(c.get_facecolors())) and c.get_facecolors()[0][3] > 0
-                        for c in ax.collections[1:] if len(c.get_offsets()) == 1]
+                        for c in ax.collections[1:] if isinstance(c, PathCollection) and len(c.get_offsets()) == 1]
     assert filled(panels["A"]) == [True, True] and filled(panels["B"]) == [False] and filled(panels["other"]) == [True]
     with pytest.raises(InvalidParameter, match="no results for dataset 'nope'"):
         plots.skyline_by_family(r, {}, dataset="nope")

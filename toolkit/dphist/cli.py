@@ -7,6 +7,8 @@
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
+    dphist --import MODULE COMMAND ...   (a prototype's module imported first, so the names it
+                                          registers at runtime are usable by every command)
 
 Errors the user can fix exit with status 2 and one line naming the problem.
 """
@@ -27,6 +29,7 @@ from .registry import GROUPS, default_registry
 
 # ---------------------------------------------------------------- list
 def cmd_list(args) -> int:
+    from .registry import RUNTIME   # a runtime registration is listed with the module that made it
     kinds = [args.kind] if args.kind else list(GROUPS)
     if args.kind and args.kind not in GROUPS:
         raise InvalidParameter(f"unknown kind {args.kind!r}; kinds are {', '.join(GROUPS)}")
@@ -41,7 +44,8 @@ def cmd_list(args) -> int:
             flag = "  BROKEN" if (kind, e.name) in broken else ""
             if kind == "algorithm" and e.name in unavailable:
                 flag = f"  UNAVAILABLE: {unavailable[e.name]}"
-            print(f"  {e.name:<28} {e.distribution}{flag}")
+            origin = e.distribution if e.distribution != RUNTIME else f"{RUNTIME} {e.target.split(':')[0]}"
+            print(f"  {e.name:<28} {origin}{flag}")
     if unavailable:
         print(f"\nunavailable presets ({len(unavailable)}): they need a plugin that is not installed")
     if problems:
@@ -190,12 +194,26 @@ def cmd_demo(args) -> int:
     return exp_cli.demo(args)
 
 
+def _import_prototypes(names: list[str]) -> None:
+    """``--import``: the modules are searched in the current folder too (as ``python -m`` does; last,
+    so a prototype never shadows an installed module); worker processes inherit the path."""
+    import os
+    from .registry import import_modules
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
+    import_modules(names, where="--import")
+
+
 # ----------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dphist", description="Differentially private histograms.")
     p.add_argument("--version", action="version", version=f"dphist {__version__}")
     p.add_argument("--data-dir", action="append", metavar="DIR",
                    help="a folder whose .npy histograms become datasets (repeatable; also DPHIST_DATA)")
+    p.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                   help="import MODULE (from the current folder or PYTHONPATH) before the command, so its "
+                        "runtime registrations are usable by every command (repeatable; bench and demo "
+                        "workers import it too)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("list", help="registered components, presets and datasets, and broken plugins")
@@ -244,6 +262,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.imports:   # a prototype's registrations, before any name is looked up
+            _import_prototypes(args.imports)
         if args.data_dir:
             from .datasets.files import add_data_dir
             for d in args.data_dir:

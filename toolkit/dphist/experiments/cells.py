@@ -68,6 +68,7 @@ class Job:
     workloads: tuple
     metrics: tuple
     population: bool
+    plugins: tuple = ()      #: modules imported before the batch runs (their runtime registrations)
 
 
 # per-process caches: a worker evaluates many cells on the same data and workloads
@@ -193,6 +194,9 @@ def run_batch(cells: list[Cell], job: Job) -> list[dict]:
     40 us instead of 14 us and scoring 92 us instead of 62 us: the
     pipeline had just evicted their code and data from the CPU caches.
     """
+    if job.plugins:   # a spawned or Dask worker has not imported the prototype yet (no-op once imported)
+        from ..registry import import_modules
+        import_modules(list(job.plugins), where="config key 'plugins'")
     seeds = [c.algorithm_seed() for c in cells]
     out: list[dict] = []
     ran: list[_Ran] = []

@@ -71,6 +71,8 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
             data[key] = value
     if getattr(args, "population", False):
         data["population"] = True
+    if getattr(args, "imports", None):   # `dphist --import M bench`: the workers import M too
+        data["plugins"] = list(dict.fromkeys([*data.get("plugins", []), *args.imports]))
     if "algorithms" not in data or "datasets" not in data:
         missing = [k for k in ("algorithms", "datasets") if k not in data]
         raise InvalidParameter(f"give a TOML config or --{' and --'.join(missing)}")
@@ -137,6 +139,7 @@ def demo(args: argparse.Namespace) -> int:
                                     output=args.output, executor=args.executor or "process",
                                     seed=args.seed or 0, started=t0)
         t_plan = time.perf_counter() - t0
+        cfg.plugins = list(getattr(args, "imports", None) or [])   # `dphist --import M demo`: workers import M
         if args.executor == "dask" and args.scheduler:
             cfg.scheduler = args.scheduler
         outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force)

@@ -16,6 +16,8 @@ A configuration (every key optional except ``algorithms`` and ``datasets``)::
     workers    = 2
     scheduler  = ""                           # dask scheduler address; empty = local cluster
     output     = "results/my-sweep"
+    plugins    = ["my_prototype"]             # modules imported first, here and in every worker
+                                              # (their runtime registrations; like dphist --import)
 
     [limits.AHP-optimal]                      # per-algorithm limits (e.g. for O(n^2) presets)
     trials = 3
@@ -33,6 +35,7 @@ from typing import Any
 
 from ..errors import InvalidParameter
 from ..metrics import METRICS
+from ..registry import MODULE_NAME
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,6 +91,7 @@ class SweepConfig:
     scheduler: str = ""
     output: str = "results/sweep"
     limits: dict[str, dict[str, int]] = field(default_factory=dict)
+    plugins: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         self.validate()
@@ -126,6 +130,10 @@ class SweepConfig:
             raise InvalidParameter(f"config key 'workers': must be a positive integer, got {self.workers!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise InvalidParameter(f"config key 'seed': must be a non-negative integer, got {self.seed!r}")
+        if not isinstance(self.plugins, list) or not all(isinstance(m, str) and MODULE_NAME.match(m)
+                                                          for m in self.plugins):
+            raise InvalidParameter(f"config key 'plugins': a list of module names (mymodule, package.module), "
+                                   f"got {self.plugins!r}")
         for alg, lim in self.limits.items():
             if alg not in keys:
                 raise InvalidParameter(f"config key 'limits.{alg}': no algorithm labelled {alg!r} in the sweep")
@@ -158,7 +166,7 @@ class SweepConfig:
         kw = dict(data)
         kw["algorithms"] = [_algorithm_spec(a, where) for a in _as_list(data["algorithms"], "algorithms", where)]
         kw["datasets"] = [_dataset_spec(d, where) for d in _as_list(data["datasets"], "datasets", where)]
-        for key in ("epsilons", "workloads", "metrics"):
+        for key in ("epsilons", "workloads", "metrics", "plugins"):
             if key in data:
                 kw[key] = _as_list(data[key], key, where)
         for key in ("scales", "domains"):

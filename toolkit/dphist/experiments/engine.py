@@ -22,7 +22,7 @@ from ..datasets import load as load_dataset
 from ..datasets.generator import reduce_domain
 from ..errors import InvalidParameter
 from ..presets import make_algorithm
-from ..registry import default_registry
+from ..registry import default_registry, import_modules
 from ..workloads import make as make_workload
 from .cells import Cell, Job, expected_rows
 from .config import SweepConfig
@@ -53,6 +53,7 @@ class SweepOutcome:
 
 def plan(config: SweepConfig) -> Plan:
     """Resolve names, load sources and check every combination; raises before anything runs."""
+    import_modules(config.plugins, where="config key 'plugins'")   # before any name is looked up
     algorithms = {}
     for a in config.algorithms:
         default_registry.get("algorithm", a.name)   # UnknownComponent with the closest names
@@ -87,7 +88,8 @@ def plan(config: SweepConfig) -> Plan:
                 make_workload(w, n)
             except InvalidParameter as exc:
                 raise InvalidParameter(f"workload {w!r} on {n} bins: {exc}") from None
-    job = Job(sources, algorithms, tuple(config.workloads), tuple(config.metrics), config.population)
+    job = Job(sources, algorithms, tuple(config.workloads), tuple(config.metrics), config.population,
+              plugins=tuple(config.plugins))
     cells, skipped = [], []
     for alg in algorithms:
         lim = config.limits.get(alg, {})
