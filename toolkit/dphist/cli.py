@@ -10,20 +10,23 @@
     dphist --import MODULE COMMAND ...   (a prototype's module imported first, so the names it
                                           registers at runtime are usable by every command)
 
-Errors the user can fix exit with status 2 and one line naming the problem.
+Errors the user can fix exit with status 2 and one line naming the problem; a closed standard output
+(``dphist list | head -2``) ends quietly with status 141 (128 + SIGPIPE, as Unix tools).
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import inspect
+import os
 import sys
 
 import numpy as np
 
 from . import __version__
 from .components.base import Component
-from .errors import DPHistError, InvalidParameter
+from .errors import DPHistError, InvalidParameter, UnknownComponent
 from .registry import GROUPS, default_registry
 
 
@@ -56,13 +59,25 @@ def cmd_list(args) -> int:
 
 
 # ------------------------------------------------------------- describe
-def _find_any(name: str):
-    hits = []
-    for kind in GROUPS:
-        if name in default_registry.names(kind):
-            hits.append((kind, default_registry.get(kind, name)))
-    if not hits:  # let the registry produce its suggestions
-        default_registry.get("algorithm", name)
+def _canonical(kind: str, name: str) -> str | None:
+    """The registered spelling of ``name`` in ``kind``: exact, else case-insensitive (as ``Registry.get``)."""
+    names = default_registry.names(kind)
+    if name in names:
+        return name
+    return {n.lower(): n for n in names}.get(name.lower())
+
+
+def _find_any(name: str) -> list[tuple[str, str, object]]:
+    """``(kind, registered name, object)`` for every kind holding ``name``, resolved as ``dphist run`` does;
+    an unknown name raises :class:`UnknownComponent` with the closest names of every kind."""
+    hits = [(kind, found, default_registry.get(kind, found)) for kind in GROUPS
+            if (found := _canonical(kind, name)) is not None]
+    if not hits:
+        every = {n.lower(): n for kind in GROUPS for n in default_registry.names(kind)}
+        close = [every[c] for c in difflib.get_close_matches(name.lower(), sorted(every), n=3, cutoff=0.5)]
+        close += [n for low, n in sorted(every.items()) if name.lower() in low and n not in close][:3]
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownComponent(f"no component, preset or dataset named {name!r}{hint} (see `dphist list`)")
     return hits
 
 
@@ -78,10 +93,14 @@ def _param_lines(defaults: dict, constraints: dict, current: dict | None = None)
 
 
 def cmd_describe(args) -> int:
-    hits = [(args.kind, default_registry.get(args.kind, args.name))] if args.kind else _find_any(args.name)
-    for kind, obj in hits:
+    if args.kind:
+        obj = default_registry.get(args.kind, args.name)   # UnknownComponent with the closest names
+        hits = [(args.kind, _canonical(args.kind, args.name) or args.name, obj)]
+    else:
+        hits = _find_any(args.name)
+    for kind, name, obj in hits:
         doc = (inspect.getdoc(obj) or "").strip()
-        print(f"{args.name}  [{kind}]")
+        print(f"{name}  [{kind}]")
         if doc:
             print("  " + doc.replace("\n", "\n  "))
         print(f"  citation: {getattr(obj, 'citation', '') or '-'}")
@@ -96,7 +115,7 @@ def cmd_describe(args) -> int:
             print("  parameters (make_algorithm(name, p=...), dphist run --param p=...):")
             for line in _param_lines(preset_params(obj), getattr(obj, "param_constraints", {})):
                 print(f"    {line}")
-            pipe = make_algorithm(args.name)
+            pipe = make_algorithm(name)
             print("  stages (override with <stage>__<parameter>=..., dphist run --param <stage>.<parameter>=...):")
             for stage in ("initializer", "sorter", "partitioner", "finalizer"):
                 component = getattr(pipe, stage)
@@ -144,6 +163,21 @@ def cmd_run(args) -> int:
     from .presets import make_algorithm
 
     eps = validate_epsilon(args.epsilon)
+    if args.seed is None or args.noise == "exact":   # the exact samplers' largest scale bounds epsilon below
+        from .kernel.exact import dyadic_scale_at_least
+        try:
+            dyadic_scale_at_least(1.0 / eps)
+        except (InvalidParameter, OverflowError, ZeroDivisionError):
+            raise InvalidParameter(f"epsilon {eps:g} is too small for the exact samplers (release mode, "
+                                   "--noise exact): the Laplace scale 1/epsilon exceeds what they draw") from None
+    if not args.records:
+        given = [flag for flag, v in (("--domain", args.domain), ("--bins", args.bins), ("--clip", args.clip)) if v]
+        if given:
+            raise InvalidParameter(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only with "
+                                   "--records (one record value per line); add --records or drop it")
+    if args.output:  # a bad or existing output is refused before any budget is spent
+        from .io import check_output
+        check_output(args.output, force=args.force, header=True)
     overrides = dict(parse_param(item) for item in args.param or [])
     pipeline = make_algorithm(args.algorithm, **overrides)
     domain = None
@@ -154,10 +188,6 @@ def cmd_run(args) -> int:
             raise InvalidParameter(f"--domain takes LO:HI, got {args.domain!r}") from None
         domain = (lo, hi)
     counts = read_histogram(args.input, records=args.records, domain=domain, bins=args.bins, clip=args.clip)
-    if args.output:  # refuse an existing output before any budget is spent
-        from pathlib import Path
-        if Path(args.output).exists() and not args.force:
-            raise InvalidParameter(f"output file {args.output!r} exists; pass --force to overwrite")
     release = pipeline.run(counts, eps, seed=args.seed, noise=args.noise)
     if release.mode == "research":
         print(f"dphist: research mode: this output can be reproduced from seed {release.seed} and must NOT be "
@@ -258,6 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: exit status when the reader of standard output went away (``dphist list | head -2``): 128 + SIGPIPE,
+#: what a Unix tool killed by SIGPIPE reports (``set -o pipefail`` shows it; plain pipelines show the reader's)
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -268,10 +303,25 @@ def main(argv=None) -> int:
             from .datasets.files import add_data_dir
             for d in args.data_dir:
                 add_data_dir(d)
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()   # a closed pipe shows here, not in the interpreter's exit flush
+        return code
     except (DPHistError, FileNotFoundError) as exc:
         print(f"dphist: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout has gone: point stdout at /dev/null, so the exit flush stays quiet, and exit 141."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):   # stdout without a file descriptor (captured)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ when saving files); in a notebook the figure displays inline.
   plugin) against the grey cloud of all the others: readable with dozens of presets;
 * :func:`error_table` - a SORTaki-style table of mean errors on a colour (error) scale;
 * :func:`regret` - DPBench regret per algorithm;
-* :func:`dataset_shapes` - the histograms themselves.
+* :func:`dataset_shapes` - the histograms themselves;
+* :func:`use_style` - the notebooks' one figure style (:data:`STYLE`): readable at the committed size.
 
 Figures that put methods side by side (error against epsilon or range length,
 skyline, error table, regret) draw one comparability class at a time
@@ -36,6 +37,22 @@ from .experiments import analysis
 from .experiments.results import Results
 
 _MARKERS = "osD^v<>pPhX*"
+
+#: the figure style of the notebooks: 100 dpi and text no smaller than 8 points, so that a figure
+#: stays readable at the size it is committed at (an inline PNG is shown at one pixel per dot)
+STYLE = {"figure.dpi": 100, "savefig.dpi": 100, "font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10,
+         "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9, "legend.title_fontsize": 9,
+         "figure.titlesize": 11}
+
+
+def use_style() -> dict:
+    """Apply :data:`STYLE` to matplotlib's defaults (``matplotlib.rcParams``); returns it.
+
+    Call once at the top of a notebook, after ``%matplotlib inline`` (which sets its own dpi).
+    """
+    import matplotlib
+    matplotlib.rcParams.update(STYLE)
+    return dict(STYLE)
 
 
 def _style(i: int) -> dict:

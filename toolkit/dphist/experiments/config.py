@@ -20,7 +20,7 @@ A configuration (every key optional except ``algorithms`` and ``datasets``)::
                                               # (their runtime registrations; like dphist --import)
 
     [limits.AHP-optimal]                      # per-algorithm limits (e.g. for O(n^2) presets)
-    trials = 3
+    trials = 3                                # 0: no new cell (cells finished earlier are still reported)
     max_domain = 2048
 
 Bad keys and values raise :class:`~dphist.errors.InvalidParameter` naming the key.
@@ -141,9 +141,10 @@ class SweepConfig:
             if unknown:
                 raise InvalidParameter(f"config key 'limits.{alg}': unknown key(s) {sorted(unknown)}; "
                                        f"allowed: {', '.join(sorted(_LIMIT_KEYS))}")
-            for k, v in lim.items():
-                if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                    raise InvalidParameter(f"config key 'limits.{alg}.{k}': must be a positive integer, got {v!r}")
+            for k, v in lim.items():   # trials = 0: the algorithm runs no new cell (finished ones are reported)
+                low = 0 if k == "trials" else 1
+                if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                    raise InvalidParameter(f"config key 'limits.{alg}.{k}': must be an integer >= {low}, got {v!r}")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
