@@ -299,6 +299,7 @@ class _Only(Finalizer):
 
     name = "test.only-range"
     requires_domain_order = True
+    vetted_mechanisms = GroupTreesFinalizer.vetted_mechanisms   # it runs the inner finalizer's mechanism
 
     def __init__(self, inner=None, lo=0, hi=1):
         self.inner, self.lo, self.hi = inner, lo, hi
