@@ -23,6 +23,7 @@ import numpy as np
 from .components.base import KINDS, Component, Context
 from .errors import InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
+from .kernel.private import checked_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
@@ -156,14 +157,17 @@ class Release:
         return pipeline.run(histogram, self.epsilon, seed=self.seed, contributions=self.contributions)
 
     def to_dict(self) -> dict[str, Any]:
+        """The release as plain data.  Release mode exports no seed and no timings: a stage's wall
+        time depends on the data (a search's pruning, a sampler's rejections), so it is a side
+        channel the ledger does not meter.  ``timings`` stays on the object for the caller."""
         out = {"algorithm": _json_safe(self.spec), "epsilon": self.epsilon, "mode": self.mode}
         if self.mode == "research":
             out["seed"] = self.seed
-        out.update({
-            "noise": self.noise, "warnings": list(self.warnings), "unattributed": self.unattributed,
-            "timings": self.timings, "ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
-            "estimate": self.estimate.tolist(), "privacy_unit": self.privacy_unit,
-        })
+        out.update({"noise": self.noise, "warnings": list(self.warnings), "unattributed": self.unattributed})
+        if self.mode == "research":
+            out["timings"] = self.timings
+        out.update({"ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
+                    "estimate": self.estimate.tolist(), "privacy_unit": self.privacy_unit})
         if self.binning is not None:
             out["binning"] = self.binning
         return out
@@ -343,7 +347,8 @@ class Pipeline:
 
         t = time.perf_counter()
         if self.initializer is not None:
-            ctx.data = kernel.handle(self.initializer.name, "initializer", g_in * eps)
+            ctx.data = kernel.handle(self.initializer.name, "initializer", g_in * eps,
+                                     vetted=_declared_vetted(self.initializer))
             ctx.noisy = self.initializer.initialize(ctx)
             if ctx.noisy is not None:
                 ctx.noisy = np.array(ctx.noisy, dtype=float)
@@ -359,16 +364,18 @@ class Pipeline:
         bins = Partition.singletons(n)
         if self.sorter is not None:
             ctx.data = None
-            bins = self._checked(self.sorter.sort(bins, ctx), n, "sorter")
+            bins = checked_stage_partition(self.sorter.sort(bins, ctx), n, "sorter", self.sorter.name)
         timings["sorter"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        ctx.data = kernel.handle(self.partitioner.name, "partitioner", g_p * eps)
-        bins = self._checked(self.partitioner.partition(bins, ctx), n, "partitioner")
+        ctx.data = kernel.handle(self.partitioner.name, "partitioner", g_p * eps,
+                                 vetted=_declared_vetted(self.partitioner))
+        bins = checked_stage_partition(self.partitioner.partition(bins, ctx), n, "partitioner",
+                                       self.partitioner.name)
         timings["partitioner"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        ctx.data = kernel.handle(self.finalizer.name, "finalizer", g_f * eps)
+        ctx.data = kernel.handle(self.finalizer.name, "finalizer", g_f * eps, vetted=_declared_vetted(self.finalizer))
         estimate = np.asarray(self.finalizer.finalize(bins, ctx), dtype=float)
         if estimate.shape != (n,):
             raise InvalidParameter(f"finalizer {self.finalizer.name} returned shape {estimate.shape}, expected ({n},)")
@@ -418,9 +425,26 @@ class Pipeline:
         if total > eps * (1 + _SHARE_TOLERANCE) + 1e-15:
             raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {eps:.6g}")
 
-    def _checked(self, bins, n: int, stage: str) -> Partition:
-        if not isinstance(bins, Partition):
-            raise InvalidParameter(f"the {stage} returned {type(bins).__name__}, not a Partition")
-        if bins.n_bins != n:
-            raise InvalidParameter(f"the {stage} returned a partition of {bins.n_bins} bins, expected {n}")
-        return bins
+
+
+def _declared_vetted(component) -> tuple:
+    """The component's declared vetted mechanisms (its opt-in), checked to be a tuple of names."""
+    names = getattr(component, "vetted_mechanisms", ())
+    if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(v, str) for v in names):
+        raise InvalidParameter(f"{component.kind} {component.name}: vetted_mechanisms must be a tuple of "
+                               f"mechanism names, got {names!r}")
+    return tuple(names)
+
+
+def checked_stage_partition(bins, n: int, stage: str, component: str) -> Partition:
+    """The partition a stage hands on, validated before the next stage sees it (and before that
+    stage is charged anything): a Partition of the ``n`` bins, every bin exactly once, bounds
+    increasing strictly from 0 to ``n`` (the kernel's own check).  Returns a fresh Partition of
+    private copies, so the component cannot change what the next stage reads; an error names the
+    stage and the component."""
+    try:
+        order, bounds = checked_partition(bins, n)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"the {stage} {component} returned an invalid partition ({exc}); nothing of the "
+                               "next stage was run or charged") from None
+    return Partition(order, bounds, validate=False)
