@@ -194,6 +194,21 @@ def test_every_primitive_is_scaled_by_k():
     assert not isinstance(plain.noise, PersonLevelNoise) and plain.ledger.privacy_unit == "1 record"
 
 
+def test_probes_at_k_keep_the_runs_kind_and_k():
+    """Kills: a PersonLevelNoise without ``probe()`` (the kernel would probe user code with seeded float
+    noise, so a release-mode component asking for raw float noise would pass the probe and fail only after
+    the charge), or a probe that forgets k."""
+    from dphist.kernel import ExactNoise
+    from dphist.kernel.exact import GeneratorWords
+    from dphist.errors import PrivacyViolation
+    kernel = PrivateKernel(np.array([3, 1, 4]), ExactNoise(GeneratorWords(np.random.default_rng(0))),
+                           contributions=2)
+    probe = kernel.noise.probe()
+    assert isinstance(probe, PersonLevelNoise) and probe.k == 2 and isinstance(probe.inner, ExactNoise)
+    with pytest.raises(PrivacyViolation, match="raw floating-point"):
+        probe.laplace(1.0, 3)
+
+
 def test_audit_at_k_records_per_person():
     """Kills: an audit whose pairs differ by one record when contributions=k (it could not see a pipeline
     calibrated to one record leak on k-record neighbours), or at_contributions not reaching the kernel."""

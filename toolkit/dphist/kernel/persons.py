@@ -65,3 +65,9 @@ class PersonLevelNoise:
 
     def laplace(self, scale, size):
         return self.inner.laplace(scale * self.k, size)
+
+    def probe(self) -> "PersonLevelNoise":
+        """The kernel's throwaway source for probing user code: the inner source's kind, the same k
+        (so release mode's refusal of raw float noise shows on the probe, before any charge)."""
+        from .private import _probe_noise
+        return PersonLevelNoise(_probe_noise(self.inner), self.k)
