@@ -170,7 +170,7 @@ def cmd_run(args) -> int:
         except (InvalidParameter, OverflowError, ZeroDivisionError):
             raise InvalidParameter(f"epsilon {eps:g} is too small for the exact samplers (release mode, "
                                    "--noise exact): the Laplace scale 1/epsilon exceeds what they draw") from None
-    if not args.records:
+    if not args.records and not args.column:   # --column takes --bins as a spec (_column_histogram)
         given = [flag for flag, v in (("--domain", args.domain), ("--bins", args.bins), ("--clip", args.clip)) if v]
         if given:
             raise InvalidParameter(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only with "
@@ -187,7 +187,8 @@ def cmd_run(args) -> int:
         except ValueError:
             raise InvalidParameter(f"--domain takes LO:HI, got {args.domain!r}") from None
         domain = (lo, hi)
-    counts = read_histogram(args.input, records=args.records, domain=domain, bins=args.bins, clip=args.clip)
+    counts = (_column_histogram(args) if args.column else
+              read_histogram(args.input, records=args.records, domain=domain, bins=_bin_count(args.bins), clip=args.clip))
     release = pipeline.run(counts, eps, seed=args.seed, noise=args.noise)
     if release.mode == "research":
         print(f"dphist: research mode: this output can be reproduced from seed {release.seed} and must NOT be "
@@ -209,9 +210,38 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _column_histogram(args):
+    """``--column C --bins SPEC [--user-id U --max-contributions K]``: a column of records (CSV, Parquet, .npy),
+    binned by :func:`dphist.histogram` (the release records the spec and the privacy unit)."""
+    from .records import histogram
+    if args.records or args.domain or args.clip:
+        raise InvalidParameter("--column reads a column of records; --records, --domain and --clip belong to "
+                               "one-value-per-line files (give the domain in --bins, e.g. 0:24:1)")
+    if not args.bins:
+        raise InvalidParameter("--column needs --bins: a public binning spec such as 0:24:1 (lo:hi:width)")
+    return histogram(args.input, args.column, args.bins, user_id=args.user_id,
+                     max_contributions=args.max_contributions, seed=args.seed)
+
+
+def _bin_count(bins):
+    """``--bins`` for ``--records``: a number of equal-width bins (a spec such as 0:24:1 needs --column)."""
+    if bins is None:
+        return None
+    try:
+        return int(bins)
+    except ValueError:
+        raise InvalidParameter(f"--bins {bins!r} with --records takes a number of bins; a binning spec "
+                               "needs --column") from None
+
+
 def _output_header(release, name: str) -> str:
-    """Comment lines for an output file: mode, algorithm, epsilon, warnings (never a seed in release mode)."""
+    """Comment lines for an output file: mode, algorithm, epsilon, warnings (never a seed in release mode),
+    and for a histogram of records its privacy unit and binning spec."""
     lines = [f"dphist {release.mode} mode: {name}, epsilon={release.epsilon:g}, noise={release.noise}"]
+    if release.binning is not None:
+        import json
+        lines.append(f"privacy unit: {release.privacy_unit}")
+        lines.append("bins: " + json.dumps({k: release.binning[k] for k in ("column", "bins", "shape", "user_id")}))
     if release.mode == "research":
         lines.append(f"research mode (seed {release.seed}): reproducible from the seed; do not publish")
     lines += [f"warning: {w}" for w in release.warnings]
@@ -269,7 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="overwrite an existing output file")
     s.add_argument("--records", action="store_true", help="the input lists one record value per line")
     s.add_argument("--domain", help="public domain LO:HI for --records")
-    s.add_argument("--bins", type=int, help="equal-width bins over the domain for --records")
+    s.add_argument("--bins", help="with --column: a public binning spec (0:24:1 = lo:hi:width, lo:hi/n, "
+                   "int:lo..hi, 2013-01-01:2014-01-01:1d); with --records: a number of equal-width bins")
+    s.add_argument("--column", help="bin this column of a CSV, Parquet or .npy file of records (dphist.histogram)")
+    s.add_argument("--user-id", help="with --column: the person column; each person keeps at most "
+                   "--max-contributions records (person-level privacy; default: record level)")
+    s.add_argument("--max-contributions", type=int, help="records kept per person (with --user-id)")
     s.add_argument("--clip", action="store_true", help="clip records outside the domain to its ends")
     s.add_argument("--param", action="append", metavar="[STAGE.]NAME=VALUE",
                    help="a preset parameter (gamma_in=0.5) or a component's (partitioner.bucket_penalty=2); "

@@ -152,6 +152,8 @@ class GroupTreesFinalizer(ReferenceCalibration, Finalizer):
     name = "structurefirst.group-trees"
     citation = ("Xu et al., VLDBJ 2013, Sections 5-6 (StructureFirst's counts); Hay, Rastogi, Miklau, Suciu, "
                 "PVLDB 2010, Section 4 (the tree and its inference)")
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("structurefirst.group-trees-dpbench",)
     requires_domain_order = True
     param_constraints = {"counts": Options(*COUNTS), "calibration": Options(*CALIBRATIONS)}
 

@@ -299,6 +299,7 @@ class _Only(Finalizer):
 
     name = "test.only-range"
     requires_domain_order = True
+    vetted_mechanisms = GroupTreesFinalizer.vetted_mechanisms   # it runs the inner finalizer's mechanism
 
     def __init__(self, inner=None, lo=0, hi=1):
         self.inner, self.lo, self.hi = inner, lo, hi
@@ -438,7 +439,7 @@ def test_vetted_mechanism_refuses_before_charging():
     from dphist.kernel import PrivateKernel
     from dphist.kernel.noise import SeededLaplace
     kernel = PrivateKernel(np.array([1, 2, 3]), 1.0, SeededLaplace(np.random.default_rng(0)))
-    handle = kernel.handle(StructureFirstPartitioner(), "partitioner", 1.0)
+    handle = kernel.handle(StructureFirstPartitioner(), "partitioner", 1.0, vetted=StructureFirstPartitioner.vetted_mechanisms)
     with pytest.raises(InvalidParameter, match="exceed"):
         handle.custom(StructureFirstBoundaries(10.0), 0.5, k=5)
     assert handle.spent == 0.0

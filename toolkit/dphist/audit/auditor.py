@@ -39,6 +39,7 @@ from ..pipeline import Pipeline
 from ..presets import make_algorithm
 from .bounds import cp_lower, cp_upper, detectable_epsilon, epsilon_lower_bound, per_side_level
 from .events import Event, features_for, describe_row, extract, select_categorical, select_joint, select_real
+from ..kernel.persons import check_contributions
 from .pairs import Pair, pair_family
 from .sampling import Outputs, batch_capable, default_workers, forked, forked_pool, sample
 
@@ -254,7 +255,7 @@ def _forked_pair(index: int):
 
 def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha: float = 1e-3,
           seed: int | None = None, selection: int | None = None, pairs: str | Sequence[Pair] = "full",
-          workers: int | None = None, noise: str = "float") -> AuditResult:
+          workers: int | None = None, noise: str = "float", contributions: int = 1) -> AuditResult:
     """Audit ``algorithm`` (preset name, :class:`~dphist.Pipeline` or component) for ``epsilon``-DP.
 
     ``samples``: estimation runs per side and pair (default 200,000 when the
@@ -266,7 +267,11 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     pair, a looped sample split over them; results do not depend on it;
     ``noise``: ``"float"`` (research mode's seeded float Laplace; batched when the
     components allow) or ``"exact"`` (release mode's exact discrete samplers, driven by
-    the audit's seeds; always looped).
+    the audit's seeds; always looped);
+    ``contributions``: audit person-level privacy at ``k`` records per person: the
+    pipeline runs calibrated to ``k`` (:meth:`~dphist.Pipeline.at_contributions`) and
+    every pair differs by ``k`` records in its changed bin (:meth:`Pair.scaled`,
+    L1 distance ``k``).
     """
     t0 = time.perf_counter()
     eps, a = validate_settings(epsilon, alpha, samples, selection)
@@ -274,6 +279,10 @@ def audit(algorithm, epsilon: float = 1.0, *, samples: int | None = None, alpha:
     family = pair_family(pairs) if isinstance(pairs, str) else tuple(pairs)
     if not family or not all(isinstance(p, Pair) for p in family):
         raise InvalidParameter("pairs must be 'full', 'fast' or a non-empty list of dphist.audit.Pair")
+    k = check_contributions(contributions)
+    if k != 1:
+        pipeline = pipeline.at_contributions(k)
+        family = tuple(p.scaled(k) for p in family)
     if noise not in ("float", "exact"):
         raise InvalidParameter(f"noise must be 'float' or 'exact', got {noise!r}")
     batched = batch_capable(pipeline) and noise == "float"

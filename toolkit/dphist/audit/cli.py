@@ -38,6 +38,9 @@ def register(subparsers) -> None:
     s.add_argument("--output", "-o", metavar="DIR", help="write DIR/audit.json and DIR/audit.md")
     s.add_argument("--table", metavar="FILE", help="write the one-row-per-algorithm table (AUDIT.md)")
     s.add_argument("--force", action="store_true", help="replace an existing --output / --table")
+    s.add_argument("--contributions", default="1", metavar="K",
+                   help="audit person-level privacy at K records per person: pairs K records apart, the "
+                        "pipeline calibrated to K (default 1: record level)")
     s.set_defaults(func=main)
 
 
@@ -72,6 +75,8 @@ def main(args) -> int:
     if seed is not None and seed < 0:
         raise InvalidParameter(f"--seed must be a non-negative integer, got {seed}")
     epsilon, alpha = validate_settings(args.epsilon, args.alpha, samples, None)
+    from ..kernel.persons import check_contributions
+    contributions = check_contributions(_int(args.contributions, "--contributions"))
     if args.workers is not None and args.workers < 1:
         raise InvalidParameter(f"--workers must be at least 1, got {args.workers}")
     if args.output:
@@ -88,7 +93,8 @@ def main(args) -> int:
     for name in names:
         child = int(np.random.SeedSequence([seed, *name.encode()]).generate_state(2, np.uint64)[0])
         result = audit(name, epsilon, samples=samples, alpha=alpha, seed=child,
-                       pairs="fast" if args.fast else "full", workers=args.workers, noise=args.noise)
+                       pairs="fast" if args.fast else "full", workers=args.workers, noise=args.noise,
+                       contributions=contributions)
         print(result, flush=True)
         results.append(result)
     if args.output:

@@ -29,13 +29,18 @@ class Pair:
     x: tuple[int, ...]
     bin: int
     change: int = +1            #: +1 adds a record at ``bin``, -1 removes one
+    #: records added or removed at once: ``k`` audits person-level privacy at k records per person
+    #: (one person's k records, all in one bin: the pair at L1 distance k that moves one count most)
+    size: int = 1
 
     def __post_init__(self):
         if self.change not in (+1, -1):
             raise InvalidParameter(f"pair {self.name}: change must be +1 or -1, got {self.change}")
+        if isinstance(self.size, bool) or not isinstance(self.size, (int, np.integer)) or self.size < 1:
+            raise InvalidParameter(f"pair {self.name}: size must be a positive integer, got {self.size!r}")
         if not 0 <= self.bin < len(self.x):
             raise InvalidParameter(f"pair {self.name}: bin {self.bin} outside a domain of {len(self.x)} bins")
-        if min(self.x) < 0 or (self.change < 0 and self.x[self.bin] == 0):
+        if min(self.x) < 0 or (self.change < 0 and self.x[self.bin] < self.size):
             raise InvalidParameter(f"pair {self.name}: counts must stay non-negative")
 
     @property
@@ -45,15 +50,23 @@ class Pair:
     @property
     def counts_prime(self) -> np.ndarray:
         y = self.counts
-        y[self.bin] += self.change
+        y[self.bin] += self.change * self.size
         return y
+
+    def scaled(self, k: int) -> "Pair":
+        """The same pair with ``k`` records added or removed (person-level audits); removals keep
+        the counts non-negative by raising the changed bin to at least ``k``."""
+        x = list(self.x)
+        if self.change < 0:
+            x[self.bin] = max(x[self.bin], int(k))
+        return Pair(self.name if k == 1 else f"{self.name}-k{k}", tuple(x), self.bin, self.change, int(k))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "x": list(self.x), "x_prime": self.counts_prime.tolist(),
-                "bin": self.bin, "change": "add" if self.change > 0 else "remove"}
+                "bin": self.bin, "change": "add" if self.change > 0 else "remove", "records": self.size}
 
     def describe(self) -> str:
-        verb = "+1 at" if self.change > 0 else "-1 at"
+        verb = f"{'+' if self.change > 0 else '-'}{self.size} at"
         return f"{self.name}: {list(self.x)} vs {verb} bin {self.bin}"
 
 
