@@ -306,7 +306,9 @@ def test_probes_on_a_pool_stop_at_their_deadline_and_leave_no_worker():
     workers running after giving up on them."""
     import numpy as np
     from dphist.experiments import demo
-    sources = {"big": np.full(2048, 50, dtype=np.int64)}
+    # 32,768 varied bins: S1 (quadratic) and SF take seconds each even on a quiet machine (2,048 flat bins
+    # took 0.06 s, inside the deadline, so the probes finished and the test could not see the cut)
+    sources = {"big": np.random.default_rng(0).integers(0, 10**6, 32_768)}
     t0 = time.perf_counter()
     probes = demo._probe_all(["kellaris.S1", "SF"], sources, cap=60.0, workers=2, until=t0 + 0.2)
     assert probes == {"kellaris.S1": {"unprobed": True}, "SF": {"unprobed": True}}
