@@ -23,7 +23,7 @@ def _half_scale():
 
 def _all_fast():
     names = sorted(default_registry.available_names("algorithm"))
-    results = [audit(n, pairs="fast", seed=i) for i, n in enumerate(names)]
+    results = [audit(n, level="fast", seed=i) for i, n in enumerate(names)]
     assert all(r.passed for r in results), [str(r) for r in results if not r.passed]
 
 

@@ -1,27 +1,41 @@
 """The audit: search neighbouring pairs and output events for a privacy loss above epsilon.
 
-For every pair ``(x, x')`` of the family (:mod:`.pairs`):
+What is audited (:func:`audit`): a preset or a pipeline as it is, or a component
+inside every pipeline of :func:`~dphist.audit.harness.audit_pipelines` (a
+finalizer with multi-bin groups, a sorter followed by a grouping partitioner,
+an initializer with the whole budget, ...).  The work is a list of *cases*
+(pipeline, pair, mode), fixed by the level (:data:`LEVELS`) or by the user's
+own pairs, and run in this order:
 
-1. **Selection.**  ``selection`` runs on ``x`` and ``selection`` runs on ``x'``
-   (their own seeds); for every feature (:mod:`.events`) and both directions
-   (``x`` over ``x'``, ``x'`` over ``x``) the event with the best projected bound
-   is chosen.
-2. **Estimation.**  ``samples`` fresh runs on each side (independent seeds);
-   each chosen event's hits are counted on both sides and turned into a
-   Clopper-Pearson lower bound on the privacy loss (:mod:`.bounds`).
+1. **Fixed cases**: the level's pairs on the first pipeline in research mode,
+   the release-mode cases (release mode's exact samplers: what is published),
+   the remaining pairs, the component's other pipelines on their pairs.
+2. **Search** (:mod:`.search`): random restarts and local moves on an estimated
+   loss, on runs of its own; the ``keep`` best pairs become cases.
+3. **Confirmations**: the ``confirm`` events whose estimation counts came
+   closest to a failure are counted again on fresh batches ``confirm_factor``
+   times larger (one test each), which is how a leak slightly above epsilon
+   (an initializer with 1/1.4 of its noise) is certified.
 
-The number of tests ``m = pairs x features x 2`` is fixed before any run (the
-features on H~ are dropped when the pipeline has no initializer);
-each bound uses level ``alpha / (2 m)`` per one-sided interval (Bonferroni), so
-the chance that an epsilon-DP algorithm gets ANY bound above epsilon is at most
-``alpha``.  The audit fails the algorithm when the largest bound exceeds
-epsilon; that test and its counts are the witness.
+Each case is a selection batch on both sides, from which one event per
+feature and direction is chosen (:mod:`.events`), then a fresh estimation batch
+whose counts give a Clopper-Pearson lower bound (:mod:`.bounds`).  No run is
+ever used twice: the search's and the selection's runs only choose; the bound
+comes from runs drawn after the choice.  The number of tests
+``m = sum over cases of features x 2 + keep x features x 2 + confirm`` is fixed
+before any run; each bound uses level ``alpha / (2 m)`` per one-sided interval
+(Bonferroni), so the chance that an epsilon-DP algorithm gets ANY bound above
+epsilon is at most ``alpha``.  The audit fails the algorithm when the largest
+bound exceeds epsilon; that test and its counts are the witness.  Tests not
+run (a time budget, or ``stop_on_failure`` after a certified failure) still
+count in ``m``: the bound stays valid.
 
 Randomness: one :class:`numpy.random.SeedSequence` (from ``seed``, or from the
 OS when ``seed`` is None; its entropy is recorded in the result either way);
-pair ``i`` uses child ``i``, split into four independent streams (selection and
-estimation, on ``x`` and on ``x'``).  ``audit(..., seed=result.seed)``
-reproduces a result exactly (same pairs, samples and batched/looped path).
+case ``i`` uses child ``i`` (split into four streams: selection and estimation
+on ``x`` and on ``x'``), the search and the confirmations children of their own.
+``audit(..., seed=result.seed)`` reproduces a result exactly (without a time
+budget, which makes the cut depend on the machine's speed).
 """
 from __future__ import annotations
 
@@ -73,13 +87,15 @@ class Level:
     confirm_factor: int   #: confirmation runs = this x the estimation runs
 
 
+_RELEASE_EXTRA = ("near-ties8", "ends8", "flat32-middle")
 #: the audit levels: ``fast`` (CI), ``default``, ``thorough`` (wall time in BENCHMARKS.md)
 LEVELS: dict[str, Level] = {
     "fast": Level("fast", FAST_PAIRS, FAST_PAIRS[:2], FAST_PAIRS[1:2], (20_000, 300), 0, 0, 0, (0, 0), 0, 0),
     "default": Level("default", FULL_PAIRS + STRUCTURED_PAIRS, FAST_PAIRS, FAST_PAIRS, (200_000, 1_000),
                      24, 4, 8, (20_000, 200), 2, 10),
-    "thorough": Level("thorough", FULL_PAIRS + STRUCTURED_PAIRS + THOROUGH_PAIRS, FULL_PAIRS, FULL_PAIRS,
-                      (1_000_000, 3_000), 120, 8, 24, (50_000, 400), 4, 10),
+    "thorough": Level("thorough", FULL_PAIRS + STRUCTURED_PAIRS + THOROUGH_PAIRS, FAST_PAIRS,
+                      FAST_PAIRS + tuple(p for p in STRUCTURED_PAIRS if p.name in _RELEASE_EXTRA),
+                      (1_000_000, 2_000), 80, 8, 16, (50_000, 300), 4, 10),
 }
 #: the old ``pairs=`` spellings of a level
 _OLD_PAIRS = {"fast": "fast", "full": "default"}
@@ -108,12 +124,13 @@ class Witness:
     epsilon_lower_bound: float
     pipeline: str = ""           #: the pipeline the runs went through
     mode: str = "float"          #: "float", "exact" (research mode) or "release"
+    origin: str = "family"       #: "family", "user", "search", "release" or "confirm"
 
     def to_dict(self) -> dict[str, Any]:
         return {"pair": self.pair.to_dict(), "event": self.event.text, "feature": self.event.feature,
                 "direction": self.direction, "hits": list(self.hits), "samples": self.samples,
                 "bounds": list(self.bounds), "epsilon_lower_bound": self.epsilon_lower_bound,
-                "pipeline": self.pipeline, "mode": self.mode}
+                "pipeline": self.pipeline, "mode": self.mode, "origin": self.origin}
 
     def describe(self) -> str:
         k1, k2 = self.hits
@@ -326,7 +343,7 @@ def _audit_case(job: _Job, case: Case, seq: np.random.SeedSequence, pool=None):
         if math.isfinite(lb) and (best is None or lb > best.epsilon_lower_bound):
             best = Witness(pair, event, direction, (k1, k2), n_est,
                            (float(cp_lower(k1, n_est, level)), float(cp_upper(k2, n_est, level))), lb,
-                           pipeline.name, noise)
+                           pipeline.name, noise, case.origin)
     return rows, best, estimated
 
 
@@ -375,7 +392,7 @@ def _confirm(job: _Job, case: Case, event: Event, direction: str, n: int, seq: n
     if math.isfinite(lb):
         witness = Witness(pair, event, direction, (k1, k2), n, (float(cp_lower(k1, n, job.level)),
                                                                 float(cp_upper(k2, n, job.level))), lb,
-                          pipeline.name, case.noise)
+                          pipeline.name, case.noise, f"confirm ({case.origin})")
     return row, witness
 
 
@@ -444,22 +461,32 @@ def _plan(pipelines, level: Level, user_pairs, noise, releasable) -> list[Case]:
     return cases
 
 
-def _pool_map(pool, fn, local, items, deadline):
-    """``[fn(item)]`` in order, ``workers`` at a time; items not started before ``deadline`` give None."""
-    out = []
+class _Stopped:
+    """Marks an item not run because the audit had already failed (``stop_on_failure``)."""
+
+
+def _pool_map(pool, fn, local, items, deadline, stop, on_result):
+    """``[fn(item)]`` in order, ``workers`` at a time; items not started before ``deadline`` give
+    None, items not started once ``stop()`` holds give :class:`_Stopped`.  ``local`` runs an item
+    in this process (no pool, or a chunk of one).  ``on_result(index, outcome)`` takes each outcome
+    as its chunk ends."""
     width = pool._max_workers if pool is not None else 1
     for i in range(0, len(items), width):
-        if time.perf_counter() > deadline:
-            out += [None] * (len(items) - i)
-            break
         chunk = items[i:i + width]
-        out += list(pool.map(fn, chunk)) if pool is not None and len(chunk) > 1 else [local(a) for a in chunk]
-    return out
+        if stop():
+            outs = [_Stopped] * len(chunk)
+        elif time.perf_counter() > deadline:
+            outs = [None] * len(chunk)
+        else:
+            outs = list(pool.map(fn, chunk)) if pool is not None and len(chunk) > 1 else [local(a) for a in chunk]
+        for k, out in enumerate(outs):
+            on_result(i + k, out)
 
 
 def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None, samples: int | None = None,
           alpha: float = 1e-3, seed: int | None = None, selection: int | None = None,
-          workers: int | None = None, noise: str | None = None, time_budget: float | None = None) -> AuditResult:
+          workers: int | None = None, noise: str | None = None, time_budget: float | None = None,
+          stop_on_failure: bool = True) -> AuditResult:
     """Audit ``algorithm`` (preset name, :class:`~dphist.Pipeline` or component) for ``epsilon``-DP.
 
     ``level``: ``"fast"`` (CI), ``"default"`` or ``"thorough"`` (:data:`LEVELS`: pairs, runs,
@@ -475,7 +502,9 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     ``"exact"`` (research mode, exact samplers) or ``"release"`` (release mode, exact samplers on
     the audit's seeded words: what is published);
     ``time_budget``: seconds; the search stops at a third of it and cases not started when it is
-    spent are skipped (``result.skipped``; their tests still count in ``m``, so the bound stays valid).
+    spent are skipped (``result.skipped``; their tests still count in ``m``, so the bound stays valid);
+    ``stop_on_failure``: end the audit at the first certified bound above epsilon (the verdict
+    cannot change; the reported bound is then the largest found so far).
     """
     t0 = time.perf_counter()
     eps, a = validate_settings(epsilon, alpha, samples, selection)
@@ -510,8 +539,16 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     estimated = []
     skipped = 0
 
+    stopped = 0
+
+    def failed() -> bool:
+        return stop_on_failure and best is not None and best.epsilon_lower_bound > eps
+
     def take(outcome, case):
-        nonlocal best, skipped
+        nonlocal best, skipped, stopped
+        if outcome is _Stopped:
+            stopped += 1
+            return
         if outcome is None:
             skipped += 1
             return
@@ -526,12 +563,11 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
         # 1. the fixed cases
         items = [(c, _seq(entropy, i)) for i, c in enumerate(cases)]
         single = pool if len(cases) == 1 else None   # one case: split its looped runs over the workers
-        outcomes = _pool_map(pool if len(cases) > 1 else None, _forked_case,
-                             lambda arg: _audit_case(job, arg[0], arg[1], single), items, deadline)
-        for c, out in zip(cases, outcomes):
-            take(out, c)
+        _pool_map(pool if len(cases) > 1 else None, _forked_case,
+                  lambda arg: _audit_case(job, arg[0], arg[1], single), items, deadline, failed,
+                  lambda k, out: take(out, cases[k]))
         # 2. the search, then its pairs audited like the fixed ones (fresh seeds)
-        if keep:
+        if keep and not failed():
             search_deadline = min(deadline, t0 + budget / 3) if budget is not None else np.inf
             moves = np.random.default_rng(_seq(entropy, _MOVES_KEY))
 
@@ -546,25 +582,35 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
             searched = [{"pair": p.to_dict(), "estimated_loss": sc} for p, sc in found]
             slots = [Case(0, p, "float", "search") for p, _ in found]
             items = [(c, _seq(entropy, len(cases) + k)) for k, c in enumerate(slots)]
-            outcomes = _pool_map(pool, _forked_case, lambda arg: _audit_case(job, *arg), items, deadline)
-            for c, out in zip(slots, outcomes):
-                take(out, c)
+            _pool_map(pool, _forked_case, lambda arg: _audit_case(job, *arg), items, deadline, failed,
+                      lambda k, out: take(out, slots[k]))
             skipped += keep - len(slots)
+        elif keep:
+            stopped += keep
         # 3. confirmations: fresh, larger batches on the events that came closest
-        if confirm:
+        if confirm and failed():
+            stopped += confirm
+        elif confirm:
             chosen = _suspects(estimated, confirm, lvl.confirm_factor, lvl_a)
             items = [(c, e, d, n, _seq(entropy, _CONFIRM_KEY, k)) for k, (c, e, d, n) in enumerate(chosen)]
-            outcomes = _pool_map(pool, _forked_confirm, lambda arg: _confirm(job, *arg, pool=None), items,
-                                 deadline)
-            for out in outcomes:
-                if out is None:
-                    skipped += 1
-                    continue
+
+            def confirmed(k, out):
+                nonlocal best, skipped, stopped
+                if out is None or out is _Stopped:
+                    skipped += out is None
+                    stopped += out is _Stopped
+                    return
                 row, w = out
                 rows.append(row)
                 if w is not None and (best is None or w.epsilon_lower_bound > best.epsilon_lower_bound):
                     best = w
+
+            _pool_map(pool, _forked_confirm, lambda arg: _confirm(job, *arg, pool=None), items, deadline, failed,
+                      confirmed)
             skipped += confirm - len(chosen)
+    if stopped:
+        notes.append(f"stopped at the first certified failure: {stopped} planned cases not run "
+                     "(stop_on_failure=False runs them all)")
     bound = max(best.epsilon_lower_bound, 0.0) if best is not None else 0.0
     first_case = cases[0] if cases else Case(0, FAST_PAIRS[0], "float", "family")
     _, n_est, n_sel = _sizes(job, first_case)
