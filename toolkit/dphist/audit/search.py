@@ -17,7 +17,9 @@ The loop (:func:`hill_climb`): evaluate ``restarts`` random pairs
 counts, ties; 1-256 bins) and the starting pairs, then repeatedly move from
 one of the best pairs so far (:func:`mutate`: change another bin, add or remove,
 make or break a tie with a neighbour, a spike, a zero, scale the counts, mirror,
-double or halve the domain) and keep every evaluated pair.  The ``keep`` best
+double or halve the domain, put the changed bin across a round number such as
+100 or 5,000, where thresholds in code tend to sit, as StatDP seeds its inputs
+with special values) and keep every evaluated pair.  The ``keep`` best
 distinct pairs go on to the audit proper, whose selection and estimation
 batches are drawn fresh: nothing the search saw is reused, so the bound on
 those pairs is as valid as on the fixed ones (and their ``keep`` slots are
@@ -74,7 +76,7 @@ def mutate(pair: Pair, rng: np.random.Generator, name: str = "search") -> Pair:
     """One local move from ``pair`` (see the module docstring)."""
     x, j, c = pair.counts, pair.bin, pair.change
     n = x.size
-    move = int(rng.integers(10))
+    move = int(rng.integers(11))
     if move == 0:                                       # another bin, often a neighbour
         j = j + int(rng.choice((-1, 1))) if rng.random() < 0.5 else int(rng.integers(n))
     elif move == 1:                                     # remove instead of add, or back
@@ -95,6 +97,9 @@ def mutate(pair: Pair, rng: np.random.Generator, name: str = "search") -> Pair:
     elif move == 8 and n > 1:                           # half the domain around the changed bin
         start = min(max(j - n // 4, 0), n - n // 2)
         x, j = x[start:start + n // 2], j - start
+    elif move == 9:                                     # the changed bin at a round number's edge
+        edge = int(rng.choice((1, 5))) * 10 ** int(rng.integers(1, 5))
+        x[j], c = (edge - 1, +1) if rng.random() < 0.5 else (edge, -1)
     else:                                               # one bin up or down by a little
         k = int(rng.integers(n))
         x[k] = max(x[k] + int(rng.integers(-3, 4)), 0)
