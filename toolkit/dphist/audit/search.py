@@ -76,7 +76,7 @@ def mutate(pair: Pair, rng: np.random.Generator, name: str = "search") -> Pair:
     """One local move from ``pair`` (see the module docstring)."""
     x, j, c = pair.counts, pair.bin, pair.change
     n = x.size
-    move = int(rng.integers(11))
+    move = min(int(rng.integers(12)), 10)       # 10 and 11: the round-number move (twice as likely)
     if move == 0:                                       # another bin, often a neighbour
         j = j + int(rng.choice((-1, 1))) if rng.random() < 0.5 else int(rng.integers(n))
     elif move == 1:                                     # remove instead of add, or back
@@ -97,7 +97,7 @@ def mutate(pair: Pair, rng: np.random.Generator, name: str = "search") -> Pair:
     elif move == 8 and n > 1:                           # half the domain around the changed bin
         start = min(max(j - n // 4, 0), n - n // 2)
         x, j = x[start:start + n // 2], j - start
-    elif move == 9:                                     # the changed bin at a round number's edge
+    elif move == 10:                                    # the changed bin at a round number's edge
         edge = int(rng.choice((1, 5))) * 10 ** int(rng.integers(1, 5))
         x[j], c = (edge - 1, +1) if rng.random() < 0.5 else (edge, -1)
     else:                                               # one bin up or down by a little
