@@ -393,7 +393,7 @@ def test_hill_climb_moves_towards_a_higher_score_and_is_reproducible():
 
 def test_the_search_hands_fresh_pairs_to_the_audit():
     """Kills: search slots left out of m, or search pairs audited on the search's own runs."""
-    r = audit("identity", seed=4, samples=2000, selection=500, stop_on_failure=False)
+    r = audit("identity", seed=4, samples=2000, selection=500, noise="float", stop_on_failure=False)
     assert r.searched and r.passed
     assert any(row["origin"] == "search" for row in r.rows)
     assert r.tests >= 2 * 4 * len(r.searched)
