@@ -7,7 +7,7 @@ PLUGIN_DIRS  := $(filter-out plugins/_%,$(patsubst %/pyproject.toml,%,$(wildcard
 PLUGIN_TESTS := $(wildcard $(addsuffix /tests,$(PLUGIN_DIRS)))
 NOTEBOOKS    := $(wildcard notebooks/*.ipynb)
 
-.PHONY: install dev demo test test-browser bench audit clean
+.PHONY: install dev demo test test-browser explorer bench audit clean
 .PHONY: docs coursework
 
 $(BIN)/python:
@@ -46,6 +46,12 @@ test-browser: $(VENV)/.browser
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core; }
 	DPHIST_STRICT_PLUGINS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -s tests/browser
+
+# the explorer as a web page on http://127.0.0.1:8866/.  Voila runs in apps/ so that it reads apps/voila.json:
+# each page view has its own kernel, shut down when the page closes (Voila's beforeunload beacon); a kernel
+# whose page vanished without closing (a crashed tab) is culled after 10 idle minutes
+explorer: $(VENV)/.browser
+	cd apps && ../$(BIN)/voila explorer.ipynb --Voila.ip=127.0.0.1
 
 bench: dev
 	$(BIN)/python benchmarks/run.py

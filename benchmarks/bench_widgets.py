@@ -1,12 +1,12 @@
-"""The explorer's update latency (issue 17): one control change to updated views, N = 4,096.
+"""The explorer's update latency: one control change to updated views, N = 4,096.
 
 An update is: run the algorithm, run the Laplace baseline, score both on the chosen workload
 (prefix) and on identity, the error formula's prediction, draw the two histogram panels to PNG,
 and build the ledger and error HTML (``dphist.widgets``).  Target: under 200 ms for N <= 4,096.
 The "explorer" cases go through the widget itself (slider value set, worker thread, ``wait()``);
 the others time the same work without the thread hand-off, one preset each.  An algorithm whose own
-run takes longer than the target cannot meet it (DAWA's exact partition: ~0.3-3 s at this size,
-issue 6), so it is listed for information only; moving a control never blocks the kernel anyway
+run takes longer than the target cannot meet it (DAWA's exact partition: ~0.3-3 s at this size),
+so it is listed for information only; moving a control never blocks the kernel anyway
 (the worker thread computes, and intermediate settings are skipped).
 """
 import numpy as np

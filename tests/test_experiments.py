@@ -394,8 +394,9 @@ def test_skyline_by_family_draws_each_family_against_the_skyline_of_all():
     assert {t.get_text() for t in panels["A"].texts} == {"a1", "a2"}
     assert {t.get_text() for t in panels["B"].texts} == {"b1"}
     assert {t.get_text() for t in panels["other"].texts} == {"loose"}
+    from matplotlib.collections import PathCollection   # the points; their error bars are LineCollections
     filled = lambda ax: [bool(len(c.get_facecolors())) and c.get_facecolors()[0][3] > 0
-                        for c in ax.collections[1:] if len(c.get_offsets()) == 1]
+                        for c in ax.collections[1:] if isinstance(c, PathCollection) and len(c.get_offsets()) == 1]
     assert filled(panels["A"]) == [True, True] and filled(panels["B"]) == [False] and filled(panels["other"]) == [True]
     with pytest.raises(InvalidParameter, match="no results for dataset 'nope'"):
         plots.skyline_by_family(r, {}, dataset="nope")
@@ -472,3 +473,30 @@ def test_aggregate_carries_the_confidence_interval():
     s = res.aggregate(["algorithm"])[("a",)]
     assert s["ci_low"] == pytest.approx(2.0 - 4.302652729749464 / np.sqrt(3))
     assert s["ci_high"] == pytest.approx(2.0 + 4.302652729749464 / np.sqrt(3))
+
+
+def test_dpbench_1d_sweep_configuration_and_its_fallback(monkeypatch, tmp_path):
+    """benchmarks/dpbench-1d.toml is DPBench's 1-D grid and benchmarks/dpbench_1d.py falls back to
+    built-in shapes without the shared sources.  Kills: a grid key drifting from DPBench's (sources,
+    scales, epsilons, domain, workload, metric), a workload-aware algorithm not given the benchmark's
+    workload, or a fallback that keeps the absent DPBench names (the sweep would fail to plan)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "dpbench_1d.py"
+    spec = importlib.util.spec_from_file_location("dpbench_1d_under_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    full = SweepConfig.from_toml(bench.CONFIG)
+    assert len(full.datasets) == 18 and full.domains == [4096] and full.scales == [1000, 100000, 10000000]
+    assert full.epsilons == [0.01, 0.1, 1.0] and full.workloads == ["dpbench-random-2000"]
+    assert full.metrics == ["scaled-l2"] and len(full.algorithms) == 13
+    aware = {a.key: a.params for a in full.algorithms if a.name in ("GreedyH", "MWEM", "DAWA")}
+    assert len(aware) == 3 and all(p == {"workload": "dpbench-random-2000"} for p in aware.values())
+    monkeypatch.setenv("DPHIST_SHARED", str(tmp_path))          # a shared folder without the sources
+    assert bench.dpbench_dir() is None
+    config, what = bench.load_config(None)
+    assert "built-in" in what and all(d.name == "synthetic" for d in config.datasets)
+    small = bench.reduced(config, on_dpbench=False)
+    small.algorithms = small.algorithms[:2]
+    planned = plan(small)
+    assert len(planned.cells) == 2 * 4 * 3 * 1 * bench.REDUCED["trials"]

@@ -120,9 +120,16 @@ def test_exponential_mechanism_frequencies():
     expected = expected / expected.sum()
     assert np.allclose(picks / trials, expected, atol=0.015)
     spent = h.spent
-    with pytest.raises(PrivacyViolation, match="must return 3 values"):
+    # kills: dropping the probe of the score's shape before the charge (the wrong shape would then be
+    # found on the data, after the charge): a refused call spends nothing
+    with pytest.raises(InvalidParameter, match="one per candidate"):
         h.exponential(lambda c: np.ones(2), 3, 1.0, 1.0)
-    assert h.spent == spent + 1.0  # the data was read: the charge stands
+    assert h.spent == spent
+    # a score whose shape changes with the data passes the probe: the one documented abort after a charge
+    h = kernel([4, 0, 1]).handle("t", "partitioner", 1.0)
+    with pytest.raises(PrivacyViolation, match="must return 3 values"):
+        h.exponential(lambda c: np.ones(3) if c.sum() == 0 else np.ones(2), 3, 1.0, 1.0)
+    assert h.spent == 1.0  # the data was read: the charge stands
 
 
 def test_custom_mechanism_must_state_a_proof_and_is_recorded():
@@ -140,7 +147,7 @@ def test_custom_mechanism_must_state_a_proof_and_is_recorded():
             return counts.sum() + noise.laplace(1 / epsilon, 1)[0]
 
     k = kernel([1, 2, 3])
-    h = k.handle("t", "partitioner", 1.0)
+    h = k.handle("t", "partitioner", 1.0, vetted=("unproven", "noisy-total"))
     with pytest.raises(InvalidParameter, match="no privacy proof"):
         h.custom(Unproven(), 0.5)
     assert len(k.ledger) == 0

@@ -17,9 +17,9 @@ from dphist.kernel import PrivateKernel, SeededLaplace
 X = np.array([3, 1, 2, 0, 5])
 
 
-def fresh(x=X):
+def fresh(x=X, vetted=()):
     k = PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
-    return k, k.handle("t", "finalizer", 1.0)
+    return k, k.handle("t", "finalizer", 1.0, vetted=vetted)
 
 
 def assert_nothing_spent(k, h):
@@ -122,12 +122,23 @@ def test_the_kernel_copies_and_never_changes_the_callers_array():
 
 
 def test_a_non_finite_score_is_mapped_not_raised():
-    # exploit: log(count) ran on [3, 1, 2] and raised on the neighbour [3, 0, 2]
+    # exploit: a score finite on one histogram and infinite on its neighbour ([3, 1, 2] vs [3, 0, 2]);
+    # it is finite on the public probe, so it runs, and the infinity is mapped, never raised
     for x in ([3, 1, 2], [3, 0, 2]):
         k, h = fresh(np.array(x))
         with np.errstate(divide="ignore"):
-            i = h.exponential(lambda c: np.log(c.astype(float)), 3, 1.0, 1.0)
+            i = h.exponential(lambda c: 1.0 / (c.astype(float) - 1.0), 3, 1.0, 1.0)
         assert 0 <= i < 3
+
+
+def test_a_score_not_finite_on_the_public_probe_is_refused_before_the_charge():
+    # kills: dropping the finiteness check of the probe: log(count) is -inf on the all-zero probe, and
+    # on the data it would be finite or not depending on the counts
+    for x in ([3, 1, 2], [3, 0, 2]):
+        k, h = fresh(np.array(x))
+        with np.errstate(divide="ignore"), pytest.raises(InvalidParameter, match="non-finite value on the public"):
+            h.exponential(lambda c: np.log(c.astype(float)), 3, 1.0, 1.0)
+        assert_nothing_spent(k, h)
 
 
 def _frames_hold(tb, value: np.ndarray) -> bool:
@@ -148,11 +159,13 @@ def test_a_failing_mechanism_leaks_no_frames_holding_the_counts():
 
         def run(self, counts, epsilon, noise):
             secret = counts.copy()  # noqa: F841 - a local that holds the data
-            raise ValueError(f"bad count {counts[0]}")
+            if counts.any():        # runs on the all-zero probe; fails on the data
+                raise ValueError(f"bad count {counts[0]}")
+            return noise.laplace_mechanism(counts, 1.0, epsilon)
 
     secret = np.array([7, 11, 13, 17])
     k = PrivateKernel(secret, SeededLaplace(np.random.default_rng(0)))
-    h = k.handle("t", "finalizer", 1.0)
+    h = k.handle("t", "finalizer", 1.0, vetted=("fails",))
     with pytest.raises(PrivacyViolation) as info:
         h.custom(Fails(), 0.5)
     exc = info.value
@@ -164,7 +177,7 @@ def test_a_failing_mechanism_leaks_no_frames_holding_the_counts():
 def test_a_failing_score_function_leaks_nothing():
     k, h = fresh()
     with pytest.raises(PrivacyViolation) as info:
-        h.exponential(lambda c: 1 / 0 if c[3] == 0 else c, 5, 1.0, 0.5)
+        h.exponential(lambda c: 1 / 0 if c[0] == 3 else c, 5, 1.0, 0.5)   # fine on the probe, fails on X
     assert info.value.__context__ is None and not _frames_hold(info.value.__traceback__, X)
 
 
@@ -181,7 +194,7 @@ def test_over_budget_and_refusals_in_mechanism_arguments_spend_nothing():
         def run(self, counts, epsilon, noise, width=1):
             return noise.laplace_mechanism(counts.astype(float), 1.0, epsilon)
 
-    k, h = fresh()
+    k, h = fresh(vetted=("checked",))
     with pytest.raises(InvalidParameter, match="width"):
         h.custom(Checked(), 0.5, width=0)
     assert_nothing_spent(k, h)

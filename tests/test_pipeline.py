@@ -85,7 +85,9 @@ def test_stage_outputs_are_checked_and_noisy_is_read_only():
         def partition(self, bins, ctx):
             return Partition.singletons(3)
 
-    with pytest.raises(InvalidParameter, match="partition of 3 bins, expected 10"):
+    # kills: a stage check that does not name the stage and component
+    with pytest.raises(InvalidParameter, match=r"the partitioner bad returned an invalid partition "
+                                               r"\(partition covers 3 bins, the domain has 10\)"):
         Pipeline(None, None, Bad(), "group-mean").run(X, 1.0)
 
     class Scribbler(Partitioner):

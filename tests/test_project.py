@@ -7,11 +7,90 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_opens_with_the_two_commands():
+def _sections(text: str) -> list[str]:
+    return re.findall(r"^## (.+)$", text, re.M)
+
+
+def test_readme_first_screen_says_what_then_how_to_start():
+    """Kills: a README whose first section is not how to start, whose start block loses `make demo` first or the
+    `make dev` the notebooks need or the way to open the quickstart, or whose first screen is CI detail."""
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"```\n(.*?)```", text, re.S).group(1)
+    assert _sections(text)[0] == "Start"
+    intro = text[:text.index("\n## ")]
+    assert "differential privacy" in intro and len(intro.splitlines()) <= 15
+    start = text[text.index("## Start"):]
+    start = start[:start.index("\n## ", 3)]
+    block = re.search(r"```\n(.*?)```", start, re.S).group(1)
     commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
-    assert commands == ["make demo", "make test"]
+    assert commands[0] == "make demo"
+    assert commands.index("make dev") < commands.index(".venv/bin/jupyter lab notebooks/00-quickstart.ipynb")
+    assert "make test" in commands
+    assert "](notebooks/00-quickstart.ipynb)" in start
+    first_screen = "\n".join(text.splitlines()[:40])
+    for detail in ("Chromium", "Playwright", ".ci/run", "Voil"):
+        assert detail not in first_screen, f"{detail!r} on the README's first screen"
+
+
+#: SPDX identifier -> words the licence text must contain (its title and one clause only it has)
+LICENCE_TEXTS = {
+    "BSD-3-Clause": ("BSD 3-Clause License", "Neither the name of the copyright holder nor the names of its"),
+    "MIT": ("MIT License", "Permission is hereby granted, free of charge"),
+    "Apache-2.0": ("Apache License", "Version 2.0"),
+}
+
+
+def _project_table(pyproject: Path) -> str:
+    try:
+        import tomllib
+    except ModuleNotFoundError:      # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(pyproject.read_text())["project"]
+
+
+def test_licence_file_matches_the_declared_licence():
+    """Kills: no LICENSE file, a LICENSE of another licence than pyproject.toml declares (e.g. an MIT text under
+    "BSD-3-Clause"), a copyright line without the declared authors, a plugin declaring another licence, and
+    a LICENSE left out of the distribution's metadata (license-files)."""
+    project = _project_table(ROOT / "pyproject.toml")
+    spdx = project["license"]
+    assert spdx in LICENCE_TEXTS, f"no expected text for the declared licence {spdx!r}"
+    text = (ROOT / "LICENSE").read_text()
+    title, clause = LICENCE_TEXTS[spdx]
+    assert text.startswith(title) and clause in text
+    for other, (other_title, other_clause) in LICENCE_TEXTS.items():
+        if other != spdx:
+            assert other_clause not in text, f"LICENSE contains the {other} text"
+    holders = [a["name"] for a in project["authors"]]
+    assert re.search(rf"^Copyright \(c\) 2026, {re.escape(holders[0])}$", text, re.M)
+    assert "LICENSE" in project.get("license-files", [])
+    for plugin in sorted((ROOT / "plugins").glob("*/pyproject.toml")):
+        assert _project_table(plugin)["license"] == spdx, f"{plugin.parent.name} declares another licence"
+
+
+def _relative_links(text: str) -> list[str]:
+    """Targets of Markdown links and images that point into the repository (no URL, no pure anchor)."""
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    return [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+
+
+@pytest.mark.parametrize("document", ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md"])
+def test_links_resolve_to_files_in_the_repository(document):
+    """Kills: a link to a page that exists only after a build (docs/_build/...), to a renamed notebook or figure,
+    or to a file that was never committed."""
+    text = (ROOT / document).read_text()
+    links = _relative_links(text)
+    if document == "README.md":
+        assert len(links) >= 20                      # the notebooks, the figures, the coursework README
+    missing = [t for t in links if not (ROOT / t).exists()]
+    assert not missing, f"{document} links files that are not in the repository: {missing}"
+    built = [t for t in links if t.startswith("docs/_build")]
+    assert not built, f"{document} links pages that exist only after `make docs`: {built}"
+
+
+def test_relative_links_helper_sees_links_and_skips_urls():
+    """Kills: a link check that finds nothing (a regex that never matches passes every README)."""
+    text = "see [a](notebooks/a.ipynb), ![f](docs/f.png), [b](https://x.org/y), [c](#start), [d](B.md#part)"
+    assert _relative_links(text) == ["notebooks/a.ipynb", "docs/f.png", "B.md"]
 
 
 def _cff_schema() -> dict:

@@ -123,3 +123,23 @@ def test_evaluate_workloads_shares_one_prefix_sum(pair):
     for name, wl in wls.items():
         for metric in ("mse", "scaled-l1", "max"):
             assert got[name][metric] == pytest.approx(M.METRICS[metric](wl, x, y), rel=1e-12), (name, metric)
+
+
+def test_dpbench_random_ranges_are_dpbenchs_queries():
+    """The first queries of DPBench's RandomRange(None, (n,), 2000) with its seed 9001, read from
+    the reference code run in a scratch folder (dpcomp_core workload.RandomRange; the same 2,000
+    queries were compared there in full, at n = 4,096 and 1,024).  Kills: the start drawn before the
+    length, endpoints drawn independently (dphist's own random_ranges), a closed range taken as
+    half-open (hi off by one), or another seed."""
+    w = W.make("dpbench-random-2000", 4096)
+    assert len(w) == 2000 and w.name == "dpbench-random-2000"
+    assert (int(w.lo[0]), int(w.hi[0])) == (764, 2870)
+    v = W.make("dpbench-random-2000", 1024)
+    assert (int(v.lo[0]), int(v.hi[0])) == (764, 822)
+    lengths = w.hi - w.lo
+    assert lengths.min() >= 1 and w.hi.max() <= 4096 and w.lo.min() >= 0
+    # lengths uniform on 1..n (mean (n + 1) / 2), unlike random endpoints (mean about n / 3)
+    assert abs(lengths.mean() / 2048.5 - 1) < 0.05
+    assert W.is_name("dpbench-random-7") and not W.is_name("dpbench-random-0") and not W.is_name("dpbench-random-x")
+    with pytest.raises(InvalidParameter, match="dpbench-random"):
+        W.make("dpbench-random-", 16)

@@ -18,14 +18,15 @@ from .kernel import Ledger, VettedMechanism
 from .partition import Partition
 from .pipeline import Pipeline, Release
 from .presets import make_algorithm, preset
+from .records import Histogram, histogram
 from .registry import Registry, default_registry, register
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BrokenPlugin", "BudgetExceeded", "Component", "Context", "DPHistError",
-    "DuplicateComponent", "Finalizer", "Initializer", "InputFileError", "InvalidHistogram",
+    "DuplicateComponent", "Finalizer", "Histogram", "Initializer", "InputFileError", "InvalidHistogram",
     "InvalidParameter", "Ledger", "Partition", "Partitioner", "Pipeline",
     "PrivacyViolation", "Registry", "Release", "Sorter",
-    "UnknownComponent", "VettedMechanism", "default_registry", "make_algorithm", "preset", "register",
+    "UnknownComponent", "VettedMechanism", "default_registry", "histogram", "make_algorithm", "preset", "register",
 ]

@@ -7,26 +7,32 @@
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
+    dphist --import MODULE COMMAND ...   (a prototype's module imported first, so the names it
+                                          registers at runtime are usable by every command)
 
-Errors the user can fix exit with status 2 and one line naming the problem.
+Errors the user can fix exit with status 2 and one line naming the problem; a closed standard output
+(``dphist list | head -2``) ends quietly with status 141 (128 + SIGPIPE, as Unix tools).
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import inspect
+import os
 import sys
 
 import numpy as np
 
 from . import __version__
 from .components.base import Component
-from .errors import DPHistError, InvalidParameter
+from .errors import DPHistError, InvalidParameter, UnknownComponent
 from .registry import GROUPS, default_registry
 
 
 # ---------------------------------------------------------------- list
 def cmd_list(args) -> int:
+    from .registry import RUNTIME   # a runtime registration is listed with the module that made it
     kinds = [args.kind] if args.kind else list(GROUPS)
     if args.kind and args.kind not in GROUPS:
         raise InvalidParameter(f"unknown kind {args.kind!r}; kinds are {', '.join(GROUPS)}")
@@ -41,7 +47,8 @@ def cmd_list(args) -> int:
             flag = "  BROKEN" if (kind, e.name) in broken else ""
             if kind == "algorithm" and e.name in unavailable:
                 flag = f"  UNAVAILABLE: {unavailable[e.name]}"
-            print(f"  {e.name:<28} {e.distribution}{flag}")
+            origin = e.distribution if e.distribution != RUNTIME else f"{RUNTIME} {e.target.split(':')[0]}"
+            print(f"  {e.name:<28} {origin}{flag}")
     if unavailable:
         print(f"\nunavailable presets ({len(unavailable)}): they need a plugin that is not installed")
     if problems:
@@ -52,13 +59,25 @@ def cmd_list(args) -> int:
 
 
 # ------------------------------------------------------------- describe
-def _find_any(name: str):
-    hits = []
-    for kind in GROUPS:
-        if name in default_registry.names(kind):
-            hits.append((kind, default_registry.get(kind, name)))
-    if not hits:  # let the registry produce its suggestions
-        default_registry.get("algorithm", name)
+def _canonical(kind: str, name: str) -> str | None:
+    """The registered spelling of ``name`` in ``kind``: exact, else case-insensitive (as ``Registry.get``)."""
+    names = default_registry.names(kind)
+    if name in names:
+        return name
+    return {n.lower(): n for n in names}.get(name.lower())
+
+
+def _find_any(name: str) -> list[tuple[str, str, object]]:
+    """``(kind, registered name, object)`` for every kind holding ``name``, resolved as ``dphist run`` does;
+    an unknown name raises :class:`UnknownComponent` with the closest names of every kind."""
+    hits = [(kind, found, default_registry.get(kind, found)) for kind in GROUPS
+            if (found := _canonical(kind, name)) is not None]
+    if not hits:
+        every = {n.lower(): n for kind in GROUPS for n in default_registry.names(kind)}
+        close = [every[c] for c in difflib.get_close_matches(name.lower(), sorted(every), n=3, cutoff=0.5)]
+        close += [n for low, n in sorted(every.items()) if name.lower() in low and n not in close][:3]
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownComponent(f"no component, preset or dataset named {name!r}{hint} (see `dphist list`)")
     return hits
 
 
@@ -74,10 +93,14 @@ def _param_lines(defaults: dict, constraints: dict, current: dict | None = None)
 
 
 def cmd_describe(args) -> int:
-    hits = [(args.kind, default_registry.get(args.kind, args.name))] if args.kind else _find_any(args.name)
-    for kind, obj in hits:
+    if args.kind:
+        obj = default_registry.get(args.kind, args.name)   # UnknownComponent with the closest names
+        hits = [(args.kind, _canonical(args.kind, args.name) or args.name, obj)]
+    else:
+        hits = _find_any(args.name)
+    for kind, name, obj in hits:
         doc = (inspect.getdoc(obj) or "").strip()
-        print(f"{args.name}  [{kind}]")
+        print(f"{name}  [{kind}]")
         if doc:
             print("  " + doc.replace("\n", "\n  "))
         print(f"  citation: {getattr(obj, 'citation', '') or '-'}")
@@ -92,7 +115,7 @@ def cmd_describe(args) -> int:
             print("  parameters (make_algorithm(name, p=...), dphist run --param p=...):")
             for line in _param_lines(preset_params(obj), getattr(obj, "param_constraints", {})):
                 print(f"    {line}")
-            pipe = make_algorithm(args.name)
+            pipe = make_algorithm(name)
             print("  stages (override with <stage>__<parameter>=..., dphist run --param <stage>.<parameter>=...):")
             for stage in ("initializer", "sorter", "partitioner", "finalizer"):
                 component = getattr(pipe, stage)
@@ -140,6 +163,21 @@ def cmd_run(args) -> int:
     from .presets import make_algorithm
 
     eps = validate_epsilon(args.epsilon)
+    if args.seed is None or args.noise == "exact":   # the exact samplers' largest scale bounds epsilon below
+        from .kernel.exact import dyadic_scale_at_least
+        try:
+            dyadic_scale_at_least(1.0 / eps)
+        except (InvalidParameter, OverflowError, ZeroDivisionError):
+            raise InvalidParameter(f"epsilon {eps:g} is too small for the exact samplers (release mode, "
+                                   "--noise exact): the Laplace scale 1/epsilon exceeds what they draw") from None
+    if not args.records and not args.column:   # --column takes --bins as a spec (_column_histogram)
+        given = [flag for flag, v in (("--domain", args.domain), ("--bins", args.bins), ("--clip", args.clip)) if v]
+        if given:
+            raise InvalidParameter(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only with "
+                                   "--records (one record value per line); add --records or drop it")
+    if args.output:  # a bad or existing output is refused before any budget is spent
+        from .io import check_output
+        check_output(args.output, force=args.force, header=True)
     overrides = dict(parse_param(item) for item in args.param or [])
     pipeline = make_algorithm(args.algorithm, **overrides)
     domain = None
@@ -149,11 +187,8 @@ def cmd_run(args) -> int:
         except ValueError:
             raise InvalidParameter(f"--domain takes LO:HI, got {args.domain!r}") from None
         domain = (lo, hi)
-    counts = read_histogram(args.input, records=args.records, domain=domain, bins=args.bins, clip=args.clip)
-    if args.output:  # refuse an existing output before any budget is spent
-        from pathlib import Path
-        if Path(args.output).exists() and not args.force:
-            raise InvalidParameter(f"output file {args.output!r} exists; pass --force to overwrite")
+    counts = (_column_histogram(args) if args.column else
+              read_histogram(args.input, records=args.records, domain=domain, bins=_bin_count(args.bins), clip=args.clip))
     release = pipeline.run(counts, eps, seed=args.seed, noise=args.noise)
     if release.mode == "research":
         print(f"dphist: research mode: this output can be reproduced from seed {release.seed} and must NOT be "
@@ -175,9 +210,38 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _column_histogram(args):
+    """``--column C --bins SPEC [--user-id U --max-contributions K]``: a column of records (CSV, Parquet, .npy),
+    binned by :func:`dphist.histogram` (the release records the spec and the privacy unit)."""
+    from .records import histogram
+    if args.records or args.domain or args.clip:
+        raise InvalidParameter("--column reads a column of records; --records, --domain and --clip belong to "
+                               "one-value-per-line files (give the domain in --bins, e.g. 0:24:1)")
+    if not args.bins:
+        raise InvalidParameter("--column needs --bins: a public binning spec such as 0:24:1 (lo:hi:width)")
+    return histogram(args.input, args.column, args.bins, user_id=args.user_id,
+                     max_contributions=args.max_contributions, seed=args.seed)
+
+
+def _bin_count(bins):
+    """``--bins`` for ``--records``: a number of equal-width bins (a spec such as 0:24:1 needs --column)."""
+    if bins is None:
+        return None
+    try:
+        return int(bins)
+    except ValueError:
+        raise InvalidParameter(f"--bins {bins!r} with --records takes a number of bins; a binning spec "
+                               "needs --column") from None
+
+
 def _output_header(release, name: str) -> str:
-    """Comment lines for an output file: mode, algorithm, epsilon, warnings (never a seed in release mode)."""
+    """Comment lines for an output file: mode, algorithm, epsilon, warnings (never a seed in release mode),
+    and for a histogram of records its privacy unit and binning spec."""
     lines = [f"dphist {release.mode} mode: {name}, epsilon={release.epsilon:g}, noise={release.noise}"]
+    if release.binning is not None:
+        import json
+        lines.append(f"privacy unit: {release.privacy_unit}")
+        lines.append("bins: " + json.dumps({k: release.binning[k] for k in ("column", "bins", "shape", "user_id")}))
     if release.mode == "research":
         lines.append(f"research mode (seed {release.seed}): reproducible from the seed; do not publish")
     lines += [f"warning: {w}" for w in release.warnings]
@@ -190,12 +254,26 @@ def cmd_demo(args) -> int:
     return exp_cli.demo(args)
 
 
+def _import_prototypes(names: list[str]) -> None:
+    """``--import``: the modules are searched in the current folder too (as ``python -m`` does; last,
+    so a prototype never shadows an installed module); worker processes inherit the path."""
+    import os
+    from .registry import import_modules
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
+    import_modules(names, where="--import")
+
+
 # ----------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dphist", description="Differentially private histograms.")
     p.add_argument("--version", action="version", version=f"dphist {__version__}")
     p.add_argument("--data-dir", action="append", metavar="DIR",
                    help="a folder whose .npy histograms become datasets (repeatable; also DPHIST_DATA)")
+    p.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                   help="import MODULE (from the current folder or PYTHONPATH) before the command, so its "
+                        "runtime registrations are usable by every command (repeatable; bench and demo "
+                        "workers import it too)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("list", help="registered components, presets and datasets, and broken plugins")
@@ -221,7 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="overwrite an existing output file")
     s.add_argument("--records", action="store_true", help="the input lists one record value per line")
     s.add_argument("--domain", help="public domain LO:HI for --records")
-    s.add_argument("--bins", type=int, help="equal-width bins over the domain for --records")
+    s.add_argument("--bins", help="with --column: a public binning spec (0:24:1 = lo:hi:width, lo:hi/n, "
+                   "int:lo..hi, 2013-01-01:2014-01-01:1d); with --records: a number of equal-width bins")
+    s.add_argument("--column", help="bin this column of a CSV, Parquet or .npy file of records (dphist.histogram)")
+    s.add_argument("--user-id", help="with --column: the person column; each person keeps at most "
+                   "--max-contributions records (person-level privacy; default: record level)")
+    s.add_argument("--max-contributions", type=int, help="records kept per person (with --user-id)")
     s.add_argument("--clip", action="store_true", help="clip records outside the domain to its ends")
     s.add_argument("--param", action="append", metavar="[STAGE.]NAME=VALUE",
                    help="a preset parameter (gamma_in=0.5) or a component's (partitioner.bucket_penalty=2); "
@@ -240,18 +323,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: exit status when the reader of standard output went away (``dphist list | head -2``): 128 + SIGPIPE,
+#: what a Unix tool killed by SIGPIPE reports (``set -o pipefail`` shows it; plain pipelines show the reader's)
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.imports:   # a prototype's registrations, before any name is looked up
+            _import_prototypes(args.imports)
         if args.data_dir:
             from .datasets.files import add_data_dir
             for d in args.data_dir:
                 add_data_dir(d)
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()   # a closed pipe shows here, not in the interpreter's exit flush
+        return code
     except (DPHistError, FileNotFoundError) as exc:
         print(f"dphist: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout has gone: point stdout at /dev/null, so the exit flush stays quiet, and exit 141."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):   # stdout without a file descriptor (captured)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from the data would leak it.  Values outside the domain are an error unless
 
 Outputs are written to a temporary file and renamed into place, so a failure
 leaves nothing half-written; an existing file is refused unless ``force``.
+Every file gets the mode the umask gives (0644 under umask 022), like a plainly opened one.
 """
 from __future__ import annotations
 
@@ -106,16 +107,15 @@ def bin_records(values, domain, bins=None, clip=False, what="records") -> np.nda
     return np.bincount(idx, minlength=n).astype(np.int64)
 
 
-def write_array(path, values, force: bool = False, header: str = "") -> Path:
-    """Write ``values`` to ``.npy`` or ``.csv``/``.txt`` (one per line) atomically.
-
-    ``header`` (e.g. the release's mode) becomes ``#`` comment lines of a text
-    file; a ``.npy`` file cannot hold it, so it goes to ``<path>.json`` beside it.
-    """
+def check_output(path, force: bool = False, header: bool = False) -> tuple[Path, Path | None]:
+    """Refuse an output :func:`write_array` could not write: its type, a missing folder, an existing
+    file (or ``.npy`` sidecar, when a ``header`` goes with it) without ``force``.  Returns the path and
+    the sidecar (or None); callers check before any budget is spent."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise InvalidParameter(f"output {path}: unsupported type {suffix!r}; use .npy, .csv or .txt")
+        raise InvalidParameter(f"output {str(path)!r}: unsupported type {suffix or '(none)'!r}; "
+                               f"use {', '.join(SUFFIXES)}")
     if path.exists() and not force:
         raise InvalidParameter(f"output file {str(path)!r} exists; pass --force to overwrite")
     if not path.parent.is_dir():
@@ -123,6 +123,17 @@ def write_array(path, values, force: bool = False, header: str = "") -> Path:
     sidecar = path.with_name(path.name + ".json") if suffix == ".npy" and header else None
     if sidecar is not None and sidecar.exists() and not force:
         raise InvalidParameter(f"output file {str(sidecar)!r} exists; pass --force to overwrite")
+    return path, sidecar
+
+
+def write_array(path, values, force: bool = False, header: str = "") -> Path:
+    """Write ``values`` to ``.npy`` or ``.csv``/``.txt`` (one per line) atomically.
+
+    ``header`` (e.g. the release's mode) becomes ``#`` comment lines of a text
+    file; a ``.npy`` file cannot hold it, so it goes to ``<path>.json`` beside it.
+    """
+    path, sidecar = check_output(path, force, bool(header))
+    suffix = path.suffix.lower()
     if sidecar is not None:
         atomic_write(sidecar, lambda fh: fh.write(json.dumps({"header": header.splitlines()}, indent=1).encode()))
     try:
@@ -137,17 +148,41 @@ def write_array(path, values, force: bool = False, header: str = "") -> Path:
     return path
 
 
+def current_umask() -> int:
+    """The process's file-mode creation mask (read from ``/proc`` on Linux, else set and restored)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def umask_mode(path, directory: bool = False) -> None:
+    """Give ``path`` the mode an ordinary ``open``/``mkdir`` would: 0666 (0777 for a folder) less the umask.
+
+    ``tempfile`` creates 0600 files and 0700 folders; every file dphist writes follows the umask
+    instead, whichever way it was written (one rule for releases, results, reports and audits)."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~current_umask())
+
+
 def atomic_write(path, write, text: bool = False) -> Path:
     """Call ``write(fh)`` on a temporary file beside ``path``, then rename it over ``path``.
 
     A crash or an error leaves either the old file or none, never half a file.
     ``text`` opens the file as UTF-8 text (no newline translation), else binary.
+    The file's mode follows the umask (:func:`umask_mode`), not ``tempfile``'s 0600.
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text else os.fdopen(fd, "wb")) as fh:
             write(fh)
+        umask_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -12,6 +12,7 @@ The kernel meters every measurement; :class:`Release` carries the ledger.
 """
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -22,8 +23,10 @@ import numpy as np
 from .components.base import KINDS, Component, Context
 from .errors import InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
+from .kernel.private import checked_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
+from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
 from .partition import Partition
 from .registry import Registry, default_registry
@@ -131,6 +134,15 @@ class Release:
     pipeline: "Pipeline | None" = field(default=None, repr=False, compare=False)
     mode: str = "research"            #: "research" or "release"
     warnings: list[str] = field(default_factory=list)
+    contributions: int = 1            #: privacy unit: 1 record, or k records per person (person-level)
+    binning: dict[str, Any] | None = None  #: the public binning spec of histograms built from records
+
+    @property
+    def privacy_unit(self) -> str:
+        """``"1 record"`` (record level, the default) or ``"k records per person"``."""
+        if self.binning is not None and "privacy_unit" in self.binning:
+            return self.binning["privacy_unit"]     # a histogram bounded by person says so even at k = 1
+        return unit_text(self.contributions)
 
     def rerun(self, histogram) -> "Release":
         """Run the same algorithm with the same seed (identical output on the same data).
@@ -142,17 +154,22 @@ class Release:
         if self.mode != "research" or self.seed is None:
             raise PrivacyViolation("a release-mode release cannot be rerun: no noise state was kept")
         pipeline = self.pipeline if self.pipeline is not None else Pipeline.from_spec(self.spec)
-        return pipeline.run(histogram, self.epsilon, seed=self.seed)
+        return pipeline.run(histogram, self.epsilon, seed=self.seed, contributions=self.contributions)
 
     def to_dict(self) -> dict[str, Any]:
+        """The release as plain data.  Release mode exports no seed and no timings: a stage's wall
+        time depends on the data (a search's pruning, a sampler's rejections), so it is a side
+        channel the ledger does not meter.  ``timings`` stays on the object for the caller."""
         out = {"algorithm": _json_safe(self.spec), "epsilon": self.epsilon, "mode": self.mode}
         if self.mode == "research":
             out["seed"] = self.seed
-        out.update({
-            "noise": self.noise, "warnings": list(self.warnings), "unattributed": self.unattributed,
-            "timings": self.timings, "ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
-            "estimate": self.estimate.tolist(),
-        })
+        out.update({"noise": self.noise, "warnings": list(self.warnings), "unattributed": self.unattributed})
+        if self.mode == "research":
+            out["timings"] = self.timings
+        out.update({"ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
+                    "estimate": self.estimate.tolist(), "privacy_unit": self.privacy_unit})
+        if self.binning is not None:
+            out["binning"] = self.binning
         return out
 
 
@@ -184,6 +201,15 @@ class Pipeline:
             raise InvalidParameter("a pipeline needs a partitioner and a finalizer")
         self.shares = self._validate_shares(shares)
         self.name = name or "custom"
+
+    #: records per person the pipeline's runs are calibrated to unless a run says otherwise (1: record level)
+    contributions = 1
+
+    def at_contributions(self, k: int) -> "Pipeline":
+        """A copy whose runs are calibrated to ``k`` records per person (person-level privacy)."""
+        other = copy.copy(self)
+        other.contributions = check_contributions(k)
+        return other
 
     def _validate_shares(self, shares) -> tuple[float, float, float]:
         if isinstance(shares, Mapping):
@@ -228,19 +254,24 @@ class Pipeline:
     # --------------------------------------------------------------- specs
     @property
     def spec(self) -> dict[str, Any]:
-        return {"name": self.name, **{s: _component_spec(getattr(self, s)) for s in STAGES},
-                "shares": list(self.shares)}
+        out = {"name": self.name, **{s: _component_spec(getattr(self, s)) for s in STAGES},
+               "shares": list(self.shares)}
+        if self.contributions != 1:
+            out["contributions"] = self.contributions
+        return out
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
-        unknown = set(spec) - {"name", "shares", *STAGES}
+        unknown = set(spec) - {"name", "shares", "contributions", *STAGES}
         if unknown:
             raise InvalidParameter(f"unknown pipeline spec key(s) {sorted(unknown)}")
-        return cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
-                   name=spec.get("name"), registry=registry)
+        out = cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
+                  name=spec.get("name"), registry=registry)
+        return out.at_contributions(spec["contributions"]) if "contributions" in spec else out
 
     def with_shares(self, shares) -> "Pipeline":
-        return Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name)
+        other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name)
+        return other.at_contributions(self.contributions) if self.contributions != 1 else other
 
     def __repr__(self) -> str:
         parts = [f"{s}={getattr(self, s)!r}" for s in STAGES if getattr(self, s) is not None]
@@ -250,8 +281,8 @@ class Pipeline:
     def components(self) -> list[Component]:
         return [c for c in (getattr(self, s) for s in STAGES) if c is not None]
 
-    def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None
-            ) -> Release:
+    def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None,
+            contributions: int | None = None) -> Release:
         """Publish ``histogram`` under ``epsilon``-DP.
 
         With a ``seed`` (int) the run is in *research* mode: every draw comes
@@ -263,7 +294,23 @@ class Pipeline:
         (discrete samplers; in research mode driven by the seed), ``"float"``
         (seeded float Laplace, research mode's default, refused in release
         mode) or a :class:`~dphist.kernel.NoiseSource` declaring the run's mode.
+
+        Privacy unit: by default one record (record level: every record is a
+        different person).  ``histogram`` may be a :class:`dphist.records.Histogram`
+        built from records: its bounding ``k`` (``max_contributions``) and its
+        binning spec travel into the run and the release.  ``contributions=k``
+        (or :meth:`at_contributions`) calibrates every measurement to ``k``
+        records per person; it may not be below the histogram's own ``k``.
         """
+        binning, bounded = None, 1
+        if hasattr(histogram, "release_input"):   # a histogram built from records (dphist.records)
+            histogram, bounded, binning = histogram.release_input()
+        k = check_contributions(self.contributions if contributions is None else contributions)
+        if contributions is None:
+            k = max(k, bounded)
+        elif k < bounded:
+            raise InvalidParameter(f"contributions={k} is below the histogram's max_contributions={bounded}: "
+                                   "its persons may each have moved it by that many records")
         counts = validate_counts(histogram)
         eps = validate_epsilon(epsilon)
         kind = _noise_kind(noise)
@@ -289,7 +336,7 @@ class Pipeline:
             elif noise is None or kind == "float":
                 noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
-        kernel = PrivateKernel(counts, noise)
+        kernel = PrivateKernel(counts, noise, contributions=k)
         n = kernel.n
         g_in, g_p, g_f = self.shares
         ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode)
@@ -300,7 +347,8 @@ class Pipeline:
 
         t = time.perf_counter()
         if self.initializer is not None:
-            ctx.data = kernel.handle(self.initializer.name, "initializer", g_in * eps)
+            ctx.data = kernel.handle(self.initializer.name, "initializer", g_in * eps,
+                                     vetted=_declared_vetted(self.initializer))
             ctx.noisy = self.initializer.initialize(ctx)
             if ctx.noisy is not None:
                 ctx.noisy = np.array(ctx.noisy, dtype=float)
@@ -316,16 +364,18 @@ class Pipeline:
         bins = Partition.singletons(n)
         if self.sorter is not None:
             ctx.data = None
-            bins = self._checked(self.sorter.sort(bins, ctx), n, "sorter")
+            bins = checked_stage_partition(self.sorter.sort(bins, ctx), n, "sorter", self.sorter.name)
         timings["sorter"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        ctx.data = kernel.handle(self.partitioner.name, "partitioner", g_p * eps)
-        bins = self._checked(self.partitioner.partition(bins, ctx), n, "partitioner")
+        ctx.data = kernel.handle(self.partitioner.name, "partitioner", g_p * eps,
+                                 vetted=_declared_vetted(self.partitioner))
+        bins = checked_stage_partition(self.partitioner.partition(bins, ctx), n, "partitioner",
+                                       self.partitioner.name)
         timings["partitioner"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        ctx.data = kernel.handle(self.finalizer.name, "finalizer", g_f * eps)
+        ctx.data = kernel.handle(self.finalizer.name, "finalizer", g_f * eps, vetted=_declared_vetted(self.finalizer))
         estimate = np.asarray(self.finalizer.finalize(bins, ctx), dtype=float)
         if estimate.shape != (n,):
             raise InvalidParameter(f"finalizer {self.finalizer.name} returned shape {estimate.shape}, expected ({n},)")
@@ -339,7 +389,7 @@ class Pipeline:
                        noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
-                       warnings=list(ctx.warnings))
+                       warnings=list(ctx.warnings), contributions=k, binning=binning)
 
     @staticmethod
     def _run_mode(seed, noise, mode) -> str:
@@ -375,9 +425,26 @@ class Pipeline:
         if total > eps * (1 + _SHARE_TOLERANCE) + 1e-15:
             raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {eps:.6g}")
 
-    def _checked(self, bins, n: int, stage: str) -> Partition:
-        if not isinstance(bins, Partition):
-            raise InvalidParameter(f"the {stage} returned {type(bins).__name__}, not a Partition")
-        if bins.n_bins != n:
-            raise InvalidParameter(f"the {stage} returned a partition of {bins.n_bins} bins, expected {n}")
-        return bins
+
+
+def _declared_vetted(component) -> tuple:
+    """The component's declared vetted mechanisms (its opt-in), checked to be a tuple of names."""
+    names = getattr(component, "vetted_mechanisms", ())
+    if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(v, str) for v in names):
+        raise InvalidParameter(f"{component.kind} {component.name}: vetted_mechanisms must be a tuple of "
+                               f"mechanism names, got {names!r}")
+    return tuple(names)
+
+
+def checked_stage_partition(bins, n: int, stage: str, component: str) -> Partition:
+    """The partition a stage hands on, validated before the next stage sees it (and before that
+    stage is charged anything): a Partition of the ``n`` bins, every bin exactly once, bounds
+    increasing strictly from 0 to ``n`` (the kernel's own check).  Returns a fresh Partition of
+    private copies, so the component cannot change what the next stage reads; an error names the
+    stage and the component."""
+    try:
+        order, bounds = checked_partition(bins, n)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"the {stage} {component} returned an invalid partition ({exc}); nothing of the "
+                               "next stage was run or charged") from None
+    return Partition(order, bounds, validate=False)

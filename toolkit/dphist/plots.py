@@ -4,21 +4,24 @@ Every function returns a :class:`matplotlib.figure.Figure` built without
 pyplot's global state (safe with the Agg backend in worker processes and
 when saving files); in a notebook the figure displays inline.
 
-* :func:`error_vs_epsilon` - one panel per dataset, log-log;
-* :func:`error_vs_range_length` - Kellaris et al. (TKDE) Figures 15-18;
+* :func:`error_vs_epsilon` - one panel per dataset, log-log, the best few methods named and the rest
+  grey; :func:`error_vs_epsilon_by_family` - one dataset, one panel per family of methods;
+* :func:`error_vs_range_length` - Kellaris et al. (TKDE) Figures 15-18 (and ``_by_family``);
 * :func:`error_vs_scale` - DPBench's scale-epsilon exchangeability check;
 * :func:`skyline` - time vs error, dominated methods hollow (Kellaris et al. Sec. 7.2);
 * :func:`skyline_by_family` - the same for one dataset, one panel per family of methods (e.g. per
   plugin) against the grey cloud of all the others: readable with dozens of presets;
 * :func:`error_table` - a SORTaki-style table of mean errors on a colour (error) scale;
 * :func:`regret` - DPBench regret per algorithm;
-* :func:`dataset_shapes` - the histograms themselves.
+* :func:`dataset_shapes` - the histograms themselves;
+* :func:`use_style` - the notebooks' one figure style (:data:`STYLE`): readable at the committed size.
 
 Figures that put methods side by side (error against epsilon or range length,
 skyline, error table, regret) draw one comparability class at a time
 (:func:`dphist.experiments.analysis.comparable`): attributed releases by
 default; ``unattributed=True`` draws the unattributed ones (scored against the
-sorted truth) on their own.
+sorted truth) on their own.  Error bars are the 95% Student-t confidence intervals of the means
+(:meth:`dphist.experiments.results.Results.aggregate`).
 """
 from __future__ import annotations
 
@@ -34,6 +37,22 @@ from .experiments import analysis
 from .experiments.results import Results
 
 _MARKERS = "osD^v<>pPhX*"
+
+#: the figure style of the notebooks: 100 dpi and text no smaller than 8 points, so that a figure
+#: stays readable at the size it is committed at (an inline PNG is shown at one pixel per dot)
+STYLE = {"figure.dpi": 100, "savefig.dpi": 100, "font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10,
+         "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9, "legend.title_fontsize": 9,
+         "figure.titlesize": 11}
+
+
+def use_style() -> dict:
+    """Apply :data:`STYLE` to matplotlib's defaults (``matplotlib.rcParams``); returns it.
+
+    Call once at the top of a notebook, after ``%matplotlib inline`` (which sets its own dpi).
+    """
+    import matplotlib
+    matplotlib.rcParams.update(STYLE)
+    return dict(STYLE)
 
 
 def _style(i: int) -> dict:
@@ -66,14 +85,6 @@ def _finish(ax):
     ax.grid(True, which="major", alpha=0.3)
 
 
-def _legend(fig, axes):
-    handles, labels = axes[0].get_legend_handles_labels()
-    if handles:
-        rows_fit = max(8, int(fig.get_figheight() * 5.5))
-        ncol = math.ceil(len(labels) / rows_fit)
-        fig.legend(handles, labels, loc="center right", fontsize="x-small", frameon=False, ncol=ncol)
-
-
 def save(fig: Figure, path, dpi: int = 100) -> Path:
     """Write ``fig`` as PNG (Agg canvas; no display needed)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -83,45 +94,190 @@ def save(fig: Figure, path, dpi: int = 100) -> Path:
     return path
 
 
-def error_vs_epsilon(results: Results, metric: str = "mse", workload: str = "all-ranges",
-                     datasets=None, algorithms=None, unattributed: bool = False) -> Figure:
-    """Mean error against epsilon, per dataset (error bars: standard error of the mean over trials)."""
-    means = analysis.mean_errors(analysis.comparable(results, unattributed), metric, workload,
+#: curves drawn in colour and named when a panel holds more methods; the others are grey
+HIGHLIGHT = 8
+#: a confidence interval reaching below zero is drawn down to this fraction of the mean (log axes)
+CI_FLOOR = 0.01
+
+
+def _interval(mean: float, low: float, high: float) -> tuple[float, float]:
+    """Lengths below and above the mean of its confidence interval, as drawn on a log axis."""
+    if not math.isfinite(high - low):   # one trial: no interval
+        return 0.0, 0.0
+    return mean - max(low, mean * CI_FLOOR), high - mean
+
+
+def _epsilon_curves(results: Results, metric: str, workload: str, unattributed: bool) -> dict[str, dict]:
+    """``{dataset: {algorithm: (epsilons, means, below, above)}}`` with the 95% t intervals of the means."""
+    stats = analysis.mean_errors(analysis.comparable(results, unattributed), metric, workload,
                                  by=("dataset", "algorithm", "epsilon"))
-    datasets = datasets or sorted({k[0] for k in means})
-    algorithms = algorithms or sorted({k[1] for k in means}, key=str.lower)
-    fig, axes = _grid(len(datasets), legend=_legend_columns(len(algorithms), len(datasets)))
-    for ax, ds in zip(axes, datasets):
-        for i, alg in enumerate(algorithms):
-            pts = sorted((k[2], v["mean"], v["std"] / math.sqrt(v["count"]))
-                         for k, v in means.items() if k[0] == ds and k[1] == alg)
-            if pts:
-                e, m, s = map(np.array, zip(*pts))
-                ax.errorbar(e, m, yerr=s, label=alg, capsize=2, lw=1.2, ms=4, **_style(i))
-        ax.set(xscale="log", yscale="log", title=ds, xlabel="epsilon", ylabel=f"{metric} ({workload})")
+    points: dict = {}
+    for (ds, alg, eps), v in stats.items():
+        points.setdefault(ds, {}).setdefault(alg, []).append((eps, v["mean"], *_interval(v["mean"], v["ci_low"],
+                                                                                           v["ci_high"])))
+    return {ds: {alg: tuple(map(np.array, zip(*sorted(pts)))) for alg, pts in curves.items()}
+            for ds, curves in points.items()}
+
+
+def _range_curves(results: Results, metric: str, epsilon, unattributed: bool) -> dict[str, dict]:
+    """``{dataset: {algorithm: (range lengths, means, below, above)}}`` from the ``ranges-<r>%`` workloads."""
+    sel = analysis.comparable(results if epsilon is None else results.filter(epsilon=float(epsilon)), unattributed)
+    out = {}
+    for ds in sel.unique("dataset"):
+        curves = analysis.range_length_curve(sel, metric, dataset=ds)
+        out[ds] = {alg: tuple(map(np.array, zip(*[(r, m, *_interval(m, lo, hi)) for r, m, _, lo, hi in pts])))
+                   for alg, pts in curves.items()}
+    return {ds: c for ds, c in out.items() if c}
+
+
+def _best(panels: dict[str, dict], k: int) -> list[str]:
+    """The ``k`` methods with the smallest mean log-ratio to the best curve at each drawn point."""
+    ratios: dict[str, list] = {}
+    for curves in panels.values():
+        best: dict = {}
+        for x, m, *_ in curves.values():
+            for xi, mi in zip(x.tolist(), m.tolist()):
+                best[xi] = min(best.get(xi, math.inf), mi)
+        for alg, (x, m, *_) in curves.items():
+            ratios.setdefault(alg, []).extend(np.log(max(mi, 1e-300) / max(best[xi], 1e-300))
+                                              for xi, mi in zip(x.tolist(), m.tolist()))
+    return sorted(ratios, key=lambda a: (float(np.mean(ratios[a])), a.lower()))[:k]
+
+
+def _draw_curves(ax, curves: dict, named: list[str], colour_of: dict) -> None:
+    """Named methods in colour with their confidence intervals (error bars); the others thin grey lines."""
+    grey = [np.column_stack([x, m]) for alg, (x, m, *_) in curves.items() if alg not in named]
+    if grey:   # one collection: dozens of separate lines per panel cost seconds per figure
+        from matplotlib.collections import LineCollection
+        ax.add_collection(LineCollection(grey, colors="0.78", linewidths=0.8, zorder=1, label="_others"))
+        ax.autoscale_view()
+    for alg in named:
+        if alg in curves:
+            x, m, below, above = curves[alg]
+            ax.errorbar(x, m, yerr=np.vstack([below, above]), label=alg, capsize=2.5, lw=1.4, ms=4.5, zorder=3,
+                        **colour_of[alg])
+
+
+def _grey_proxy(n_grey: int):
+    from matplotlib.lines import Line2D
+    return Line2D([], [], color="0.78", lw=0.8, label=f"{n_grey} other method{'s' if n_grey != 1 else ''}")
+
+
+def _highlighted_figure(panels: dict[str, dict], highlight: int, algorithms, xlabel: str, ylabel: str,
+                        title_suffix: str = "") -> Figure:
+    """One panel per dataset; at most ``highlight`` methods named (the best overall), the rest grey."""
+    if not panels:
+        raise InvalidParameter("no results to draw (for error against range length: no ranges-<r>% workload)")
+    everyone = sorted({a for c in panels.values() for a in c}, key=str.lower)
+    named = list(algorithms) if algorithms else (everyone if len(everyone) <= highlight else _best(panels, highlight))
+    grey = [a for a in everyone if a not in named]
+    colour_of = {a: _style(i) for i, a in enumerate(named)}
+    two_lines = any("\n" in _wrap(ds + title_suffix) for ds in panels)
+    fig, axes = _grid(len(panels), legend=_legend_columns(len(named) + bool(grey), len(panels)),
+                      title_space=0.25 if two_lines else 0.0)
+    for ax, (ds, curves) in zip(axes, panels.items()):
+        _draw_curves(ax, curves, named, colour_of)
+        ax.set(xscale="log", yscale="log", title=_wrap(ds + title_suffix), xlabel=xlabel, ylabel=ylabel)
         _finish(ax)
-    _legend(fig, axes)
+    handles = [h for h in _legend_handles(axes, named)] + ([_grey_proxy(len(grey))] if grey else [])
+    if handles:
+        fig.legend(handles=handles, loc="center right", fontsize="small", frameon=False,
+                   ncol=math.ceil(len(handles) / max(8, int(fig.get_figheight() * 4.5))))
     return fig
+
+
+def _wrap(title: str, width: int = 36) -> str:
+    """A long panel title on two lines, broken at its last "(" or ", " before ``width`` characters."""
+    if len(title) <= width:
+        return title
+    cut = max(title.rfind("(", 0, width), title.rfind(", ", 0, width))
+    return title if cut <= 0 else title[:cut].rstrip() + "\n" + title[cut:].lstrip(", ")
+
+
+def _legend_handles(axes, named: list[str]) -> list:
+    """One handle per named method, in ``named`` order, from whichever panel drew it."""
+    found = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            found.setdefault(label, h)
+    return [found[a] for a in named if a in found]
+
+
+def _family_figure(curves: dict, families: dict, xlabel: str, ylabel: str, title: str) -> Figure:
+    """One panel per family (``{family: [method, ...]}``): its methods named in colour with error
+    bars, every other method a grey line; methods in no family form the panel "other"."""
+    members = {fam: [a for a in algs if a in curves] for fam, algs in families.items()}
+    listed = {a for algs in members.values() for a in algs}
+    members["other"] = members.get("other", []) + sorted((a for a in curves if a not in listed), key=str.lower)
+    members = {fam: algs for fam, algs in members.items() if algs}
+    if not members:
+        raise InvalidParameter("no results to draw")
+    fig, axes = _grid(len(members), width=4.2, height=3.4, max_cols=3, title_space=0.3)
+    for ax, (fam, algs) in zip(axes, members.items()):
+        _draw_curves(ax, curves, algs, {a: _style(i) for i, a in enumerate(algs)})
+        ax.set(xscale="log", yscale="log", title=f"{fam} ({len(algs)})")
+        ax.set_xlabel(xlabel, fontsize="small")
+        ax.set_ylabel(ylabel, fontsize="small")
+        ax.legend(fontsize="small", ncol=1 if len(algs) <= 6 else 2, frameon=False, handlelength=1.5,
+                  columnspacing=0.8, labelspacing=0.25)
+        _finish(ax)
+    fig.suptitle(title, fontsize="medium")
+    return fig
+
+
+def _pick_dataset(panels: dict, dataset):
+    if not panels:
+        raise InvalidParameter("no results to draw")
+    dataset = next(iter(panels)) if dataset is None else dataset
+    if dataset not in panels:
+        raise InvalidParameter(f"no results for dataset {dataset!r}; have {', '.join(panels)}")
+    return dataset
+
+
+def error_vs_epsilon(results: Results, metric: str = "mse", workload: str = "all-ranges",
+                     datasets=None, algorithms=None, unattributed: bool = False, highlight: int = HIGHLIGHT) -> Figure:
+    """Mean error against epsilon, one panel per dataset; error bars are the 95% Student-t confidence
+    intervals of the means.  With more than ``highlight`` methods only the ``highlight`` best (smallest
+    mean log-ratio to the best at each point) are named in colour, the others are grey lines;
+    ``algorithms`` names a chosen set instead.  :func:`error_vs_epsilon_by_family` draws every method
+    named, one panel per family."""
+    panels = _epsilon_curves(results, metric, workload, unattributed)
+    panels = {ds: panels[ds] for ds in (datasets or sorted(panels)) if ds in panels}
+    return _highlighted_figure(panels, highlight, algorithms, "epsilon", f"{metric} ({workload})")
+
+
+def error_vs_epsilon_by_family(results: Results, families: dict, metric: str = "mse", workload: str = "all-ranges",
+                               dataset: str | None = None, unattributed: bool = False) -> Figure:
+    """Mean error against epsilon on one dataset (default: the first), one panel per family
+    (``{family: [algorithm, ...]}``, e.g. :func:`dphist.experiments.demo.preset_families`), the
+    family's methods named with 95% confidence intervals against the grey lines of all the others."""
+    panels = _epsilon_curves(results, metric, workload, unattributed)
+    dataset = _pick_dataset(panels, dataset)
+    return _family_figure(panels[dataset], families, "epsilon", f"{metric} ({workload})",
+                          f"error against epsilon by family, {dataset} (grey: the other families; "
+                          "bars: 95% confidence intervals)")
 
 
 def error_vs_range_length(results: Results, metric: str = "mse", epsilon=None, datasets=None,
-                          unattributed: bool = False) -> Figure:
-    """Mean error against range length (% of the domain), from the ``ranges-<r>%`` workloads."""
-    sel = analysis.comparable(results if epsilon is None else results.filter(epsilon=float(epsilon)), unattributed)
-    datasets = datasets or sel.unique("dataset")
-    algs = sel.unique("algorithm")
-    fig, axes = _grid(len(datasets), legend=_legend_columns(len(algs), len(datasets)))
-    for ax, ds in zip(axes, datasets):
-        curves = analysis.range_length_curve(sel, metric, dataset=ds)
-        for i, alg in enumerate(algs):
-            if alg in curves:
-                r, m, s = map(np.array, zip(*curves[alg]))
-                ax.plot(r, m, label=alg, lw=1.2, ms=4, **_style(i))
-        ax.set(xscale="log", yscale="log", title=ds + (f", eps={epsilon:g}" if epsilon is not None else ""),
-               xlabel="range length (% of domain)", ylabel=metric)
-        _finish(ax)
-    _legend(fig, axes)
-    return fig
+                          unattributed: bool = False, highlight: int = HIGHLIGHT, algorithms=None) -> Figure:
+    """Mean error against range length (% of the domain), from the ``ranges-<r>%`` workloads; error
+    bars and the choice of named methods as in :func:`error_vs_epsilon`."""
+    panels = _range_curves(results, metric, epsilon, unattributed)
+    panels = {ds: panels[ds] for ds in (datasets or list(panels)) if ds in panels}
+    return _highlighted_figure(panels, highlight, algorithms, "range length (% of domain)", metric,
+                               f", eps={epsilon:g}" if epsilon is not None else "")
+
+
+def error_vs_range_length_by_family(results: Results, families: dict, metric: str = "mse", epsilon=None,
+                                    dataset: str | None = None, unattributed: bool = False) -> Figure:
+    """Mean error against range length on one dataset, one panel per family (as
+    :func:`error_vs_epsilon_by_family`)."""
+    panels = _range_curves(results, metric, epsilon, unattributed)
+    dataset = _pick_dataset(panels, dataset)
+    return _family_figure(panels[dataset], families, "range length (% of domain)", metric,
+                          f"error against range length by family, {dataset}"
+                          + (f", eps={epsilon:g}" if epsilon is not None else "")
+                          + " (grey: the other families; bars: 95% confidence intervals)")
 
 
 def error_vs_scale(results: Results, algorithms=None, metric: str = "scaled-l1", workload: str = "prefix",
@@ -156,33 +312,44 @@ def _label_sides(pts: dict) -> dict:
     return {name: ((-3, "right") if v > cut else (3, "left")) for name, v in logs.items()}
 
 
+def _error_intervals(sel: Results, metric: str, workload: str, unattributed: bool, dataset: str) -> dict:
+    """Per method on one dataset, the lengths below and above its mean error of the 95% t interval."""
+    stats = analysis.mean_errors(analysis.comparable(sel.filter(dataset=dataset), unattributed), metric, workload,
+                                 by=("algorithm",))
+    return {a: _interval(v["mean"], v["ci_low"], v["ci_high"]) for (a,), v in stats.items()}
+
+
 def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon=None,
             datasets=None, unattributed: bool = False) -> Figure:
     """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = datasets or sel.unique("dataset")
-    fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.3)
+    fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.55)
     for ax, ds in zip(axes, datasets):
         pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds)
         on = analysis.skyline(pts)
         sides = _label_sides(pts)
+        bars = _error_intervals(sel, metric, workload, unattributed, ds)
         for name, (t, e) in pts.items():
             dx, side = sides[name]
+            ax.errorbar(t, e, yerr=np.array(bars[name])[:, None], fmt="none", ecolor="C3" if on[name] else "0.6",
+                        elinewidth=0.8, capsize=2, zorder=2)
             if on[name]:
                 ax.scatter(t, e, s=36, color="C3", zorder=3)
-                ax.annotate(name, (t, e), fontsize=7, fontweight="bold", xytext=(dx, 3), textcoords="offset points",
+                ax.annotate(name, (t, e), fontsize=8, fontweight="bold", xytext=(dx, 3), textcoords="offset points",
                             ha=side)
             else:
                 ax.scatter(t, e, s=30, facecolors="none", edgecolors="0.5", zorder=2)
-                ax.annotate(name, (t, e), fontsize=6, color="0.45", xytext=(dx, -8), textcoords="offset points",
+                ax.annotate(name, (t, e), fontsize=8, color="0.45", xytext=(dx, -8), textcoords="offset points",
                             ha=side)
         front = sorted(pts[n] for n in pts if on[n])
         if front:
             ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.6)
         ax.set(xscale="log", yscale="log", xlabel="time per run (s)", ylabel=f"{metric} ({workload})",
-               title=ds + (f", eps={epsilon:g}" if epsilon is not None else ""))
+               title=_wrap(ds + (f", eps={epsilon:g}" if epsilon is not None else "")))
         _finish(ax)
-    fig.suptitle("time-error skyline (filled: on the skyline; hollow: dominated)", fontsize="medium")
+    fig.suptitle("time-error skyline (filled: on the skyline; hollow: dominated; bars: 95% confidence intervals "
+                 "of the mean errors)", fontsize="medium")
     return fig
 
 
@@ -209,15 +376,18 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
     errors = np.array([p[1] for p in pts.values()])
     front = sorted(pts[n] for n in pts if on[n])
     sides = _label_sides(pts)
+    bars = _error_intervals(sel, metric, workload, unattributed, dataset)
     for ax, (fam, algs) in zip(axes, members.items()):
         ax.scatter(times, errors, s=8, color="0.82", zorder=1)
         ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.5, zorder=2)
         for i, name in enumerate(algs):
             t, e = pts[name]
             colour = f"C{i % 10}"
+            ax.errorbar(t, e, yerr=np.array(bars[name])[:, None], fmt="none", ecolor=colour, elinewidth=0.8,
+                        capsize=2, zorder=2)
             ax.scatter(t, e, s=30, zorder=3, color=colour if on[name] else "none", edgecolors=colour)
             dx, side = sides[name]
-            ax.annotate(name, (t, e), fontsize=6.5, color=colour, xytext=(dx, 3),
+            ax.annotate(name, (t, e), fontsize=8, color=colour, xytext=(dx, 3),
                         textcoords="offset points", ha=side, fontweight="bold" if on[name] else "normal")
         # zoom on the family: from the best error of all to a little above the family's worst
         ax.set(xscale="log", yscale="log", title=fam,
@@ -258,7 +428,7 @@ def error_table(results: Results, metric: str = "mse", workload: str = "all-rang
     for i in range(len(algs)):
         for j in range(len(dss)):
             if np.isfinite(table[i, j]):
-                ax.text(j, i, f"{table[i, j]:.3g}", ha="center", va="center", fontsize=7)
+                ax.text(j, i, f"{table[i, j]:.3g}", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(dss)), dss, rotation=20, ha="right", fontsize=8)
     ax.set_yticks(range(len(algs)), algs, fontsize=8)
     ax.set_title(f"mean {metric} on {workload}, eps={epsilon:g}", fontsize="medium")

@@ -29,7 +29,9 @@ their plugin's prefix (``dawa.l1`` comes from ``dphist-dawa``).
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -310,6 +312,44 @@ def plugin_distribution(name: str) -> str:
     """The distribution a component name's prefix points to: ``dawa.l1`` -> ``dphist-dawa``."""
     prefix = name.split(".", 1)[0] if "." in name else name
     return f"dphist-{prefix.replace('_', '-')}"
+
+
+MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def import_modules(names, where: str = "--import") -> list:
+    """Import the modules ``names`` (a prototype's file of ``register`` calls) and return them.
+
+    This is the one way to load a prototype: ``dphist --import mymodule ...`` (every command) and a
+    sweep's ``plugins = ["mymodule"]`` (:mod:`dphist.experiments.config`, imported again in every
+    worker process) both come here, so a module's runtime registrations (``Registry.register``,
+    ``@dphist.register``) exist wherever a name is looked up.  A module already imported is not
+    imported twice (``sys.modules``).  ``where`` names the option in errors: a malformed or unknown
+    name, or a module whose import raises, is an :class:`~dphist.errors.InvalidParameter` of one
+    line naming the module, raised before anything runs.
+    """
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise InvalidParameter(f"{where}: expected a list of module names, got {names!r}")
+    modules = []
+    for name in names:
+        if not isinstance(name, str) or not MODULE_NAME.match(name) or name.endswith(".py"):
+            raise InvalidParameter(f"{where}: {name!r} is not a module name (write mymodule or package.module, "
+                                   "without .py)")
+        try:
+            modules.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
+                raise InvalidParameter(f"{where}: no module named {name!r} (it must be importable: in the "
+                                       "current folder or on PYTHONPATH)") from None
+            raise InvalidParameter(f"{where}: importing module {name!r} failed: {_one_line(exc)}") from None
+        except Exception as exc:  # the prototype's own import-time error, named with its module
+            raise InvalidParameter(f"{where}: importing module {name!r} failed: {_one_line(exc)}") from None
+    return modules
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
 def _qualname(obj: Any) -> str:

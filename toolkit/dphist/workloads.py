@@ -9,7 +9,10 @@ Workloads used by the papers:
 * identity, prefix (DPBench default for 1-D), all ranges (Hay et al. 2010);
 * SORTaki Section VI: small ranges (lengths 1-10) and big ranges (lengths
   100-1000, step 100), each at every position;
-* ranges of length r% of n (Kellaris et al., Figures 15-18), seeded random ranges.
+* ranges of length r% of n (Kellaris et al., Figures 15-18), seeded random ranges;
+* DPBench's 1-D random ranges (Hay et al., SIGMOD 2016; ``dpbench-random-<m>``): a length uniform
+  in 1..n, then a start uniform among the places it fits, query after query, from the public seed
+  9001 of DPBench's ``RandomRange`` (numpy's ``RandomState``), so the same queries as DPBench's.
 """
 from __future__ import annotations
 
@@ -176,6 +179,25 @@ def random_ranges(n: int, m: int, rng: np.random.Generator) -> RangeWorkload:
     return RangeWorkload(n, np.minimum(a, b), np.maximum(a, b), f"random-{m}")
 
 
+#: the public seed of DPBench's RandomRange workload
+DPBENCH_RANDOM_SEED = 9001
+
+
+def dpbench_random_ranges(n: int, m: int, seed: int = DPBENCH_RANDOM_SEED) -> RangeWorkload:
+    """DPBench's 1-D random-range workload: ``m`` queries, each a length uniform in 1..n then a start
+    uniform in 0..n - length, drawn in that order from ``numpy.random.RandomState(seed)`` (Hay et
+    al., SIGMOD 2016; dpcomp_core ``workload.RandomRange``, read, not copied).  Public: no data."""
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise InvalidParameter(f"the number of random ranges must be a positive integer, got {m!r}")
+    rs = np.random.RandomState(seed)
+    lo = np.empty(m, dtype=np.int64)
+    length = np.empty(m, dtype=np.int64)
+    for i in range(m):          # interleaved draws (length, start) per query, as the reference: O(m)
+        length[i] = rs.randint(1, n + 1)
+        lo[i] = rs.randint(0, n - length[i] + 1)
+    return RangeWorkload(n, lo, lo + length, f"dpbench-random-{m}")
+
+
 def explicit(n: int, ranges) -> RangeWorkload:
     """From a list of ``(lo, hi)`` pairs (half-open)."""
     arr = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
@@ -196,19 +218,31 @@ def _percent(name: str) -> float | None:
         return None
 
 
+def _dpbench_random(name: str) -> int | None:
+    """m of a name ``dpbench-random-<m>`` (None when the name has another form)."""
+    if not name.startswith("dpbench-random-") or not name[15:].isdigit():
+        return None
+    m = int(name[15:])
+    return m if m >= 1 else None
+
+
 def is_name(name) -> bool:
     """True when :func:`make` knows ``name`` (whatever the domain size: a parameter check)."""
     if not isinstance(name, str):
         return False
     percent = _percent(name)
-    return name in BUILTIN or (percent is not None and 0 < percent <= 100)
+    return name in BUILTIN or (percent is not None and 0 < percent <= 100) or _dpbench_random(name) is not None
 
 
 def make(name: str, n: int) -> RangeWorkload:
-    """A workload by name: identity, prefix, all-ranges, small-ranges, big-ranges or ranges-<r>%."""
+    """A workload by name: identity, prefix, all-ranges, small-ranges, big-ranges, ranges-<r>% or
+    dpbench-random-<m>."""
     if name in BUILTIN:
         return BUILTIN[name](n)
     percent = _percent(name)
     if percent is not None:
         return percent_ranges(n, percent)
-    raise InvalidParameter(f"unknown workload {name!r}; known: {', '.join(BUILTIN)}, ranges-<r>%")
+    m = _dpbench_random(name)
+    if m is not None:
+        return dpbench_random_ranges(n, m)
+    raise InvalidParameter(f"unknown workload {name!r}; known: {', '.join(BUILTIN)}, ranges-<r>%, dpbench-random-<m>")

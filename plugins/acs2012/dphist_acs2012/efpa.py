@@ -256,6 +256,8 @@ class EFPAFinalizer(ReferenceCalibration, Finalizer):
 
     name = "acs2012.efpa"
     citation = CITATION
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("acs2012.fourier-coefficients", "acs2012.efpa-dpbench")
     spends = True
     requires_domain_order = True
     param_constraints = {"ratio": UNIT_SHARE, "calibration": Options(*CALIBRATIONS)}

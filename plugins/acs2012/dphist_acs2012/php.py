@@ -233,6 +233,8 @@ class PHPPartitioner(Partitioner):
 
     name = "acs2012.php"
     citation = CITATION
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("acs2012.bisection",)
     spends = True
     param_constraints = {"depth": [None, Interval(int, 1, None)], "max_groups": Interval(int, 1, None),
                          "measure_epsilon": [None, Interval(float, 0, None, closed="neither")]}

@@ -141,7 +141,7 @@ def test_all_coefficients_without_noise_reproduce_the_histogram():
     x = np.random.default_rng(4).poisson(10, 12)
     kernel = PrivateKernel(x, ZeroLaplace())
     mech = FourierCoefficients(12, "parseval", 12)
-    out = from_components(kernel.handle("t", "finalizer", 1.0).custom(mech, 1.0), 12)
+    out = from_components(kernel.handle("t", "finalizer", 1.0, vetted=(mech.name,)).custom(mech, 1.0), 12)
     np.testing.assert_allclose(out, x, atol=1e-9)
 
 
@@ -426,7 +426,7 @@ def test_php_partitioner_refuses_before_spending(kwargs):
 def test_fourier_coefficients_refuse_a_mismatched_domain_before_spending():
     """Kills: the entrywise bound kept/sqrt(n) computed for a larger n than the histogram's (too little noise)."""
     kernel = PrivateKernel(np.arange(16), SeededLaplace(np.random.default_rng(0)))
-    handle = kernel.handle("t", "finalizer", 1.0)
+    handle = kernel.handle("t", "finalizer", 1.0, vetted=("acs2012.fourier-coefficients",))
     with pytest.raises(InvalidParameter):
         handle.custom(FourierCoefficients(5, "entrywise", 64), 1.0)
     with pytest.raises(InvalidParameter):

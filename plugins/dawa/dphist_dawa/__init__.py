@@ -8,6 +8,6 @@ Under Differential Privacy", PVLDB 7(12), 2014) as dphist components.
 * presets ``DAWA``, ``DAWA-approx``, ``GreedyH``.
 """
 from .greedy_h import GreedyHFinalizer
-from .l1_partition import L1Partitioner, NoisyL1Partition
+from .l1_partition import L1Partitioner
 
-__all__ = ["GreedyHFinalizer", "L1Partitioner", "NoisyL1Partition"]
+__all__ = ["GreedyHFinalizer", "L1Partitioner"]

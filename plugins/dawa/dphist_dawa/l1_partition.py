@@ -36,7 +36,10 @@ Section 3c, compares them on synthetic data and on held-out histograms):
 * ``"noisy-min"``: every candidate group's deviation, single-bin groups included, gets
   independent Laplace noise of scale ``s = 4 / eps_1`` in the kernel; every group also pays a
   public penalty ``bucket_penalty * s``; the least noisy-cost partition is found by dynamic
-  programming (proof below).  Its utility is poor: the noise 4/eps_1 on every candidate
+  programming (proof below).  The kernel owns it: ``ctx.data.noisy_min_segmentation``
+  (report-noisy-min over a :mod:`dphist.segmentation` cost, proved in its docstring) with the
+  cost ``dphist.segmentation.L1Deviation``, whose sensitivity 2 the kernel knows; no vetted
+  mechanism is involved.  Its utility is poor: the noise 4/eps_1 on every candidate
   swamps the decision threshold 1/eps_2 (per-bin error up to 100x the reference code's on
   synthetic shapes, notebook Section 3c).
 * ``"dpbench"``: the DPBench/ektelo C code's scores, NOT differentially private (see
@@ -106,6 +109,11 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import InvalidParameter, Partition, Partitioner, VettedMechanism, segmentation
+
+#: the search of the kernel's noisy-min segmentation for each variant
+_SEARCH = {"exact": "all", "power-of-two": "power-of-two", "tree": "tree"}
+#: the sensitivity of DAWA's dev(x, b), below 2 (Section 2); the noise scale is 2 x 2 / eps_1
+DEV_SENSITIVITY = 2.0
 from dphist.components import ReferenceCalibration
 from dphist.params import Interval, Options
 
@@ -125,15 +133,15 @@ def noise_deviation(lengths, scale: float) -> np.ndarray:
 
 
 class NoisyMinCosts:
-    """calibration "noisy-min": ``dev + Lap(scale) + measure_cost`` on every candidate (no floor)."""
+    """calibration "noisy-min" outside the kernel: ``dev + Lap(scale) + measure_cost`` on every
+    candidate (no floor).  The partitioner itself goes through the kernel's
+    ``noisy_min_segmentation``, which draws the same numbers in research mode; this transform
+    serves the segmentation engine's recorded test (``tests/test_segmentation.py``)."""
 
     def __init__(self, noise, scale, measure_cost):
         self.noise, self.scale, self.measure_cost = noise, scale, measure_cost
 
     def __call__(self, dev, lengths):
-        # through noise.laplace_mechanism (sensitivity ``scale``, epsilon 1) so release mode's exact
-        # grid route applies; support=2 widens the grid sensitivity by the two rounding steps the
-        # noisy-min argument can meet (the output's group and its competitor)
         return self.noise.laplace_mechanism(dev, self.scale, 1.0, support=2) + self.measure_cost
 
 
@@ -200,36 +208,6 @@ def _ordered(counts, order):
     return (counts if order is None else counts[np.asarray(order)]).astype(np.float64)
 
 
-class NoisyL1Partition(VettedMechanism):
-    """calibration "noisy-min": noisy group costs and the least-cost partition, in the kernel.
-
-    Returns the cut points in units (``0 = c_0 < ... < c_m = k``) for
-    :meth:`dphist.Partition.merge`; nothing else leaves the kernel.
-    """
-
-    name = "dawa.l1-partition"
-    sensitivity = 4.0   #: noise calibration: 2 x the deviation's sensitivity bound 2 (report-noisy-min)
-    proof = ("eps_1-DP by report-noisy-min on the output's own noise (dphist_dawa.l1_partition module "
-             "docstring; notebooks/dawa.ipynb Section 3): every candidate group, single-bin ones "
-             "included, gets independent Laplace(4/eps_1) on its deviation. Adding or removing one "
-             "record at bin i moves dev(x, b) by at most 2(1 - 1/|b|) < 2 for b containing i. Fix the "
-             "output B and all noise except that of B's group b* holding i: B wins iff Z_{b*} is below "
-             "a threshold that moves by < 4 between neighbours, so P(B|x') >= exp(-eps_1) P(B|x). "
-             "The DPBench/ektelo calibration of DAWA (Li et al. PVLDB 2014, Sec. 3) - Laplace(2/eps_1), "
-             "no noise on single bins, floor at 0 - is not used (measured loss about 3.5 eps_1).")
-
-    def answers(self, n: int, **_) -> int:
-        """One partition is released (the noisy costs never leave the kernel)."""
-        return 1
-
-    def run(self, counts, epsilon, noise, order=None, bounds=None, variant="exact",
-            branching=2, measure_epsilon=1.0, bucket_penalty=0.0):
-        scale = self.sensitivity / float(epsilon)
-        measure_cost = 1.0 / float(measure_epsilon) + float(bucket_penalty) * scale   # public constants
-        return least_cost_partition(_ordered(counts, order), bounds, variant, branching,
-                                    NoisyMinCosts(noise, scale, measure_cost))
-
-
 class DPBenchL1Partition(VettedMechanism):
     """calibration "dpbench": the DPBench/ektelo code's noisy scores.  NOT differentially private.
 
@@ -278,7 +256,7 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
           expected noise deviation subtracted from every candidate's cost; eps_1-DP because
           everything after the noisy counts is post-processing;
         * ``"noisy-min"``: Laplace(4/eps_1) on every candidate's deviation in the kernel
-          (report-noisy-min proof), plus ``bucket_penalty``;
+          (``ctx.data.noisy_min_segmentation``, report-noisy-min proof), plus ``bucket_penalty``;
         * ``"dpbench"``: the DPBench/ektelo code's calibration, **not differentially private**
           (its ledger row and the release's warnings say so; release mode refuses it); for
           reproducing published numbers.
@@ -297,6 +275,8 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
     name = "dawa.l1"
     spends = True
     citation = _CITATION
+    #: the opt-in to the one vetted mechanism it runs: calibration="dpbench" (not DP, research mode only)
+    vetted_mechanisms = ("dawa.l1-partition-dpbench",)
     param_constraints = {
         "variant": Options(*VARIANTS),
         "branching": Interval(int, 2, None),
@@ -339,8 +319,16 @@ class L1Partitioner(ReferenceCalibration, Partitioner):
             cuts = least_cost_partition(_ordered(noisy, bins.order), bins.bounds, self.variant,
                                         int(self.branching), costs)
             return bins.merge(cuts)
-        mechanism = NoisyL1Partition() if self.calibration == "noisy-min" else DPBenchL1Partition()
-        cuts = ctx.data.custom(mechanism, ctx.budget, order=bins.order, bounds=bins.bounds,
+        if self.calibration == "noisy-min":
+            # report-noisy-min in the kernel: Laplace(2 x 2 / eps_1) on every candidate's deviation, then the
+            # public 1/eps_2 + penalty x 4/eps_1 on every group (the proof is the kernel primitive's docstring)
+            scale = 2.0 * DEV_SENSITIVITY / float(ctx.budget)
+            cuts = ctx.data.noisy_min_segmentation(segmentation.L1Deviation, ctx.budget, units=bins,
+                                                   sensitivity=DEV_SENSITIVITY, search=_SEARCH[self.variant],
+                                                   branching=int(self.branching),
+                                                   group_cost=1.0 / eps_2 + penalty * scale)
+            return bins.merge(cuts)
+        cuts = ctx.data.custom(DPBenchL1Partition(), ctx.budget, order=bins.order, bounds=bins.bounds,
                                variant=self.variant, branching=int(self.branching), measure_epsilon=eps_2,
                                bucket_penalty=penalty)
         return bins.merge(cuts)

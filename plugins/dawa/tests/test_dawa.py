@@ -14,7 +14,7 @@ from dphist import workloads as wl
 from dphist_dawa.greedy_h import GreedyHFinalizer
 from dphist_dawa.hierarchy import (WeightedRangeQueries, build_tree, greedy_weights, node_energy,
                                    tree_least_squares, uniform_weights)
-from dphist_dawa.l1_partition import DEFAULT_CORRECTION, DEFAULT_PENALTY, L1Partitioner, NoisyL1Partition
+from dphist_dawa.l1_partition import DEFAULT_CORRECTION, DEFAULT_PENALTY, L1Partitioner
 
 
 class RecordingNoise(SeededLaplace):
@@ -103,8 +103,12 @@ def test_partition_dp_matches_brute_force(variant):
         noise = RecordingNoise(trial)
         eps1, eps2 = 0.1 * (trial + 1), 0.3
         penalty = trial % 4                       # in units of the noise scale 4 / eps1
-        cuts = NoisyL1Partition().run(x, eps1, noise, order=None, bounds=bounds, variant=variant,
-                                      measure_epsilon=eps2, bucket_penalty=penalty)
+        # the kernel's noisy-min segmentation, as calibration="noisy-min" calls it
+        handle = dphist.kernel.PrivateKernel(x, noise).handle("dawa.l1", "partitioner", eps1)
+        units = Partition(np.arange(bounds[-1]), bounds)
+        cuts = handle.noisy_min_segmentation(dphist.segmentation.L1Deviation, eps1, units=units,
+                                             search="all" if variant == "exact" else variant,
+                                             group_cost=1 / eps2 + penalty * 4 / eps1)
         costs = _rebuild_costs(noise, x.astype(float), bounds, eps2, variant, fixed=penalty * 4 / eps1)
         # every candidate got noise of scale 4 / eps1 (single-bin groups included)
         assert sum(d.size for d in noise.draws) == len(costs)
@@ -361,8 +365,10 @@ def test_ledger_rows():
     assert r.warnings == []
     noisy_min = dphist.make_algorithm("DAWA", calibration="noisy-min").run(x, 0.5, seed=3)
     row = list(noisy_min.ledger)[0]
-    assert row.primitive == "custom:dawa.l1-partition" and row.epsilon == pytest.approx(0.125)
-    assert row.sensitivity == 4.0 and "report-noisy-min" in row.note
+    # kills: calibration="noisy-min" routed back through a vetted mechanism (custom:...) instead of the
+    # kernel's own primitive, or a deviation sensitivity below DAWA's 2
+    assert row.primitive == "noisy-min.segmentation" and row.epsilon == pytest.approx(0.125)
+    assert row.sensitivity == 2.0 and "report-noisy-min" in row.note
 
 
 @pytest.mark.parametrize("name", ["DAWA", "DAWA-approx", "sDAWA"])

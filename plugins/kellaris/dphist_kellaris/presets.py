@@ -91,22 +91,26 @@ def parse_label(label: str) -> tuple[bool, str | None, str | None]:
     return ordering, smoothing, publishing
 
 
-def _grouping(smoothing: str, tree: bool, order_share: float | None = None):
+def _grouping(smoothing: str, tree: bool, order_share: float | None = None, publish_cost: str = "flat"):
     if smoothing == "S2":
         if order_share is not None:
             return S2OnInitialPartitioner("optimal", FANOUT)
-        return S2Partitioner("tree" if tree else "optimal", FANOUT)
+        return S2Partitioner("tree" if tree else "optimal", FANOUT, publish_cost=publish_cost)
     variant = "tree" if tree else ("exact" if smoothing == "S1" else "power-of-two")
     return ("dawa.l1", {"variant": variant, "branching": FANOUT} if tree else {"variant": variant})
 
 
-def scheme(label: str, ratio: float | None = None, order_share: float | None = None) -> Pipeline:
+def scheme(label: str, ratio: float | None = None, order_share: float | None = None,
+           publish_cost: str = "flat") -> Pipeline:
     """The pipeline of a Table 1 label (see the module docstring for components and budgets).
 
     ``ratio``: eps_1 / eps (default 0.25, or 0.65 with ordering).  ``order_share``: for O + S_1 and
     O + S~, the ordering's part of eps_1 (default 0.5); O + S_2 sorts and groups one vector.
+    ``publish_cost``: S_2 + H only, the grouping's publishing term (``kellaris.s2``'s parameter).
     """
     ordering, smoothing, publishing = parse_label(label)
+    if publish_cost != "flat" and label != "S2+H":
+        raise InvalidParameter(f"scheme {label!r}: publish_cost applies to S2+H only (the pruned tree's noise)")
     if publishing == "H" and smoothing is None:
         if ratio is not None:
             raise InvalidParameter("scheme 'H' has no grouping: ratio does not apply")
@@ -119,7 +123,8 @@ def scheme(label: str, ratio: float | None = None, order_share: float | None = N
                      "MM": ("dawa.greedy-h", {"workload": "all-ranges"}),
                      "PMM": ("dawa.greedy-h", {"workload": "prefix"}),
                      "H": PrunedTreeFinalizer(FANOUT)}[publishing]
-        return Pipeline(None, None, _grouping(smoothing, publishing == "H"), finalizer, (0.0, r, 1.0 - r))
+        return Pipeline(None, None, _grouping(smoothing, publishing == "H", publish_cost=publish_cost), finalizer,
+                        (0.0, r, 1.0 - r))
     if smoothing == "S2":
         if order_share is not None:
             raise InvalidParameter("O+S2 sorts and groups one noisy vector (AHP): order_share does not apply")
@@ -241,9 +246,11 @@ def s1_h(ratio: float = SMOOTH_RATIO) -> Pipeline:
 
 
 
-@preset("kellaris.S2+H", requires=requirements("S2+H"), citation=_PAPER + ", Section 6 (hierarchical smoothing, squared error)", params=_RATIO)
-def s2_h(ratio: float = SMOOTH_RATIO) -> Pipeline:
+@preset("kellaris.S2+H", requires=requirements("S2+H"), citation=_PAPER + ", Section 6 (hierarchical smoothing, squared error)", params={**_RATIO, "publish_cost": S2Partitioner.param_constraints["publish_cost"]})
+def s2_h(ratio: float = SMOOTH_RATIO, publish_cost: str = "flat") -> Pipeline:
     """S_2 + H: S_2 restricted to full subtrees of the 16-ary tree (0.25 eps, O(N)), then the pruned
     tree with averaged group roots and least-squares inference (0.75 eps). Budgets:
-    dphist_kellaris.presets module docstring (Section 7.1)."""
-    return scheme("S2+H", ratio)
+    dphist_kellaris.presets module docstring (Section 7.1).  ``publish_cost="tree"``: the grouping
+    charges each group the pruned tree's noise on its root instead of Eq. (2)'s flat term
+    (:func:`dphist_kellaris.s2.s2_penalty`; measured in notebooks/kellaris.ipynb, Section 9)."""
+    return scheme("S2+H", ratio, publish_cost=publish_cost)

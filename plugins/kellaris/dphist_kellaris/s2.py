@@ -31,30 +31,67 @@ import numpy as np
 from dphist import InvalidParameter, Partition, Partitioner
 from dphist.params import Interval, Options
 from dphist.segmentation import SSEPenalty, optimal, tree
+from .pruned_tree import tree_height
 
 MODES = ("optimal", "tree")
+PUBLISH_COSTS = ("flat", "tree")
 _CITATION = "Kellaris, Papadopoulos, Papadias, TKDE, Section 5.1 (S_2, Eq. (2)) and Section 6 (S_2 + H)"
 
 
-def s2_penalty(eps_1: float, eps_2: float, correction: bool = True):
-    """The size term of a group's cost: ``2/eps_2^2 - 2 (|g| - 1)/eps_1^2`` (the second only with
-    ``correction``).  A function of public sizes and budgets only."""
-    measure = 2.0 / float(eps_2) ** 2
+def s2_penalty(eps_1: float, eps_2: float, correction: bool = True, levels: int | None = None,
+               branching: int = 16):
+    """The size term of a group's cost: its publishing noise minus ``2 (|g| - 1)/eps_1^2`` (the bias,
+    only with ``correction``).  A function of public sizes and budgets only.
+
+    Publishing noise: ``levels=None`` (Eq. (2)): ``2/eps_2^2``, the variance of one Laplace(1/eps_2)
+    total.  ``levels = T + 1`` (the per-node cost of hierarchical smoothing): the variance of the
+    group root's averaged estimate in the pruned tree, ``2 (T + 1)^2 / ((r + 1) eps_2^2)``, every
+    level measured with eps_2/(T + 1) and a root at level r = ceil(log_B |g|) averaging r + 1
+    estimates (Section 6; exact for full subtrees; a shortened node at the domain's end may have
+    its root higher, i.e. more estimates than charged)."""
+    eps_2 = float(eps_2)
+    if levels is None:
+        def measure(sizes):
+            return np.full(np.shape(sizes), 2.0 / eps_2 ** 2)
+    else:
+        per_level = 2.0 * float(levels) ** 2 / eps_2 ** 2
+        b = int(branching)
+
+        def measure(sizes):
+            m = np.asarray(sizes, dtype=np.int64)
+            r = np.zeros(m.shape, dtype=float)
+            span = np.ones(m.shape, dtype=np.int64)
+            while np.any(span < m):          # r = ceil(log_B m) in integers (log-free)
+                grow = span < m
+                span = np.where(grow, span * b, span)
+                r += grow
+            return per_level / (r + 1.0)
     if not correction:
-        return lambda sizes: np.full(np.shape(sizes), measure)
+        return measure
     bias = 2.0 / float(eps_1) ** 2
-    return lambda sizes: measure - bias * (np.asarray(sizes, dtype=float) - 1.0)
+    return lambda sizes: measure(sizes) - bias * (np.asarray(sizes, dtype=float) - 1.0)
 
 
-def s2_cost(noisy, eps_1: float, eps_2: float, correction: bool = True) -> SSEPenalty:
-    """The engine cost of Eq. (2) on the noisy values (in the bins' current order)."""
-    return SSEPenalty(np.asarray(noisy, dtype=float), s2_penalty(eps_1, eps_2, correction))
+def s2_cost(noisy, eps_1: float, eps_2: float, correction: bool = True, levels: int | None = None,
+            branching: int = 16) -> SSEPenalty:
+    """The engine cost of Eq. (2) on the noisy values (in the bins' current order); ``levels``: the
+    per-node publishing cost of :func:`s2_penalty`."""
+    return SSEPenalty(np.asarray(noisy, dtype=float), s2_penalty(eps_1, eps_2, correction, levels, branching))
 
 
 def s2_grouping(noisy, eps_1: float, eps_2: float, *, mode: str = "optimal", branching: int = 16,
-                correction: bool = True, bounds=None) -> np.ndarray:
-    """Cut points (unit indices 0..k) of the least-cost grouping of ``noisy`` under Eq. (2)."""
-    cost = s2_cost(noisy, eps_1, eps_2, correction)
+                correction: bool = True, bounds=None, publish_cost: str = "flat") -> np.ndarray:
+    """Cut points (unit indices 0..k) of the least-cost grouping of ``noisy`` under Eq. (2)
+    (``publish_cost="tree"``: the pruned tree's per-node noise instead of Eq. (2)'s flat term)."""
+    levels = None
+    if publish_cost == "tree":
+        if mode != "tree":
+            raise InvalidParameter("publish_cost='tree' charges the pruned tree's noise: it needs mode='tree'")
+        k = np.asarray(noisy).size if bounds is None else np.asarray(bounds).size - 1
+        levels = tree_height(k, int(branching)) + 1
+    elif publish_cost != "flat":
+        raise InvalidParameter(f"publish_cost must be one of {', '.join(PUBLISH_COSTS)}, got {publish_cost!r}")
+    cost = s2_cost(noisy, eps_1, eps_2, correction, levels, int(branching))
     if mode == "optimal":
         return optimal(cost, bounds).bounds
     if mode == "tree":
@@ -72,6 +109,8 @@ class S2Partitioner(Partitioner):
     branching : the tree's fan-out (16, Kellaris et al. footnote 1); used by ``"tree"`` only.
     correction : subtract the expected noise bias 2(|g| - 1)/eps_1^2 from each group's cost.
     measure_epsilon : eps_2 of the cost's publishing term; None = the finalizer's budget.
+    publish_cost : ``"flat"`` (default, Eq. (2): 2/eps_2^2 per group) or ``"tree"`` (mode "tree"
+        only: the pruned tree's noise on the group root, 2 (T+1)^2 / ((r+1) eps_2^2), :func:`s2_penalty`).
 
     Spends its whole share eps_1 in one ``laplace_identity`` call.
     """
@@ -80,14 +119,19 @@ class S2Partitioner(Partitioner):
     spends = True
     citation = _CITATION
     param_constraints = {"mode": Options(*MODES), "branching": Interval(int, 2, None), "correction": bool,
-                         "measure_epsilon": [None, Interval(float, 0, None, closed="neither")]}
+                         "measure_epsilon": [None, Interval(float, 0, None, closed="neither")],
+                         "publish_cost": Options(*PUBLISH_COSTS)}
 
     def __init__(self, mode: str = "optimal", branching: int = 16, correction: bool = True,
-                 measure_epsilon: float | None = None):
+                 measure_epsilon: float | None = None, publish_cost: str = "flat"):
         self.mode = mode
         self.branching = branching
         self.correction = correction
         self.measure_epsilon = measure_epsilon
+        self.publish_cost = publish_cost
+        if publish_cost == "tree" and mode != "tree":
+            raise InvalidParameter(f"{self.name}: publish_cost='tree' charges the pruned tree's noise; it needs "
+                                   "mode='tree'")
 
     def _eps_2(self, ctx) -> float:
         eps_2 = ctx.eps_f if self.measure_epsilon is None else float(self.measure_epsilon)
@@ -107,7 +151,7 @@ class S2Partitioner(Partitioner):
         # post-processing from here on
         values = np.asarray(noisy, dtype=float)[bins.order]
         cuts = s2_grouping(values, eps_1, eps_2, mode=self.mode, branching=int(self.branching),
-                           correction=bool(self.correction), bounds=bins.bounds)
+                           correction=bool(self.correction), bounds=bins.bounds, publish_cost=self.publish_cost)
         return bins.merge(cuts)
 
 

@@ -337,3 +337,44 @@ def test_each_preset_is_wired_as_its_table_1_label(label):
         assert spec["finalizer"]["params"][key] == value, (label, key)
     built = scheme(label).spec
     assert {k: v for k, v in spec.items() if k != "name"} == {k: v for k, v in built.items() if k != "name"}
+
+
+# ------------------------------------------------------------ the per-node publishing cost (S2+H)
+def test_tree_publish_cost_is_the_pruned_group_roots_variance():
+    """2 (T+1)^2 / ((r+1) eps_2^2), r = ceil(log_16 |g|), minus the bias.  Kills: r off by one (a
+    floor of the logarithm), the (r+1) averaging left out, (T+1) not squared, the flat term kept."""
+    from dphist_kellaris.s2 import s2_penalty
+    eps_1, eps_2, levels = 0.5, 2.0, 4
+    sizes = np.array([1, 2, 16, 17, 256, 300])
+    r = np.array([0, 1, 1, 2, 2, 3])
+    expected = 2 * levels ** 2 / ((r + 1) * eps_2 ** 2) - 2 * (sizes - 1) / eps_1 ** 2
+    assert np.allclose(s2_penalty(eps_1, eps_2, True, levels, 16)(sizes), expected)
+    assert np.allclose(s2_penalty(eps_1, eps_2, False, None)(sizes), 2 / eps_2 ** 2)
+
+
+def test_tree_publish_cost_merges_more_and_is_reachable_from_the_preset():
+    """Kills: the preset's publish_cost not reaching the grouping, the tree levels counted over the
+    wrong domain (no change in the grouping), or the default changed from the paper's flat Eq. (2)."""
+    x = np.tile([0, 0, 3, 40, 0, 1, 0, 0], 128)            # 1,024 bins, T + 1 = 4 levels of 16
+    flat = dphist.make_algorithm("kellaris.S2+H")
+    per_node = dphist.make_algorithm("kellaris.S2+H", publish_cost="tree")
+    assert flat.partitioner.publish_cost == "flat" and per_node.partitioner.publish_cost == "tree"
+    g_flat = [flat.run(x, 0.1, seed=s).partition.n_groups for s in range(3)]
+    g_tree = [per_node.run(x, 0.1, seed=s).partition.n_groups for s in range(3)]
+    assert max(g_tree) < min(g_flat)
+    noisy = np.random.default_rng(0).laplace(0, 10, 1024)
+    same = s2_grouping(noisy, 0.025, 0.075, mode="tree", branching=16)
+    assert np.array_equal(same, s2_grouping(noisy, 0.025, 0.075, mode="tree", branching=16, publish_cost="flat"))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: S2Partitioner("optimal", publish_cost="tree"),
+    lambda: S2Partitioner("tree", publish_cost="nodes"),
+    lambda: scheme("S2", publish_cost="tree"),
+    lambda: dphist.make_algorithm("kellaris.S2+H", publish_cost="per-node"),
+])
+def test_publish_cost_outside_s2_tree_mode_is_refused(make):
+    """Kills: a per-node cost silently accepted where there is no pruned tree (S_2 alone, optimal
+    mode), or an unknown value accepted."""
+    with pytest.raises(InvalidParameter, match="publish_cost"):
+        make()

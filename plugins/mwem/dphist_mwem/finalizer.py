@@ -110,6 +110,8 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
 
     name = "mwem.mw"
     citation = CITATION
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("mwem.dpbench",)
     spends = True
     param_constraints = {
         "rounds": Interval(int, 1, None),

@@ -92,6 +92,8 @@ class PriveletFinalizer(Finalizer):
 
     name = "privelet.haar"
     citation = CITATION
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("privelet.weighted-haar",)
     spends = True
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:

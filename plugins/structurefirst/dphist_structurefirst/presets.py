@@ -6,7 +6,9 @@ of H~ with the paper's noise-corrected k (``structurefirst.noisefirst``), condit
 
 ``SF``: no initializer, the boundaries (``structurefirst.sf``, share ``structure_share``, 0.05 = the
 reference optimiser's value on every histogram it meets, see the module docstring of
-:mod:`.structurefirst`), then a Hay tree per group (``structurefirst.group-trees``) with the rest.
+:mod:`.structurefirst`), then a Hay tree per group (``structurefirst.group-trees``) with the rest.  ``calibration="dpbench"``
+reproduces the reference code in both stages (the true-mean cap of the boundaries, and, with
+``counts="tree"``, the internal tree nodes it leaves un-noised): not differentially private.
 """
 from __future__ import annotations
 
@@ -39,4 +41,4 @@ def structurefirst(structure_share: float = 0.05, k: int | None = None, k_ratio:
     return Pipeline(None, None,
                     StructureFirstPartitioner(k=k, k_ratio=k_ratio, cap=cap, cap_factor=cap_factor,
                                               cap_share=cap_share, calibration=calibration),
-                    GroupTreesFinalizer(counts), (0.0, s, 1.0 - s))
+                    GroupTreesFinalizer(counts, calibration if counts == "tree" else "paper"), (0.0, s, 1.0 - s))

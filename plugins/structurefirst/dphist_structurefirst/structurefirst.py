@@ -175,6 +175,8 @@ class StructureFirstPartitioner(ReferenceCalibration, Partitioner):
     name = "structurefirst.sf"
     spends = True
     citation = CITATION
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("structurefirst.boundaries", "structurefirst.boundaries-dpbench")
     requires_domain_order = True
     param_constraints = {
         "k": [None, Interval(int, 1, None)],

@@ -4,10 +4,11 @@ import math
 import numpy as np
 import pytest
 
-from dphist import InvalidParameter, Partition, PrivacyViolation, make_algorithm, testing
+from dphist import Finalizer, InvalidParameter, Partition, Partitioner, Pipeline, PrivacyViolation, make_algorithm, testing
 from dphist.segmentation import SSEPenalty, k_groups
 from dphist_structurefirst import (GroupTreesFinalizer, NoiseFirstPartitioner, StructureFirstPartitioner)
-from dphist_structurefirst.group_trees import hay_inference, tree_heights, tree_nodes
+from dphist_structurefirst.group_trees import (DPBenchGroupTrees, hay_inference, reference_noised, tree_heights,
+                                               tree_nodes)
 from dphist_structurefirst.noisefirst import conditional_means, estimated_error, noisefirst_bounds
 from dphist_structurefirst.structurefirst import (DPBenchBoundaries, StructureFirstBoundaries, draw_boundaries,
                                                   number_of_groups)
@@ -231,8 +232,8 @@ class _ScoreRecorder(_Recorder):
 
 
 def test_dpbench_calibration_loses_less_than_its_budget_on_its_worst_pair():
-    """Why no audit test catches SF's ``calibration="dpbench"`` (issue 18 asks for one): its exact
-    loss stays below the budget.  The worst neighbouring pair of our exact search (n = 3..5, k = 2..3,
+    """Why no audit test catches the true-mean cap of SF's ``calibration="dpbench"`` boundaries (its
+    tree step is caught: test_audit_catches_the_reference_trees): its exact loss stays below the budget.  The worst neighbouring pair of our exact search (n = 3..5, k = 2..3,
     cap_factor in {0.25, 0.5, 1, 2, n}, counts in {0, M/2, M}, M up to 10^4; structurefirst.py
     docstring) is (0, 0, M, M) against (0, 1, M, M) with cap_factor 2 and k = 2; at M = 1,000 and
     eps_1 = 2 its exact loss is 0.416 (the +1 moves the true-mean cap F = M by 1/2 and the record's
@@ -262,6 +263,127 @@ def test_dpbench_calibration_is_flagged_and_refused_in_release_mode():
     with pytest.raises(PrivacyViolation):
         pipe.run(_data(64), 1.0)
     assert make_algorithm("SF").partitioner.differentially_private
+
+
+def test_dpbench_calibration_reaches_the_group_trees_and_is_refused_there_too():
+    """Kills: the preset's calibration not passed to the finalizer (the reference's missing tree noise
+    not reproduced), or a dpbench finalizer that claims to be DP (release mode would publish it)."""
+    pipe = make_algorithm("SF", calibration="dpbench")
+    assert pipe.finalizer.calibration == "dpbench" and not pipe.finalizer.differentially_private
+    assert make_algorithm("SF").finalizer.differentially_private
+    assert make_algorithm("SF", calibration="dpbench", counts="mean").finalizer.calibration == "paper"
+    alone = _fixed_trees([0, 10, 20], "dpbench")
+    r = alone.run(np.full(20, 5), 1.0, seed=1)
+    assert any("DPBench comparison" in w for w in r.warnings)
+    assert [e.primitive for e in r.ledger] == ["custom:structurefirst.group-trees-dpbench"]
+    with pytest.raises(PrivacyViolation):
+        alone.run(np.full(20, 5), 1.0)
+
+
+class _FixedGroups(Partitioner):
+    """A public, data-independent partition (spends nothing)."""
+
+    name = "test.fixed-groups"
+    spends = False
+    requires_domain_order = True
+
+    def __init__(self, bounds=(0, 1)):
+        self.bounds = tuple(int(b) for b in bounds)
+
+    def partition(self, bins, ctx):
+        return Partition(np.arange(ctx.n), np.array(self.bounds))
+
+
+class _Only(Finalizer):
+    """Post-processing: the inner finalizer's estimate, zero outside bins [lo, hi) (publishes less)."""
+
+    name = "test.only-range"
+    requires_domain_order = True
+    vetted_mechanisms = GroupTreesFinalizer.vetted_mechanisms   # it runs the inner finalizer's mechanism
+
+    def __init__(self, inner=None, lo=0, hi=1):
+        self.inner, self.lo, self.hi = inner, lo, hi
+        self.differentially_private = inner.differentially_private if inner is not None else True
+
+    def finalize(self, bins, ctx):
+        est = np.asarray(self.inner.finalize(bins, ctx), dtype=float)
+        out = np.zeros_like(est)
+        out[self.lo:self.hi] = est[self.lo:self.hi]
+        return out
+
+
+def _fixed_trees(bounds, calibration, only=None):
+    fin = GroupTreesFinalizer("tree", calibration)
+    if only is not None:
+        fin = _Only(fin, *only)
+    return Pipeline(None, None, _FixedGroups(bounds), fin, (0.0, 0.0, 1.0), name=f"trees[{calibration}]")
+
+
+def test_reference_noises_a_node_only_when_its_absolute_first_bin_is_below_the_group_length():
+    """The reference's comparison, hand-derived cases.  Kills: the intended comparison (offset within
+    the group) in place of the absolute index (no node would be left exact), ``<=`` for ``<``, or
+    leaves left un-noised."""
+    def internal(bounds, g):
+        _, _, group, level, _ = tree_nodes(bounds)
+        keep = (group == g) & (level > 0)
+        return int(keep.sum()), int(reference_noised(bounds)[keep].sum())
+    assert internal([0, 10], 0) == (11, 11)              # a group at bin 0: every node
+    assert internal([0, 100, 110], 1) == (11, 0)        # starts beyond its length: none
+    assert internal([0, 10, 20], 1) == (11, 0)          # starts AT its length: none
+    assert internal([0, 5, 15], 1) == (11, 7)           # offsets 0..4 only: 3 + 2 + 1 + 1 nodes
+    assert internal([0, 2000, 2100], 1) == (102, 0)
+    _, _, group, level, _ = tree_nodes([0, 100, 110])
+    assert reference_noised([0, 100, 110])[level == 0].all()
+
+
+class _Shift:
+    """A 'noise source' adding 1000 to every value it is asked to noise (marks the noised nodes)."""
+
+    def laplace_mechanism(self, values, sensitivity, epsilon):
+        return np.asarray(values, dtype=float) + 1000.0
+
+
+def test_dpbench_trees_publish_exact_sums_exactly_where_the_reference_does():
+    """Kills: a dpbench mechanism that noises every node (the reference's flaw not reproduced), or
+    none, or one whose noised nodes lose the 1/H weighting (scale other than H / eps_2)."""
+    x = np.arange(30, dtype=float)
+    bounds = np.array([0, 4, 9, 19, 30])
+    start, end, group, level, _ = tree_nodes(bounds)
+    exact = np.array([x[a:b].sum() for a, b in zip(start, end)])
+    nodes = DPBenchGroupTrees().run(x, 1.0, _Shift(), bounds=bounds)
+    noised = reference_noised(bounds)
+    heights = tree_heights(np.diff(bounds))[group]
+    assert np.allclose(nodes[~noised], exact[~noised])
+    assert np.allclose(nodes[noised], exact[noised] + 1000.0 * heights[noised])
+    assert 0 < (~noised).sum() < noised.sum()
+
+
+def test_paper_calibration_measures_every_node_at_unit_sensitivity():
+    """Kills: the reference's comparison leaking into the default (a late group's internal nodes
+    left out of the measurement)."""
+    x = np.full(20, 5)
+    r = _fixed_trees([0, 10, 20], "paper").run(x, 1.0, seed=3)
+    (entry,) = r.ledger
+    assert entry.primitive == "laplace.linear" and entry.answers == tree_nodes([0, 10, 20])[0].size
+    assert math.isclose(entry.sensitivity, 1.0)
+
+
+@pytest.mark.parametrize("calibration, passes", [("dpbench", False), ("paper", True)])
+def test_audit_catches_the_reference_trees(calibration, passes):
+    """The auditor on a 32-bin pair (flat 5s, +1 at bin 24) with public groups [0, 16), [16, 32): the
+    second group starts at its length, so under the reference's comparison its 15 internal nodes are
+    exact (count-step loss (2m - 1)/H eps_2 = 6.2 eps_2, notebooks/structurefirst.ipynb).  The output
+    is post-processed to that group alone (``_Only``: publishing less cannot raise the loss), so the
+    audit's total feature is the group's sum, which then carries only the sum of the 16 leaves'
+    Laplace(5/eps_2) / 31.  Kills: the reference's missing noise not reproduced (dpbench passes), or
+    the default calibration leaving nodes exact (paper fails)."""
+    from dphist.audit import Pair, audit
+    pair = Pair("flat32-late-group", (5,) * 32, 24)
+    r = audit(_fixed_trees([0, 16, 32], calibration, only=(16, 32)), epsilon=2.0, pairs=[pair], samples=2000,
+              selection=500, seed=7, workers=1)
+    assert r.passed is passes, str(r)
+    if not passes:
+        assert r.witness.event.feature == "total"
 
 
 def test_noisy_cap_spends_its_share_and_public_cap_spends_nothing_on_it():
@@ -299,6 +421,8 @@ def test_number_of_groups():
     (lambda: StructureFirstPartitioner(calibration="dpbench", cap=10.0), "cap"),
     (lambda: NoiseFirstPartitioner(k=0), "k"),
     (lambda: GroupTreesFinalizer(counts="median"), "counts"),
+    (lambda: GroupTreesFinalizer(calibration="ektelo"), "calibration"),
+    (lambda: GroupTreesFinalizer(counts="mean", calibration="dpbench"), "counts"),
     (lambda: make_algorithm("SF", structure_share=1.0), "structure_share"),
     (lambda: make_algorithm("SF", structure_share=0), "structure_share"),
     (lambda: make_algorithm("NF", conditional="yes"), "conditional"),
@@ -315,7 +439,7 @@ def test_vetted_mechanism_refuses_before_charging():
     from dphist.kernel import PrivateKernel
     from dphist.kernel.noise import SeededLaplace
     kernel = PrivateKernel(np.array([1, 2, 3]), 1.0, SeededLaplace(np.random.default_rng(0)))
-    handle = kernel.handle(StructureFirstPartitioner(), "partitioner", 1.0)
+    handle = kernel.handle(StructureFirstPartitioner(), "partitioner", 1.0, vetted=StructureFirstPartitioner.vetted_mechanisms)
     with pytest.raises(InvalidParameter, match="exceed"):
         handle.custom(StructureFirstBoundaries(10.0), 0.5, k=5)
     assert handle.spent == 0.0

@@ -53,7 +53,8 @@ from ..pipeline import Pipeline
 from ..presets import make_algorithm
 from .bounds import cp_lower, cp_upper, detectable_epsilon, epsilon_lower_bound, per_side_level
 from .events import Event, features_for, describe_row, extract, select_categorical, select_joint, select_real
-from .pairs import FAST_PAIRS, FULL_PAIRS, STRUCTURED_PAIRS, THOROUGH_PAIRS, Pair, as_pair
+from ..kernel.persons import check_contributions
+from .pairs import FAST_PAIRS, FULL_PAIRS, STRUCTURED_PAIRS, THOROUGH_PAIRS, Pair, as_pair, pair_family  # noqa: F401
 from .search import hill_climb
 from .sampling import NOISES, Outputs, batch_capable, default_workers, forked, forked_pool, sample
 
@@ -292,6 +293,11 @@ class _Job:
     level_samples: tuple     #: (batched, looped)
     level: float             #: alpha / (2m)
     search_samples: tuple
+    contributions: int = 1   #: records per person: every pair is scaled to it (Pair.scaled)
+
+
+def _scaled(job: _Job, pair: Pair) -> Pair:
+    return pair if job.contributions == 1 else pair.scaled(job.contributions)
 
 
 def _sizes(job: _Job, case: Case) -> tuple[bool, int, int]:
@@ -312,7 +318,7 @@ def _seq(entropy: int, *key: int) -> np.random.SeedSequence:
 
 def _audit_case(job: _Job, case: Case, seq: np.random.SeedSequence, pool=None):
     """Selection, then estimation, for one case: its rows, its strongest test, and its estimated events."""
-    pipeline, pair, eps, noise = job.pipelines[case.pipeline], case.pair, job.epsilon, case.noise
+    pipeline, pair, eps, noise = job.pipelines[case.pipeline], _scaled(job, case.pair), job.epsilon, case.noise
     batched, n_est, n_sel = _sizes(job, case)
     level, features, index = job.level, job.features[case.pipeline], case.pipeline
     x, y, j = pair.counts, pair.counts_prime, pair.bin
@@ -352,6 +358,7 @@ def _score(job: _Job, pair: Pair, seq: np.random.SeedSequence) -> float:
     small batch, their loose bound (level :data:`SEARCH_LEVEL`) on the other half (an in-sample
     score would reward unions of categories seen once)."""
     pipeline, eps = job.pipelines[0], job.epsilon
+    pair = _scaled(job, pair)
     batched = job.batched[0]
     n = job.search_samples[0 if batched else 1]
     features = job.features[0]
@@ -376,7 +383,7 @@ def _score(job: _Job, pair: Pair, seq: np.random.SeedSequence) -> float:
 def _confirm(job: _Job, case: Case, event: Event, direction: str, n: int, seq: np.random.SeedSequence,
              pool=None):
     """Fresh runs on both sides of a case for one event fixed before they are drawn: one test."""
-    pipeline, pair = job.pipelines[case.pipeline], case.pair
+    pipeline, pair = job.pipelines[case.pipeline], _scaled(job, case.pair)
     batched = job.batched[case.pipeline] and case.noise == "float"
     sx, sy = seq.spawn(2)
     hx = _count(pipeline, pair.counts, job.epsilon, n, sx, batched, pool, pair.bin, [event], case.noise,
@@ -486,7 +493,7 @@ def _pool_map(pool, fn, local, items, deadline, stop, on_result):
 def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None, samples: int | None = None,
           alpha: float = 1e-3, seed: int | None = None, selection: int | None = None,
           workers: int | None = None, noise: str | None = None, time_budget: float | None = None,
-          stop_on_failure: bool = True) -> AuditResult:
+          stop_on_failure: bool = True, contributions: int = 1) -> AuditResult:
     """Audit ``algorithm`` (preset name, :class:`~dphist.Pipeline` or component) for ``epsilon``-DP.
 
     ``level``: ``"fast"`` (CI), ``"default"`` or ``"thorough"`` (:data:`LEVELS`: pairs, runs,
@@ -504,7 +511,10 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     ``time_budget``: seconds; the search stops at a third of it and cases not started when it is
     spent are skipped (``result.skipped``; their tests still count in ``m``, so the bound stays valid);
     ``stop_on_failure``: end the audit at the first certified bound above epsilon (the verdict
-    cannot change; the reported bound is then the largest found so far).
+    cannot change; the reported bound is then the largest found so far);
+    ``contributions``: audit person-level privacy at ``k`` records per person: every pipeline
+    runs calibrated to ``k`` (:meth:`~dphist.Pipeline.at_contributions`) and every pair, fixed,
+    searched or your own, differs by ``k`` records in its changed bin (:meth:`Pair.scaled`).
     """
     t0 = time.perf_counter()
     eps, a = validate_settings(epsilon, alpha, samples, selection)
@@ -515,8 +525,11 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
                                 or workers < 1):
         raise InvalidParameter(f"workers must be a positive integer, got {workers!r}")
+    k = check_contributions(contributions)
     lvl = LEVELS[level_name]
     pipelines, name, notes = _resolve_pipelines(algorithm, noise or "float")
+    if k != 1:
+        pipelines = [p.at_contributions(k) for p in pipelines]
     releasable, why = _releasable(pipelines[0])
     if noise is None and user_pairs is None and not releasable:
         notes.append(f"release mode not audited: {why}")
@@ -530,7 +543,7 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     entropy = root.entropy
     batched = tuple(batch_capable(p) for p in pipelines)
     job = _Job(tuple(pipelines), features, batched, eps, samples, selection, lvl.samples, lvl_a,
-               lvl.search_samples)
+               lvl.search_samples, k)
     workers = default_workers() if workers is None else int(workers)
     deadline = t0 + budget if budget is not None else np.inf
     rows: list[dict[str, Any]] = []

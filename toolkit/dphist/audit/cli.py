@@ -3,11 +3,11 @@
     dphist audit NAME... | --all [--epsilon E] [--level fast|default|thorough | --fast | --thorough]
                  [--pair COUNTS:+1@BIN ...] [--time-budget SECONDS] [--samples K] [--alpha A]
                  [--seed S] [--noise float|exact|release] [--workers W] [--no-stop-on-failure]
-                 [--output DIR] [--table FILE] [--force]
+                 [--contributions K] [--output DIR] [--table FILE] [--force]
 
 The options are those of :func:`dphist.audit.audit`, under the same names
 (``level``, ``pairs``, ``time_budget``, ``samples``, ``alpha``, ``seed``, ``noise``,
-``workers``, ``stop_on_failure``).  Everything is validated before the first
+``workers``, ``stop_on_failure``, ``contributions``).  Everything is validated before the first
 audit runs (names, epsilon, alpha, samples, pairs, time budget, output paths):
 bad input writes nothing.  Exit status 0 when every
 algorithm passes, 1 when one fails, 2 on bad input (the main CLI's convention).
@@ -58,6 +58,9 @@ def register(subparsers) -> None:
     s.add_argument("--output", "-o", metavar="DIR", help="write DIR/audit.json and DIR/audit.md")
     s.add_argument("--table", metavar="FILE", help="write the one-row-per-algorithm table (AUDIT.md)")
     s.add_argument("--force", action="store_true", help="replace an existing --output / --table")
+    s.add_argument("--contributions", default="1", metavar="K",
+                   help="audit person-level privacy at K records per person: pairs K records apart, the "
+                        "pipeline calibrated to K (default 1: record level)")
     s.set_defaults(func=main)
 
 
@@ -101,6 +104,8 @@ def main(args) -> int:
     if seed is not None and seed < 0:
         raise InvalidParameter(f"--seed must be a non-negative integer, got {seed}")
     epsilon, alpha = validate_settings(args.epsilon, args.alpha, samples, None)
+    from ..kernel.persons import check_contributions
+    contributions = check_contributions(_int(args.contributions, "--contributions"))
     if args.workers is not None and args.workers < 1:
         raise InvalidParameter(f"--workers must be at least 1, got {args.workers}")
     if args.output:
@@ -118,7 +123,7 @@ def main(args) -> int:
         child = int(np.random.SeedSequence([seed, *name.encode()]).generate_state(2, np.uint64)[0])
         result = audit(name, epsilon, level=level, pairs=pairs, samples=samples, alpha=alpha, seed=child,
                        workers=args.workers, noise=args.noise, time_budget=time_budget,
-                       stop_on_failure=args.stop_on_failure)
+                       stop_on_failure=args.stop_on_failure, contributions=contributions)
         print(result, flush=True)
         results.append(result)
     if args.output:

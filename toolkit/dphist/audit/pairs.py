@@ -40,11 +40,16 @@ class Pair:
     x: tuple[int, ...]
     bin: int
     change: int = +1            #: +1 adds a record at ``bin``, -1 removes one
+    #: records added or removed at once: ``k`` audits person-level privacy at k records per person
+    #: (one person's k records, all in one bin: the pair at L1 distance k that moves one count most)
+    size: int = 1
 
     def __post_init__(self):
         if self.change not in (+1, -1):
             raise InvalidParameter(f"pair {self.name}: change must be +1 or -1 (one record added or "
                                    f"removed), got {self.change}")
+        if isinstance(self.size, bool) or not isinstance(self.size, (int, np.integer)) or self.size < 1:
+            raise InvalidParameter(f"pair {self.name}: size must be a positive integer, got {self.size!r}")
         if len(self.x) == 0:
             raise InvalidParameter(f"pair {self.name}: the histogram is empty")
         if not 0 <= self.bin < len(self.x):
@@ -53,9 +58,9 @@ class Pair:
         if min(self.x) < 0:
             raise InvalidParameter(f"pair {self.name}: negative count {min(self.x)} at bin "
                                    f"{list(self.x).index(min(self.x))}; counts are non-negative")
-        if self.change < 0 and self.x[self.bin] == 0:
-            raise InvalidParameter(f"pair {self.name}: cannot remove a record from bin {self.bin}, "
-                                   "its count is 0 (counts must stay non-negative)")
+        if self.change < 0 and self.x[self.bin] < self.size:
+            raise InvalidParameter(f"pair {self.name}: cannot remove {self.size} record(s) from bin {self.bin}, "
+                                   f"its count is {self.x[self.bin]} (counts must stay non-negative)")
 
     @classmethod
     def between(cls, x, x_prime, name: str | None = None) -> "Pair":
@@ -79,15 +84,23 @@ class Pair:
     @property
     def counts_prime(self) -> np.ndarray:
         y = self.counts
-        y[self.bin] += self.change
+        y[self.bin] += self.change * self.size
         return y
+
+    def scaled(self, k: int) -> "Pair":
+        """The same pair with ``k`` records added or removed (person-level audits); removals keep
+        the counts non-negative by raising the changed bin to at least ``k``."""
+        x = list(self.x)
+        if self.change < 0:
+            x[self.bin] = max(x[self.bin], int(k))
+        return Pair(self.name if k == 1 else f"{self.name}-k{k}", tuple(x), self.bin, self.change, int(k))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "x": list(self.x), "x_prime": self.counts_prime.tolist(),
-                "bin": self.bin, "change": "add" if self.change > 0 else "remove"}
+                "bin": self.bin, "change": "add" if self.change > 0 else "remove", "records": self.size}
 
     def describe(self) -> str:
-        verb = "+1 at" if self.change > 0 else "-1 at"
+        verb = f"{'+' if self.change > 0 else '-'}{self.size} at"
         return f"{self.name}: {list(self.x)} vs {verb} bin {self.bin}"
 
 

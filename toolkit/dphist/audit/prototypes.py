@@ -1,6 +1,8 @@
 """Prototypes a new user writes against the public API: eight broken, two honest.
 
-Each broken prototype goes wrong the way real first drafts do; the suite
+Each broken prototype goes wrong the way real first drafts do (those that run a
+:class:`~dphist.VettedMechanism` declare it in ``vetted_mechanisms``, as a shipped
+component must); the suite
 (``tests/test_audit_prototypes.py``) checks that every one is rejected by the
 conformance kit (:func:`dphist.testing.check_component`) or by the DEFAULT audit
 of the component (``dphist.audit.audit(component)``, no pair written for it),
@@ -101,6 +103,7 @@ class NoisyMinPartitioner(Partitioner):
 
     name = "prototype.noisy-min"
     citation = _BROKEN
+    vetted_mechanisms = ("prototype.noisy-min-split",)
     spends = True
     requires_domain_order = True
 
@@ -132,6 +135,7 @@ class GroupScaledFinalizer(Finalizer):
 
     name = "prototype.group-scaled"
     citation = _BROKEN
+    vetted_mechanisms = ("prototype.group-scaled",)
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         return bins.spread(ctx.data.custom(_GroupScaled(), ctx.budget, order=bins.order, bounds=bins.bounds))
@@ -170,6 +174,7 @@ class UnderNoisedInitializer(Initializer):
 
     name = "prototype.under-noised"
     citation = _BROKEN
+    vetted_mechanisms = ("prototype.under-noised",)
 
     def initialize(self, ctx):
         if ctx.budget <= 0:
@@ -198,6 +203,7 @@ class ReleaseOnlyLeakFinalizer(Finalizer):
 
     name = "prototype.release-only-leak"
     citation = _BROKEN
+    vetted_mechanisms = ("prototype.tenth-noise",)
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data.mode == "release":
@@ -223,6 +229,7 @@ class LargeDomainLeakPartitioner(Partitioner):
 
     name = "prototype.large-domain-leak"
     citation = _BROKEN
+    vetted_mechanisms = ("prototype.true-cuts",)
     spends = True
     requires_domain_order = True
 
@@ -239,6 +246,7 @@ class TenthNoiseFinalizer(Finalizer):
 
     name = "prototype.tenth-noise"
     citation = _BROKEN
+    vetted_mechanisms = ("prototype.tenth-noise",)
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         return bins.spread(ctx.data.custom(_TenthNoise(), ctx.budget, order=bins.order, bounds=bins.bounds))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import InvalidParameter
+from ..io import umask_mode
 from .auditor import AuditResult
 
 
@@ -101,6 +102,7 @@ def write_reports(results: Sequence[AuditResult], directory, force: bool = False
         (tmp / "audit.json").write_text(json.dumps([r.to_dict() for r in results], indent=1) + "\n")
         body = audit_table(results) + "\n" + "\n".join(result_markdown(r) for r in results)
         (tmp / "audit.md").write_text(body)
+        umask_mode(tmp, directory=True)   # mkdtemp's 0700 -> the umask's, as every dphist output
         if directory.exists():
             shutil.rmtree(directory) if directory.is_dir() else directory.unlink()
         os.replace(tmp, directory)
@@ -117,6 +119,7 @@ def write_table(results: Sequence[AuditResult], path, force: bool = False, seed:
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(audit_table(results, seed=seed))
+        umask_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

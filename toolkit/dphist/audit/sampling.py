@@ -101,6 +101,10 @@ class BatchedLaplace:
         values = np.asarray(values, dtype=float)
         return values.reshape(-1) + self.laplace(float(sensitivity) / float(epsilon), values.size)
 
+    def probe(self) -> "BatchedLaplace":
+        """A throwaway batched source for the kernel's probes of user code (the run's draws untouched)."""
+        return BatchedLaplace(np.random.default_rng(0), self.trials)
+
     def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
         raise NotBatchable("the exponential mechanism draws one index; run this component looped")
 
@@ -125,13 +129,14 @@ def _trials_array(value, trials: int, n: int, what: str) -> np.ndarray:
 def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: int,
                 rng: np.random.Generator) -> Outputs:
     """``trials`` runs of a batch-capable pipeline in one pass (the stage order of :meth:`Pipeline.run`)."""
-    kernel = PrivateKernel(counts, BatchedLaplace(rng, trials))
+    kernel = PrivateKernel(counts, BatchedLaplace(rng, trials), contributions=pipeline.contributions)
     n = kernel.n
     g_in, g_p, g_f = pipeline.shares
     ctx = Context(n=n, epsilon=epsilon, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=rng, mode="research")
     noisy = None
     if pipeline.initializer is not None:
-        ctx.data = kernel.handle(pipeline.initializer.name, "initializer", g_in * epsilon)
+        ctx.data = kernel.handle(pipeline.initializer.name, "initializer", g_in * epsilon,
+                                 vetted=pipeline.initializer.vetted_mechanisms)
         out = pipeline.initializer.initialize(ctx)
         if out is not None:
             noisy = _trials_array(out, trials, n, f"initializer {pipeline.initializer.name}")
@@ -140,12 +145,14 @@ def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: 
             ctx.data = None
             ctx.noise_model = checked_noise_model(pipeline.initializer, ctx)
     bins = Partition.singletons(n)
-    ctx.data = kernel.handle(pipeline.partitioner.name, "partitioner", g_p * epsilon)
+    ctx.data = kernel.handle(pipeline.partitioner.name, "partitioner", g_p * epsilon,
+                             vetted=pipeline.partitioner.vetted_mechanisms)
     bins = pipeline.partitioner.partition(bins, ctx)
     if not isinstance(bins, Partition) or bins.n_bins != n:
         raise NotBatchable(f"partitioner {pipeline.partitioner.name} did not return one partition of {n} bins")
     bins.validate()
-    ctx.data = kernel.handle(pipeline.finalizer.name, "finalizer", g_f * epsilon)
+    ctx.data = kernel.handle(pipeline.finalizer.name, "finalizer", g_f * epsilon,
+                             vetted=pipeline.finalizer.vetted_mechanisms)
     estimate = _trials_array(pipeline.finalizer.finalize(bins, ctx), trials, n,
                              f"finalizer {pipeline.finalizer.name}")
     pipeline._audit_books(kernel, epsilon)   # the same books check as Pipeline.run (per stage and in total)
@@ -198,10 +205,12 @@ def forked_pool(workers: int, **shared):
         yield None
         return
     from ..experiments.executors import blas_threads_limited
+    from ..experiments.lifeline import exit_with_parent   # workers end with their parent
     _FORKED.update(shared)
     try:
         with blas_threads_limited(1), ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                workers, mp_context=multiprocessing.get_context("fork"),
+                initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
             yield pool
     finally:
         _FORKED.clear()

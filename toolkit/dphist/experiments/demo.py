@@ -18,7 +18,19 @@ Design for the 3-minute limit (2 cores, every installed preset, some O(n^2)):
    does not fit, its largest datasets are dropped (a ``max_domain`` limit);
    if nothing fits it is left out.  Every such decision is written in the
    report ("Notes") - nothing is dropped silently.
-3. Domains are never reduced in the demo: reducing would change the data the
+3. **Deadline**: the plan is a prediction; the sweep itself stops starting
+   batches once the next one is predicted (probe times, corrected by the
+   throughput measured so far) to end after ``budget - REPORT_RESERVE``
+   seconds from the start (:class:`.engine.Deadline`; at least ``MIN_SWEEP``
+   seconds of sweep).  The cells not started are counted in the report's
+   notes; a rerun resumes them.  Probes stop at ``PROBE_SHARE`` of the
+   budget: the presets not probed by then are left out of this run's plan.
+4. **Reruns**: every runnable preset is in the sweep's configuration (a
+   preset left out runs no new cell: limit ``trials = 0``), so a rerun is the
+   same sweep whatever the machine's load, and cells finished by an earlier
+   run are reported whatever the new plan; a note about a cut stays only
+   while the cut leaves cells missing.
+5. Domains are never reduced in the demo: reducing would change the data the
    presets are compared on (the flights domains are 1,440, 2,048, 4,043 and
    5,000 bins; 4,043 has no useful divisor).
 """
@@ -33,6 +45,7 @@ from ..datasets.synthetic import synthetic
 from ..presets import make_algorithm
 from ..registry import default_registry
 from .config import AlgorithmSpec, DatasetSpec, SweepConfig
+from .engine import Deadline
 
 DATASETS = ("flights-dep-minute", "flights-dep-delay", "flights-tailnum", "flights-distance")
 EPSILONS = (0.01, 0.1, 1.0)
@@ -46,6 +59,10 @@ SCORING_SECONDS = 0.004
 REPORT_RESERVE = 20.0
 #: fraction of the remaining wall time the algorithms may fill on each core
 EFFICIENCY = 0.8
+#: share of the budget the probes may take; presets not probed by then are left out of the plan
+PROBE_SHARE = 0.5
+#: seconds of sweep the demo keeps when loading and probing ate the budget (it then overruns by this)
+MIN_SWEEP = 5.0
 
 
 def probe(name: str, sources: dict[str, np.ndarray], cap: float) -> dict:
@@ -74,15 +91,63 @@ def probe(name: str, sources: dict[str, np.ndarray], cap: float) -> dict:
     return {"times": times, "predicted": predicted}
 
 
-def _probe_all(presets: list[str], sources: dict, cap: float, workers: int) -> dict[str, dict]:
+def _probe_all(presets: list[str], sources: dict, cap: float, workers: int, until: float) -> dict[str, dict]:
+    """Probe results by preset; a preset not probed by ``until`` (a ``perf_counter`` time) gets
+    ``{"unprobed": True}`` (left out of this run's plan, not out of the sweep)."""
     if workers <= 1:
-        return {p: probe(p, sources, cap) for p in presets}
-    from concurrent.futures import ProcessPoolExecutor
+        return {p: probe(p, sources, cap) if time.perf_counter() < until else {"unprobed": True}
+                for p in presets}
+    import os
+    from concurrent.futures import ProcessPoolExecutor, wait
 
-    from .executors import blas_threads_limited
-    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers) as pool:   # as the sweep's workers
+    from .executors import blas_threads_limited, stop_pool
+    from .lifeline import exit_with_parent
+    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, initializer=exit_with_parent,
+                                                      initargs=(os.getpid(),)) as pool:   # as the sweep's
         futures = {p: pool.submit(probe, p, sources, cap) for p in presets}
-        return {p: f.result() for p, f in futures.items()}
+        done, late = wait(futures.values(), timeout=max(0.0, until - time.perf_counter()))
+        if late:
+            stop_pool(pool)
+        return {p: f.result() if f in done else {"unprobed": True} for p, f in futures.items()}
+
+
+class PlanNote(str):
+    """A note of :func:`plan_demo` that knows what it is about: ``preset``, ``kind`` ("left-out",
+    "datasets", "trials") and, for "datasets", the ``datasets`` not run and ``detail`` (the reason)."""
+
+    def __new__(cls, text: str, preset: str, kind: str, datasets: tuple = (), detail: str = ""):
+        note = super().__new__(cls, text)
+        note.preset, note.kind, note.datasets, note.detail = preset, kind, tuple(datasets), detail
+        return note
+
+    @classmethod
+    def not_run_on(cls, preset: str, datasets, detail: str) -> "PlanNote":
+        return cls(f"{preset}: not run on {', '.join(datasets)} ({detail})", preset, "datasets", datasets, detail)
+
+
+def still_true(notes: list[str], skipped: list[dict]) -> list[str]:
+    """The notes that still describe missing cells after a sweep: a :class:`PlanNote` about a cut stays
+    only while ``skipped`` (the sweep's cells left out by limits and not finished earlier) holds it;
+    a "not run on" note names only the datasets still missing, and a note whose cut an earlier run
+    partly filled says how many of those cells are reported."""
+    out = []
+    for n in notes:
+        if isinstance(n, PlanNote):
+            mine = [s for s in skipped if s["algorithm"] == n.preset]
+            if n.kind == "datasets":
+                mine = [s for s in mine if "max_domain" in s["reason"] and s["dataset"] in n.datasets]
+                kept = [d for d in n.datasets if d in {s["dataset"] for s in mine}]
+                if kept and len(kept) < len(n.datasets):
+                    n = PlanNote.not_run_on(n.preset, kept, n.detail)
+            elif n.kind == "trials":
+                mine = [s for s in mine if s["reason"].startswith("trials limited")]
+            if not mine:
+                continue
+            earlier = sum(s.get("finished_earlier", 0) for s in mine)
+            if earlier:
+                n = f"{n}; {earlier} of the cells this cuts were finished by an earlier run and are reported"
+        out.append(n)
+    return out
 
 
 def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers: int,
@@ -93,7 +158,11 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
     for name in presets:
         p = probes[name]
         if "error" in p:
-            notes.append(f"{name}: left out, its probe run failed ({p['error']})")
+            notes.append(PlanNote(f"{name}: left out, its probe run failed ({p['error']})", name, "broken"))
+            continue
+        if p.get("unprobed"):
+            notes.append(PlanNote(f"{name}: left out, not probed within {PROBE_SHARE:.0%} of the time budget",
+                                  name, "left-out"))
             continue
         one_run = {**p["times"], **p["predicted"]}
         per_trial = {d: len(epsilons) * (one_run[d] + SCORING_SECONDS) for d in sizes}
@@ -115,22 +184,23 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
                 break
             kept.pop()
         if not kept:
-            notes.append(f"{name}: left out, one run on the smallest dataset is predicted to take "
-                         f"{min(per_trial.values()) / len(epsilons):.2g} s, over its time share")
+            notes.append(PlanNote(f"{name}: left out, one run on the smallest dataset is predicted to take "
+                                  f"{min(per_trial.values()) / len(epsilons):.2g} s, over its time share",
+                                  name, "left-out"))
             continue
         lim = {"trials": t}
         if len(kept) < len(per_trial):
             lim["max_domain"] = max(sizes[d] for d in kept)
             dropped = [d for d in per_trial if d not in kept]
-            notes.append(f"{name}: not run on {', '.join(dropped)} (predicted "
-                         f"{max(per_trial[d] for d in dropped) / len(epsilons):.2g} s per run); ")
+            slowest = max(per_trial[d] for d in dropped) / len(epsilons)
+            notes.append(PlanNote.not_run_on(name, dropped, f"predicted {slowest:.2g} s per run"))
         if t < trials:
-            notes.append(f"{name}: {t} trials instead of {trials} (predicted "
-                         f"{sum(per_trial[d] for d in kept) / len(epsilons) / len(kept):.2g} s per run on average)")
+            notes.append(PlanNote(f"{name}: {t} trials instead of {trials} (predicted "
+                                  f"{sum(per_trial[d] for d in kept) / len(epsilons) / len(kept):.2g} s per run "
+                                  "on average)", name, "trials"))
         limits[name] = lim
         chosen.append(name)
         remaining -= t * sum(per_trial[d] for d in kept)
-    notes = [n.rstrip("; ") for n in notes]
     return chosen, limits, notes
 
 
@@ -154,11 +224,13 @@ def preset_families(names) -> dict[str, list[str]]:
 
 def demo_config(budget: float = 150.0, workers: int | None = None, trials: int = TRIALS,
                 presets: list[str] | None = None, output: str = "report", executor: str = "process",
-                seed: int = 0, started: float | None = None) -> tuple[SweepConfig, list[str], dict]:
-    """The demo's sweep, its notes (budget decisions) and the probe results.
+                seed: int = 0, started: float | None = None
+                ) -> tuple[SweepConfig, list[str], dict, Deadline]:
+    """The demo's sweep, its notes (budget decisions), the probe results and the sweep's deadline.
 
     ``budget`` is the whole demo's wall-time target in seconds, counted from
-    ``started`` (a ``time.perf_counter()`` value; default: now).
+    ``started`` (a ``time.perf_counter()`` value; default: now); the sweep
+    must start its last cells by ``budget - REPORT_RESERVE``.
     """
     from ..datasets import load
     from .executors import default_workers
@@ -171,7 +243,7 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     sizes = {d: c.size for d, c in sources.items()}
     # a run longer than this cannot get MIN_TRIALS x 3 epsilons within an equal share of the budget
     cap = budget * EFFICIENCY * workers / max(1, len(presets)) / (MIN_TRIALS * len(EPSILONS))
-    probes = _probe_all(presets, sources, cap, workers)
+    probes = _probe_all(presets, sources, cap, workers, until=started + PROBE_SHARE * budget)
     elapsed = time.perf_counter() - started
     algorithm_budget = max(5.0, (budget - elapsed - REPORT_RESERVE) * EFFICIENCY)
     chosen, limits, notes = plan_demo(sizes, presets, algorithm_budget, workers, probes, trials)
@@ -179,11 +251,18 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     notes.insert(0, f"time budget: {budget:g} s for the whole demo; {elapsed:.0f} s went to loading and probing "
                     f"(each preset timed once per dataset at epsilon 0.1; probes are not part of the results), "
                     f"leaving {algorithm_budget:.0f} s of algorithm time on {workers} worker(s)")
-    cfg = SweepConfig(algorithms=[AlgorithmSpec(p) for p in chosen],
+    # every preset that probed is in the sweep (same configuration on every rerun); one left out runs no
+    # new cell, and its cells finished by an earlier run are reported
+    in_sweep = [p for p in presets if "error" not in probes[p]]
+    limits.update({p: {"trials": 0} for p in in_sweep if p not in chosen})
+    cfg = SweepConfig(algorithms=[AlgorithmSpec(p) for p in in_sweep],
                       datasets=[DatasetSpec(d) for d in DATASETS], epsilons=list(EPSILONS), trials=trials,
                       workloads=list(WORKLOADS), metrics=list(METRICS), seed=seed, executor=executor,
                       workers=workers, output=output, limits=limits)
-    return cfg, notes, probes
+    one_run = {p: {**probes[p]["times"], **probes[p]["predicted"]} for p in chosen}
+    deadline = Deadline(max(started + budget - REPORT_RESERVE, time.perf_counter() + MIN_SWEEP), workers,
+                        predict=lambda c: one_run[c.algorithm][c.dataset] + SCORING_SECONDS)
+    return cfg, notes, probes, deadline
 
 
-__all__ = ["DATASETS", "EPSILONS", "demo_config", "plan_demo", "probe", "runnable_presets"]
+__all__ = ["DATASETS", "EPSILONS", "PlanNote", "demo_config", "plan_demo", "probe", "runnable_presets", "still_true"]

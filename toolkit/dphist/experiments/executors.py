@@ -1,22 +1,38 @@
 """Executors: serial, local processes (concurrent.futures) and Dask distributed (optional).
 
-Each takes a list of batches and yields ``(batch, rows)`` as batches finish.
-Results do not depend on the executor: cells carry their own seeds.
+Each takes a list of batches and yields ``(cells, rows)`` as batches finish (``cells``: the batch,
+or the prefix of it that finished when Ctrl-C cut it short).  Results do not depend on the
+executor: cells carry their own seeds.
+
+``admit(batch) -> bool`` (optional; the engine's time budget, :class:`.engine.Deadline`) is asked
+before a batch starts: once it says no, no further batch starts, and the batches not started are
+left to the caller (the engine reports them as cut).
+
+Ctrl-C: the serial executor keeps the cells of its batch that finished; the process executor
+signals its workers (which abandon the cell in progress: :func:`.cells.stop_on_sigint`), waits at
+most ``INTERRUPT_GRACE`` seconds for the finished cells of every running batch, kills what is left
+and re-raises KeyboardInterrupt after yielding them, so the engine writes them to ``results.csv``.
+Pool workers end with their parent (:mod:`.lifeline`).
 """
 from __future__ import annotations
 
 import os
+import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 import threadpoolctl
 
 from ..errors import DPHistError, InvalidParameter
-from .cells import Cell, Job, install_job, run_batch, run_installed_batch
+from .cells import Cell, Job, expected_rows, install_job, run_batch, run_cells, run_installed_batch, stop_on_sigint
 
 #: Seconds to wait for a Dask scheduler before giving up (the address is named in the error).
 DASK_CONNECT_TIMEOUT = 3
+#: Seconds the process executor waits, after Ctrl-C, for its workers to hand over their finished cells
+INTERRUPT_GRACE = 1.0
+#: batches queued per process worker: enough to keep it busy, few enough to stop soon (time budget, Ctrl-C)
+QUEUED_PER_WORKER = 2
 
 
 class ExecutorUnavailable(DPHistError):
@@ -57,7 +73,10 @@ def limit_blas_threads(n: int = 1) -> int:
     return above
 
 
-def _process_worker_init(job: Job) -> None:
+def _process_worker_init(job: Job, parent: int | None = None) -> None:
+    from .lifeline import exit_with_parent   # workers only: `dphist --help` does not load it
+    exit_with_parent(parent)
+    stop_on_sigint()
     limit_blas_threads(1)
     install_job(job)
 
@@ -66,27 +85,114 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def run_serial(batches: list[list[Cell]], job: Job, workers=None) -> Iterator[tuple[list[Cell], list[dict]]]:
+def finished_prefix(batch: list[Cell], rows: list[dict], job: Job) -> list[Cell]:
+    """The cells of ``batch`` whose rows are ``rows`` (the whole batch, or the prefix an interrupt left)."""
+    n = i = 0
+    while i < len(batch) and n + expected_rows(batch[i], job) <= len(rows):
+        n += expected_rows(batch[i], job)
+        i += 1
+    return batch[:i]
+
+
+def run_serial(batches: list[list[Cell]], job: Job, workers=None,
+               admit: Callable[[list[Cell]], bool] | None = None) -> Iterator[tuple[list[Cell], list[dict]]]:
     for b in batches:
-        yield b, run_batch(b, job)
+        if admit is not None and not admit(b):
+            return
+        rows, interrupted = run_cells(b, job, stop_on_interrupt=True)
+        yield finished_prefix(b, rows, job), rows
+        if interrupted:
+            raise KeyboardInterrupt
 
 
-def run_processes(batches, job: Job, workers=None) -> Iterator[tuple[list[Cell], list[dict]]]:
+def run_processes(batches, job: Job, workers=None,
+                  admit: Callable[[list[Cell]], bool] | None = None) -> Iterator[tuple[list[Cell], list[dict]]]:
     workers = workers or default_workers()
     if workers == 1 or len(batches) == 1:
-        yield from run_serial(batches, job)
+        yield from run_serial(batches, job, admit=admit)
         return
     with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, initializer=_process_worker_init,
-                                                      initargs=(job,)) as pool:
-        pending = {pool.submit(run_installed_batch, b): b for b in batches}
+                                                      initargs=(job, os.getpid())) as pool:
+        queue, pending, closed = iter(batches), {}, False
+
+        def fill():
+            nonlocal closed
+            while not closed and len(pending) < QUEUED_PER_WORKER * workers:
+                b = next(queue, None)
+                if b is None or (admit is not None and not admit(b)):
+                    closed = True
+                    return
+                pending[pool.submit(run_installed_batch, b)] = b
+
         try:
+            fill()
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    yield pending.pop(fut), fut.result()
+                    b = pending.pop(fut)
+                    rows, interrupted = fut.result()
+                    yield finished_prefix(b, rows, job), rows
+                    if interrupted:   # the terminal's Ctrl-C reached a worker first
+                        raise KeyboardInterrupt
+                fill()
+        except KeyboardInterrupt:
+            with _sigint_ignored():   # a second Ctrl-C must not cut the hand-over short
+                salvaged = _salvage(pool, pending)
+            for b, rows in salvaged:
+                yield finished_prefix(b, rows, job), rows
+            raise
         finally:  # interrupted (Ctrl-C, an error): do not start the remaining batches
             for fut in pending:
                 fut.cancel()
+
+
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored inside the block (main thread only: elsewhere no KeyboardInterrupt arrives)."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _salvage(pool: ProcessPoolExecutor, pending: dict) -> list[tuple[list[Cell], list[dict]]]:
+    """After Ctrl-C: cancel the queued batches, tell the workers to stop (SIGINT: each abandons its cell
+    in progress and returns the cells it finished), collect what arrives within ``INTERRUPT_GRACE``
+    seconds, kill the workers still running.  Returns ``(batch, rows)`` of every batch that answered."""
+    running = [f for f in pending if not f.cancel()]
+    processes = list(getattr(pool, "_processes", {}).values())
+    for p in processes:
+        try:
+            os.kill(p.pid, signal.SIGINT)
+        except (ProcessLookupError, TypeError):
+            pass
+    done, _ = wait(running, timeout=INTERRUPT_GRACE) if running else (set(), set())
+    out = []
+    for fut in running:
+        if fut in done and fut.exception() is None:
+            rows, _ = fut.result()
+            out.append((pending[fut], rows))
+    stop_pool(pool)
+    return out
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down without waiting for its calls: queued ones cancelled, workers still running
+    killed, then the pool's manager thread joined (it ends once it sees the workers gone; left
+    running, it races the interpreter's exit hook, which then writes to its closed wake-up pipe)."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.kill()
+    if manager is not None:
+        manager.join(timeout=5.0)
 
 
 def dask_client(scheduler: str = "", workers=None, processes: bool = True):
@@ -112,8 +218,11 @@ def dask_client(scheduler: str = "", workers=None, processes: bool = True):
 
 
 def run_dask(batches, job: Job, workers=None, scheduler: str = "", client=None,
-             processes: bool = True) -> Iterator[tuple[list[Cell], list[dict]]]:
-    """Batches as Dask tasks; ``client`` (an existing ``distributed.Client``) takes precedence."""
+             processes: bool = True, admit: Callable[[list[Cell]], bool] | None = None
+             ) -> Iterator[tuple[list[Cell], list[dict]]]:
+    """Batches as Dask tasks; ``client`` (an existing ``distributed.Client``) takes precedence.
+    Every batch is submitted at once; ``admit([])`` (is there time left?) is asked as each finishes,
+    and a refusal cancels the tasks not finished."""
     from dask.distributed import as_completed
     own_cluster = None
     if client is None:
@@ -128,6 +237,9 @@ def run_dask(batches, job: Job, workers=None, scheduler: str = "", client=None,
         futures = {client.submit(run_batch, b, job_future, pure=False): i for i, b in enumerate(batches)}
         for fut in as_completed(list(futures)):
             yield batches[futures[fut]], fut.result()
+            if admit is not None and not admit([]):
+                client.cancel([f for f in futures if not f.done()])
+                return
     finally:
         if owns_client:
             client.close()

@@ -1,5 +1,9 @@
 """The Markdown report of a sweep: tables with an error scale, regret, skyline, figures (PNG).
 
+Every mean error is printed with the half-width of its 95% Student-t confidence interval, the
+figures draw those intervals as error bars, and the ranking says "A beats B" only from a paired
+signed-rank test with Holm's correction (:func:`dphist.experiments.analysis.paired_comparison`).
+
 Attributed and unattributed releases are never ranked together: an unattributed
 release (e.g. ``unattributed-S-bar``) is scored against the sorted truth, so its
 errors answer another question.  The headline tables, regret, skyline and
@@ -37,11 +41,51 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1e5 else f"{x:.2e}"
 
 
+def _half_width(s: dict) -> str:
+    """The half-width of a mean's 95% Student-t interval, as a percentage of the mean ("±12%")."""
+    half = (s["ci_high"] - s["ci_low"]) / 2
+    if not math.isfinite(half):
+        return "±? (1 trial)"
+    if s["mean"] <= 0:
+        return f"±{_fmt(half)}"
+    pct = 100 * half / s["mean"]
+    return f"±{pct:.0f}%" if pct >= 10 else f"±{pct:.2g}%"
+
+
+def verdict_lines(comparison: analysis.PairedComparison, order: list[str]) -> list[str]:
+    """Markdown: the methods nothing beats, then the verdict between each two neighbours of ``order``."""
+    n_tests = len(comparison.pairs)
+    lines = [f"\"A beats B\" below only when a paired two-sided Wilcoxon signed-rank test on the log "
+             f"{comparison.metric} of the cells both methods ran (same dataset, domain, scale, epsilon, trial "
+             f"and seed) rejects \"same error distribution\" at {comparison.alpha:g} after Holm's correction "
+             f"over all {n_tests} comparisons (`dphist.experiments.analysis.paired_comparison`). A tie means the "
+             "runs cannot tell the two apart, not that they are equal. The ratio is the median of A's error "
+             "over B's on the common cells.", "",
+             f"Not beaten by any method: {', '.join(comparison.unbeaten()) or '-'}.", "",
+             "Neighbours in the ranking above:", ""]
+    for a, b in zip(order, order[1:]):
+        try:
+            v = comparison.verdict(a, b)
+        except InvalidParameter:
+            lines.append(f"- {a} / {b}: no common cells, not compared")
+            continue
+        ratio = v["ratio"] if v["a"] == a else 1 / v["ratio"]
+        stats = f"median error ratio {ratio:.2g}, adjusted p = {v['p_adjusted']:.2g}, {v['n']} common cells"
+        if v["winner"] is None:
+            lines.append(f"- {a} / {b}: no significant difference ({stats})")
+        else:
+            loser = b if v["winner"] == a else a
+            lines.append(f"- **{v['winner']} beats {loser}** ({stats})")
+    return lines
+
+
 def error_table_markdown(results: Results, metric: str, workload: str, epsilon: float,
                          unattributed: bool = False) -> str:
     """Mean error per algorithm and dataset of one comparability class, with the ratio to the
     column's best in that class (the error scale)."""
     algs, dss, table = plots.error_table_data(results, metric, workload, epsilon, unattributed)
+    stats = analysis.mean_errors(analysis.comparable(results.filter(epsilon=float(epsilon)), unattributed),
+                                 metric, workload, by=("algorithm", "dataset"))
     best = np.nanmin(table, axis=0)
     lines = ["| algorithm | " + " | ".join(dss) + " |", "|---|" + "---|" * len(dss)]
     order = np.argsort(np.nanmean(np.log(table / best), axis=1))
@@ -54,7 +98,7 @@ def error_table_markdown(results: Results, metric: str, workload: str, epsilon: 
                 continue
             r = v / best[j] if best[j] > 0 else math.inf
             mark = "**" if r == 1 else ""
-            cells.append(f"{mark}{_fmt(v)}{mark} ({r:.2g}x)")
+            cells.append(f"{mark}{_fmt(v)}{mark} {_half_width(stats[(algs[i], dss[j])])} ({r:.2g}x)")
         lines.append(f"| {algs[i]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -68,9 +112,12 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
     sub = "#### " if unattributed else "### "
     against = " (against the sorted truth)" if unattributed else ""
     algorithms = results.unique("algorithm")
+    first = results.filter(epsilon=mid_eps).unique("dataset")[0]
     md = ["", f"{prefix}Mean {metric} on {workload}{against}", "",
-          "Each cell: mean over trials, and in brackets the ratio to the best method on that dataset "
-          "(the error scale: 1x = best, in bold). Rows are ordered by their geometric-mean ratio."]
+          "Each cell: mean over trials, ± the half-width of its 95% Student-t confidence interval (as a "
+          "percentage of the mean), and in brackets the ratio to the lowest mean on that dataset (the error "
+          "scale: 1x = lowest, in bold; which differences are significant is in the paired tests below). "
+          "Rows are ordered by their geometric-mean ratio."]
     for eps in epsilons:
         md += ["", f"{sub}epsilon = {eps:g}", "", error_table_markdown(results, metric, workload, eps, unattributed)]
     if unattributed and len(algorithms) < 2:
@@ -80,15 +127,25 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
         f"Mean {metric} ({workload}{against}) at epsilon={mid_eps:g}, coloured by ratio to the best per dataset.")
     if len(epsilons) > 1:
         add(f"{tag}error-vs-epsilon", plots.error_vs_epsilon(results, metric, workload, unattributed=unattributed),
-            f"Mean {metric} ({workload}{against}) against epsilon; bars are standard errors of the mean over trials.")
+            f"Mean {metric} ({workload}{against}) against epsilon; bars are 95% Student-t confidence intervals "
+            f"of the means; {_named(len(algorithms))}.")
+        if families and not unattributed and len(algorithms) > 1:
+            add("error-vs-epsilon-by-family", plots.error_vs_epsilon_by_family(results, families, metric, workload,
+                                                                                dataset=first),
+                f"Mean {metric} ({workload}) against epsilon on {first}, one panel per family of methods "
+                "(grey: the other families; bars: 95% confidence intervals).")
     if any(w.startswith("ranges-") for w in results.unique("workload")):
         add(f"{tag}error-vs-range-length", plots.error_vs_range_length(results, metric, mid_eps,
                                                                        unattributed=unattributed),
-            f"Mean {metric}{against} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18).")
+            f"Mean {metric}{against} against range length at epsilon={mid_eps:g} (Kellaris et al., Figs. 15-18); "
+            f"bars are 95% confidence intervals; {_named(len(algorithms))}.")
+        if families and not unattributed and len(algorithms) > 1:
+            add("error-vs-range-length-by-family",
+                plots.error_vs_range_length_by_family(results, families, metric, mid_eps, dataset=first),
+                f"Mean {metric} against range length on {first} at epsilon={mid_eps:g}, one panel per family.")
     add(f"{tag}skyline", plots.skyline(results, metric, workload, mid_eps, unattributed=unattributed),
         f"Time-error skyline{against} at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2).")
     if families and not unattributed and len(algorithms) > 1:
-        first = results.filter(epsilon=mid_eps).unique("dataset")[0]
         add("skyline-by-family", plots.skyline_by_family(results, families, metric, workload, mid_eps, dataset=first),
             f"The skyline on {first} at epsilon={mid_eps:g}, one panel per family of methods (filled: on the "
             "skyline of all methods).")
@@ -96,12 +153,20 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
         add(f"{tag}regret", plots.regret(results, metric, workload, unattributed=unattributed),
             f"Regret{against}: {metric} divided by the best {metric} in each setting (dataset, domain, scale, epsilon).")
         reg = analysis.regret(results, metric, workload, unattributed=unattributed)
+        tests = analysis.paired_comparison(results, metric, workload, unattributed=unattributed)
+        record = tests.records.get((), {})
+        order = sorted(reg, key=lambda a: reg[a]["mean"])
         md += ["", f"{prefix}Regret (DPBench){against}", "",
                f"Regret of a method in a setting = its mean {metric} / the smallest mean {metric} of any method "
-               "in that setting; averaged (and worst) over the settings it ran in.", "",
-               "| algorithm | mean regret | worst regret | settings |", "|---|---|---|---|"]
-        md += [f"| {a} | {reg[a]['mean']:.3g} | {reg[a]['max']:.3g} | {reg[a]['settings']} |"
-               for a in sorted(reg, key=lambda a: reg[a]["mean"])]
+               "in that setting; averaged (and worst) over the settings it ran in. Wins, ties and losses: the "
+               "paired tests below against every other method.", "",
+               "| algorithm | mean regret | worst regret | settings | wins | ties | losses |",
+               "|---|---|---|---|---|---|---|"]
+        blank = {"wins": "-", "ties": "-", "losses": "-"}
+        md += [f"| {a} | {reg[a]['mean']:.3g} | {reg[a]['max']:.3g} | {reg[a]['settings']} | "
+               f"{record.get(a, blank)['wins']} | {record.get(a, blank)['ties']} | {record.get(a, blank)['losses']} |"
+               for a in order]
+        md += ["", f"{prefix}Which method beats which{against}", ""] + verdict_lines(tests, order)
     md += ["", f"{prefix}Skyline at epsilon = {mid_eps:g}{against}", "",
            "Methods no other method beats in both mean run time and mean error (Kellaris et al., Sec. 7.2).", ""]
     sel = results.filter(epsilon=mid_eps)
@@ -109,6 +174,12 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
         on = analysis.skyline(analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds))
         md.append(f"- {ds}: {', '.join(sorted(a for a, v in on.items() if v))}")
     return md
+
+
+def _named(n: int) -> str:
+    if n <= plots.HIGHLIGHT:
+        return "every method named"
+    return f"the {plots.HIGHLIGHT} with the lowest errors named, the other {n - plots.HIGHLIGHT} grey"
 
 
 def write_report(results: Results, out_dir, title: str = "dphist benchmark", notes: list[str] | None = None,

@@ -1,9 +1,10 @@
 """The private kernel: true counts, measurement primitives, ledger, noise seam."""
 from .ledger import Ledger, LedgerEntry
 from .noise import ExactNoise, NoiseSource, SeededLaplace
-from .private import (DataHandle, PrivateKernel, VettedMechanism, positive_number, validate_counts,
-                      validate_epsilon)
+from .private import (COUNT_CAP, DataHandle, PrivateKernel, VettedMechanism, enable_vetted_mechanisms,
+                      positive_number, validate_counts, validate_epsilon, vetted_mechanisms_enabled)
 from .queries import ImplicitQueries, IntervalQueries
 
-__all__ = ["DataHandle", "ExactNoise", "ImplicitQueries", "IntervalQueries", "Ledger", "LedgerEntry", "NoiseSource",
-           "PrivateKernel", "SeededLaplace", "positive_number", "VettedMechanism", "validate_counts", "validate_epsilon"]
+__all__ = ["COUNT_CAP", "DataHandle", "ExactNoise", "ImplicitQueries", "IntervalQueries", "Ledger", "LedgerEntry", "NoiseSource",
+           "PrivateKernel", "SeededLaplace", "positive_number", "VettedMechanism", "enable_vetted_mechanisms",
+           "validate_counts", "validate_epsilon", "vetted_mechanisms_enabled"]

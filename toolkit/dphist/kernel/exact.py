@@ -106,7 +106,9 @@ def _scale_fraction(q: Fraction) -> tuple[int, int]:
         s = 1 << k
         t = math.ceil(q * s)
     if t >= MAX_INT:
-        raise ValueError(f"scale {float(q):.3g} is too large for the exact sampler")
+        from ..errors import InvalidParameter   # a ValueError: epsilon too small for the exact samplers
+        raise InvalidParameter(f"Laplace scale {float(q):.3g} is too large for the exact sampler "
+                               "(epsilon too small)")
     return t, s
 
 

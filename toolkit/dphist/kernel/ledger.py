@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
+from .persons import unit_text
+
 
 @dataclass(frozen=True)
 class LedgerEntry:
@@ -29,6 +31,12 @@ class Ledger:
 
     entries: list[LedgerEntry] = field(default_factory=list)
     mode: str = "research"  #: the run's mode: "research" (seeded) or "release" (exact, OS randomness)
+    contributions: int = 1  #: privacy unit: 1 record (record level) or k records per person
+
+    @property
+    def privacy_unit(self) -> str:
+        """``"1 record"`` or ``"k records per person"``."""
+        return unit_text(self.contributions)
 
     def record(self, entry: LedgerEntry) -> None:
         self.entries.append(entry)
@@ -59,7 +67,8 @@ class Ledger:
         return iter(self.entries)
 
     def __str__(self) -> str:
-        rows = [f"mode: {self.mode}", f"{'stage':<12}{'component':<28}{'primitive':<26}{'epsilon':>10}{'sens':>8}{'answers':>9}"]
+        unit = "" if self.contributions == 1 else f", privacy unit: {self.privacy_unit}"
+        rows = [f"mode: {self.mode}{unit}", f"{'stage':<12}{'component':<28}{'primitive':<26}{'epsilon':>10}{'sens':>8}{'answers':>9}"]
         for e in self.entries:
             rows.append(f"{e.stage:<12}{e.component:<28}{e.primitive:<26}{e.epsilon:>10.4g}"
                         f"{e.sensitivity:>8.3g}{e.answers:>9}")

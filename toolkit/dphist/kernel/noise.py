@@ -23,6 +23,10 @@ What a source must provide:
 ``laplace(scale, size)``
     raw float Laplace draws; research mode only (release sources refuse it,
     because raw float noise cannot be made exact after the fact).
+``probe()`` (optional)
+    a throwaway source of the same kind, seeded with 0, for the kernel's
+    probes of user code on the public all-zero histogram (nothing drawn from
+    it is published, and the run's own source is not touched).
 
 Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`ExactNoise`):
 
@@ -39,7 +43,9 @@ Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`Exa
   sensitivity ``ceil(Delta / g) + support`` in grid units; one more step per
   answer absorbs floating-point error in computing the answers (each below
   half a step while ``|answer| < 2**30 * Delta``).  The integer route above
-  then applies, and mapping back by ``* g`` is post-processing.
+  then applies, and mapping back by ``* g`` is post-processing.  Values beyond
+  ``2**60`` steps are clamped to that bound (1-Lipschitz: sensitivities stand),
+  never refused, so that no abort after a charge depends on the data.
 * *Exponential mechanism*: scores rounded to the same grid, sensitivity
   widened by two steps as above; epsilon is rounded down to a dyadic rational
   and shrunk by 2**-20 relative, and each candidate's exponent
@@ -103,6 +109,9 @@ class SeededLaplace:
     def laplace(self, scale, size):
         return self.rng.laplace(0.0, scale, size=size)
 
+    def probe(self) -> "SeededLaplace":
+        return SeededLaplace(np.random.default_rng(0))
+
     def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
         values = np.asarray(values, dtype=float)
         return values + self.rng.laplace(0.0, float(sensitivity) / float(epsilon), size=values.shape)
@@ -118,6 +127,21 @@ def _grid(sensitivity: float) -> float:
     return math.ldexp(1.0, math.floor(math.log2(sensitivity)) - GRID_BITS)
 
 
+#: grid values are clamped to +- this many steps (the exact samplers' integers stay below 2**62)
+GRID_CAP = float(2 ** 60)
+
+
+def _grid_units(values: np.ndarray, g: float) -> np.ndarray:
+    """``values / g`` rounded to integers, clamped to ``+-GRID_CAP``.
+
+    Clamping each coordinate to a fixed interval is 1-Lipschitz, so it keeps every sensitivity:
+    an out-of-range value is published as the bound instead of stopping the run, which would
+    tell whether the data produced it.  (Kernel primitives cannot reach the bound: counts are
+    clamped at 2**40 and segmentation costs at 2**40 sensitivities.)
+    """
+    return np.rint(np.clip(values / g, -GRID_CAP, GRID_CAP)).astype(np.int64)
+
+
 class ExactNoise:
     """Exact discrete samplers (Canonne, Kamath & Steinke 2020) driven by random words.
 
@@ -131,6 +155,9 @@ class ExactNoise:
         self.words = words if words is not None else exact.SystemRandomWords()
         self.mode = "release" if isinstance(self.words, exact.SystemRandomWords) else "research"
         self.name = f"exact-discrete-laplace[{self.words.name}]"
+
+    def probe(self) -> "ExactNoise":
+        return ExactNoise(exact.GeneratorWords(np.random.default_rng(0)))
 
     def laplace(self, scale, size):
         raise PrivacyViolation("raw floating-point Laplace noise is not available in release mode; "
@@ -150,10 +177,7 @@ class ExactNoise:
         if not np.all(np.isfinite(values)):
             raise PrivacyViolation("a measured value is not finite; the run is stopped")
         g = _grid(sens)
-        units = values / g
-        if np.abs(units).max(initial=0.0) >= 2.0 ** 61:
-            raise PrivacyViolation("a measured value is too large for the exact grid; the run is stopped")
-        k = np.rint(units).astype(np.int64)
+        k = _grid_units(values, g)
         support = values.size if support is None else max(int(support), 1)
         grid_sens = Fraction(math.ceil(sens / g)) + 2 * support
         noisy = k + self._integer_noise(values.size, grid_sens, epsilon)
@@ -163,10 +187,7 @@ class ExactNoise:
         scores = np.asarray(scores, dtype=float)
         sens = float(sensitivity)
         g = _grid(sens)
-        units = scores / g
-        if np.abs(units).max(initial=0.0) >= 2.0 ** 61:
-            raise PrivacyViolation("a score is too large for the exact grid; the run is stopped")
-        k = np.rint(units).astype(np.int64)
+        k = _grid_units(scores, g)
         d = math.ceil(sens / g) + 2
         factor = 1 if monotonic else 2
         eps = float(epsilon)

@@ -17,6 +17,49 @@ exception escaping user code inside a primitive (a score function, a vetted
 mechanism) is replaced by a :class:`PrivacyViolation` that carries neither
 the original exception nor its frames, which held the counts.
 
+Failures that carry no information.  An abort *after* a charge would publish
+one bit about the data (the run stopped, or it did not).  So every failure the
+kernel can foresee happens before the charge, on public inputs only:
+
+* arguments are validated (partitions, intervals, orders, query matrices,
+  sensitivities, the opt-in of a vetted mechanism);
+* user callables are run first on a public *probe* histogram (all zeros over
+  the domain): an ``exponential`` score must return one finite number per
+  candidate, a segmentation cost must build and give finite costs, a vetted
+  mechanism must run and return a finite output; what the probe returns is
+  thrown away, and a failure there is an :class:`InvalidParameter` that
+  spends nothing;
+* counts are clamped at :data:`COUNT_CAP` (2**40, lower on domains above
+  2**22 bins so that no int64 sum can overflow): clamping is 1-Lipschitz, so
+  one record still moves a clamped count by at most 1 and every sensitivity
+  stands; a linear query whose answers could overflow a float on clamped
+  counts is refused before the charge;
+* release mode's exact samplers clamp out-of-range grid values instead of
+  raising (:mod:`dphist.kernel.noise`), and a segmentation cost is clamped to
+  ``+-2**40`` times its sensitivity (NaN to the top) before its noise.
+
+What remains unprotected, exactly: user code that behaves differently on the
+true counts than on the probe.  A score function or a segmentation cost that
+raises, or returns the wrong number of values, only on some histograms; a
+vetted mechanism that raises, or returns an output of another type, rank or
+(for real-valued outputs) shape, or a non-finite value, only on some
+histograms.  Each of these stops the run with a :class:`PrivacyViolation`
+*after* the charge, and whether it stops depends on the data: that is one bit
+the kernel cannot withhold.  Non-finite scores of the exponential mechanism
+are mapped to finite ones instead (see :meth:`DataHandle.exponential`); time
+is not metered (a run's duration depends on the data; release-mode exports
+carry no timings, but a caller holding a stopwatch sees it).
+
+Vetted mechanisms (:class:`VettedMechanism`) are an explicit opt-in, in the
+spirit of OpenDP's ``enable_features("honest-but-curious")``: their privacy
+rests on a proof the kernel cannot check.  :meth:`DataHandle.custom` runs one
+only when the calling component declares the mechanism's name in its class
+attribute ``vetted_mechanisms``, or when :func:`enable_vetted_mechanisms` was
+called (for prototypes and notebooks).  The conformance kit reports every
+declared use as a warning and fails a component that relies on the global
+switch without declaring.  Private segmentation needs no vetted mechanism:
+:meth:`DataHandle.noisy_min_segmentation` carries its proof here.
+
 What this guarantees: an honest component cannot leak by mistake; every
 epsilon it spends is in the ledger with the sensitivity the kernel computed.
 What it cannot: Python cannot hide memory from code determined to cheat
@@ -28,6 +71,7 @@ from __future__ import annotations
 import contextvars
 import math
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from typing import Callable
 
@@ -38,24 +82,87 @@ from ..partition import Partition
 from ..validation import are_strict_bounds, is_permutation
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
+from .persons import PersonLevelNoise, check_contributions, unit_text
 from .queries import check_intervals, check_order, check_queries, max_interval_coverage
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
 
+#: counts above this are measured as this (clamping keeps every sensitivity; module docstring)
+COUNT_CAP = 1 << 40
+#: a segmentation cost is clamped to +- this many times its declared sensitivity before its noise
+COST_CAP = float(1 << 40)
+
 # Set by the conformance kit: a list receiving (mechanism, epsilon, arguments) of every custom call.
 _CUSTOM_CALLS: contextvars.ContextVar[list | None] = contextvars.ContextVar("dphist_custom_calls", default=None)
+# Set by the conformance kit: a list receiving a KernelCall for every primitive that runs user code.
+_KERNEL_CALLS: contextvars.ContextVar[list | None] = contextvars.ContextVar("dphist_kernel_calls", default=None)
+_VETTED = {"enabled": False}
+
+
+def enable_vetted_mechanisms(enabled: bool = True) -> None:
+    """Let every component of this process run :class:`VettedMechanism` objects it did not declare.
+
+    The opt-in switch for prototypes and notebooks (OpenDP's ``enable_features("honest-but-curious")``
+    is the model): a vetted mechanism's privacy rests on its own proof, which the kernel cannot check.
+    A component that ships declares the names instead (``vetted_mechanisms = ("my.mechanism",)``);
+    the conformance kit fails one that relies on this switch.  ``enable_vetted_mechanisms(False)``
+    turns it off again.
+    """
+    _VETTED["enabled"] = bool(enabled)
+
+
+def vetted_mechanisms_enabled() -> bool:
+    """Whether :func:`enable_vetted_mechanisms` is on."""
+    return _VETTED["enabled"]
 
 
 @contextmanager
-def recording_custom_calls():
-    """Collect the vetted mechanisms run inside the block (for the conformance kit's replay)."""
+def _recording(var: contextvars.ContextVar):
     calls: list = []
-    token = _CUSTOM_CALLS.set(calls)
+    token = var.set(calls)
     try:
         yield calls
     finally:
-        _CUSTOM_CALLS.reset(token)
+        var.reset(token)
+
+
+def recording_custom_calls():
+    """Collect the vetted mechanisms run inside the block (for the conformance kit's replay)."""
+    return _recording(_CUSTOM_CALLS)
+
+
+class KernelCall:
+    """One call of a primitive that runs user code, as the conformance kit sees it: ``primitive``
+    (``"exponential"``, ``"noisy-min"``, ``"custom"``), the calling ``component`` and its ``stage``,
+    ``epsilon``, and ``details`` (the callable, the declared sensitivity, the public arguments)."""
+
+    __slots__ = ("primitive", "component", "stage", "epsilon", "details")
+
+    def __init__(self, primitive, component, stage, epsilon, details):
+        self.primitive, self.component, self.stage = primitive, component, stage
+        self.epsilon, self.details = epsilon, details
+
+    def __repr__(self) -> str:
+        return f"KernelCall({self.primitive!r}, {self.component!r}, epsilon={self.epsilon:g})"
+
+
+def recording_kernel_calls():
+    """Collect a :class:`KernelCall` for every ``exponential``, ``noisy_min_segmentation`` and
+    ``custom`` call inside the block (the conformance kit's sensitivity checks and opt-in report)."""
+    return _recording(_KERNEL_CALLS)
+
+
+def _record(call: KernelCall) -> None:
+    recorder = _KERNEL_CALLS.get()
+    if recorder is not None:
+        recorder.append(call)
+
+
+def count_cap(n: int) -> int:
+    """The clamp of the counts on a domain of ``n`` bins: 2**40, or less when ``n`` exceeds 2**22,
+    so that the sum of all clamped counts stays below 2**62 (public: it depends on ``n`` only)."""
+    return int(min(COUNT_CAP, (1 << 62) // max(int(n), 1)))
 
 
 def validate_counts(counts) -> np.ndarray:
@@ -135,7 +242,11 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
     if not is_permutation(order, n):
-        raise InvalidParameter("partition order is not a permutation: some bin is missing or repeated")
+        inside = order[(order >= 0) & (order < n)]
+        seen = np.bincount(inside, minlength=n) if n else np.zeros(0, dtype=np.int64)
+        what = (f"bin {int(np.flatnonzero(seen > 1)[0])} appears twice" if (seen > 1).any() else
+                "a bin outside the domain" if inside.size < order.size else "some bin is missing")
+        raise InvalidParameter(f"partition order is not a permutation: {what}")
     if not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
     return order, bounds
@@ -148,8 +259,9 @@ class PrivateKernel:
     and ``spent`` are read-only views of the kernel's books.
     """
 
-    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None):
+    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1):
         counts = np.array(validate_counts(counts), dtype=np.int64, copy=True)  # never the caller's array
+        np.minimum(counts, count_cap(counts.size), out=counts)   # 1-Lipschitz: sensitivities stand
         counts.setflags(write=False)
         self.__counts = counts
         self.__n = int(counts.size)
@@ -157,23 +269,33 @@ class PrivateKernel:
         self.__spent: list[float] = []
         self.__gate = 0
         self.violations: list[str] = []
-        self.noise = noise
+        # person-level privacy (kernel/persons.py): k records per person scale every sensitivity, here only
+        self.contributions = check_contributions(contributions)
+        self.noise = noise if self.contributions == 1 else PersonLevelNoise(noise, self.contributions)
         self.ledger = ledger if ledger is not None else Ledger()
         self.ledger.mode = getattr(noise, "mode", "unknown")
+        self.ledger.contributions = self.contributions
 
     @property
     def n(self) -> int:
         """Domain size (public)."""
         return self.__n
 
-    def handle(self, component: str, stage: str, budget: float) -> "DataHandle":
-        """A metered view of the data for one component with ``budget`` epsilon."""
+    def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
+        """A metered view of the data for one component with ``budget`` epsilon.
+
+        ``vetted``: the names of the :class:`VettedMechanism` objects the component declared
+        (its ``vetted_mechanisms``); :meth:`DataHandle.custom` runs no other unless
+        :func:`enable_vetted_mechanisms` is on.
+        """
         budget = float(budget)
         if not math.isfinite(budget) or budget < 0:
             raise InvalidParameter(f"a budget must be a non-negative number, got {budget}")
+        if isinstance(vetted, str) or not all(isinstance(v, str) for v in vetted):
+            raise InvalidParameter(f"vetted must be a tuple of mechanism names, got {vetted!r}")
         self.__budgets.append(budget)
         self.__spent.append(0.0)
-        return DataHandle(self, len(self.__budgets) - 1, component, stage)
+        return DataHandle(self, len(self.__budgets) - 1, component, stage, tuple(vetted))
 
     # ----------------------------------------------------------- books
     def _budget(self, account: int) -> float:
@@ -189,6 +311,10 @@ class PrivateKernel:
                 f"{entry.component} ({entry.stage}) asked for epsilon={entry.epsilon:.6g} via {entry.primitive} "
                 f"but only {max(budget - spent, 0.0):.6g} of its share {budget:.6g} is left")
         self.__spent[account] = spent + entry.epsilon
+        if self.contributions != 1:  # the noise source scales the draws; the books say so
+            k = self.contributions
+            entry = replace(entry, sensitivity=entry.sensitivity * k,
+                            note="; ".join(filter(None, (unit_text(k), entry.note))))
         self.ledger.record(entry)
 
     # ------------------------------------------------------------ gate
@@ -227,6 +353,71 @@ def _score_vector(score: Callable, counts: np.ndarray) -> np.ndarray:
     return np.array(score(counts), dtype=float).reshape(-1)
 
 
+def _probe_counts(n: int) -> np.ndarray:
+    """The public probe histogram: all zeros over the domain (read-only)."""
+    probe = np.zeros(n, dtype=np.int64)
+    probe.setflags(write=False)
+    return probe
+
+
+def _probe_noise(noise: NoiseSource) -> NoiseSource:
+    """A throwaway source of the run's kind for a probe (its draws are never published; the run's
+    own source is not touched): the source's ``probe()``, else seeded float Laplace."""
+    probe = getattr(noise, "probe", None)
+    if callable(probe):
+        return probe()
+    from .noise import SeededLaplace
+    return SeededLaplace(np.random.default_rng(0))
+
+
+def _refused_on_probe(what: str, exc: Exception) -> Exception:
+    """A failure of user code on the public probe: safe to report in full (no data was read).  A
+    :class:`PrivacyViolation` (e.g. raw float noise asked for in release mode) stays one."""
+    cls = PrivacyViolation if isinstance(exc, PrivacyViolation) else InvalidParameter
+    return cls(f"{what} failed on the public probe histogram (all zeros, before anything "
+               f"was spent): {type(exc).__name__}: {exc}")
+
+
+def _signature(out) -> tuple:
+    """The structure a vetted mechanism's output must keep from the probe to the data: its type,
+    and for arrays the rank and kind, plus the shape of a real-valued one (integer outputs such as
+    cut points may change length with the data)."""
+    if isinstance(out, Partition):
+        return ("Partition", out.n_bins)
+    if isinstance(out, (tuple, list)):
+        return (type(out).__name__,) + tuple(_signature(v) for v in out)
+    if isinstance(out, dict):
+        return ("dict",) + tuple((k, _signature(out[k])) for k in sorted(out, key=str))
+    arr = np.asarray(out)
+    if arr.dtype == object:
+        return ("object", type(out).__name__)
+    kind = "i" if arr.dtype.kind in "iub" else arr.dtype.kind
+    return (type(out).__name__, arr.ndim, kind, arr.shape if kind in "fc" else None)
+
+
+def _all_finite(out) -> bool:
+    if isinstance(out, Partition):
+        return True
+    if isinstance(out, (tuple, list)):
+        return all(_all_finite(v) for v in out)
+    if isinstance(out, dict):
+        return all(_all_finite(v) for v in out.values())
+    arr = np.asarray(out)
+    return arr.dtype == object or arr.dtype.kind not in "fc" or bool(np.all(np.isfinite(arr)))
+
+
+def _clamped(costs: np.ndarray, cap: float) -> np.ndarray:
+    """Costs clamped to ``[-cap, cap]`` (NaN to ``cap``): 1-Lipschitz, so each candidate's sensitivity stands."""
+    costs = np.asarray(costs, dtype=float)
+    if np.all(np.abs(costs) <= cap):       # the common case: nothing to change, no copy
+        return costs
+    return np.clip(np.nan_to_num(costs, nan=cap, posinf=cap, neginf=-cap), -cap, cap)
+
+
+#: search modes of :meth:`DataHandle.noisy_min_segmentation`
+SEGMENTATION_SEARCHES = ("all", "power-of-two", "tree")
+
+
 def _withheld(what: str, name: object) -> PrivacyViolation:
     return PrivacyViolation(f"{what} raised {name} while reading the data; the exception is withheld "
                             "because it may depend on the data")
@@ -239,13 +430,14 @@ class DataHandle:
     primitive takes ``epsilon``, checks its arguments, charges, then answers.
     """
 
-    __slots__ = ("_kernel", "_account", "component", "stage")
+    __slots__ = ("_kernel", "_account", "component", "stage", "_vetted")
 
-    def __init__(self, kernel: PrivateKernel, account: int, component: str, stage: str):
+    def __init__(self, kernel: PrivateKernel, account: int, component: str, stage: str, vetted=()):
         object.__setattr__(self, "_kernel", kernel)
         object.__setattr__(self, "_account", account)
         object.__setattr__(self, "component", component)
         object.__setattr__(self, "stage", stage)
+        object.__setattr__(self, "_vetted", tuple(vetted))
 
     def __setattr__(self, name, value):
         raise AttributeError(f"DataHandle.{name} is read-only")
@@ -336,6 +528,11 @@ class DataHandle:
         if checked.sensitivity <= 0:
             raise InvalidParameter("the query matrix is all zeros; nothing to measure")
         sens = _declared_at_least(sensitivity, checked.sensitivity, "laplace.linear")
+        # |answer| <= n * (largest column norm) * (count cap): refuse, before the charge, queries whose
+        # answers could overflow a float on some histogram (an abort after it would depend on the data)
+        if checked.sensitivity * self.n * float(count_cap(self.n)) >= 2.0 ** 1000:
+            raise InvalidParameter("laplace.linear: the query weights are so large that answers could overflow "
+                                   "a float; rescale the queries")
         self._charge("laplace.linear", eps, sens, checked.rows)
         with self._kernel._measuring():
             x = self._kernel._true_counts()
@@ -367,11 +564,15 @@ class DataHandle:
         with probability proportional to ``exp(epsilon * score_i / (2 * sensitivity))``
         (``/ sensitivity`` when the score is monotonic in the data).
 
-        Data-dependent failures are not observable: a non-finite score is
-        mapped (NaN and -inf to the lowest finite score, +inf to the highest;
-        all zero when none is finite), and a score function that raises or
-        returns the wrong number of values ends the run with a
-        :class:`PrivacyViolation` carrying no data.
+        The score's contract is checked before the charge, on the public probe
+        histogram (all zeros): it must run and return ``n_candidates`` finite
+        numbers, else :class:`InvalidParameter` and nothing is spent.  On the
+        data, a non-finite score is mapped (NaN and -inf to the lowest finite
+        score, +inf to the highest; all zero when none is finite); a score
+        function that raises or returns the wrong number of values *only on
+        some histograms* ends the run with a :class:`PrivacyViolation`
+        carrying no data (after the charge: the one failure the kernel cannot
+        make data-independent; module docstring).
         """
         eps = validate_epsilon(epsilon, "epsilon for exponential")
         sens = positive_number(score_sensitivity, "score sensitivity")
@@ -380,7 +581,19 @@ class DataHandle:
         if not callable(score):
             raise InvalidParameter("score must be a callable counts -> one utility per candidate")
         m = int(n_candidates)
+        try:
+            probed = _score_vector(score, _probe_counts(self.n))
+        except Exception as exc:  # noqa: BLE001 - public input: the error may be shown
+            raise _refused_on_probe("the score function", exc) from None
+        if probed.shape != (m,):
+            raise InvalidParameter(f"the score function returned {probed.size} values on the public probe "
+                                   f"histogram; it must return one per candidate ({m})")
+        if not np.all(np.isfinite(probed)):
+            raise InvalidParameter("the score function returned a non-finite value on the public probe histogram "
+                                   "(all zeros); scores must be finite numbers")
         self._charge("exponential", eps, sens, 1)
+        _record(KernelCall("exponential", self.component, self.stage, eps,
+                           {"score": score, "n_candidates": m, "sensitivity": sens, "monotonic": bool(monotonic)}))
         with self._kernel._measuring():
             x = self._kernel._true_counts()
             ok, scores = _user_code(partial(_score_vector, score, x))
@@ -391,6 +604,136 @@ class DataHandle:
             raise PrivacyViolation(f"the score function must return {m} values; the run is stopped")
         scores = _finite_scores(scores)
         return int(self._kernel.noise.exponential_mechanism(scores, sens, eps, monotonic=bool(monotonic)))
+
+    def noisy_min_segmentation(self, cost, epsilon, *, units=None, sensitivity=None, search: str = "all",
+                               branching: int = 2, group_cost=0.0) -> np.ndarray:
+        """Report-noisy-min over segmentations: the cut points of the least noisy-cost partition.
+
+        The private partition of DAWA (Li, Hay, Miklau, Wang, PVLDB 7(12) 2014, Sections 3-4),
+        owned by the kernel: the component names a cost, the kernel builds it on the true
+        counts, perturbs the cost of *every* candidate group, runs the search and returns only
+        the unit cut points ``0 = c_0 < ... < c_m = k`` (for :meth:`dphist.Partition.merge`).
+
+        Privacy (epsilon-DP; Dwork & Roth 2014, Claim 3.9, report noisy max, and Li et al.'s
+        Sec. 3 argument for DAWA's private partition).  Every candidate group ``b`` gets its own
+        noise ``Z_b ~ Lap(2 Delta / epsilon)`` on its cost ``c_b(x)``; the search returns a
+        least-total segmentation ``B`` under
+        ``c_b + Z_b + g(|b|)`` (its tie rule is a fixed function of the candidates, never of the
+        data).  Let one record change bin ``i``.  Fix the output ``B`` and every noise value except
+        ``Z_{b*}``, ``b*`` the group of ``B`` holding ``i``.  Against a competitor that also holds
+        ``b*``, ``B`` is compared through groups that do not hold ``i``: that comparison is the same on
+        both histograms.  Against one that does not hold ``b*``, it has exactly one group holding
+        ``i``; ``B`` wins iff ``Z_{b*}`` lies below a threshold that moves by at most ``2 Delta``.
+        So ``P[B | x'] >= P[Z < T - 2 Delta] >= exp(-epsilon) P[Z < T] = exp(-epsilon) P[B | x]``.
+        Costs are clamped to ``+-2**40 Delta`` first (1-Lipschitz: Delta stands).  Release mode:
+        the noise is drawn by ``noise.laplace_mechanism(costs, 2 Delta, epsilon, support=2)``, which
+        rounds the costs to a grid of step ``g`` and adds discrete Laplace of scale
+        ``(ceil(2 Delta / g) + 4) / epsilon`` in steps; one record moves a rounded cost by at most
+        ``Delta / g + 2`` steps (one for the rounding, one for floating-point error), so the threshold
+        by at most ``2 Delta / g + 4``: covered (:mod:`dphist.kernel.noise`; the discrete Laplace's
+        ratio bound holds for integer shifts, and ties fall to the search's fixed rule).
+
+        The cost is built and evaluated once on the public probe (all zeros) before the charge:
+        it must build and give finite costs, else :class:`InvalidParameter`, nothing spent.
+
+        Parameters
+        ----------
+        cost
+            :class:`dphist.segmentation.L1Deviation` (DAWA's ``dev``; the kernel knows its
+            sensitivity, 2), or any callable ``values -> dphist.segmentation.Cost`` over the
+            positions (then ``sensitivity`` is required).
+        epsilon
+            the budget charged.
+        units
+            a :class:`~dphist.Partition` whose groups are the indivisible units, in its order
+            (default: single bins in domain order).  Re-validated by the kernel.
+        sensitivity
+            Delta, the most one record (added or removed) moves the cost of one candidate group.
+            Declared for user costs; for ``L1Deviation`` a value below 2 is refused.
+        search
+            ``"all"`` (every run of units, :func:`dphist.segmentation.optimal`),
+            ``"power-of-two"`` (runs of 2^j units) or ``"tree"`` (aligned subtrees, ``branching``).
+        group_cost
+            public cost added to every candidate group after its noise (a constant, or a callable
+            of the groups' sizes in bins): DAWA's ``1/eps_2`` and its per-group penalty.
+        """
+        from .. import segmentation
+        eps = validate_epsilon(epsilon, "epsilon for noisy-min.segmentation")
+        if search not in SEGMENTATION_SEARCHES:
+            raise InvalidParameter(f"unknown search {search!r}; use one of {', '.join(SEGMENTATION_SEARCHES)}")
+        if search == "tree" and (isinstance(branching, bool) or not isinstance(branching, (int, np.integer))
+                                 or branching < 2):
+            raise InvalidParameter(f"branching must be an integer >= 2, got {branching!r}")
+        known = cost is segmentation.L1Deviation
+        if not known and not callable(cost):
+            raise InvalidParameter("cost must be dphist.segmentation.L1Deviation or a callable values -> Cost")
+        if known:
+            sens = _declared_at_least(sensitivity, 2.0, "noisy-min.segmentation (L1Deviation)")
+        elif sensitivity is None:
+            raise InvalidParameter("noisy-min.segmentation: declare the sensitivity of a user cost (the most one "
+                                   "record moves one candidate group's cost)")
+        else:
+            sens = positive_number(sensitivity, "declared sensitivity for noisy-min.segmentation")
+        if units is None:
+            order, bounds = np.arange(self.n, dtype=np.int64), np.arange(self.n + 1, dtype=np.int64)
+        else:
+            order, bounds = checked_partition(units, self.n)
+        identity = bool(np.array_equal(order, np.arange(self.n)))
+        if callable(group_cost):
+            try:
+                table = np.asarray(group_cost(np.arange(1, self.n + 1)), dtype=float)
+            except Exception as exc:  # noqa: BLE001 - public input
+                raise _refused_on_probe("group_cost", exc) from None
+            if table.shape != (self.n,) or not np.all(np.isfinite(table)):
+                raise InvalidParameter(f"group_cost must give one finite cost per group size 1..{self.n}")
+            table = np.r_[0.0, table]
+            extra = None
+        else:
+            try:
+                extra = float(group_cost)
+            except (TypeError, ValueError):
+                extra = -1.0
+            if isinstance(group_cost, bool) or not math.isfinite(extra) or extra < 0:
+                raise InvalidParameter(f"group_cost must be a non-negative number or a callable of the group "
+                                       f"sizes, got {group_cost!r}")
+        try:    # the cost's contract, on public input, before anything is spent
+            probe = cost(np.zeros(self.n, dtype=np.float64))
+            if not isinstance(probe, segmentation.Cost) or probe.n != self.n:
+                raise InvalidParameter(f"the cost must build a dphist.segmentation.Cost over {self.n} positions")
+            probed = np.asarray(probe.intervals(bounds[:-1], bounds[1:]), dtype=float)
+            if probed.shape != (bounds.size - 1,) or not np.all(np.isfinite(probed)):
+                raise InvalidParameter("the cost must give one finite cost per group")
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"noisy-min.segmentation on the public probe histogram (all zeros, before "
+                                   f"anything was spent): {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - public input: the error may be shown
+            raise _refused_on_probe("the segmentation cost", exc) from None
+        del probe, probed
+        self._charge("noisy-min.segmentation", eps, sens, 1, note="report-noisy-min over segmentations "
+                     "(kernel/private.py, DataHandle.noisy_min_segmentation)")
+        _record(KernelCall("noisy-min", self.component, self.stage, eps,
+                           {"cost": cost, "sensitivity": sens, "order": order, "bounds": bounds, "search": search}))
+        noise, scale, cap = self._kernel.noise, 2.0 * sens, COST_CAP * sens
+
+        def perturb(costs, sizes):
+            noisy = noise.laplace_mechanism(_clamped(costs, cap), scale, eps, support=2)
+            return noisy + (extra if extra is not None else table[sizes])
+
+        def search_on(counts):
+            values = (counts if identity else counts[order]).astype(np.float64)
+            perturbed = cost(values).then(perturb)
+            if search == "tree":
+                return segmentation.tree(perturbed, bounds, branching=int(branching)).bounds
+            lengths = "all" if search == "all" else "power-of-two"
+            return segmentation.optimal(perturbed, bounds, lengths=lengths, longest_on_ties=True).bounds
+
+        with self._kernel._measuring():
+            x = self._kernel._true_counts()
+            ok, cuts = _user_code(partial(search_on, x))
+            del x  # no frame of a raised error may hold the counts
+        if not ok:
+            raise _withheld("the segmentation cost", cuts)
+        return np.array(cuts, dtype=np.int64, copy=True)
 
     def custom(self, mechanism: "VettedMechanism", epsilon, **arguments):
         """Run a vetted custom mechanism (its privacy proof lives with its plugin).
@@ -403,16 +746,34 @@ class DataHandle:
             raise InvalidParameter(f"{type(mechanism).__name__} is not a VettedMechanism")
         if not mechanism.proof:
             raise InvalidParameter(f"vetted mechanism {mechanism.name} states no privacy proof")
+        declared = mechanism.name in self._vetted
+        if not declared and not vetted_mechanisms_enabled():
+            raise InvalidParameter(
+                f"{self.component} runs the vetted mechanism {mechanism.name!r} without opting in: its privacy "
+                f"rests on its own proof, which the kernel cannot check. Declare it on the component "
+                f"(vetted_mechanisms = ({mechanism.name!r},)) or, for a prototype, call "
+                "dphist.kernel.enable_vetted_mechanisms()")
         eps = validate_epsilon(epsilon, f"epsilon for custom:{mechanism.name}")
         sens = positive_number(mechanism.sensitivity, f"{mechanism.name}'s sensitivity")
         arguments = mechanism.check(self.n, **arguments)
         if not isinstance(arguments, dict):
             raise InvalidParameter(f"{mechanism.name}.check must return the arguments as a dict")
         answers = mechanism.answers(self.n, **arguments)
+        try:    # the output contract, on public input, before anything is spent
+            probed = mechanism.run(_probe_counts(self.n), eps, _probe_noise(self._kernel.noise), **arguments)
+        except Exception as exc:  # noqa: BLE001 - public input: the error may be shown
+            raise _refused_on_probe(f"vetted mechanism {mechanism.name}", exc) from None
+        if not _all_finite(probed):
+            raise InvalidParameter(f"vetted mechanism {mechanism.name} returned a non-finite value on the public "
+                                   "probe histogram (all zeros); its output must be finite")
+        shape = _signature(probed)
+        del probed
         self._charge(f"custom:{mechanism.name}", eps, sens, answers, note=mechanism.proof)
         recorder = _CUSTOM_CALLS.get()
         if recorder is not None:
             recorder.append((mechanism, eps, dict(arguments)))
+        _record(KernelCall("custom", self.component, self.stage, eps,
+                           {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared}))
         with self._kernel._measuring():
             x = self._kernel._true_counts()
             noise = self._kernel.noise
@@ -420,6 +781,9 @@ class DataHandle:
             del x  # no frame of a raised error may hold the counts
         if not ok:
             raise _withheld(f"mechanism {mechanism.name}", out)
+        if _signature(out) != shape or not _all_finite(out):
+            raise PrivacyViolation(f"vetted mechanism {mechanism.name} returned an output of another structure "
+                                   "than on the public probe, or a non-finite one; the run is stopped")
         return out
 
 

@@ -51,8 +51,9 @@ across ends (each needs the previous ones), took 0.91 s for the first 20,000 end
 ``sDAHP``'s recorded times by these factors.
 
 Privacy: the engine is arithmetic on the values it is given.  Running it on H~ (noisy counts) is
-post-processing; running it on true counts is allowed only inside a vetted kernel mechanism that
-perturbs the costs (DAWA, through :meth:`Cost.then`).
+post-processing; running it on true counts is allowed only inside the kernel, whose
+:meth:`dphist.kernel.DataHandle.noisy_min_segmentation` perturbs every candidate's cost (through
+:meth:`Cost.then`) and returns only the cut points (DAWA's ``calibration="noisy-min"``).
 """
 from .costs import (Cost, GroupCost, IntervalCost, L1Deviation, Perturbed, RelativeError, SSEPenalty,
                     as_cost)

@@ -26,6 +26,21 @@ twin                                  the cheat                                 
                                       API
 :class:`UndeclaredParamPartitioner`   a constructor parameter missing from        kit: declared parameters
                                       ``param_constraints`` (never validated)
+:class:`DuplicatingSorter`            hands on an order with one bin twice and    pipeline: stage partition check,
+                                      another lost                                before the partitioner's charge
+:class:`RoundedShamFinalizer`         integer output (rounded counts) with a      kit: distributional replay
+                                      tenth of the noise; the float-only replay   (integer outputs)
+                                      skipped integer outputs
+:class:`LargeDomainLeakFinalizer`     correct noise up to 16 bins, a tenth of     kit: replay on 64 bins (passes a
+                                      it above                                    kit limited to 16 bins)
+:class:`NoisyArgmaxCutPartitioner`    cut points after the noisy largest count,   kit: distributional replay
+                                      with a hundredth of the noise               (cut points; the flat histogram)
+:class:`LyingScorePartitioner`        exponential mechanism on the SSE of a       kit: declared-sensitivity check
+                                      split, declared sensitivity 1
+:class:`UnderstatedCostPartitioner`   noisy-min segmentation of an SSE cost       kit: declared-sensitivity check
+                                      with sensitivity 2 declared
+:class:`UndeclaredVettedFinalizer`    runs a vetted mechanism it did not          kernel: refused (opt-in); under
+                                      declare                                     the global switch, the kit
 ====================================  ==========================================  ================================
 """
 from __future__ import annotations
@@ -35,6 +50,7 @@ import numpy as np
 from ..components.base import Finalizer, Partitioner, Sorter
 from ..kernel.ledger import LedgerEntry
 from ..kernel.private import VettedMechanism
+from ..partition import Partition
 
 _TWIN = "dphist.testing.twins: a broken twin (rejected by the conformance kit)"
 
@@ -87,6 +103,7 @@ class HalfScaleLaplaceFinalizer(Finalizer):
 
     name = "twin.half-scale-laplace"
     citation = _TWIN
+    vetted_mechanisms = ("twin.scaled-laplace",)
 
     def finalize(self, bins, ctx):
         sums = ctx.data.custom(_ScaledLaplace(0.5), ctx.budget, order=bins.order, bounds=bins.bounds)
@@ -98,6 +115,7 @@ class ShamVettedFinalizer(Finalizer):
 
     name = "twin.sham-vetted"
     citation = _TWIN
+    vetted_mechanisms = ("twin.sham",)
 
     def finalize(self, bins, ctx):
         return bins.spread(ctx.data.custom(_ShamLaplace(1.0), ctx.budget, order=bins.order, bounds=bins.bounds))
@@ -108,6 +126,7 @@ class IgnoresSensitivityFinalizer(Finalizer):
 
     name = "twin.ignores-sensitivity"
     citation = _TWIN
+    vetted_mechanisms = ("twin.overlapping-intervals",)
 
     def finalize(self, bins, ctx):
         values = ctx.data.custom(_OverlappingIntervals(1.0), ctx.budget)
@@ -204,6 +223,7 @@ class FloatNoiseFinalizer(Finalizer):
 
     name = "twin.float-noise"
     citation = _TWIN
+    vetted_mechanisms = ("twin.raw-float",)
 
     class _Raw(VettedMechanism):
         name = "twin.raw-float"
@@ -230,7 +250,153 @@ class UndeclaredParamPartitioner(Partitioner):
         return bins.merge(np.arange(0, bins.n_groups, int(self.width)))
 
 
+class DuplicatingSorter(Sorter):
+    """Sorts by noisy count, then writes the first bin over the second: one bin twice, one lost.
+    The partition is built without validation, as a buggy sorter's would be."""
+
+    name = "twin.duplicating-sorter"
+    citation = _TWIN
+
+    def sort(self, bins, ctx):
+        out = bins.reorder_groups(bins.means(ctx.noisy))
+        order = out.order.copy()
+        if order.size > 1:
+            order[1] = order[0]
+        return Partition(order, out.bounds, validate=False)
+
+
+class _RoundedLaplace(VettedMechanism):
+    """Counts plus Laplace noise of ``scale_factor / epsilon``, rounded: an integer vector."""
+
+    name = "twin.rounded-laplace"
+    proof = "none: a broken twin for tests"
+
+    def __init__(self, scale_factor: float):
+        self.scale_factor = scale_factor
+
+    def run(self, counts, epsilon, noise):
+        noisy = noise.laplace_mechanism(counts.astype(float), self.scale_factor, epsilon)
+        return np.rint(noisy).astype(np.int64)
+
+
+class RoundedShamFinalizer(Finalizer):
+    """Integer-valued noisy counts with a tenth of the noise sensitivity 1 needs.  The replay that
+    compared float outputs only returned without a verdict on integer ones."""
+
+    name = "twin.rounded-sham"
+    citation = _TWIN
+    vetted_mechanisms = ("twin.rounded-laplace",)
+
+    def finalize(self, bins, ctx):
+        return ctx.data.custom(_RoundedLaplace(0.1), ctx.budget).astype(float)
+
+
+class _SizeDependentLaplace(_RoundedLaplace):
+    name = "twin.size-dependent-laplace"
+
+    def run(self, counts, epsilon, noise):
+        scale = 1.0 if counts.size <= 16 else 0.1        # the cheat shows above 16 bins only
+        return noise.laplace_mechanism(counts.astype(float), scale, epsilon)
+
+
+class LargeDomainLeakFinalizer(Finalizer):
+    """Laplace counts with the right noise on domains of up to 16 bins and a tenth of it above."""
+
+    name = "twin.large-domain-leak"
+    citation = _TWIN
+    vetted_mechanisms = ("twin.size-dependent-laplace",)
+
+    def finalize(self, bins, ctx):
+        return ctx.data.custom(_SizeDependentLaplace(1.0), ctx.budget)
+
+
+class _NoisyArgmaxCut(VettedMechanism):
+    """Report-noisy-max of the counts with Laplace(``scale_factor / epsilon``); releases the cut points
+    ``[0, i + 1, n]`` around the winner ``i`` (an integer vector whose length varies)."""
+
+    name = "twin.noisy-argmax-cut"
+    proof = "none: a broken twin for tests (report noisy max needs scale 1/epsilon for counts)"
+
+    def __init__(self, scale_factor: float):
+        self.scale_factor = scale_factor
+
+    def answers(self, n, **arguments):
+        return 1
+
+    def run(self, counts, epsilon, noise):
+        i = int(np.argmax(noise.laplace_mechanism(counts.astype(float), self.scale_factor, epsilon)))
+        return np.unique(np.array([0, i + 1, counts.size], dtype=np.int64))
+
+
+class NoisyArgmaxCutPartitioner(Partitioner):
+    """Splits the domain after the (noisy) largest count, with a hundredth of the noise."""
+
+    name = "twin.noisy-argmax-cut"
+    citation = _TWIN
+    spends = True
+    requires_domain_order = True
+    vetted_mechanisms = ("twin.noisy-argmax-cut",)
+
+    def partition(self, bins, ctx):
+        cuts = ctx.data.custom(_NoisyArgmaxCut(0.01), ctx.budget)
+        return Partition(np.arange(ctx.n), cuts)
+
+
+def _split_sse(counts):
+    """For each cut c in 1..n-1: minus the SSE of the two-group split [0, c), [c, n) of the counts."""
+    x = np.asarray(counts, dtype=float)
+    c = np.arange(1, x.size)
+    s, q = np.cumsum(x), np.cumsum(x * x)
+    left = q[c - 1] - s[c - 1] ** 2 / c
+    right = (q[-1] - q[c - 1]) - (s[-1] - s[c - 1]) ** 2 / (x.size - c)
+    return -(left + right)
+
+
+class LyingScorePartitioner(Partitioner):
+    """Two groups, the cut chosen by the exponential mechanism on the SSE of the split, declared to
+    have sensitivity 1 (one record moves an SSE by up to about twice the largest count)."""
+
+    name = "twin.lying-score"
+    citation = _TWIN
+    spends = True
+
+    def partition(self, bins, ctx):
+        if bins.n_groups < 3:
+            return bins
+        n = ctx.n
+        cut = ctx.data.exponential(_split_sse, n - 1, 1.0, ctx.budget) + 1
+        return Partition(np.arange(n), [0, cut, n]) if bins.is_identity_order() else bins
+
+
+class UnderstatedCostPartitioner(Partitioner):
+    """The kernel's noisy-min segmentation over an SSE cost, declaring sensitivity 2 (DAWA's L1 bound;
+    the SSE moves by up to about twice the largest count)."""
+
+    name = "twin.understated-cost"
+    citation = _TWIN
+    spends = True
+
+    def partition(self, bins, ctx):
+        from .. import segmentation
+        cuts = ctx.data.noisy_min_segmentation(lambda v: segmentation.SSEPenalty(v, lambda m: np.full(m.size, 10.0)),
+                                               ctx.budget, units=bins, sensitivity=2.0)
+        return bins.merge(cuts)
+
+
+class UndeclaredVettedFinalizer(Finalizer):
+    """Runs a (correct) vetted Laplace mechanism without declaring it in ``vetted_mechanisms``."""
+
+    name = "twin.undeclared-vetted"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        sums = ctx.data.custom(_ScaledLaplace(1.0), ctx.budget, order=bins.order, bounds=bins.bounds)
+        return bins.spread(sums)
+
+
 ALL_TWINS = (HalfScaleLaplaceFinalizer, ShamVettedFinalizer, IgnoresSensitivityFinalizer, RawCountsPartitioner,
              QuietRawCountsPartitioner, LedgerForgingFinalizer, UnderspendingFinalizer, GlobalRandomPartitioner,
              GlobalRandomFinalizer, DirectionIgnoringSorter, FloatNoiseFinalizer,
-             UndeclaredParamPartitioner)
+             UndeclaredParamPartitioner, DuplicatingSorter, RoundedShamFinalizer, LargeDomainLeakFinalizer,
+             LyingScorePartitioner, UnderstatedCostPartitioner, UndeclaredVettedFinalizer,
+             NoisyArgmaxCutPartitioner)

@@ -10,6 +10,7 @@ latest settings (for code and tests).  Comparisons run on a second thread.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import threading
 from contextlib import contextmanager
@@ -39,17 +40,25 @@ class Explorer:
     >>> ex = Explorer(algorithm="identity", seed=1)   # doctest: +SKIP
     >>> ex.epsilon.value = 1.0; ex.wait(); ex.release.ledger.total   # doctest: +SKIP
 
-    Controls (ipywidgets, attributes): ``dataset`` (combobox: any name, so an
-    unknown one gets a message), ``data_dir``, ``algorithm`` (presets, or
-    ``custom``), ``initializer``/``sorter``/``partitioner``/``finalizer``
-    (every registered component, runtime registrations included: see
-    :meth:`refresh`), ``gamma_in``/``gamma_p``/``gamma_f`` (budget shares),
-    ``epsilon`` (log slider) and ``epsilon_text`` (typed), ``seed`` (text;
-    empty = release mode), ``workload``.  Views: ``histogram`` (PNG image),
-    ``ledger`` and ``errors`` (HTML), ``status``, ``message``.  The latest
-    :class:`~dphist.Release` is ``release``; the latest :class:`.model.Snapshot`
-    is ``snapshot``.  Impossible settings leave ``release`` as it was and show
-    ``message`` instead of raising.
+    Controls (ipywidgets, attributes): ``dataset`` (a choice list of the
+    registered datasets, data folders and uploads), ``upload`` (a counts file:
+    ``.npy``, or ``.csv``/``.txt`` with one count per line), ``data_dir``,
+    ``algorithm`` (presets, or ``custom``),
+    ``initializer``/``sorter``/``partitioner``/``finalizer`` (every registered
+    component, runtime registrations included: see :meth:`refresh`),
+    ``param_controls`` (``{(owner, name): widget}``: one control per declared
+    parameter of the preset and of its components, generated from
+    :mod:`dphist.params`: an interval with both ends is a slider, a one-sided
+    one a bounded box, ``Options`` a dropdown, ``bool`` a checkbox),
+    ``gamma_in``/``gamma_p``/``gamma_f`` (budget shares: moving one rescales
+    the other two so that they always sum to 1), ``epsilon`` (log slider) and
+    ``epsilon_text`` (typed), ``seed`` (text; empty = release mode),
+    ``workload``, ``export_format`` and ``export_button`` (a download link for
+    the release, the ledger or the figure).  Views: ``histogram`` (PNG image),
+    ``ledger`` and ``errors`` (HTML), ``status``, ``message``, ``download``.
+    The latest :class:`~dphist.Release` is ``release``; the latest
+    :class:`.model.Snapshot` is ``snapshot``.  Impossible settings leave
+    ``release`` as it was and show ``message`` instead of raising.
     """
 
     def __init__(self, data=None, algorithm: str = "identity", *, dataset: str | None = None,
@@ -66,6 +75,8 @@ class Explorer:
         self._pending: Settings | None = None
         self._closed = False
         self.updates = 0             # settings evaluated (fewer than changes: intermediate ones are skipped)
+        self.param_controls: dict = {}
+        self.exports: dict = {}      # (what, format) -> bytes of the last export
         self.figure = render.HistogramFigure()
         self._build_controls(dataset, epsilon, seed, workload, compare)
         self._build_views()
@@ -82,8 +93,11 @@ class Explorer:
         names = self._dataset_options()
         if dataset is None:
             dataset = ARRAY if self._data.array is not None else DEFAULT_DATASET
-        self.dataset = W.Combobox(value=str(dataset), options=names, ensure_option=False,
-                                  description="dataset", placeholder="name, DPBench name or file")
+        if dataset not in names:           # e.g. a DPBench name: listed, and loaded (or refused) on first use
+            names = names + [str(dataset)]
+        self.dataset = W.Dropdown(value=str(dataset), options=names, description="dataset")
+        self.upload = W.FileUpload(accept=",".join(model.UPLOAD_SUFFIXES), multiple=False,
+                                   description="upload counts", layout=W.Layout(width="150px"))
         self.data_dir = W.Text(value="", description="data dir", placeholder="folder of .npy histograms")
         self.add_dir = W.Button(description="add folder", layout=W.Layout(width="100px"))
         self.algorithm = W.Dropdown(options=[CUSTOM] + default_registry.available_names("algorithm"), description="algorithm")
@@ -107,12 +121,18 @@ class Explorer:
                            placeholder="empty = release mode", layout=W.Layout(width="220px"))
         self.workload = W.Dropdown(options=list(WORKLOADS), value=workload if workload in WORKLOADS else "prefix",
                                    description="workload")
+        self.param_box = W.VBox([], layout=W.Layout(flex_flow="row wrap"))
+        self.export_format = W.Dropdown(options=[f"{what} ({fmt})" for what, fmts in model.EXPORT_FORMATS.items()
+                                                 for fmt in fmts], value="release (csv)", description="export",
+                                        layout=W.Layout(width="230px"))
+        self.export_button = W.Button(description="prepare download", layout=W.Layout(width="150px"))
         self.refresh_button = W.Button(description="refresh components", layout=W.Layout(width="160px"),
                                        tooltip="re-read the registry (components registered at runtime)")
         presets = default_registry.available_names("algorithm")
         self.compare_presets = W.SelectMultiple(options=presets, value=[p for p in compare if p in presets],
                                                 description="presets", rows=8)
-        self.trials = W.BoundedIntText(value=5, min=1, max=200, description="trials", layout=small)
+        self.trials = W.BoundedIntText(value=5, min=1, max=200, description="trials", layout=small,
+                                       tooltip="independent runs per preset (and per eps in the sweep)")
         self.compare_button = W.Button(description="compare at this eps", layout=W.Layout(width="170px"))
         self.sweep_button = W.Button(description="error vs eps", layout=W.Layout(width="170px"))
 
@@ -126,23 +146,33 @@ class Explorer:
         self.comparison_status = W.HTML(value="")
         self.progress = W.Box([])
         self.comparison_view = W.Image(format="png", layout=W.Layout(max_width="100%"))
+        self.download = W.HTML(value="")
         # CSS classes: stable handles for the browser test and for styling in Voila
         for widget, css in ((self.epsilon, "dphist-epsilon"), (self.histogram, "dphist-histogram"),
                             (self.ledger, "dphist-ledger-view"), (self.errors, "dphist-errors-view"),
                             (self.message, "dphist-message-view"), (self.status, "dphist-status-view"),
                             (self.comparison_view, "dphist-comparison"),
-                            (self.comparison_status, "dphist-comparison-status")):
+                            (self.comparison_status, "dphist-comparison-status"), (self.upload, "dphist-upload"),
+                            (self.param_box, "dphist-params"), (self.export_format, "dphist-export-format"),
+                            (self.export_button, "dphist-export-button"), (self.download, "dphist-download"),
+                            (self.trials, "dphist-trials"), (self.gamma_in, "dphist-gamma-in"),
+                            (self.gamma_p, "dphist-gamma-p"), (self.gamma_f, "dphist-gamma-f"),
+                            (self.dataset, "dphist-dataset"), (self.algorithm, "dphist-algorithm")):
             widget.add_class(css)
         seed_row = W.HBox([self.seed, W.HTML(f'<span style="font-size:11px;color:#a05a00">{SEED_HELP}</span>',
                                              layout=W.Layout(width="520px"))])
         controls = W.VBox([
-            W.HBox([self.dataset, self.data_dir, self.add_dir]),
+            W.HBox([self.dataset, self.upload, self.data_dir, self.add_dir]),
             W.HBox([self.algorithm, self.workload, self.refresh_button]),
             W.HBox([self.initializer, self.sorter]), W.HBox([self.partitioner, self.finalizer]),
-            W.HBox([self.gamma_in, self.gamma_p, self.gamma_f]),
+            self.param_box,
+            W.HBox([self.gamma_in, self.gamma_p, self.gamma_f,
+                    W.HTML('<span style="font-size:11px">moving one share rescales the others (sum 1)</span>')]),
             W.HBox([self.epsilon, self.epsilon_text]), seed_row,
         ])
-        main = W.VBox([controls, self.message, self.status, self.histogram, W.HBox([self.ledger, self.errors])])
+        exports = W.HBox([self.export_format, self.export_button, self.download])
+        main = W.VBox([controls, self.message, self.status, self.histogram, W.HBox([self.ledger, self.errors]),
+                       exports])
         compare = W.VBox([W.HBox([self.compare_presets, W.VBox([self.trials, self.compare_button, self.sweep_button])]),
                           self.progress, self.comparison_status, self.comparison_view])
         self.widget = W.Tab(children=[main, compare])
@@ -159,7 +189,7 @@ class Explorer:
             found = dataset_names()
         except DPHistError:          # e.g. DPHIST_DATA names a missing folder: listed names only
             found = default_registry.names("dataset")
-        return ([ARRAY] if self._data.array is not None else []) + found
+        return ([ARRAY] if self._data.array is not None else []) + found + list(self._data.uploads)
 
     def _component_options(self, stage: str) -> list[str]:
         found = default_registry.names(stage)
@@ -171,7 +201,7 @@ class Explorer:
             for stage, dd in self.components.items():
                 _set_options(dd, self._component_options(stage))
             _set_options(self.algorithm, [CUSTOM] + default_registry.available_names("algorithm"))
-            self.dataset.options = self._dataset_options()
+            _set_options(self.dataset, self._dataset_options())
             presets = default_registry.available_names("algorithm")
             keep = [p for p in self.compare_presets.value if p in presets]
             self.compare_presets.options = presets
@@ -192,12 +222,14 @@ class Explorer:
         for dd in self.components.values():
             dd.observe(self._on_component, names="value")
         for share in self.shares:
-            share.observe(self._on_component, names="value")
+            share.observe(self._on_share, names="value")
         self.epsilon.observe(self._on_slider, names="value")
         self.epsilon_text.observe(self._on_eps_text, names="value")
         for w in (self.dataset, self.seed, self.workload):
             w.observe(self._on_change, names="value")
         self.add_dir.on_click(self._on_add_dir)
+        self.upload.observe(self._on_upload, names="value")
+        self.export_button.on_click(lambda _: self.export())
         self.refresh_button.on_click(lambda _: (self.refresh(), self._schedule()))
         self.compare_button.on_click(lambda _: self.compare())
         self.sweep_button.on_click(lambda _: self.error_vs_epsilon())
@@ -223,6 +255,68 @@ class Explorer:
                 dd.value = comp
             for w, s in zip(self.shares, shares):
                 w.value = round(s, 12)        # 0.1, not 0.09999999999999998 (matched with tolerance)
+        self._build_param_controls(keep_preset=False)
+
+    # ------------------------------------------------------------ parameter controls
+    def _build_param_controls(self, keep_preset: bool = True) -> None:
+        """One control per declared parameter of the preset (unless custom) and of the chosen components.
+
+        ``keep_preset`` keeps the preset parameters' current values (they rebuild the components, whose
+        controls then show the values the preset gave them).  An impossible setting keeps the old controls.
+        """
+        kept = {k: v for k, v in self._param_values().items() if k[0] == "preset"} if keep_preset else {}
+        settings = self.settings()
+        try:
+            specs = model.param_specs(dataclasses.replace(settings, params=tuple(kept.items())))
+        except DPHistError:
+            return
+        controls = {}
+        for spec in specs:
+            widget = _param_widget(spec)
+            if spec.key in kept:
+                widget.value = kept[spec.key]
+            widget.observe(lambda change, key=spec.key: self._on_param(key, change), names="value")
+            controls[spec.key] = widget
+        old = list(self.param_controls.values())
+        self.param_controls = controls
+        groups = {}
+        for (owner, _), widget in controls.items():
+            groups.setdefault(owner, []).append(widget)
+        self.param_box.children = [W.HBox([W.HTML(f"<b>{owner}</b>", layout=W.Layout(width="80px"))] + ws,
+                                          layout=W.Layout(flex_flow="row wrap"))
+                                   for owner, ws in groups.items()]
+        for widget in old:
+            widget.close()
+
+    def _param_values(self) -> dict:
+        return {key: w.value for key, w in self.param_controls.items()}
+
+    def _on_param(self, key, change):
+        if self._syncing:
+            return
+        if key[0] == "preset" and self.algorithm.value != CUSTOM:
+            # a preset parameter may change the shares (DAWA's ratio) and the components' values
+            own = {k[1]: v for k, v in self._param_values().items() if k[0] == "preset"}
+            try:
+                _, shares = model.preset_stage_names(self.algorithm.value, **own)
+            except DPHistError as exc:
+                self._pending_message = str(exc)
+            else:
+                with self._quiet():
+                    for w, s in zip(self.shares, shares):
+                        w.value = round(s, 12)
+                    self._build_param_controls(keep_preset=True)
+        self._schedule()
+
+    def _on_share(self, change):
+        if self._syncing:
+            return
+        index = self.shares.index(change["owner"])
+        new = model.renormalise_shares([w.value for w in self.shares], index, change["new"])
+        with self._quiet():
+            for w, s in zip(self.shares, new):
+                w.value = s
+        self._on_component(change)
 
     def _on_algorithm(self, change):
         if self._syncing:
@@ -236,6 +330,9 @@ class Explorer:
         if self.algorithm.value != CUSTOM:
             with self._quiet():
                 self.algorithm.value = CUSTOM     # keeps _base: the preset's parameters stay
+        if change.get("owner") in self.components.values():
+            with self._quiet():
+                self._build_param_controls()
         self._schedule()
 
     def _on_slider(self, change):
@@ -258,10 +355,32 @@ class Explorer:
         if not self._syncing:
             self._schedule()
 
+    def _on_upload(self, change):
+        """A counts file from the browser becomes a dataset (listed and chosen); a bad file, a message."""
+        files = change["new"]
+        if not files:
+            return
+        item = files[0]
+        try:
+            ds = model.dataset_from_upload(item["name"], bytes(item["content"]))
+        except DPHistError as exc:
+            self.message.value = render.message_html(str(exc), head="Cannot use this file")
+            return
+        except Exception as exc:          # never a traceback in the page
+            self.message.value = render.message_html(f"could not read {item.get('name')!r} "
+                                                     f"({type(exc).__name__}: {exc})", head="Cannot use this file")
+            return
+        self._data.add(ds)
+        self.message.value = ""
+        with self._quiet():
+            _set_options(self.dataset, self._dataset_options())
+            self.dataset.value = ds.name
+        self._schedule()
+
     def _on_add_dir(self, _):
         try:
             add_data_dir(self.data_dir.value)
-            self.dataset.options = self._dataset_options()
+            _set_options(self.dataset, self._dataset_options())
             self.message.value = ""
         except DPHistError as exc:
             self.message.value = render.message_html(str(exc))
@@ -272,7 +391,8 @@ class Explorer:
         return Settings(dataset=self.dataset.value, algorithm=self.algorithm.value,
                         components=tuple(self.components[s].value for s in STAGES),
                         shares=tuple(float(w.value) for w in self.shares), epsilon=self.epsilon_text.value,
-                        seed=self.seed.value, workload=self.workload.value, base=self._base)
+                        seed=self.seed.value, workload=self.workload.value, base=self._base,
+                        params=tuple(self._param_values().items()))
 
     _pending_message = ""
 
@@ -317,6 +437,38 @@ class Explorer:
         self.status.value = render.status_html(snap)
         self.message.value = ""
 
+    def export(self, choice: str | None = None) -> bytes | None:
+        """The latest release, ledger or figure as a file (``"release (csv)"``, ``"release (npy)"``,
+        ``"ledger (json)"``, ``"figure (png)"``, ``"figure (svg)"``), offered as a download link in
+        ``download``; returns the bytes (None, with a message, when there is nothing to export).
+
+        Release mode exports carry no seed (nothing that reproduces the noise); research mode's name
+        their seed and say not to publish.
+        """
+        import base64
+        import html as _html
+        choice = choice or self.export_format.value
+        what, fmt = choice.replace(")", "").split(" (")
+        snap = self.snapshot
+        if snap is None or not snap.ok or self.release is None:
+            self.download.value = render.message_html("nothing to export: no release is shown")
+            return None
+        rel = self.release
+        if what == "release":
+            data = model.export_release(rel, fmt)
+        elif what == "ledger":
+            data = model.export_ledger(rel)
+        else:
+            data = self.figure.export(fmt)
+        self.exports[what, fmt] = data
+        mime = {"csv": "text/csv", "npy": "application/octet-stream", "json": "application/json",
+                "png": "image/png", "svg": "image/svg+xml"}[fmt]
+        name = f"dphist-{rel.spec.get('name', 'release')}-eps{rel.epsilon:g}-{rel.mode}-{what}.{fmt}"
+        href = f"data:{mime};base64,{base64.b64encode(data).decode()}"
+        self.download.value = (f'<a class="dphist-download-link" download="{_html.escape(name)}" '
+                               f'href="{href}">download {_html.escape(name)}</a> ({len(data):,} bytes)')
+        return data
+
     def wait(self, timeout: float = 30.0) -> Snapshot | None:
         """Block until the views show the latest settings; the latest snapshot (None on timeout)."""
         with self._cond:
@@ -331,6 +483,8 @@ class Explorer:
         if self._jobs is not None:
             self._jobs.shutdown(wait=False)
         for widget in _descendants(self.widget):   # every control and view: no comm left open
+            widget.close()
+        for widget in self.param_controls.values():
             widget.close()
 
     # ------------------------------------------------------------ comparison
@@ -356,7 +510,7 @@ class Explorer:
     def _compare(self, settings: Settings, names: list[str]):
         from . import compare
         self.comparison_status.value = "running..."
-        result = compare.presets_at_epsilon(names, settings, self._data)
+        result = compare.presets_at_epsilon(names, settings, self._data, trials=int(self.trials.value))
         self.comparison = result
         self.comparison_view.value = result["png"]
         self.comparison_status.value = result["html"]
@@ -381,6 +535,24 @@ class Explorer:
         self.comparison_view.value = result["png"]
         self.comparison_status.value = result["html"]
         return result
+
+
+def _param_widget(spec: model.ParamSpec) -> W.Widget:
+    """The ipywidget for one declared parameter (see :func:`.model.spec_for`)."""
+    label = dict(description=spec.name, style={"description_width": "initial"})
+    if spec.control == "checkbox":
+        widget = W.Checkbox(value=bool(spec.value), indent=False, **label)
+    elif spec.control == "dropdown":
+        widget = W.Dropdown(options=list(spec.options), value=spec.value, layout=W.Layout(width="230px"), **label)
+    elif spec.control == "slider":
+        cls = W.IntSlider if spec.kind is int else W.FloatSlider
+        widget = cls(value=spec.value, min=spec.low, max=spec.high, step=1 if spec.kind is int else 0.01,
+                     continuous_update=False, layout=W.Layout(width="300px"), **label)
+    else:
+        cls = W.BoundedIntText if spec.kind is int else W.BoundedFloatText
+        widget = cls(value=spec.value, min=spec.low, max=spec.high, layout=W.Layout(width="190px"), **label)
+    widget.add_class(f"dphist-param-{spec.owner}-{spec.name}")
+    return widget
 
 
 def _descendants(widget: W.Widget) -> list[W.Widget]:

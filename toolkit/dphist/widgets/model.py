@@ -23,6 +23,7 @@ Privacy notes
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import threading
@@ -60,6 +61,8 @@ class Settings:
     seed: str = "1"                             #: "" = release mode
     workload: str = "prefix"
     base: str = ""                              #: for ``"custom"``: the preset whose parameters are kept
+    #: parameter controls: ``((owner, name), value)`` pairs, owner ``"preset"`` or a stage
+    params: tuple = ()
 
 
 @dataclass
@@ -97,10 +100,18 @@ class DataCache:
         self._cache: OrderedDict[str, Dataset] = OrderedDict()
         self._lock = threading.Lock()
         self.size = size
+        self.uploads: dict[str, Dataset] = {}     #: uploaded files by name (kept, never evicted)
+
+    def add(self, ds: Dataset) -> None:
+        """Keep an uploaded dataset under its name (a later upload of the same name replaces it)."""
+        with self._lock:
+            self.uploads[ds.name] = ds
 
     def get(self, name: str) -> Dataset:
         if name == ARRAY and self.array is not None:
             return self.array
+        if name in self.uploads:
+            return self.uploads[name]
         with self._lock:
             if name in self._cache:
                 self._cache.move_to_end(name)
@@ -113,34 +124,74 @@ class DataCache:
         return ds
 
 
-def preset_stage_names(algorithm: str) -> tuple[tuple, tuple]:
-    """The component names (NONE for an empty slot) and shares of a preset."""
-    pipe = make_algorithm(algorithm)
+def preset_stage_names(algorithm: str, **params) -> tuple[tuple, tuple]:
+    """The component names (NONE for an empty slot) and shares of a preset (with its own ``params``)."""
+    pipe = make_algorithm(algorithm, **params)
     names = tuple(NONE if getattr(pipe, s) is None else getattr(pipe, s).name for s in STAGES)
     return names, tuple(pipe.shares)
+
+
+def _split_params(settings: Settings) -> tuple[dict, dict]:
+    """``(preset parameters, {stage: component parameters})`` from the parameter controls."""
+    own, per_stage = {}, {}
+    for (owner, name), value in settings.params:
+        if owner == "preset":
+            own[name] = value
+        else:
+            per_stage.setdefault(owner, {})[name] = value
+    return own, per_stage
+
+
+def _changed(component, params: dict) -> dict:
+    """The declared parameters of ``params`` whose value differs from the component's."""
+    declared = type(component).declared_constraints()
+    current = component.get_params()
+    return {k: v for k, v in params.items() if k in declared and not _equal(current.get(k), v)}
+
+
+def _equal(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:      # e.g. arrays
+        return False
 
 
 def build_pipeline(settings: Settings) -> Pipeline:
     """The preset itself when the controls still match it; otherwise the four dropdowns and shares.
 
-    A custom pipeline keeps a preset's parameters for every stage whose component is unchanged
-    (e.g. the error formula of ``sortaki.dp``), and uses default parameters for the others.
+    The parameter controls apply on top: the preset's own parameters (``make_algorithm(name, ratio=...)``),
+    then each component's declared parameters (a component is rebuilt with the changed values).  A custom
+    pipeline keeps a preset's parameters for every stage whose component is unchanged (e.g. the error
+    formula of ``sortaki.dp``), and uses default parameters for the others.
     """
+    from ..presets import preset_params
+    own, per_stage = _split_params(settings)
     preset = None
     source = settings.algorithm if settings.algorithm != CUSTOM else settings.base
     if source:
-        preset = make_algorithm(source)
+        accepted = preset_params(default_registry.get("algorithm", source))
+        preset = make_algorithm(source, **{k: v for k, v in own.items() if k in accepted})
         names = tuple(NONE if getattr(preset, s) is None else getattr(preset, s).name for s in STAGES)
         if (settings.algorithm != CUSTOM and names == tuple(settings.components)
                 and _same_shares(preset.shares, settings.shares)):
-            return preset
+            parts = []
+            for stage in STAGES:
+                comp = getattr(preset, stage)
+                changed = _changed(comp, per_stage.get(stage, {})) if comp is not None else {}
+                parts.append(comp.clone(**changed) if changed else comp)
+            if all(a is getattr(preset, s) for a, s in zip(parts, STAGES)):
+                return preset
+            return Pipeline(*parts, shares=preset.shares, name=preset.name)
     parts = []
     for stage, name in zip(STAGES, settings.components):
         if name in (None, "", NONE):
             parts.append(None)
             continue
         kept = getattr(preset, stage) if preset is not None else None
-        parts.append(kept if kept is not None and kept.name == name else name)
+        if kept is None or kept.name != name:
+            kept = default_registry.get(stage, name)()
+        changed = _changed(kept, per_stage.get(stage, {}))
+        parts.append(kept.clone(**changed) if changed else kept)
     return Pipeline(*parts, shares=settings.shares, name=CUSTOM)
 
 
@@ -217,9 +268,21 @@ def formula_prediction(release: Release) -> dict | None:
         p, p2 = centred_prefix_sums(release.partition.in_order(release.noisy))
         bounds = release.partition.bounds
         total = float(np.sum(ef(bounds[:-1], bounds[1:], p, p2, eps_in, eps_f)))
+        raw = total / release.estimate.size
         return {"formula": getattr(ef, "name", "") or getattr(ef, "__name__", "custom"),
-                "component": comp.name, "sse": total, "mse": total / release.estimate.size}
+                "component": comp.name, "sse": max(total, 0.0), "mse": max(raw, 0.0), "raw_mse": raw,
+                "clamped": raw < 0, "note": PREDICTION_NOTE}
     return None
+
+
+#: why an error formula's prediction is shown as max(0, value), and biased low (measured: see the tests)
+PREDICTION_NOTE = (
+    "The formula is evaluated on H~, the same noisy counts that chose the order and the groups. An unbiased "
+    "estimate such as UEE (SORTaki Eq. 5) subtracts the noise variance; it is unbiased only for groups fixed "
+    "independently of H~. Sorting by H~ and minimising the formula over groupings pick groups whose noisy "
+    "values agree, so on the chosen groups it is biased low and can fall below 0 although the release's "
+    "error is positive. A mean squared error cannot be negative: the prediction is shown as "
+    "max(0, estimate), with the raw estimate beside it.")
 
 
 def ledger_bars(release: Release) -> dict:
@@ -266,3 +329,196 @@ def evaluate(settings: Settings, data: DataCache) -> Snapshot:
         snap = Snapshot(settings, message=f"internal error ({type(exc).__name__}): {exc}")
     snap.seconds = time.perf_counter() - t0
     return snap
+
+
+# ------------------------------------------------------------------ parameter controls
+@dataclass(frozen=True)
+class ParamSpec:
+    """One declared parameter as a control: ``control`` is ``"slider"`` (an interval with both ends),
+    ``"number"`` (a one-sided interval: a bounded box), ``"dropdown"`` (Options) or ``"checkbox"`` (bool)."""
+
+    owner: str            #: "preset" or a stage
+    name: str
+    control: str
+    kind: type = float    #: int or float for sliders and numbers
+    low: float | None = None
+    high: float | None = None
+    options: tuple = ()
+    value: Any = None     #: the current (default or preset) value
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.owner, self.name
+
+
+#: the widest range a one-sided interval's box offers (a box still refuses what the declaration refuses)
+NUMBER_CEILING = 1e9
+
+
+def spec_for(owner: str, name: str, alternatives, value) -> ParamSpec | None:
+    """The control for a declared parameter whose current value is ``value``; None when no control fits
+    (a callable, a workload object, None where a number is declared: those keep their value)."""
+    from ..params import Interval, Options, _Boolean
+    for c in alternatives:
+        if not c.accepts(value):
+            continue
+        if isinstance(c, _Boolean):
+            return ParamSpec(owner, name, "checkbox", value=bool(value))
+        if isinstance(c, Options):
+            options = tuple(v for v in c.values if isinstance(v, (str, int, float, bool)))
+            return ParamSpec(owner, name, "dropdown", options=options, value=value) if options else None
+        if isinstance(c, Interval):
+            step = 1 if c.kind is int else 0.01
+            low = c.low if c.low is not None else -NUMBER_CEILING
+            high = c.high if c.high is not None else NUMBER_CEILING
+            if c.low is not None and c.closed in ("right", "neither"):
+                low = c.low + step
+            if c.high is not None and c.closed in ("left", "neither"):
+                high = c.high - step
+            control = "slider" if c.low is not None and c.high is not None else "number"
+            return ParamSpec(owner, name, control, kind=c.kind, low=low, high=high,
+                             value=c.kind(value))
+    return None
+
+
+def preset_param_specs(algorithm: str) -> list[ParamSpec]:
+    """Controls for a preset's own declared parameters (DAWA's ``ratio``, ``branching``, ...), at their defaults."""
+    from ..presets import preset_params
+    factory = default_registry.get("algorithm", algorithm)
+    declared = getattr(factory, "param_constraints", {}) or {}
+    defaults = preset_params(factory)
+    specs = (spec_for("preset", name, alts, defaults.get(name)) for name, alts in declared.items()
+             if name in defaults)
+    return [s for s in specs if s is not None]
+
+
+def component_param_specs(components) -> list[ParamSpec]:
+    """Controls for every declared parameter of ``components`` (stage -> component or None), at their values."""
+    out = []
+    for stage, comp in components.items():
+        if comp is None:
+            continue
+        values = comp.get_params()
+        for name, alts in type(comp).declared_constraints().items():
+            if name in values:
+                spec = spec_for(stage, name, alts, values[name])
+                if spec is not None:
+                    out.append(spec)
+    return out
+
+
+def param_specs(settings: Settings) -> list[ParamSpec]:
+    """The controls of a setting: the preset's own parameters (unless custom), then those of the chosen
+    components, valued as the preset (with its parameters) built them, or at their defaults.  The setting
+    need not be runnable (e.g. shares not yet moved): only the components are built."""
+    from ..presets import preset_params
+    own, _ = _split_params(settings)
+    specs = [] if settings.algorithm == CUSTOM else preset_param_specs(settings.algorithm)
+    source = settings.algorithm if settings.algorithm != CUSTOM else settings.base
+    preset = None
+    if source:
+        accepted = preset_params(default_registry.get("algorithm", source))
+        preset = make_algorithm(source, **{k: v for k, v in own.items() if k in accepted})
+    components = {}
+    for stage, name in zip(STAGES, settings.components):
+        if name in (None, "", NONE):
+            components[stage] = None
+            continue
+        kept = getattr(preset, stage) if preset is not None else None
+        components[stage] = kept if kept is not None and kept.name == name else default_registry.get(stage, name)()
+    return specs + component_param_specs(components)
+
+
+# ------------------------------------------------------------------ budget shares
+def renormalise_shares(shares, index: int, value: float) -> tuple[float, float, float]:
+    """Shares after share ``index`` is moved to ``value``: the other two keep their ratio and take 1 - value.
+
+    When the other two are both 0 the rest goes to the finalizer (or, when the finalizer moved, the
+    initializer).  The result is three numbers in [0, 1] summing to 1 (up to rounding at 1e-12), so a
+    moving share never makes the budget exceed epsilon.
+    """
+    value = min(max(float(value), 0.0), 1.0)
+    others = [i for i in range(3) if i != index]
+    rest = 1.0 - value
+    weights = [max(float(shares[i]), 0.0) for i in others]
+    total = sum(weights)
+    out = [0.0, 0.0, 0.0]
+    out[index] = value
+    if total <= 0:
+        out[2 if index != 2 else 0] = rest
+    else:
+        first = round(rest * weights[0] / total, 12)
+        out[others[0]] = first
+        out[others[1]] = max(round(rest - first, 12), 0.0)
+    return tuple(out)
+
+
+# ------------------------------------------------------------------ uploaded files
+UPLOAD_SUFFIXES = (".npy", ".csv", ".txt")
+MAX_UPLOAD_BYTES = 64 * 2 ** 20
+
+
+def dataset_from_upload(filename: str, content: bytes) -> Dataset:
+    """A counts file as :func:`dphist.io.read_histogram` reads it (``.npy``, or ``.csv``/``.txt`` with one count
+    per line), from an upload's bytes; a clear DPHistError for anything it cannot use."""
+    import os
+    import tempfile
+    from pathlib import Path
+    from ..errors import InputFileError
+    from ..io import read_histogram
+    name = Path(str(filename)).name
+    suffix = Path(name).suffix.lower()
+    if suffix not in UPLOAD_SUFFIXES:
+        raise InputFileError(f"{name}: unsupported file type {suffix or '(none)'!r}; upload a counts file "
+                             f"({', '.join(UPLOAD_SUFFIXES)}: one count per line, or a .npy array)")
+    if len(content) > MAX_UPLOAD_BYTES:
+        raise InputFileError(f"{name}: {len(content) / 2 ** 20:.0f} MiB is more than the explorer takes "
+                             f"({MAX_UPLOAD_BYTES // 2 ** 20} MiB)")
+    with tempfile.TemporaryDirectory(prefix="dphist-upload-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(bytes(content))
+        try:
+            counts = read_histogram(path)
+        except DPHistError as exc:     # the message names the temporary path: name the upload instead
+            text = str(exc).replace(str(path), name).replace(folder + os.sep, "")
+            raise type(exc)(text if name in text else f"{name}: {text}") from None
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InputFileError(f"{name}: not a counts file ({type(exc).__name__}: {exc})") from None
+    return Dataset(f"upload:{name}", counts, f"uploaded file {name}", "bins 0..n-1")
+
+
+# ------------------------------------------------------------------ exports
+EXPORT_FORMATS = {"release": ("csv", "npy"), "ledger": ("json",), "figure": ("png", "svg")}
+
+
+def export_release(release: Release, fmt: str) -> bytes:
+    """The released histogram as CSV (comment header: mode, algorithm, epsilon, warnings) or NPY.
+
+    The header is the command line's (:func:`dphist.cli._output_header`): a seed only in research mode.
+    """
+    import io as _io
+    from ..cli import _output_header
+    if fmt == "npy":
+        buf = _io.BytesIO()
+        np.save(buf, np.asarray(release.estimate))
+        return buf.getvalue()
+    if fmt == "csv":
+        buf = _io.StringIO()
+        np.savetxt(buf, release.estimate, fmt="%.10g", header=_output_header(release, release.spec.get("name", "")))
+        return buf.getvalue().encode()
+    raise DPHistError(f"a release exports as {' or '.join(EXPORT_FORMATS['release'])}, not {fmt!r}")
+
+
+def export_ledger(release: Release) -> bytes:
+    """The ledger as JSON: mode, epsilon, algorithm, warnings and every measurement (no seed in release mode)."""
+    import json
+    record = release.to_dict()
+    record.pop("estimate", None)
+    record.pop("timings", None)
+    return (json.dumps(record, indent=1, default=_json_default) + "\n").encode()
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return str(obj)

@@ -140,6 +140,18 @@ class HistogramFigure:
             ax.draw_artist(self.lines[name, "released"])
         self.axes["original"].draw_artist(self.legend)
 
+    def export(self, fmt: str = "png", dpi: int = 150) -> bytes:
+        """The figure as a file (``"png"`` or ``"svg"``), drawn in full at ``dpi``.
+
+        Saving draws every artist, the animated data lines included; the live canvas is untouched.
+        """
+        if fmt not in ("png", "svg"):
+            from ..errors import DPHistError
+            raise DPHistError(f"a figure exports as png or svg, not {fmt!r}")
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format=fmt, dpi=dpi)
+        return buf.getvalue()
+
     def png(self) -> bytes:
         from PIL import Image
         buf = io.BytesIO()
@@ -202,13 +214,21 @@ def errors_html(snap: Snapshot) -> str:
                 f"<td>{_fmt(2 / snap.release.epsilon ** 2)}</td></tr>")
     if snap.prediction:
         p = snap.prediction
-        body.append(f"<tr><td title='evaluated on H~ (free); an unbiased estimate can be negative'>"
+        shown = _fmt(p["mse"])
+        if p.get("clamped"):
+            shown = (f'<span class="dphist-prediction-clamped" title="{html.escape(p["note"])}">'
+                     f'0 (estimate {_fmt(p["raw_mse"])} &lt; 0: biased low, see note)</span>')
+        body.append(f"<tr><td title='{html.escape(p.get('note', ''))}'>"
                     f"error formula <code>{html.escape(str(p['formula']))}</code> ({html.escape(p['component'])}, "
-                    f"on H~)</td><td>-</td><td></td><td>-</td><td>{_fmt(p['mse'])}</td></tr>")
+                    f"on H~, prediction)</td><td>-</td><td></td><td>-</td><td>{shown}</td></tr>")
     note = " (against the sorted true counts: unattributed release)" if snap.release.unattributed else ""
+    footnote = ""
+    if snap.prediction and snap.prediction.get("clamped"):
+        footnote = f'<div class="dphist-prediction-note" style="font-size:11px;max-width:600px;white-space:normal">' \
+                   f'Note: {html.escape(snap.prediction["note"])}</div>'
     return (f'<div class="dphist-errors"><b>Error</b> on workload <code>{html.escape(w)}</code>{note}'
             f'<table style="font-size:12px;line-height:1.4;white-space:nowrap"><tr><th></th><th>MSE</th><th></th>'
-            f'<th>scaled L1</th><th>identity MSE</th></tr>{"".join(body)}</table></div>')
+            f'<th>scaled L1</th><th>identity MSE</th></tr>{"".join(body)}</table>{footnote}</div>')
 
 
 def status_html(snap: Snapshot) -> str:
@@ -226,6 +246,6 @@ def status_html(snap: Snapshot) -> str:
             f"eps = {rel.epsilon:.4g}, {rel.partition.n_groups} group(s), noise {html.escape(str(rel.noise))}, computed in {1000 * snap.seconds:.0f} ms{warnings}</div>")
 
 
-def message_html(message: str) -> str:
+def message_html(message: str, head: str = "Cannot run this setting") -> str:
     return (f'<div class="dphist-message" style="color:#a00;border:1px solid #a00;padding:4px">'
-            f"<b>Cannot run this setting:</b> {html.escape(message)}</div>")
+            f"<b>{html.escape(head)}:</b> {html.escape(message)}</div>")

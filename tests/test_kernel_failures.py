@@ -1,0 +1,158 @@
+"""Failures that carry no information: every foreseeable failure happens before the charge, on public
+input only; counts and grid values are clamped instead of refused; release exports carry no timings.
+
+Each test names the mutation it kills.  What stays unprotected (user code that fails only on some
+histograms) is tested too, as the documented abort after a charge.
+"""
+import json
+
+import numpy as np
+import pytest
+
+import dphist
+from dphist import InvalidParameter, Partition, PrivacyViolation, VettedMechanism
+from dphist.kernel import COUNT_CAP, ExactNoise, PrivateKernel, SeededLaplace
+from dphist.kernel.private import count_cap
+
+X = np.array([3, 1, 2, 0, 5])
+
+
+def fresh(x=X, noise=None, vetted=(), budget=1.0):
+    k = PrivateKernel(x, noise if noise is not None else SeededLaplace(np.random.default_rng(0)))
+    return k, k.handle("t", "finalizer", budget, vetted=vetted)
+
+
+class Mech(VettedMechanism):
+    """A vetted Laplace mechanism whose output ``run`` can be replaced per test."""
+
+    name = "test.mech"
+    proof = "test"
+
+    def __init__(self, run):
+        self._run = run
+
+    def run(self, counts, epsilon, noise):
+        return self._run(counts, epsilon, noise)
+
+
+def laplace(c, e, noise):
+    return noise.laplace_mechanism(c.astype(float), 1.0, e)
+
+
+REFUSED = [
+    # (what, call, error, words); every one of them is refused before the charge
+    ("exponential: score raises on the probe", lambda h: h.exponential(lambda c: c[99], 5, 1.0, 0.5),
+     InvalidParameter, "IndexError"),
+    ("exponential: wrong length on the probe", lambda h: h.exponential(lambda c: c[:3], 5, 1.0, 0.5),
+     InvalidParameter, "one per candidate"),
+    ("exponential: non-finite on the probe", lambda h: h.exponential(lambda c: c / c.sum(), 5, 1.0, 0.5),
+     InvalidParameter, "non-finite"),
+    ("custom: not declared", lambda h: h.custom(Mech(laplace), 0.5), InvalidParameter, "without opting in"),
+    ("custom: raises on the probe", lambda h: h.custom(Mech(lambda c, e, n: c[99]), 0.5, ),
+     InvalidParameter, "IndexError"),
+    ("custom: non-finite on the probe", lambda h: h.custom(Mech(lambda c, e, n: c / c.sum()), 0.5),
+     InvalidParameter, "non-finite"),
+    ("linear: answers could overflow a float", lambda h: h.laplace_linear(np.full((1, 5), 1e290), 0.5),
+     InvalidParameter, "overflow"),
+]
+
+
+@pytest.mark.parametrize("what, call, error, words", REFUSED, ids=[r[0] for r in REFUSED])
+def test_a_refused_privacy_call_spends_nothing(what, call, error, words):
+    """Kills: each check moved after the charge (the probe of the score, of the vetted mechanism's
+    output, the opt-in, the overflow bound of a linear query): the refusal would then cost epsilon and
+    its happening could depend on the data."""
+    vetted = () if "declared" in what else ("test.mech",)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k, h = fresh(vetted=vetted)
+        with pytest.raises(error, match=words):
+            call(h)
+    assert h.spent == 0.0 and len(k.ledger) == 0
+
+
+def test_raw_float_noise_in_release_mode_is_refused_on_the_probe():
+    """Kills: the probe using another noise source than the run's kind (release mode's refusal of raw
+    float noise would then come after the charge)."""
+    k, h = fresh(noise=ExactNoise(), vetted=("test.mech",))
+    with pytest.raises(PrivacyViolation, match="public probe"):
+        h.custom(Mech(lambda c, e, noise: c + noise.laplace(1 / e, c.size)), 0.5)
+    assert h.spent == 0.0 and len(k.ledger) == 0
+
+
+def test_an_output_that_changes_structure_on_the_data_stops_the_run_after_the_charge():
+    """The documented unprotected case: the probe passes, the data gives another structure.  Kills:
+    dropping the comparison with the probe's structure (a shape that depends on the data would be
+    published)."""
+    k, h = fresh(vetted=("test.mech",))
+    with pytest.raises(PrivacyViolation, match="another structure"):
+        h.custom(Mech(lambda c, e, n: laplace(c, e, n)[:3] if c.any() else laplace(c, e, n)), 0.5)
+    assert h.spent == 0.5
+
+
+def test_counts_are_clamped_at_the_cap_which_keeps_the_sensitivity():
+    """Kills: removing the clamp (the answer would be 2**50), or a clamp that changes small counts."""
+    x = np.array([2 ** 50, 7, 0])
+    _, h = fresh(x=x, budget=1e12)
+    out = h.laplace_identity(1e12)
+    assert np.allclose(out, [COUNT_CAP, 7, 0], atol=1e-3)
+    neighbour = x.copy()
+    neighbour[0] += 1          # above the cap, neighbours measure the same count: the shift is at most 1
+    _, h2 = fresh(x=neighbour, budget=1e12)
+    assert abs(h2.laplace_identity(1e12)[0] - out[0]) <= 1 + 1e-3
+    assert count_cap(2 ** 30) == 2 ** 32 and count_cap(10) == COUNT_CAP   # large domains: no int64 overflow
+
+
+def test_exact_grid_values_are_clamped_not_refused():
+    """Kills: restoring the raise on values beyond the exact grid (an abort after the charge whose
+    happening depends on the data)."""
+    noise = ExactNoise()
+    out = noise.laplace_mechanism(np.array([1e40, -1e40, 3.0]), 1.0, 1.0)
+    assert np.isfinite(out).all() and out[0] > 1e10 and out[1] < -1e10
+    assert 0 <= noise.exponential_mechanism(np.array([1e40, 0.0, -1e40]), 1.0, 1.0) < 3
+
+
+def test_release_exports_carry_no_timings(tmp_path):
+    """Kills: Release.to_dict exporting the stage timings in release mode (a stage's wall time depends
+    on the data); research mode keeps them.  The CLI's release-mode output and sidecar carry none."""
+    pipe = dphist.make_algorithm("identity")
+    released = pipe.run(np.arange(20), 1.0).to_dict()
+    assert "timings" not in released and "seed" not in released
+    assert set(pipe.run(np.arange(20), 1.0, seed=1).to_dict()["timings"]) == {"initializer", "sorter", "partitioner",
+                                                                              "finalizer"}
+    from dphist.cli import main
+    src = tmp_path / "h.txt"
+    src.write_text("\n".join(map(str, range(20))))
+    assert main(["run", "-a", "identity", "-i", str(src), "-e", "1", "-o", str(tmp_path / "r.npy")]) == 0
+    sidecar = (tmp_path / "r.npy.json").read_text()
+    assert "release mode" in sidecar and not any(w in sidecar for w in ("timing", "seconds", "initializer"))
+    assert main(["run", "-a", "identity", "-i", str(src), "-e", "1", "-o", str(tmp_path / "r.csv")]) == 0
+    text = (tmp_path / "r.csv").read_text()
+    assert not any(w in text for w in ("timing", "seconds", "initializer"))
+    json.loads(sidecar)
+
+
+def test_a_partition_argument_is_copied_so_later_changes_cannot_move_the_measurement():
+    """Kills: the pipeline handing the component's own Partition object on (a finalizer that edits it
+    after the check would be measured on unchecked groups)."""
+    from dphist import Finalizer, Partitioner, Pipeline
+
+    class Keeps(Partitioner):
+        name = "test.keeps"
+        citation = "test"
+        kept = []
+
+        def partition(self, bins, ctx):
+            out = Partition.from_sizes([2, 3])
+            Keeps.kept.append(out)
+            return out
+
+    class Edits(Finalizer):
+        name = "test.edits"
+        citation = "test"
+
+        def finalize(self, bins, ctx):
+            Keeps.kept[0].order[1] = 0       # edits the partitioner's object after the pipeline's check
+            return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+
+    r = Pipeline(None, None, Keeps(), Edits()).run(X, 1.0, seed=1)
+    assert sorted(r.partition.order) == list(range(5))
