@@ -1,18 +1,22 @@
-"""Privacy-audit speed targets (issue 12).
+"""Privacy-audit speed targets.
 
-* ``identity`` at eps = 1 with 10^6 estimation runs per side and pair (every pair of the full
-  family: 15 pairs, 2 x (10^6 + 5 x 10^4) runs each, batched sampling): under 10 s.
+* ``identity`` at eps = 1 with 10^6 estimation runs per side and pair (every pair of the
+  ``FULL_PAIRS`` family given as its own pairs: 15 pairs, 2 x (10^6 + 5 x 10^4) runs each,
+  batched sampling): under 10 s.
 * The broken half-scale Laplace finalizer (dphist.testing.twins, declared batch-capable by
   dphist.audit.twins.BatchedHalfScaleLaplace), default audit of the component:
   witness found in under 30 s (the run asserts the failure).
+* The default audit of one component, on the honest prototypes that run every case (a pass):
+  the least-squares finalizer (its six pipelines) and the balanced-split partitioner: under 60 s.
+* ``--thorough`` on the same two: under 300 s.
 * The fast audit of every registered preset (what tests/test_audit_presets.py runs): under 180 s.
 """
 from dphist import default_registry
-from dphist.audit import audit, twins
+from dphist.audit import FULL_PAIRS, audit, prototypes, twins
 
 
 def _identity():
-    r = audit("identity", 1.0, samples=10**6, seed=1)
+    r = audit("identity", 1.0, samples=10**6, pairs=FULL_PAIRS, seed=1)
     assert r.passed and r.samples == 10**6 and r.pairs == 15, r
 
 
@@ -21,9 +25,16 @@ def _half_scale():
     assert not r.passed and r.witness is not None, r
 
 
+def _component(cls, level):
+    def run():
+        r = audit(cls(), seed=11, level=level)
+        assert r.passed and r.complete, r
+    return run
+
+
 def _all_fast():
     names = sorted(default_registry.available_names("algorithm"))
-    results = [audit(n, pairs="fast", seed=i) for i, n in enumerate(names)]
+    results = [audit(n, level="fast", seed=i) for i, n in enumerate(names)]
     assert all(r.passed for r in results), [str(r) for r in results if not r.passed]
 
 
@@ -32,6 +43,18 @@ CASES = [
      "setup": tuple, "run": _identity, "repeat": 2},
     {"name": "half-scale Laplace twin caught (default audit of the component)", "target": 30.0,
      "setup": tuple, "run": _half_scale, "repeat": 2},
-    {"name": "fast audit of every registered preset (31)", "target": 180.0,
+    {"name": "default audit of a finalizer (least squares, 6 pipelines), a pass", "target": 60.0,
+     "setup": tuple, "run": _component(prototypes.LeastSquaresFinalizer, "default"), "repeat": 1,
+     "warmup": False},
+    {"name": "default audit of a partitioner (balanced split, exponential mechanism), a pass", "target": 60.0,
+     "setup": tuple, "run": _component(prototypes.BalancedSplitPartitioner, "default"), "repeat": 1,
+     "warmup": False},
+    {"name": "thorough audit of a finalizer (least squares, 6 pipelines), a pass", "target": 300.0,
+     "setup": tuple, "run": _component(prototypes.LeastSquaresFinalizer, "thorough"), "repeat": 1,
+     "warmup": False},
+    {"name": "thorough audit of a partitioner (balanced split), a pass", "target": 300.0,
+     "setup": tuple, "run": _component(prototypes.BalancedSplitPartitioner, "thorough"), "repeat": 1,
+     "warmup": False},
+    {"name": "fast audit of every registered preset (56)", "target": 180.0,
      "setup": tuple, "run": _all_fast, "repeat": 1, "warmup": False},
 ]

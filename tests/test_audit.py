@@ -13,7 +13,8 @@ from scipy.stats import binom
 
 import dphist
 from dphist import InvalidParameter, Pipeline, UnknownComponent, make_algorithm
-from dphist.audit import FAST_PAIRS, FULL_PAIRS, Pair, audit, twins
+from dphist.audit import FAST_PAIRS, FULL_PAIRS, STRUCTURED_PAIRS, Pair, audit, parse_pair, twins
+from dphist.audit.search import hill_climb, mutate, random_pair
 from dphist.audit.bounds import (cp_lower, cp_upper, detectable_epsilon, epsilon_lower_bound,
                                  per_side_level)
 from dphist.audit.events import Event, row_hash
@@ -154,13 +155,13 @@ def test_catches_half_scale_laplace_looped_too():
 
 def test_catches_partitioner_on_true_counts():
     """Kills: an auditor without partition events (the sham vetted mechanism adds no noise at all)."""
-    w = _assert_caught(audit(twins.TrueRunsPartitioner(), samples=300, pairs="fast", seed=3, workers=1))
+    w = _assert_caught(audit(twins.TrueRunsPartitioner(), samples=300, level="fast", seed=3, workers=1))
     assert w.event.feature in {"partition", "group", "shape"}
 
 
 def test_catches_efpa_coefficient_count_with_too_little_noise():
     """Kills: an auditor that looks only at single bins and totals (k shows in the output's shape/order)."""
-    w = _assert_caught(audit(twins.CoarseEFPAFinalizer(), samples=1000, pairs="fast", seed=3, workers=1))
+    w = _assert_caught(audit(twins.CoarseEFPAFinalizer(), samples=1000, level="fast", seed=3, workers=1))
     assert w.event.feature in {"shape", "order", "partition", "group", "bin-and-noisy"}
 
 
@@ -192,7 +193,7 @@ def test_no_false_alarm_over_repeated_audits_of_identity():
     better than it is), a missing Bonferroni factor, a mis-scaled batched noise source.
     """
     root = np.random.SeedSequence(2026)
-    results = [audit("identity", samples=5000, pairs="fast", seed=int(s.generate_state(1)[0]))
+    results = [audit("identity", samples=5000, level="fast", noise="float", seed=int(s.generate_state(1)[0]))
                for s in root.spawn(50)]
     alarms = sum(not r.passed for r in results)
     assert alarms == 0, [str(r) for r in results if not r.passed]
@@ -233,6 +234,10 @@ def _cli(*argv):
 
 
 @pytest.mark.parametrize("argv, message", [
+    (["identity", "--pair", "0,3:+2@1"], "one record"), (["identity", "--pair", "1,2;3,4"], "not neighbours"),
+    (["identity", "--pair", "0,-1:+1@0"], "negative count"), (["identity", "--pair", "1,2;1,2,3"], "2 and 3 bins"),
+    (["identity", "--time-budget", "0"], "time budget"), (["identity", "--time-budget", "-5"], "time budget"),
+    (["identity", "--level", "fast", "--thorough"], "disagree"),
     (["AHPP"], "AHP"), (["identity", "--epsilon", "0"], "epsilon"), (["identity", "-e", "-1"], "epsilon"),
     (["identity", "--alpha", "1"], "alpha"), (["identity", "--alpha", "0"], "alpha"),
     (["identity", "--samples", "99"], "samples"), (["identity", "--samples", "many"], "samples"),
@@ -255,6 +260,17 @@ def test_cli_refuses_existing_output_without_force(tmp_path, capsys):
                 "--table", str(tmp_path / "AUDIT.md")) == 0
     assert sorted(p.name for p in out.iterdir()) == ["audit.json", "audit.md"]
     assert "| identity |" in (tmp_path / "AUDIT.md").read_text()
+
+
+def test_cli_pair_and_level_options_match_python(tmp_path):
+    """Kills: --pair parsed differently from pairs= (the same seed must give the same rows)."""
+    out = tmp_path / "rep"
+    assert _cli("identity", "--pair", "0,3,5:+1@2", "--samples", "300", "--seed", "9", "--output", str(out)) == 0
+    data = json.loads((out / "audit.json").read_text())[0]
+    assert data["audit_level"] == "pairs" and {r["pair"] for r in data["rows"]} == {"0,3,5:+1@2"}
+    child = int(np.random.SeedSequence([9, *b"identity"]).generate_state(2, np.uint64)[0])
+    same = audit("identity", pairs=["0,3,5:+1@2"], samples=300, seed=child)
+    assert [r["epsilon_lower_bound"] for r in data["rows"]] == [r["epsilon_lower_bound"] for r in same.rows]
 
 
 def test_cli_exit_status_is_1_when_an_algorithm_fails(monkeypatch, capsys):
@@ -281,3 +297,103 @@ def test_partition_expand_keeps_leading_axes():
         assert np.array_equal(out[t], part.spread(totals[t]))
     single = dphist.Partition.singletons(3, order=[2, 0, 1])
     assert np.array_equal(single.expand(np.array([[1.0, 2.0, 3.0]]))[0], single.expand(np.array([1.0, 2.0, 3.0])))
+
+
+# ------------------------------------------------------------------ your own pairs, levels, time budget
+def test_parse_pair_reads_both_spellings():
+    """Kills: a parser that swaps the bin and the change, or numbers bins from 1."""
+    p = parse_pair("0,3,5:+1@2")
+    assert p.x == (0, 3, 5) and p.bin == 2 and p.change == +1
+    assert p.counts_prime.tolist() == [0, 3, 6]
+    q = parse_pair("4,4:-1@0")
+    assert q.counts_prime.tolist() == [3, 4]
+    r = parse_pair("0,3,5;0,2,5")
+    assert r.bin == 1 and r.change == -1
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0,3,5:+2@1", "one record"), ("0,3:-1@0", "cannot remove"), ("0,-3:+1@1", "negative count"),
+    ("1,2;1,2,3", "2 and 3 bins"), ("1,2;3,4", "not neighbours"), ("1,2;1,2", "not neighbours"),
+    ("1,2:+1@5", "outside a domain of 2 bins"), ("1,2", "cannot read"), ("a,b:+1@0", "cannot read"),
+])
+def test_malformed_pairs_are_refused_with_the_problem_named(text, message):
+    """Kills: a malformed pair that reaches the audit (a bound about histograms that are not neighbours)."""
+    with pytest.raises(InvalidParameter, match=message):
+        parse_pair(text)
+
+
+def test_user_pairs_replace_the_families_and_search():
+    """Kills: pairs= ignored (the level's families run instead) or (x, x') histograms misread."""
+    r = audit("identity", pairs=["0,3,5:+1@2", ([1, 1], [1, 2])], samples=300, seed=1)
+    assert r.audit_level == "pairs" and r.pairs == 2 and not r.searched
+    assert {row["pair"] for row in r.rows} == {"0,3,5:+1@2", "user-1"}
+
+
+@pytest.mark.parametrize("budget", [0, -1, "soon", float("nan")])
+def test_time_budget_must_be_positive(budget):
+    with pytest.raises(InvalidParameter, match="time budget"):
+        audit("identity", time_budget=budget)
+
+
+def test_time_budget_skips_cases_but_keeps_the_number_of_tests():
+    """Kills: a time budget that shrinks m after the fact (the Bonferroni level would be wrong)."""
+    full = audit("identity", level="fast", samples=300, noise="float", seed=2)
+    cut = audit("identity", level="fast", samples=300, noise="float", seed=2, time_budget=1e-6)
+    assert cut.tests == full.tests and cut.level == full.level
+    assert cut.skipped > 0 and not cut.complete and full.complete
+
+
+def test_old_pairs_spelling_still_works_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="level='fast'"):
+        r = audit("identity", pairs="fast", samples=300, noise="float", seed=1)
+    assert r.audit_level == "fast"
+    with pytest.raises(InvalidParameter, match="unknown audit level"):
+        audit("identity", level="quick")
+
+
+def test_structured_families_cover_the_shapes_of_the_brief():
+    """Kills: a family reduced to small domains (the >16-bin leak of the prototypes would pass)."""
+    sizes = {len(p.x) for p in STRUCTURED_PAIRS}
+    assert min(sizes) <= 2 and max(sizes) >= 256 and any(16 < s < 256 for s in sizes)
+    assert max(max(p.x) for p in STRUCTURED_PAIRS) >= 1 << 20
+    ties = [p for p in STRUCTURED_PAIRS if "tie" in p.name]
+    assert ties and all(len(set(p.counts_prime.tolist())) < len(p.x) or len(set(p.x)) < len(p.x) for p in ties)
+    ends = [p for p in STRUCTURED_PAIRS if p.name.startswith("ends")]
+    assert ends and all(p.x[0] > 0 and p.x[-1] > 0 and sum(p.x[1:-1]) == 0 for p in ends)
+    assert any(p.x == p.x[::-1] for p in STRUCTURED_PAIRS)                         # symmetric
+    for p in STRUCTURED_PAIRS:
+        d = p.counts_prime - p.counts
+        assert np.abs(d).sum() == 1 and p.counts_prime.min() >= 0
+
+
+def test_search_moves_stay_neighbouring_pairs_within_the_domain_limits():
+    """Kills: a move that leaves a negative count, an out-of-range bin or more than 256 bins."""
+    rng = np.random.default_rng(0)
+    p = random_pair(rng)
+    for _ in range(3000):
+        p = mutate(p, rng) if rng.random() < 0.9 else random_pair(rng)
+        assert 1 <= len(p.x) <= 256 and 0 <= p.bin < len(p.x) and min(p.x) >= 0
+        assert p.counts_prime.min() >= 0
+
+
+def test_hill_climb_moves_towards_a_higher_score_and_is_reproducible():
+    """Kills: a search that ignores its scores (random pairs only) or draws outside its generator.
+
+    A synthetic score (the changed bin's count, capped) rewards pairs no start has.
+    """
+    def evaluate(pairs, first):
+        return [min(p.x[p.bin], 10_000) / 100 for p in pairs]
+
+    starts = [Pair("start", (1, 1, 1, 1), 0)]
+    a = hill_climb(evaluate, starts, np.random.default_rng(5), evaluations=60, keep=3, restarts=0)
+    b = hill_climb(evaluate, starts, np.random.default_rng(5), evaluations=60, keep=3, restarts=0)
+    assert [x[0] for x in a] == [x[0] for x in b]
+    assert a[0][1] > 1.0 and len({(p.x, p.bin, p.change) for p, _ in a}) == 3
+
+
+def test_the_search_hands_fresh_pairs_to_the_audit():
+    """Kills: search slots left out of m, or search pairs audited on the search's own runs."""
+    r = audit("identity", seed=4, samples=2000, selection=500, noise="float", stop_on_failure=False)
+    assert r.searched and r.passed
+    assert any(row["origin"] == "search" for row in r.rows)
+    assert r.tests >= 2 * 4 * len(r.searched)

@@ -22,6 +22,6 @@ UNAVAILABLE = default_registry.unavailable("algorithm")   # need a plugin that i
 def test_preset_passes_fast_audit(name):
     if name in UNAVAILABLE:
         pytest.skip(f"{name} {UNAVAILABLE[name]}")
-    result = audit(name, epsilon=1.0, pairs="fast", seed=zlib.crc32(name.encode()))
+    result = audit(name, epsilon=1.0, level="fast", seed=zlib.crc32(name.encode()))
     assert result.passed, str(result)
     assert result.tests > 0 and all(row["pair"] for row in result.rows)

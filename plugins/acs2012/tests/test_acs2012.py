@@ -233,7 +233,7 @@ def test_auditor_catches_the_dpbench_calibration_and_passes_the_corrected_one():
 
     Kills: an auditor blind to the reference's under-calibrated Fourier noise; a "dpbench" variant
     that is in fact private (then the test's first half fails)."""
-    bad = audit(make_algorithm("EFPA", calibration="dpbench"), epsilon=1.0, samples=1000, pairs="fast",
+    bad = audit(make_algorithm("EFPA", calibration="dpbench"), epsilon=1.0, samples=1000, level="fast",
                 seed=3, workers=1)
     assert not bad.passed and bad.epsilon_lower_bound > 2.0, str(bad)
     good = audit(make_algorithm("EFPA"), epsilon=1.0, samples=1000, pairs=FAST_PAIRS, seed=3, workers=1)

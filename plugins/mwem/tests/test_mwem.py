@@ -118,14 +118,14 @@ def test_auditor_catches_the_dpbench_calibration():
     dpbench calibration that silently became private.
     """
     pipe = make_algorithm("MWEM", calibration="dpbench", rounds=3)
-    result = audit(pipe, epsilon=1.0, pairs="fast", seed=11)
+    result = audit(pipe, epsilon=1.0, level="fast", seed=11)
     assert not result.passed, str(result)
     assert result.epsilon_lower_bound > 1.0
 
 
 def test_auditor_passes_the_private_default():
     """Kills: a noisy-total variant that leaks through the total (same setting as the catch above)."""
-    result = audit(make_algorithm("MWEM", rounds=3), epsilon=1.0, pairs="fast", seed=11)
+    result = audit(make_algorithm("MWEM", rounds=3), epsilon=1.0, level="fast", seed=11)
     assert result.passed, str(result)
 
 

@@ -35,7 +35,7 @@ total.  Here F is
   of the budget 2 ((0, 0, M, M) against (0, 1, M, M), cap_factor 2; measured 2026-11-23).  An
   auditor rejects only a loss above the budget, so none can catch this variant on such inputs: the
   fast audit (``dphist.audit.audit(make_algorithm("SF", calibration="dpbench"), epsilon=1,
-  pairs="fast", seed=1)``, also with ``cap_factor=1, k=2``) passes it (lower bound 0.21).
+  level="fast", seed=1)``, also with ``cap_factor=1, k=2``) passes it (lower bound 0.21).
 
 k: the reference fixes k = ceil(0.1 n) (``K_RATIO``); the paper takes k as an input.  Here
 ``k=None`` gives max(2, ceil(k_ratio n)) (at most n): with one group there would be no boundary to

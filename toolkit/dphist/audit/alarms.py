@@ -18,7 +18,7 @@ from .auditor import audit
 def false_alarms(name: str, audits: int = 50, seed: int = 0, **settings) -> tuple[int, list]:
     """``(number of failed audits, results)`` over ``audits`` fast audits with independent seeds."""
     children = np.random.SeedSequence([seed, *name.encode()]).spawn(audits)
-    results = [audit(name, pairs="fast", seed=int(c.generate_state(1, np.uint64)[0]), **settings)
+    results = [audit(name, level="fast", seed=int(c.generate_state(1, np.uint64)[0]), **settings)
                for c in children]
     return sum(not r.passed for r in results), results
 

@@ -11,7 +11,9 @@ Features of one run, for a pair whose changed bin is ``j`` (:data:`FEATURES`):
   initializer);
 * ``partition``  - the set partition of the domain (categorical);
 * ``group``      - which bins share ``j``'s group (categorical);
-* ``order``      - the sorted order of the estimate (a stable argsort; categorical);
+* ``order``      - the sorted order of the estimate (a stable argsort; categorical); on
+  domains of more than :data:`FULL_ORDER_BINS` bins, where every full order is
+  new, the rank of bin ``j`` in it (how many bins publish less than ``j``);
 * ``shape``      - which neighbouring bins publish equal values, i.e. the level
   sets of the output (categorical; shows a partition or a truncated transform
   even when it is not reported).
@@ -55,6 +57,8 @@ def features_for(has_initializer: bool) -> tuple[tuple[str, str], ...]:
     return tuple(f for f in FEATURES if has_initializer or f[0] not in NOISY_FEATURES)
 
 
+#: above this many bins the order feature is the rank of the changed bin
+FULL_ORDER_BINS = 16
 _QUANTILES = np.arange(1, 128) / 128.0
 _MAX_CATEGORIES = 512
 _MULTIPLIERS = np.random.default_rng(0x5EED_A0D1).integers(1, 2**63, size=1 << 12, dtype=np.uint64) | np.uint64(1)
@@ -95,7 +99,8 @@ def extract(outputs: Outputs, j: int, names=None) -> dict[str, np.ndarray]:
             (est[:, j], outputs.noisy[:, j] if outputs.noisy is not None else np.zeros(est.shape[0]))),
         "partition": lambda: per_trial(row_hash(labels)),
         "group": lambda: per_trial(row_hash(labels == labels[:, j:j + 1])),
-        "order": lambda: row_hash(np.argsort(est, axis=1, kind="stable")),
+        "order": lambda: (row_hash(np.argsort(est, axis=1, kind="stable")) if est.shape[1] <= FULL_ORDER_BINS
+                          else np.count_nonzero(est < est[:, j:j + 1], axis=1).astype(np.uint64)),
         "shape": lambda: row_hash(_level_sets(est)),
     }
     return {name: makers[name]() for name in (names if names is not None else makers)}
@@ -110,6 +115,8 @@ def describe_row(feature: str, outputs: Outputs, row: int, j: int) -> str:
     if feature == "group":
         return f"group of bin {j} = {np.flatnonzero(labels == labels[j]).tolist()}"
     if feature == "order":
+        if est.size > FULL_ORDER_BINS:
+            return f"bin {j} has rank {int(np.count_nonzero(est < est[j]))}"
         return "order " + str(np.argsort(est, kind="stable").tolist())
     if feature == "shape":
         eq = _level_sets(est[None, :])[0]

@@ -15,17 +15,18 @@ Two paths give the same distribution; neither re-implements a component.
   components whose control flow does not depend on noisy values may declare
   themselves batch-capable (their partition must be the same for every
   trial); the noise source refuses the exponential mechanism.
-* **Looped**: ``Pipeline.run(x, epsilon, seed=s_i, noise=...)`` per trial, with seeds
-  drawn from the phase's :class:`numpy.random.SeedSequence` (research mode).
+* **Looped**: ``Pipeline.run`` per trial, with seeds drawn from the phase's
+  :class:`numpy.random.SeedSequence`: ``noise="float"`` (research mode's seeded float
+  Laplace), ``"exact"`` (research mode, exact samplers) or ``"release"`` (release mode:
+  the exact samplers on seeded words, :class:`~dphist.audit.harness.ReleaseNoise`; the
+  components see ``ctx.mode == "release"``, exactly as in a published run).
 
 The auditor spreads whole pairs over forked processes (:func:`forked_pool`);
 with a single pair, a looped sample is split over them instead.  Results do
 not depend on the number of processes: every run's seed is fixed in advance.
 
 The batched path draws float Laplace noise from a seeded generator: it audits
-the research-mode mechanism, whose output distribution is the one the
-privacy proofs are about.  ``noise="exact"`` audits the exact discrete samplers
-of release mode instead (looped only; seeded, so still reproducible).
+the research-mode mechanism.  Release mode is audited looped (``noise="release"``).
 """
 from __future__ import annotations
 
@@ -43,8 +44,12 @@ from ..kernel import PrivateKernel
 from ..partition import Partition
 from ..pipeline import Pipeline, checked_noise_model
 
-#: trials per vectorised block (bounds memory: block x n floats per array)
+#: trials per vectorised block (bounds memory: block x n floats per array) ...
 BLOCK = 1 << 17
+#: ... and at most this many floats per array on large domains
+BLOCK_ELEMENTS = 1 << 22
+#: the modes a looped run can be audited in
+NOISES = ("float", "exact", "release")
 
 
 class NotBatchable(DPHistError):
@@ -155,6 +160,15 @@ def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: 
     return Outputs(estimate=estimate, labels=labels, noisy=noisy)
 
 
+def run_once(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seed: int, noise: str = "float"):
+    """One run: research mode (``"float"``, ``"exact"``) seeded by ``seed``, or release mode
+    (``"release"``) with the exact samplers on words seeded by ``seed``."""
+    if noise == "release":
+        from .harness import ReleaseNoise
+        return pipeline.run(counts, epsilon, noise=ReleaseNoise(np.random.default_rng(int(seed))))
+    return pipeline.run(counts, epsilon, seed=int(seed), noise=noise)
+
+
 def _run_seeds(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray,
                noise: str = "float") -> Outputs:
     n = counts.size
@@ -162,7 +176,7 @@ def _run_seeds(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np
     labels = np.empty((seeds.size, n), dtype=np.int64)
     noisy = None
     for i, s in enumerate(seeds):
-        rel = pipeline.run(counts, epsilon, seed=int(s), noise=noise)
+        rel = run_once(pipeline, counts, epsilon, s, noise)
         est[i] = rel.estimate
         labels[i] = canonical_labels(rel.partition)
         if rel.noisy is not None:
@@ -176,8 +190,8 @@ _FORKED: dict = {}
 
 
 def _forked_run(args) -> Outputs:
-    counts, epsilon, seeds, noise = args
-    return _run_seeds(_FORKED["pipeline"], counts, epsilon, seeds, noise)
+    index, counts, epsilon, seeds, noise = args
+    return _run_seeds(_FORKED["pipelines"][index], counts, epsilon, seeds, noise)
 
 
 @contextmanager
@@ -185,7 +199,7 @@ def forked_pool(workers: int, **shared):
     """A pool of ``workers`` forked processes that inherit ``shared`` (None when 1 worker or no fork).
 
     Nothing is pickled on the way in: the workers are forked after ``shared`` is in place (the
-    pipeline, or the audit's job), so unregistered and locally defined components work.
+    audit's ``pipelines``), so unregistered and locally defined components work.
     """
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
@@ -208,31 +222,33 @@ def forked(name: str):
 
 
 def run_looped(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray,
-               pool: ProcessPoolExecutor | None = None, noise: str = "float") -> Outputs:
-    """One research-mode :meth:`Pipeline.run` per seed (``noise``: ``"float"`` or ``"exact"``);
-    with a :func:`forked_pool` sharing ``pipeline``, the seeds are split over its workers."""
+               pool: ProcessPoolExecutor | None = None, noise: str = "float", index: int = 0) -> Outputs:
+    """One :meth:`Pipeline.run` per seed (``noise``: one of :data:`NOISES`); with a
+    :func:`forked_pool` sharing ``pipelines`` (``pipeline`` is ``pipelines[index]``), the seeds
+    are split over its workers."""
     if pool is None or seeds.size < 256:
         return _run_seeds(pipeline, counts, epsilon, seeds, noise)
     chunks = np.array_split(seeds, pool._max_workers)
-    parts = list(pool.map(_forked_run, [(counts, epsilon, c, noise) for c in chunks]))
+    parts = list(pool.map(_forked_run, [(index, counts, epsilon, c, noise) for c in chunks]))
     noisy = None if parts[0].noisy is None else np.concatenate([p.noisy for p in parts])
     return Outputs(np.concatenate([p.estimate for p in parts]), np.concatenate([p.labels for p in parts]), noisy)
 
 
 def sample(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: int,
            seed_seq: np.random.SeedSequence, *, batched: bool, pool: ProcessPoolExecutor | None = None,
-           noise: str = "float"):
+           noise: str = "float", index: int = 0):
     """Yield :class:`Outputs` blocks totalling ``trials`` runs, all randomness from ``seed_seq``."""
     if batched:
         rng = np.random.default_rng(seed_seq)
+        block = max(1024, min(BLOCK, BLOCK_ELEMENTS // max(counts.size, 1)))
         done = 0
         while done < trials:
-            size = min(BLOCK, trials - done)
+            size = min(block, trials - done)
             yield run_batched(pipeline, counts, epsilon, size, rng)
             done += size
     else:
         seeds = seed_seq.generate_state(trials, dtype=np.uint64)
-        yield run_looped(pipeline, counts, epsilon, seeds, pool, noise)
+        yield run_looped(pipeline, counts, epsilon, seeds, pool, noise, index)
 
 
 def default_workers() -> int:
