@@ -309,8 +309,10 @@ def test_probes_on_a_pool_stop_at_their_deadline_and_leave_no_worker():
     # 32,768 varied bins: S1 (quadratic) and SF take seconds each even on a quiet machine (2,048 flat bins
     # took 0.06 s, inside the deadline, so the probes finished and the test could not see the cut)
     sources = {"big": np.random.default_rng(0).integers(0, 10**6, 32_768)}
+    before = set(_children(os.getpid()))          # earlier tests' helpers (e.g. a kernel) are not the pool's
     t0 = time.perf_counter()
     probes = demo._probe_all(["kellaris.S1", "SF"], sources, cap=60.0, workers=2, until=t0 + 0.2)
     assert probes == {"kellaris.S1": {"unprobed": True}, "SF": {"unprobed": True}}
     assert time.perf_counter() - t0 < 30          # a bound on a hang: the probes alone take far longer
-    assert _poll(lambda: not _children(os.getpid()), 5.0)
+    assert _poll(lambda: not set(_children(os.getpid())) - before, 5.0), \
+        f"pool workers {set(_children(os.getpid())) - before} outlived the probes"

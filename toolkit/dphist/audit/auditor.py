@@ -10,7 +10,7 @@ own pairs, and run in this order:
 1. **Fixed cases**: the level's pairs on the first pipeline in research mode,
    the release-mode cases (release mode's exact samplers: what is published),
    the remaining pairs, the component's other pipelines on their pairs.
-2. **Search** (:mod:`.search`): random restarts and local moves on an estimated
+2. **Search** (:mod:`dphist.audit.search`): random restarts and local moves on an estimated
    loss, on runs of its own; the ``keep`` best pairs become cases.
 3. **Confirmations**: the ``confirm`` events whose estimation counts came
    closest to a failure are counted again on fresh batches ``confirm_factor``

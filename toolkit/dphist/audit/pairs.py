@@ -15,7 +15,7 @@ a longer flat domain (the DPBench calibration of DAWA leaks more as n grows).
 ties and near-ties (a record makes or breaks a tie where a selection is
 decided), symmetric and mirrored histograms, two spikes, spikes at both ends,
 long zero runs, domains from 1 to 256 bins and counts from 0 to 2^20.  The
-auditor's search (:mod:`.search`) moves from these to pairs nobody wrote down.
+auditor's search (:mod:`dphist.audit.search`) moves from these to pairs nobody wrote down.
 
 Your own pairs: :func:`parse_pair` reads ``"0,3,5:+1@2"`` (the histogram, then
 ``+1`` or ``-1`` at a bin, numbered from 0), and :meth:`Pair.between` takes the

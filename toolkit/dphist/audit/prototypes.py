@@ -8,31 +8,16 @@ conformance kit (:func:`dphist.testing.check_component`) or by the DEFAULT audit
 of the component (``dphist.audit.audit(component)``, no pair written for it),
 and that the two honest ones pass both.  None is registered.
 
-=================================  ===============================================  ==============================
-prototype                          the bug                                          what catches it in the audit
-=================================  ===============================================  ==============================
-:class:`SSESplitPartitioner`       exponential mechanism on the SSE of a split of   spikes at both ends (``ends*``)
-                                   the true counts, declared sensitivity 1 (the     and the search; confirmation
-                                   SSE moves by up to 2 max|x - mean| + 1)
-:class:`NoisyMinPartitioner`       report-noisy-min of split costs through a        the partition events
-                                   VettedMechanism, 100x too little noise,
-                                   integer outputs (the cut)
-:class:`GroupScaledFinalizer`      Laplace(1 / (eps |g|)) on each group's SUM (the  the finalizer's multi-bin
-                                   scale of a MEAN): honest on single bins only     pipelines (groups of 2, 4, all)
-:class:`PeekingSorter`             orders groups by true counts it finds in its     the sorter followed by groups
-                                   caller's frame                                   of 2 and 4 (partition events)
-:class:`UnderNoisedInitializer`    noise 1/1.4 of what it charges for (passes the   the initializer with the whole
-                                   kit's replay, whose tolerance is 1.5)            budget; a confirmation batch
-:class:`ReleaseOnlyLeakFinalizer`  honest in research mode; in release mode a       release-mode cases
-                                   tenth of the noise
-:class:`LargeDomainLeakPartitioner`  on more than 16 bins, cuts where the true      pairs on 32-256 bins
-                                   counts change (no noise)
-:class:`TenthNoiseFinalizer`       integer outputs with a tenth of the noise        the bin and total events
-:class:`BalancedSplitPartitioner`  honest: exponential mechanism on -|left - right|  passes
-                                   (sensitivity 1, right)
-:class:`LeastSquaresFinalizer`     honest: group sums and the total at eps/2 each,  passes
-                                   combined by least squares
-=================================  ===============================================  ==============================
+* :class:`SSESplitPartitioner`: exponential mechanism on the SSE of a split of the true counts, declared sensitivity 1 (the SSE moves by up to 2 max|x - mean| + 1). Caught by: spikes at both ends (``ends*``) and the search; confirmation.
+* :class:`NoisyMinPartitioner`: report-noisy-min of split costs through a VettedMechanism, 100x too little noise, integer outputs (the cut). Caught by: the partition events.
+* :class:`GroupScaledFinalizer`: Laplace(1 / (eps ``|g|``)) on each group's SUM (the scale of a MEAN): honest on single bins only. Caught by: the finalizer's multi-bin pipelines (groups of 2, 4, all).
+* :class:`PeekingSorter`: orders groups by true counts it finds in its caller's frame. Caught by: the sorter followed by groups of 2 and 4 (partition events).
+* :class:`UnderNoisedInitializer`: noise 1/1.4 of what it charges for (passes the kit's replay, whose tolerance is 1.5). Caught by: the initializer with the whole budget; a confirmation batch.
+* :class:`ReleaseOnlyLeakFinalizer`: honest in research mode; in release mode a tenth of the noise. Caught by: release-mode cases.
+* :class:`LargeDomainLeakPartitioner`: on more than 16 bins, cuts where the true counts change (no noise). Caught by: pairs on 32-256 bins.
+* :class:`TenthNoiseFinalizer`: integer outputs with a tenth of the noise. Caught by: the bin and total events.
+* :class:`BalancedSplitPartitioner`: honest: exponential mechanism on ``-|left - right|`` (sensitivity 1, right). Passes.
+* :class:`LeastSquaresFinalizer`: honest: group sums and the total at eps/2 each, combined by least squares. Passes.
 """
 from __future__ import annotations
 
