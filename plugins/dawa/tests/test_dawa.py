@@ -583,7 +583,7 @@ def test_select_conforms_and_passes_the_fast_audit():
     from dphist.audit import audit
     testing.check_algorithm("DAWA", calibration="select")
     testing.check_algorithm("DAWA-approx", calibration="select")
-    result = audit(dphist.make_algorithm("DAWA-approx", calibration="select"), epsilon=1.0, pairs="fast", seed=3)
+    result = audit(dphist.make_algorithm("DAWA-approx", calibration="select"), epsilon=1.0, level="fast", seed=3)
     assert result.passed, str(result)
 
 
