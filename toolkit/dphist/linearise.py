@@ -127,6 +127,7 @@ class CurveSorter(Sorter):
                 "Section 6 (2-D algorithms on a linearisation)")
     #: reads no data and no H~: the pipeline accepts it without an initializer
     data_independent = True
+    dims = "any"
 
     def check_input(self, n: int) -> None:
         pass   # the shape is checked in sort(); every 1-D or 2-D grid has an order
