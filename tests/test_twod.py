@@ -285,3 +285,19 @@ def test_audit_uses_grid_pairs_and_catches_a_2d_twin():
     assert not bad.passed and "grid-" in bad.witness.pair.name
     good = audit(Pipeline(None, None, "singleton", "group-mean", dims=(2,), name="laplace-2d"), level="fast", seed=1)
     assert good.passed and any("grid pair families" in n for n in good.notes)
+
+
+# ---------------------------------------------------------------------------------------- plots
+def test_group_outlines_and_heatmap():
+    """Kills: outlines drawn between cells of the same group (or missing between different ones),
+    x and y swapped, or a 1-D release drawn as a heat map."""
+    from dphist import plots
+    seg = plots.group_outlines(np.array([[0, 0, 1], [2, 2, 1]]))
+    assert sorted(map(tuple, seg.reshape(-1, 4).tolist())) == sorted([
+        (-0.5, 0.5, 0.5, 0.5), (0.5, 0.5, 1.5, 0.5),          # below row 0, columns 0 and 1
+        (1.5, -0.5, 1.5, 0.5), (1.5, 0.5, 1.5, 1.5)])         # right of column 1, rows 0 and 1
+    rel = Pipeline(None, None, "whole", "group-mean", dims=(2,)).run(_grid((4, 4)), 1.0, seed=1)
+    fig = plots.release_heatmap(rel, truth=_grid((4, 4)), titles=["whole"])
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["truth", "whole (1 groups)"]
+    with pytest.raises(InvalidParameter, match="draws 2-D releases"):
+        plots.release_heatmap(dphist.make_algorithm("identity").run(np.arange(5), 1.0, seed=1))

@@ -81,13 +81,7 @@ def dpbench(name: str) -> Dataset:
     if name not in DPBENCH_FILES:
         raise InvalidParameter(f"unknown DPBench dataset {name!r}; known: {', '.join(DPBENCH_FILES)}, "
                                f"{', '.join(DPBENCH_2D_FILES)}")
-    stem = DPBENCH_FILES[name]
-    found = directory_datasets()
-    if stem not in found:
-        raise FileNotFoundError(f"DPBench file {stem}.npy not found; set DPHIST_DATA to (or add_data_dir) "
-                                f"the folder holding DPBench's 1-D .npy sources")
-    ds = load_npy_dataset(stem, found[stem])
-    return Dataset(name, ds.counts, f"DPBench {name}", "4,096 bins", source=ds.source)
+    return _dpbench_file(name, DPBENCH_FILES[name], "1-D", "4,096 bins")
 
 
 def dpbench_2d(name: str) -> Dataset:
@@ -95,13 +89,16 @@ def dpbench_2d(name: str) -> Dataset:
     directory holding DPBench's 2-D ``.npy`` sources (stored as floats; integral counts)."""
     if name not in DPBENCH_2D_FILES:
         raise InvalidParameter(f"unknown DPBench 2-D dataset {name!r}; known: {', '.join(DPBENCH_2D_FILES)}")
-    stem = DPBENCH_2D_FILES[name]
+    return _dpbench_file(name, DPBENCH_2D_FILES[name], "2-D", "256 x 256 cells")
+
+
+def _dpbench_file(name: str, stem: str, dims: str, domain: str) -> Dataset:
     found = directory_datasets()
     if stem not in found:
         raise FileNotFoundError(f"DPBench file {stem}.npy not found; set DPHIST_DATA to (or add_data_dir) "
-                                f"the folder holding DPBench's 2-D .npy sources")
+                                f"the folder holding DPBench's {dims} .npy sources")
     ds = load_npy_dataset(stem, found[stem])
-    return Dataset(name, ds.counts, f"DPBench {name}", "256 x 256 cells", source=ds.source)
+    return Dataset(name, ds.counts, f"DPBench {name}", domain, source=ds.source)
 
 
 def load_file(path, records: bool = False, domain=None, bins=None, clip: bool = False,
