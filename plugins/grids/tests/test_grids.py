@@ -72,22 +72,22 @@ def test_adaptive_levels_and_budget():
     assert rel.partition.n_groups == note["sub_blocks"].sum()
 
 
-def test_constrained_inference_is_consistent_and_weighted():
-    """Kills: the reconciled block total not spread back over the sub-blocks (a block's released sum
-    differs from the inverse-variance average of its level-1 count and its level-2 sum), or the
-    weights swapped (alpha^2 s on the level-2 sum)."""
-    x = _blob(total=100000)
-    rel = dphist.make_algorithm("AG", public_total=float(x.sum())).run(x, 0.5, seed=4)
-    note = rel.notes["grids.adaptive"]
-    labels1 = block_labels(x.shape, note["cell_side"])
-    released = np.bincount(labels1, weights=rel.estimate, minlength=note["level1"].size)
-    s = note["sub_blocks"].astype(float)
-    a = note["eps1"] / (note["eps1"] + 0.25)
-    # the level-2 sums are not stored; their weight is (1 - a)^2 / (a^2 s + (1 - a)^2): solve for them
-    w = (a * a * s) / (a * a * s + (1 - a) ** 2)
-    sum_u = (released - w * note["level1"]) / (1 - w)
-    assert np.all(np.abs(released - note["level1"]) <= np.abs(sum_u - note["level1"]) + 1e-6)
-    assert a == pytest.approx(0.5)
+def test_constrained_inference_variance():
+    """Kills: the weights swapped (alpha^2 s on the level-2 sum: block totals of variance ~21 instead
+    of 6.4), or the reconciled total not spread back over the sub-blocks: on a flat 40 x 40 grid
+    (blocks of 4 x 4 cells, 4 sub-blocks each), the released block totals have the variance of the
+    inverse-variance average, (1 / var v + 1 / var sum u)^-1 with var v = 2 / (a eps)^2 and
+    var sum u = 2 s / ((1 - a) eps)^2."""
+    x = np.full((40, 40), 5, dtype=np.int64)
+    pipe = dphist.make_algorithm("AG", public_total=float(x.sum()))
+    runs = [pipe.run(x, 1.0, seed=s) for s in range(200)]
+    note = runs[0].notes["grids.adaptive"]
+    assert note["cell_side"] == 4 and np.all(note["sub_blocks"] == 4)
+    labels1 = block_labels(x.shape, 4)
+    totals = np.array([np.bincount(labels1, weights=r.estimate) for r in runs]) - 80
+    var_v, var_u = 2 / 0.5 ** 2, 2 * 4 / 0.5 ** 2
+    predicted = 1 / (1 / var_v + 1 / var_u)
+    assert abs(totals.var() / predicted - 1) < 0.1, (totals.var(), predicted)
 
 
 def test_grids_refuse_bad_use():
