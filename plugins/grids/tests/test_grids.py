@@ -104,10 +104,12 @@ def test_grids_refuse_bad_use():
 
 
 def test_fast_audit_on_2d_pairs():
-    """Kills: a grid chosen from the true total (the DPBench code's assumption; the neighbour's
-    release then differs in its block layout with probability 1) or level-1 counts without noise:
-    the auditor's fast level on 2-D neighbouring pairs finds no violation of epsilon."""
+    """Kills: a leak in AG's two levels beyond epsilon on neighbouring grids (e.g. a level chosen
+    from a true count; the release-to-release loss is measured, whatever the ledger says): the
+    auditor's fast level on two 2-D pairs (a spike removed, a corner of a flat grid) finds no loss
+    above epsilon.  The audit's power on grids is shown in tests/test_twod.py (it catches a
+    half-noise twin); UG's blocks are measured by the core's group-mean, audited with the core."""
     from dphist.audit import audit
-    for name in ("UG", "AG"):
-        result = audit(name, level="fast", seed=3)
-        assert result.passed, result
+    from dphist.audit.pairs import GRID_FAST_PAIRS
+    result = audit("AG", level="fast", pairs=GRID_FAST_PAIRS[:2], seed=3)
+    assert result.passed and result.pairs == 2, result
