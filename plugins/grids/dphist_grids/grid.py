@@ -213,7 +213,8 @@ class AdaptiveInference(Finalizer):
     with noisy count ``v`` and level-2 counts ``u_1..u_s``:
     ``v' = (a^2 s v + (1 - a)^2 sum u) / (a^2 s + (1 - a)^2)`` with ``a = eps_1 / (eps_1 + eps_f)``
     (inverse-variance weights), and ``u_i + (v' - sum u) / s`` spread evenly over sub-block ``i``.
-    Needs the level 1 of ``grids.adaptive`` (``ctx.notes``); refuses to run without it.
+    After another partitioner (no level 1 of ``grids.adaptive`` in ``ctx.notes``) there is nothing to
+    reconcile: it measures the groups as the core's ``group-mean`` does.
     """
 
     name = "grids.adaptive-inference"
@@ -223,10 +224,9 @@ class AdaptiveInference(Finalizer):
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         level = ctx.notes.get(NOTES_KEY)
-        if level is None:
-            raise InvalidParameter(f"{self.name} reconciles the two levels of grids.adaptive; use it after that "
-                                   "partitioner (preset AG)")
         u = np.asarray(ctx.data.laplace_partition(bins, ctx.budget), dtype=float)
+        if level is None:
+            return bins.spread(u)
         labels1 = block_labels(ctx.shape, int(level["cell_side"]))
         block = labels1[bins.order[bins.bounds[:-1]]]          # the level-1 block of every group
         v = np.asarray(level["level1"], dtype=float)

@@ -91,12 +91,14 @@ def test_constrained_inference_variance():
 
 
 def test_grids_refuse_bad_use():
-    """Kills: UG run on a 1-D histogram (its blocks are 2-D), AG's inference without its level 1,
-    or a non-positive constant accepted."""
+    """Kills: UG run on a 1-D histogram (its blocks are 2-D), AG's inference inventing a level 1
+    after another partitioner (it must then measure the groups as group-mean does), or a
+    non-positive constant accepted."""
     with pytest.raises(InvalidParameter, match="'UG' supports 2-D histograms only; got a 1-D"):
         dphist.make_algorithm("UG").run(np.arange(10), 1.0, seed=1)
-    with pytest.raises(InvalidParameter, match="reconciles the two levels of grids.adaptive"):
-        Pipeline(None, None, "singleton", AdaptiveInference(), dims=(2,)).run(_blob(8), 1.0, seed=1)
+    alone = Pipeline(None, None, "singleton", AdaptiveInference(), dims=(2,)).run(_blob(8), 1.0, seed=1)
+    plain = Pipeline(None, None, "singleton", "group-mean", dims=(2,)).run(_blob(8), 1.0, seed=1)
+    assert np.array_equal(alone.estimate, plain.estimate)      # no level 1: nothing to reconcile
     with pytest.raises(InvalidParameter, match="c"):
         dphist.make_algorithm("UG", c=0.0)
     with pytest.raises(InvalidParameter, match="alpha"):
