@@ -483,6 +483,7 @@ class Pipeline:
             bias = (BIAS_UNKNOWN if chosen else "unknown: averaging within a group of several bins is biased by "
                     "the spread of the true counts in it, which is private and not stated")
             stated = stated.marked("noise-only", bias=bias)
+        stated.conditional = bool(chosen)
         # singletons in a data-chosen order stay exact: given the order the estimate is unbiased
         return stated, ""
 

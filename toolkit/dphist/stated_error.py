@@ -262,6 +262,8 @@ class StatedError:
     bias: str | None = None
     law_name: str = "unknown"
     postprocess: tuple = ()
+    #: True when the partition (or order) was chosen from the data: the variance is given it
+    conditional: bool = False
 
     def __init__(self, partition, n_columns: int | None = None):
         self.partition = partition
@@ -351,6 +353,7 @@ class StatedError:
     def describe(self) -> dict[str, Any]:
         """A plain-data summary (release exports): nothing in it reproduces the noise."""
         return {"kind": self.kind, "exact": self.exact, "noise_law": self.law_name,
+                "given": "the released partition" if self.conditional else "nothing (data-independent)",
                 "bias": self.bias or "none (unbiased)", "postprocess": list(self.postprocess)}
 
     def marked(self, kind: str, bias: str | None = None, postprocess: tuple = ()) -> "StatedError":
@@ -370,29 +373,40 @@ class LinearStatedError(StatedError):
 
     def __init__(self, strategy: LinearStrategy, law: NoiseLaw, partition):
         super().__init__(partition, strategy.n_columns)
-        import scipy.sparse as sp
         if strategy.n_columns < partition.n_groups:
             raise InvalidParameter(f"the strategy has {strategy.n_columns} columns for {partition.n_groups} groups")
-        blocks, var, w, scale = [], [], [], []
-        for m in strategy.measurements:
-            A = sp.csr_matrix(m.matrix, dtype=float)
-            if A.shape[1] != strategy.n_columns:
-                raise InvalidParameter(f"a measurement has {A.shape[1]} columns, the strategy {strategy.n_columns}")
-            rows = A.shape[0]
-            blocks.append(A)
-            var.append(np.full(rows, law.variance(m.sensitivity, m.epsilon, m.integral, m.support)))
-            w.append(np.full(rows, m.row_weight))
-            scale.append([(m.sensitivity, m.epsilon, m.integral, m.support)] * rows)
-        self.A = sp.vstack(blocks, format="csr")
-        self.row_variance = np.concatenate(var)
-        self.row_weight = np.concatenate(w)
-        self._row_law = [s for block in scale for s in block]
+        self.strategy = strategy
         self.law = law
         self.law_name = law.name
         self.reconstruction = strategy.reconstruction
+        self._A = None        # built on first use: a release that is never asked pays nothing
+        self._solver = None
+
+    def _build(self) -> None:
+        import scipy.sparse as sp
+        blocks, var, w, laws = [], [], [], []
+        for m in self.strategy.measurements:
+            A = sp.csr_matrix(m.matrix, dtype=float)
+            if A.shape[1] != self.n_columns:
+                raise InvalidParameter(f"a measurement has {A.shape[1]} columns, the strategy {self.n_columns}")
+            rows = A.shape[0]
+            blocks.append(A)
+            var.append(np.full(rows, self.law.variance(m.sensitivity, m.epsilon, m.integral, m.support)))
+            w.append(np.full(rows, m.row_weight))
+            laws.append(np.full(rows, len(laws)))
+        self._A = sp.vstack(blocks, format="csr")
+        self.row_variance = np.concatenate(var)
+        self.row_weight = np.concatenate(w)
+        self._row_block = np.concatenate(laws)
         ratio = self.row_weight * self.row_variance
         self._proportional = bool(np.allclose(ratio, ratio[0], rtol=1e-12, atol=0))
-        self._solver = None
+
+    @property
+    def A(self):
+        """The strategy matrix (all measurements stacked, sparse)."""
+        if self._A is None:
+            self._build()
+        return self._A
 
     # Gram solves ------------------------------------------------------------
     def _solve(self, U: np.ndarray) -> np.ndarray:
@@ -437,11 +451,16 @@ class LinearStatedError(StatedError):
         if not np.all(nz.sum(axis=0) == 1):
             return None
         rows = np.argmax(nz, axis=0)
-        return np.array([T[r, j] * self.law.half_width(*self._row_law[r][:2], level, *self._row_law[r][2:])
+        blocks = self.strategy.measurements
+        return np.array([T[r, j] * self.law.half_width(blocks[self._row_block[r]].sensitivity,
+                                                         blocks[self._row_block[r]].epsilon, level,
+                                                         blocks[self._row_block[r]].integral,
+                                                         blocks[self._row_block[r]].support)
                          for j, r in enumerate(rows)])
 
     def group_diagonal(self):
         k = self.n_columns
+        self.A  # noqa: B018 - builds the rows' variances
         if k <= DENSE_COLUMNS and self._proportional:
             from scipy.linalg import solve_triangular
             self._solve(np.zeros((k, 1)))                      # factor once

@@ -85,6 +85,26 @@ class GreedyHFinalizer(Finalizer):
         workload = resolve_workload(self.workload, n)
         return greedy_weights(workload, bins.bounds, int(self.branching), int(self.granularity))
 
+    def stated_error(self, bins: Partition, ctx):
+        """The weighted node queries over the groups (public: the workload and the groups), with the
+        kernel's own sensitivity, support and route (``check_queries``), solved by the tree's exact
+        least squares (every answer has the same noise, so unit weights)."""
+        import scipy.sparse as sp
+        from dphist.kernel.queries import check_queries
+        from dphist.stated_error import LinearStrategy, Measurement
+        tree = self.strategy(bins, ctx.n)
+        s, e, w = tree.nodes(bins.bounds)
+        checked = check_queries(IntervalQueries(s, e, w), ctx.n)
+        first, last = np.searchsorted(bins.bounds, s), np.searchsorted(bins.bounds, e)
+        lengths = last - first
+        rows = np.repeat(np.arange(s.size), lengths)
+        cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(first, lengths)
+        A = sp.csr_matrix((np.repeat(w, lengths), (rows, cols)), shape=(s.size, bins.n_groups))
+        return LinearStrategy([Measurement(A, checked.sensitivity, ctx.eps_f,
+                                           integral=checked.integral and checked.sensitivity == round(checked.sensitivity),
+                                           support=checked.support, weight=1.0)], bins.n_groups,
+                              reconstruction="least squares on the weighted tree")
+
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         tree = self.strategy(bins, ctx.n)
         s, e, w = tree.nodes(bins.bounds)

@@ -20,7 +20,7 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 
-from .haar import inverse_weighted_haar, levels, weighted_haar
+from .haar import haar_matrix, inverse_weighted_haar, levels, weighted_haar
 
 CITATION = ("Xiao, Wang, Gehrke, Differential Privacy via Wavelet Transforms, ICDE 2010, Section IV "
             "(Privelet with the Haar wavelet: weights, generalized sensitivity 1 + log2 N, exact inverse)")
@@ -95,6 +95,15 @@ class PriveletFinalizer(Finalizer):
     #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
     vetted_mechanisms = ("privelet.weighted-haar",)
     spends = True
+
+    def stated_error(self, bins: Partition, ctx):
+        """The weighted Haar matrix over the ``2^m`` padded groups (integer answers, sensitivity
+        ``1 + m``) and its exact inverse: a square strategy, so the release is its least squares."""
+        from dphist.stated_error import LinearStrategy, Measurement
+        k = bins.n_groups
+        m = levels(k)
+        return LinearStrategy([Measurement(haar_matrix(1 << m), float(1 + m), ctx.eps_f, integral=True,
+                                           support=1 + m)], 1 << m, reconstruction="exact inverse Haar transform")
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
