@@ -58,9 +58,7 @@ def nonnegative(estimate: np.ndarray, stated, partition) -> tuple[np.ndarray, st
     A = getattr(stated, "A", None)
     if A is not None and stated.n_columns == partition.n_groups and stated.n_columns <= NNLS_COLUMNS:
         from scipy.optimize import nnls
-        stated._solve(np.zeros((stated.n_columns, 1)))        # the Cholesky factor of A^T W A
-        L = stated._cholesky[0]
-        L = np.tril(L)
+        L = np.tril(stated.cholesky()[0])                       # A^T W A = L L^T
         g_hat = np.zeros(stated.n_columns)
         g_hat[:partition.n_groups] = partition.sums(estimate)
         if np.all(g_hat >= 0):

@@ -57,9 +57,10 @@ columns are padding whose true value is 0).  ``tests/test_stated_error.py`` chec
 linear preset's statement against the release itself (probing ``R`` through a noise source
 that adds unit vectors) and against simulation.
 
-Solving with ``A^T W A``: dense Cholesky up to :data:`DENSE_COLUMNS` columns, otherwise a sparse
-LU of the augmented system ``[[W^-1, A], [A^T, 0]]`` (no dense Gram matrix: a tree's Gram matrix
-is dense, its augmented system is not).  One query costs one solve: O(fill of the factor).
+Solving with ``A^T W A``: a diagonal Gram matrix (disjoint measurements) directly; dense Cholesky
+up to :data:`DENSE_SOLVE_COLUMNS` columns; otherwise a sparse LU of the augmented system
+``[[W^-1, A], [A^T, 0]]`` (no dense Gram matrix: a tree's Gram matrix is dense, its augmented
+system is not).  One query costs one solve: O(fill of the factor).
 """
 from __future__ import annotations
 
@@ -71,9 +72,13 @@ import numpy as np
 
 from .errors import InvalidParameter
 
-#: strategies with at most this many columns are solved by dense Cholesky (per-bin variances
-#: need the diagonal of the inverse: k^3 / 3 flops, ~1 s at 4,096 on one core)
+#: per-bin variances of strategies with at most this many columns come from a dense Cholesky
+#: factor (the diagonal of the inverse: k^3 flops, ~4 s at 4,096 on one loaded core); beyond, one
+#: solve per column
 DENSE_COLUMNS = 4096
+#: queries on strategies with at most this many columns are solved with the dense Cholesky factor;
+#: beyond, with a sparse LU of the augmented system (0.2 s to factor for a binary tree at 4,096)
+DENSE_SOLVE_COLUMNS = 1024
 #: a workload handed to ``variance`` may hold at most this many non-zeros once expanded
 MAX_QUERY_ENTRIES = 50_000_000
 
@@ -415,14 +420,33 @@ class LinearStatedError(StatedError):
             self._solver = self._factor()
         return self._solver(U)
 
+    def _gram(self):
+        import scipy.sparse as sp
+        return (self.A.T @ sp.diags(self.row_weight) @ self.A).tocsr()
+
+    @property
+    def diagonal_gram(self) -> bool:
+        """Whether ``A^T W A`` is diagonal (disjoint measurements: identity, group means)."""
+        M = self._gram()
+        return M.nnz == np.count_nonzero(M.diagonal())
+
+    def cholesky(self):
+        """The dense Cholesky factor of ``A^T W A`` (lower), computed once (k^3 / 3 flops)."""
+        if getattr(self, "_cholesky", None) is None:
+            from scipy.linalg import cho_factor
+            self._cholesky = cho_factor(self._gram().toarray(), lower=True, check_finite=False)
+        return self._cholesky
+
     def _factor(self):
         import scipy.sparse as sp
         k = self.n_columns
-        if k <= DENSE_COLUMNS:
-            from scipy.linalg import cho_factor, cho_solve
-            M = (self.A.T @ sp.diags(self.row_weight) @ self.A).toarray()
-            c = cho_factor(M, lower=True, check_finite=False)
-            self._cholesky = c
+        M = self._gram()
+        d = M.diagonal()
+        if M.nnz == np.count_nonzero(d):                      # disjoint measurements: a diagonal Gram
+            return lambda U: U / d.reshape((-1,) + (1,) * (np.ndim(U) - 1))
+        if k <= DENSE_SOLVE_COLUMNS or getattr(self, "_cholesky", None) is not None:
+            from scipy.linalg import cho_solve
+            c = self.cholesky()
             return lambda U: cho_solve(c, U, check_finite=False)
         from scipy.sparse.linalg import splu
         r = self.A.shape[0]
@@ -461,10 +485,12 @@ class LinearStatedError(StatedError):
     def group_diagonal(self):
         k = self.n_columns
         self.A  # noqa: B018 - builds the rows' variances
+        if self.diagonal_gram:                                 # c / M_gg, or the sandwich's diagonal
+            return super().group_diagonal() if not self._proportional else \
+                self.row_weight[0] * self.row_variance[0] / self._gram().diagonal()
         if k <= DENSE_COLUMNS and self._proportional:
             from scipy.linalg import solve_triangular
-            self._solve(np.zeros((k, 1)))                      # factor once
-            L = self._cholesky[0]
+            L = self.cholesky()[0]
             Li = solve_triangular(L, np.eye(k), lower=True, check_finite=False)
             c = self.row_weight[0] * self.row_variance[0]      # W Sigma = c I: the sandwich is c M^-1
             return c * np.einsum("ij,ij->j", Li, Li)
