@@ -287,3 +287,46 @@ def test_an_unknown_postprocessing_option_is_named_before_anything_runs(bad):
         dphist.make_algorithm("H", postprocess=bad)
     with pytest.raises(InvalidParameter, match="post-processing option|postprocess must be"):
         dphist.Pipeline(postprocess=bad)
+
+
+# ----------------------------------------------------------------------------- views and solvers
+def test_the_explorer_and_the_release_figure_show_the_stated_error():
+    """The explorer's snapshot carries the Chebyshev band and the stated expected MSE on the workload
+    (identity: 2 / eps^2 per bin, prefix i: 2 (i + 1) / eps^2), renders them, and says why there is no
+    band for a release that states nothing; the release figure draws the band.  Kills a band that is
+    not the stated variance, and a missing reason."""
+    from dphist import plots
+    from dphist.widgets import model, render
+    x = np.random.default_rng(3).integers(0, 100, 64)
+    data = model.DataCache(x)
+    snap = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="identity", epsilon=0.5, seed="1",
+                                         workload="prefix"), data)
+    assert snap.ok and snap.stated["kind"] == "exact"
+    assert snap.stated["mse"] == pytest.approx(np.mean(8.0 * np.arange(1, 65)))
+    np.testing.assert_allclose(snap.stated["high"] - snap.release.estimate, np.sqrt(8.0 / 0.05))
+    assert "stated by the release" in render.errors_html(snap)
+    view = render.HistogramFigure()
+    view.update(snap)
+    assert view.lines["original", "high"].get_ydata().size == 64
+    names, shares = model.preset_stage_names("sDAWA")
+    waf = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="sDAWA", components=names, shares=shares,
+                                        epsilon=0.5, seed="1"), data)
+    assert "does not state its error" in waf.stated["reason"] and "does not state" in render.errors_html(waf)
+    fig = plots.release(snap.release, truth=x)
+    assert "Chebyshev" in fig.axes[0].get_legend().get_texts()[0].get_text()
+    fig = plots.release(waf.release)
+    assert "no band" in fig.axes[0].get_title()
+
+
+def test_the_sparse_route_agrees_with_the_dense_one():
+    """Beyond 1,024 columns queries are solved by a sparse LU of the augmented system: the same variances
+    as the dense Cholesky route.  Kills a sign or block error in the augmented system."""
+    import dphist.stated_error as se
+    x = np.zeros(1100, dtype=np.int64)
+    release = dphist.make_algorithm("H").run(x, 1.0, seed=1)
+    Q = np.random.default_rng(2).normal(size=(3, 1100))
+    sparse = release.variance(Q)
+    assert release.stated._solver is not None and getattr(release.stated, "_cholesky", None) is None
+    dense = se.LinearStatedError(release.stated.strategy, release.stated.law, release.partition)
+    dense.cholesky()
+    np.testing.assert_allclose(sparse, dense.variance(Q), rtol=1e-9)
