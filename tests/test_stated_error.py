@@ -227,8 +227,10 @@ def test_release_mode_statement_carries_nothing_that_reproduces_the_noise():
 
     from dphist.kernel import NoiseSource, PrivateKernel
     release = dphist.make_algorithm("H").run(X13, 1.0)
+    assert callable(release.statement_source)           # nothing built until asked
     release.bin_variances()
-    seen, todo = set(), [release.stated]
+    assert not callable(release.statement_source)      # resolved: the function that made it is gone
+    seen, todo = set(), [release.stated, release.statement_source]
     while todo:
         obj = todo.pop()
         if id(obj) in seen or isinstance(obj, (str, bytes, int, float, np.ndarray)):

@@ -13,6 +13,7 @@ The kernel meters every measurement; :class:`Release` carries the ledger.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -137,12 +138,27 @@ class Release:
     warnings: list[str] = field(default_factory=list)
     contributions: int = 1            #: privacy unit: 1 record, or k records per person (person-level)
     binning: dict[str, Any] | None = None  #: the public binning spec of histograms built from records
-    #: the statement of the estimate's error (:mod:`dphist.stated_error`), None when there is none
-    stated: Any = field(default=None, repr=False, compare=False)
-    stated_reason: str = ""           #: why there is no statement (empty when there is one)
+    #: where the statement of the estimate's error comes from: ``(statement, reason)`` or a function
+    #: returning it, called on first use (a release nobody asks pays nothing); see :attr:`stated`
+    statement_source: Any = field(default=(None, "no statement was made"), repr=False, compare=False)
     postprocess: list = field(default_factory=list)  #: declared post-processing applied, with methods
 
     # ------------------------------------------------------------- stated error
+    def _resolved(self) -> tuple:
+        if callable(self.statement_source):
+            self.statement_source = self.statement_source()   # the function (and what it held) is dropped
+        return self.statement_source
+
+    @property
+    def stated(self):
+        """The statement of the estimate's error (:mod:`dphist.stated_error`), None when there is none."""
+        return self._resolved()[0]
+
+    @property
+    def stated_reason(self) -> str:
+        """Why there is no statement (empty when there is one)."""
+        return self._resolved()[1]
+
     def _statement(self):
         if self.stated is None:
             raise InvalidParameter(f"this release states no error: {self.stated_reason}")
@@ -440,13 +456,15 @@ class Pipeline:
         ctx.data = None
         self._audit_books(kernel, eps)
         # post-processing from here on: public quantities only, nothing charged
-        stated, reason = self._stated_error(bins, ctx, kernel.noise)
+        source = self._statement_source(bins, ctx, kernel.noise)
         applied = []
         if self.postprocess:
+            stated, reason = source()
             estimate, applied = _post.apply(self.postprocess, estimate, stated, bins)
             if stated is not None:
                 stated = stated.marked("before-postprocessing",
                                        postprocess=stated.postprocess + tuple(a["option"] for a in applied))
+            source = (stated, reason)
 
         return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
                        timings=timings, spec=self.spec, epsilon=eps,
@@ -455,37 +473,25 @@ class Pipeline:
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
                        warnings=list(ctx.warnings), contributions=k, binning=binning,
-                       stated=stated, stated_reason=reason, postprocess=applied)
+                       statement_source=source, postprocess=applied)
 
-    def _stated_error(self, bins: Partition, ctx: Context, noise):
-        """``(statement or None, why not)``: the finalizer's :meth:`~dphist.Finalizer.stated_error`
-        with the run's noise law, marked by what the pipeline knows (groups of several bins,
-        a partition chosen from the data).  Public quantities only: ``ctx.data`` is None."""
-        from .stated_error import (BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError, noise_law)
+    def _statement_source(self, bins: Partition, ctx: Context, noise):
+        """A function returning ``(statement or None, why not)``: the finalizer's
+        :meth:`~dphist.Finalizer.stated_error` with the run's noise law, marked by what the pipeline
+        knows (groups of several bins, a partition chosen from the data).  It holds public quantities
+        only: the noise law (not the source), the finalizer, the partition and a copy of the context
+        without data handle or generator."""
+        from .stated_error import noise_law
         law = noise_law(noise)
         if law is None:
-            return None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law"
-        ctx.noise_law = law
-        declared = self.finalizer.stated_error(bins, ctx)
-        if declared is None:
-            return None, f"the finalizer {self.finalizer.name} does not state its error (not a linear estimate)"
-        if isinstance(declared, LinearStrategy):
-            stated = LinearStatedError(declared, law, bins)
-            if declared.postprocess:
-                stated = stated.marked("before-postprocessing", postprocess=tuple(declared.postprocess))
-        elif isinstance(declared, StatedError):
-            stated = declared
-        else:
-            raise InvalidParameter(f"finalizer {self.finalizer.name}: stated_error() must return a LinearStrategy, "
-                                   f"a StatedError or None, got {declared!r}")
+            reason = f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law"
+            return lambda: (None, reason)
+        public = dataclasses.replace(ctx, data=None, rng=None, noise_law=law, notes=dict(ctx.notes),
+                                     warnings=list(ctx.warnings))
         chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
-        if stated.kind == "exact" and bins.n_groups < bins.n_bins:
-            bias = (BIAS_UNKNOWN if chosen else "unknown: averaging within a group of several bins is biased by "
-                    "the spread of the true counts in it, which is private and not stated")
-            stated = stated.marked("noise-only", bias=bias)
-        stated.conditional = bool(chosen)
-        # singletons in a data-chosen order stay exact: given the order the estimate is unbiased
-        return stated, ""
+        finalizer = self.finalizer
+        return lambda: _statement(finalizer, bins, public, law, chosen)
+
 
     @staticmethod
     def _run_mode(seed, noise, mode) -> str:
@@ -521,6 +527,30 @@ class Pipeline:
         if total > eps * (1 + _SHARE_TOLERANCE) + 1e-15:
             raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {eps:.6g}")
 
+
+
+def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
+    """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`)."""
+    from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError
+    declared = finalizer.stated_error(bins, ctx)
+    if declared is None:
+        return None, f"the finalizer {finalizer.name} does not state its error (not a linear estimate)"
+    if isinstance(declared, LinearStrategy):
+        stated = LinearStatedError(declared, law, bins)
+        if declared.postprocess:
+            stated = stated.marked("before-postprocessing", postprocess=tuple(declared.postprocess))
+    elif isinstance(declared, StatedError):
+        stated = declared
+    else:
+        raise InvalidParameter(f"finalizer {finalizer.name}: stated_error() must return a LinearStrategy, "
+                               f"a StatedError or None, got {declared!r}")
+    if stated.kind == "exact" and bins.n_groups < bins.n_bins:
+        bias = (BIAS_UNKNOWN if chosen else "unknown: averaging within a group of several bins is biased by "
+                "the spread of the true counts in it, which is private and not stated")
+        stated = stated.marked("noise-only", bias=bias)
+    stated.conditional = bool(chosen)
+    # singletons in a data-chosen order stay exact: given the order the estimate is unbiased
+    return stated, ""
 
 
 def _declared_vetted(component) -> tuple:

@@ -195,7 +195,8 @@ def noise_law(noise) -> NoiseLaw | None:
 class Measurement:
     """One block of a finalizer's strategy: ``matrix @ groups + noise`` (one call of a primitive).
 
-    ``matrix``: rows = answers, columns = the strategy's columns (dense or scipy.sparse);
+    ``matrix``: rows = answers, columns = the strategy's columns (dense or scipy.sparse), or a
+    function returning it (built on first use: a statement nobody asks for costs nothing);
     ``sensitivity``: its L1 sensitivity (per record; the pipeline's ``k`` is applied by the law);
     ``epsilon``: the budget of the call; ``integral``: the kernel's integer route (integer
     queries, integer sensitivity) or the real-valued grid route; ``support``: the most answers
@@ -391,7 +392,7 @@ class LinearStatedError(StatedError):
         import scipy.sparse as sp
         blocks, var, w, laws = [], [], [], []
         for m in self.strategy.measurements:
-            A = sp.csr_matrix(m.matrix, dtype=float)
+            A = sp.csr_matrix(m.matrix() if callable(m.matrix) else m.matrix, dtype=float)
             if A.shape[1] != self.n_columns:
                 raise InvalidParameter(f"a measurement has {A.shape[1]} columns, the strategy {self.n_columns}")
             rows = A.shape[0]

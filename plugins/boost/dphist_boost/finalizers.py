@@ -140,7 +140,7 @@ class HierarchicalFinalizer(Finalizer):
         eps = level_epsilons(self.level_budgets, len(measured), ctx.eps_f)
         if not self.inference:
             measured, eps = measured[:1], eps[:1]
-        blocks = [Measurement(tree_matrix(n_leaves, k, [j]), 1.0, float(e), integral=True, support=1)
+        blocks = [Measurement(lambda j=j: tree_matrix(n_leaves, k, [j]), 1.0, float(e), integral=True, support=1)
                   for j, e in zip(measured, eps)]
         steps = (("zeroing of non-positive subtrees",) if self.nonnegative else ()) + \
                 (("rounding",) if self.round else ())

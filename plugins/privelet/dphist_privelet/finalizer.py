@@ -102,7 +102,7 @@ class PriveletFinalizer(Finalizer):
         from dphist.stated_error import LinearStrategy, Measurement
         k = bins.n_groups
         m = levels(k)
-        return LinearStrategy([Measurement(haar_matrix(1 << m), float(1 + m), ctx.eps_f, integral=True,
+        return LinearStrategy([Measurement(lambda: haar_matrix(1 << m), float(1 + m), ctx.eps_f, integral=True,
                                            support=1 + m)], 1 << m, reconstruction="exact inverse Haar transform")
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
