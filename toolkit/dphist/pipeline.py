@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -459,7 +460,7 @@ class Pipeline:
         source = self._statement_source(bins, ctx, kernel.noise)
         applied = []
         if self.postprocess:
-            stated, reason = source()
+            stated, reason = source() if callable(source) else source
             estimate, applied = _post.apply(self.postprocess, estimate, stated, bins)
             if stated is not None:
                 stated = stated.marked("before-postprocessing",
@@ -484,13 +485,11 @@ class Pipeline:
         from .stated_error import noise_law
         law = noise_law(noise)
         if law is None:
-            reason = f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law"
-            return lambda: (None, reason)
+            return (None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law")
         public = dataclasses.replace(ctx, data=None, rng=None, noise_law=law, notes=dict(ctx.notes),
                                      warnings=list(ctx.warnings))
         chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
-        finalizer = self.finalizer
-        return lambda: _statement(finalizer, bins, public, law, chosen)
+        return functools.partial(_statement, self.finalizer, bins, public, law, chosen)   # picklable
 
 
     @staticmethod

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -79,6 +79,8 @@ DENSE_COLUMNS = 4096
 #: queries on strategies with at most this many columns are solved with the dense Cholesky factor;
 #: beyond, with a sparse LU of the augmented system (0.2 s to factor for a binary tree at 4,096)
 DENSE_SOLVE_COLUMNS = 1024
+#: queries are turned into column coordinates (a dense block) this many at a time
+QUERY_BLOCK = 256
 #: a workload handed to ``variance`` may hold at most this many non-zeros once expanded
 MAX_QUERY_ENTRIES = 50_000_000
 
@@ -227,6 +229,9 @@ class LinearStrategy:
     n_columns: int
     reconstruction: str = "weighted least squares"
     postprocess: tuple = ()
+    #: optional ``U -> (A^T W A)^{-1} U`` exploiting the strategy's structure (e.g. Privelet's orthogonal
+    #: rows: ``A A^T`` diagonal, so ``(A^T A)^{-1} = A^T (A A^T)^{-2} A``); the generic solvers otherwise
+    inverse_gram: Callable | None = None
 
 
 # ----------------------------------------------------------------------------- intervals
@@ -307,8 +312,9 @@ class StatedError:
         return out
 
     def variance(self, Q) -> np.ndarray:
-        """Variances of the queries (rows of ``Q`` over the bins)."""
-        return self.group_variance(self.to_group(Q))
+        """Variances of the queries (rows of ``Q`` over the bins), :data:`QUERY_BLOCK` rows at a time."""
+        return np.concatenate([self.group_variance(self.to_group(Q[a:a + QUERY_BLOCK]))
+                               for a in range(0, Q.shape[0], QUERY_BLOCK)])
 
     def bin_variances(self) -> np.ndarray:
         """Per-bin variance (original domain order): a group's variance over its size squared."""
@@ -330,10 +336,13 @@ class StatedError:
         level = check_level(level)
         if method not in INTERVAL_METHODS:
             raise InvalidParameter(f"unknown interval method {method!r}; choose one of {', '.join(INTERVAL_METHODS)}")
-        U = self.to_group(Q)
-        sd = np.sqrt(self.group_variance(U))
+        sd = np.sqrt(self.variance(Q))
         est = np.asarray(estimates, dtype=float)
-        exact_half = self.single_half_widths(U, level) if method in ("auto", "exact") else None
+        exact_half = None
+        if method in ("auto", "exact"):
+            parts = [self.single_half_widths(self.to_group(Q[a:a + QUERY_BLOCK]), level)
+                     for a in range(0, Q.shape[0], QUERY_BLOCK)]
+            exact_half = None if any(p is None for p in parts) else np.concatenate(parts)
         if method == "exact" and exact_half is None:
             raise InvalidParameter("an exact interval needs a query whose error is a single noise term (e.g. one bin "
                                    "of the identity release); use method='chebyshev' (guaranteed) or 'normal'")
@@ -417,6 +426,8 @@ class LinearStatedError(StatedError):
     # Gram solves ------------------------------------------------------------
     def _solve(self, U: np.ndarray) -> np.ndarray:
         """``(A^T W A)^{-1} U`` for columns ``U`` (n_columns x q)."""
+        if self._A is None:
+            self._build()
         if self._solver is None:
             self._solver = self._factor()
         return self._solver(U)
@@ -427,9 +438,8 @@ class LinearStatedError(StatedError):
 
     @property
     def diagonal_gram(self) -> bool:
-        """Whether ``A^T W A`` is diagonal (disjoint measurements: identity, group means)."""
-        M = self._gram()
-        return M.nnz == np.count_nonzero(M.diagonal())
+        """Whether ``A^T W A`` is diagonal (every answer reads one column: identity, group means)."""
+        return bool(np.all(np.diff(self.A.indptr) <= 1))
 
     def cholesky(self):
         """The dense Cholesky factor of ``A^T W A`` (lower), computed once (k^3 / 3 flops)."""
@@ -441,9 +451,10 @@ class LinearStatedError(StatedError):
     def _factor(self):
         import scipy.sparse as sp
         k = self.n_columns
-        M = self._gram()
-        d = M.diagonal()
-        if M.nnz == np.count_nonzero(d):                      # disjoint measurements: a diagonal Gram
+        if self.strategy.inverse_gram is not None:             # the finalizer's own structure
+            return self.strategy.inverse_gram
+        if self.diagonal_gram:                                 # disjoint measurements: a diagonal Gram
+            d = self._gram().diagonal()
             return lambda U: U / d.reshape((-1,) + (1,) * (np.ndim(U) - 1))
         if k <= DENSE_SOLVE_COLUMNS or getattr(self, "_cholesky", None) is not None:
             from scipy.linalg import cho_solve
@@ -489,7 +500,7 @@ class LinearStatedError(StatedError):
         if self.diagonal_gram:                                 # c / M_gg, or the sandwich's diagonal
             return super().group_diagonal() if not self._proportional else \
                 self.row_weight[0] * self.row_variance[0] / self._gram().diagonal()
-        if k <= DENSE_COLUMNS and self._proportional:
+        if k <= DENSE_COLUMNS and self._proportional and self.strategy.inverse_gram is None:
             from scipy.linalg import solve_triangular
             L = self.cholesky()[0]
             Li = solve_triangular(L, np.eye(k), lower=True, check_finite=False)

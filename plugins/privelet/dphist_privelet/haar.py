@@ -80,6 +80,18 @@ def haar_matrix(n: int):
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
 
 
+def haar_row_norms(n: int) -> np.ndarray:
+    """Squared norms of :func:`haar_matrix`'s rows, which are orthogonal: ``N`` for the total, ``|v|``
+    (the leaves under node ``v``) for a difference; so ``A A^T = diag(haar_row_norms(n))``."""
+    out = np.empty(n)
+    out[0] = n
+    h = 1
+    while h < n:
+        out[h:2 * h] = n // h
+        h *= 2
+    return out
+
+
 def inverse_weighted_haar(y: np.ndarray) -> np.ndarray:
     """The exact inverse of :func:`weighted_haar` (float64)."""
     y = np.asarray(y, dtype=np.float64)

@@ -289,8 +289,8 @@ PREDICTION_NOTE = (
 
 #: the explorer draws the stated band when the statement is this cheap (columns of a non-diagonal strategy)
 BAND_COLUMNS = 1024
-#: and states the workload's expected error when it has at most this many queries
-STATED_QUERIES = 20_000
+#: and states the workload's expected error when queries x columns is at most this (about a second)
+STATED_WORK = 2_000_000
 
 
 def stated_summary(release: Release, workload, level: float = 0.95) -> dict:
@@ -309,7 +309,7 @@ def stated_summary(release: Release, workload, level: float = 0.95) -> dict:
     from ..plots import release_bands
     (low, high, label), _ = release_bands(release, level)
     out.update(low=low, high=high, label=label)
-    if len(workload) <= STATED_QUERIES:
+    if getattr(stated, "diagonal_gram", False) or len(workload) * stated.n_columns <= STATED_WORK:
         out["mse"] = float(np.mean(release.variance(workload)))
     return out
 
