@@ -93,17 +93,34 @@ class OptimizedFinalizer(Finalizer):
         p = default_p(k) if self.p is None else min(int(self.p), max(k, 1))
         return optimize(w, k, p=p, seed=int(self.seed), iterations=int(self.iterations))
 
+    def _lifted(self, strategy: Strategy, bins: Partition):
+        """The strategy's rows over the bins: group ``g``'s column on each of its bins (as measured)."""
+        queries = strategy.queries()
+        if bins.n_groups == bins.n_bins:
+            return queries
+        return queries[:, np.repeat(np.arange(bins.n_groups), np.diff(bins.bounds))]
+
+    def stated_error(self, bins: Partition, ctx):
+        """The strategy over the groups with the kernel's own sensitivity, support and route
+        (``check_queries`` on what ``finalize`` measures), solved by least squares with unit weights
+        (every answer has the same noise); ``(A^T A)^{-1}`` applied by :meth:`Strategy.inverse_gram`."""
+        from dphist.kernel.queries import check_queries
+        from dphist.stated_error import LinearStrategy, Measurement
+        strategy = self.strategy(bins)
+        checked = check_queries(self._lifted(strategy, bins), ctx.n)
+        integral = checked.integral and checked.sensitivity == round(checked.sensitivity)
+        return LinearStrategy([Measurement(strategy.queries, checked.sensitivity, ctx.eps_f, integral=integral,
+                                           support=checked.support, weight=1.0)], bins.n_groups,
+                              reconstruction="least squares on the optimised p-Identity strategy",
+                              inverse_gram=strategy.inverse_gram)
+
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter(f"{self.name} spends budget: give the finalizer a share gamma_f > 0")
         strategy = self.strategy(bins)                               # public: no data
-        queries = strategy.queries()
-        grouped = bins.n_groups != bins.n_bins
-        if grouped:   # the strategy's rows over groups -> rows over bins (group g's column on each of its bins)
-            queries = queries[:, np.repeat(np.arange(bins.n_groups), np.diff(bins.bounds))]
-        answers = ctx.data.laplace_linear(queries, ctx.budget)
+        answers = ctx.data.laplace_linear(self._lifted(strategy, bins), ctx.budget)
         estimate = strategy.reconstruct(answers)                     # post-processing
-        return bins.spread(estimate) if grouped else estimate
+        return estimate if bins.n_groups == bins.n_bins else bins.spread(estimate)
 
     def describe_lines(self) -> list[str]:
         """The SVD lower bound for this workload at a few domain sizes (``dphist describe``)."""

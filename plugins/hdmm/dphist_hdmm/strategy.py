@@ -176,6 +176,12 @@ class Strategy:
         d = self.column_sums
         return d * self._x_apply(y[:self.n] + self.theta.T @ y[self.n:])
 
+    def inverse_gram(self, U) -> np.ndarray:
+        """``(A^T A)^{-1} U = Dt X Dt U`` for ``U`` of shape ``(n,)`` or ``(n, k)``, in O(n p k)."""
+        U = np.asarray(U, dtype=float)
+        d = self.column_sums.reshape((-1,) + (1,) * (U.ndim - 1))
+        return d * self._x_apply(d * U)
+
     def covariance(self, noise_variance: float = 1.0) -> np.ndarray:
         """Covariance of the estimate, ``s^2 Dt X Dt`` (dense ``n x n``; small domains)."""
         d = self.column_sums

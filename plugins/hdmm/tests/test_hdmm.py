@@ -222,3 +222,16 @@ def test_query_outside_the_domain_is_refused_before_anything_is_spent(monkeypatc
         pipe.run(np.arange(10), 1.0, seed=1)
     with pytest.raises(InvalidParameter, match="10 bins"):
         make_algorithm("OPT", workload=np.ones((2, 9))).run(np.arange(10), 1.0, seed=1)
+
+
+def test_release_states_the_strategy_variances():
+    """Kills: a stated error that is not the strategy's own (the stated-error hook fed another matrix, a
+    missing column scaling in Strategy.inverse_gram): the release's per-bin and prefix variances equal the
+    strategy's closed forms with s^2 = 2 / eps^2."""
+    n, eps = 20, 0.8
+    pipe = make_algorithm("OPT-prefix")
+    release = pipe.run(np.arange(n), eps, seed=4)
+    s = pipe.finalizer.strategy(n)
+    np.testing.assert_allclose(release.bin_variances(), s.bin_variances(2 / eps ** 2), rtol=1e-9)
+    np.testing.assert_allclose(release.variance(_dense(wl.prefix(n))), s.query_variances("prefix", 2 / eps ** 2),
+                               rtol=1e-9)
