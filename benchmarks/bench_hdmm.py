@@ -83,11 +83,9 @@ def expected_errors(n: int, workload_name: str, opt_strategy=None) -> dict:
     G = Gram(w).dense()
     opt = opt_strategy or optimize(w, n)
     out = {"OPT": opt.objective, "SVD bound": svd_bound(w, n)}
-    out["Hb"] = ls_error(*tree_strategy(n, "auto", root=False), G)
-    out["H"] = ls_error(*tree_strategy(n, 2, root=True), G)
-    A, s = privelet_strategy(n)
-    out["Privelet"] = ls_error(A, G, s, real=n)
-    out["GreedyH"] = ls_error(*greedy_h_strategy(w, n), G)
+    for name, (A, s) in (("Hb", tree_strategy(n, "auto", root=False)), ("H", tree_strategy(n, 2, root=True)),
+                         ("Privelet", privelet_strategy(n)), ("GreedyH", greedy_h_strategy(w, n))):
+        out[name] = ls_error(A, G, s, real=n)
     out["queries"] = len(w)
     return out
 

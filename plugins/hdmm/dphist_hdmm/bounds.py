@@ -16,7 +16,7 @@ inner product of ``S^{1/2}`` and ``S^{-1/2} G^{1/2}`` gives
 
 Gaussian noise (L2 sensitivity): the matrix mechanism's error is proportional to the left side, and
 the bound is attained by ``S = c G^{1/2}`` whenever ``G^{1/2}`` has a constant diagonal; otherwise
-it is a lower bound only (for prefix and all ranges the best L2 strategy is close to it).
+it is a lower bound only (``S = G^{1/2}`` is within 2 times it on prefix and all ranges at 64 bins).
 
 Laplace noise (L1 sensitivity, what dphist's kernel uses): every column's L1 norm is at least its
 L2 norm, so ``||A||_1 >= ||A||_2`` and the same right side bounds
@@ -27,9 +27,11 @@ squared error of *any* linear strategy on ``W`` is at least
     (2 / eps^2) (sigma_1 + ... + sigma_n)^2 / n.
 
 The factor relating the sensitivities is 1 in this direction, but the bound is loose under L1: the
-strategy attaining the L2 bound has column L1 norms far above its L2 norms, and the best L1
-strategies stay well above it (``notebooks/hdmm.ipynb`` measures the gap: about 4 to 6 times on
-prefix and all ranges at 256 to 4,096 bins).  No L1-specific bound is computed here.
+strategy ``S = G^{1/2}`` (the L2 optimum when its diagonal is constant) has column L1 norms far above
+its L2 norms; the best L1
+strategies stay well above it (``notebooks/hdmm.ipynb`` and BENCHMARKS.md measure the gap: the
+optimised strategies are 3.9 to 7.1 times the bound on prefix and all ranges at 256 to 4,096 bins,
+H, Hb, Privelet and GreedyH more).  No L1-specific bound is computed here.
 """
 from __future__ import annotations
 

@@ -20,9 +20,9 @@ Choices where the paper leaves freedom (stated, measured in ``notebooks/hdmm.ipy
   fits its time target (the cost per step is O(p^2 n)).
 * the start: HDMM starts from a random ``Theta``; here ``Theta`` starts as a hierarchy of blocks of
   consecutive bins over the identity (``c`` blocks, then ``c // 8`` blocks, ...; weight 1;
-  :func:`block_levels`) plus seeded uniform jitter of 0.01.  Measured at 4,096 bins on all ranges
-  (150 steps): a random start and one level of 64 blocks both stayed above Hb's error, this start
-  ended 15 % below it.
+  :func:`block_levels`) plus seeded uniform jitter of 0.01.  Measured at 4,096 bins on all ranges:
+  a random start (32 rows, 300 steps) and one level of 64 blocks (150 steps) both stayed above Hb's
+  error; this start (64 + 8 + 1 rows, 150 steps) ended 15 % below it.
 * a fixed budget of L-BFGS-B steps (``iterations``, 150 by default) with its tolerances at zero,
   so the result is the same on every machine with the same BLAS.
 
