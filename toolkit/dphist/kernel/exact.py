@@ -62,7 +62,9 @@ class SystemRandomWords(RandomWords):
     name = "os-urandom"
 
     def words(self, count: int) -> np.ndarray:
-        return np.frombuffer(os.urandom(8 * int(count)), dtype=np.uint64)
+        # a writable array (over a bytearray), as the refilled buffers and GeneratorWords' words are: the
+        # compiled sampler then has one signature, not a second compile for read-only words
+        return np.frombuffer(bytearray(os.urandom(8 * int(count))), dtype=np.uint64)
 
 
 class GeneratorWords(RandomWords):
