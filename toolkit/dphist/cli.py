@@ -8,6 +8,7 @@
     dphist warm           (compile every preset's numba kernels into the per-user cache)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
+    dphist bounds -i FILE --column C -e E   (a column's domain proposed privately, see `dphist bounds --help`)
     dphist --import MODULE COMMAND ...   (a prototype's module imported first, so the names it
                                           registers at runtime are usable by every command)
 
@@ -359,6 +360,11 @@ def _configure_audit(s: argparse.ArgumentParser) -> None:
     audit_cli.configure(s)
 
 
+def _configure_bounds(s: argparse.ArgumentParser) -> None:
+    from .records import cli as records_cli
+    records_cli.configure(s)
+
+
 #: the subcommands: name -> (one-line help, the function adding its options).  Each command's options are
 #: added only when that command runs (or on ``build_parser()``), so ``dphist --help`` and ``dphist run``
 #: never import what ``dphist audit`` or ``dphist bench`` need
@@ -371,6 +377,7 @@ COMMANDS = {
     "demo": ("run the default benchmark and write report/", _configure_demo),
     "bench": ("run an experiment sweep (TOML config or flags)", _configure_bench),
     "audit": ("statistical privacy audit of presets (lower bound on epsilon)", _configure_audit),
+    "bounds": ("propose a column's domain privately (spends epsilon)", _configure_bounds),
 }
 
 
