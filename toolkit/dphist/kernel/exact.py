@@ -18,6 +18,10 @@ Privacy", NeurIPS 2020 (CKS):
 
 CKS's loops are sequential (a geometric number of rounds per draw), so they are
 compiled with numba; about 8 random bytes are consumed per discrete Laplace draw.
+A draw is a function of the bits it reads, so a large call first tabulates, per
+scale, the draw for every pattern of the next 16 bits (by running the sampler on
+it; :func:`_draw_table`) and looks up the draws that read no more: the same bits
+are read and the same values returned as by the loops, only faster.
 
 Randomness: a :class:`RandomWords` source hands out uniform 64-bit words.
 :class:`SystemRandomWords` reads the operating system's CSPRNG (``os.urandom``)
