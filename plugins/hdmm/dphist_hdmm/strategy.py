@@ -7,8 +7,8 @@ L-BFGS-B with the analytic gradient and the bounds ``Theta >= 0``.  It depends o
 workload only (never on data), so it is computed once and reused:
 
 * in memory, per process, by key;
-* on disk, in a per-user cache folder (``$DPHIST_CACHE_DIR``, else ``$XDG_CACHE_HOME/dphist``, else
-  ``~/.cache/dphist``; sub-folder ``hdmm``), one ``.npz`` per key.  The key is (format version,
+* on disk, in dphist's per-user cache folder (:mod:`dphist.cache`: ``$DPHIST_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/dphist``, else ``~/.cache/dphist``; sub-folder ``hdmm``), one ``.npz`` per key.  The key is (format version,
   workload fingerprint, n, p, seed, iterations).  A file is used only if its stored key equals the
   requested one, ``Theta`` has the right shape, is finite and non-negative and matches its stored
   SHA-256; anything else (a stale version, a truncated or edited file) is refused and rebuilt.
@@ -44,7 +44,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,12 +106,9 @@ def fingerprint(workload: wl.RangeWorkload) -> str:
 
 
 def cache_dir() -> Path:
-    """The per-user cache folder of optimised strategies (not created here)."""
-    root = os.environ.get("DPHIST_CACHE_DIR")
-    if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = os.path.join(xdg, "dphist") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "dphist")
-    return Path(root) / "hdmm"
+    """The folder of cached strategies: ``hdmm`` in dphist's per-user cache (:func:`dphist.cache.cache_dir`)."""
+    from dphist.cache import cache_dir as dphist_cache
+    return Path(dphist_cache()) / "hdmm"
 
 
 @dataclass(eq=False)
