@@ -20,7 +20,7 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 
-from .haar import inverse_weighted_haar, levels, weighted_haar
+from .haar import haar_matrix, haar_row_norms, inverse_weighted_haar, levels, weighted_haar
 
 CITATION = ("Xiao, Wang, Gehrke, Differential Privacy via Wavelet Transforms, ICDE 2010, Section IV "
             "(Privelet with the Haar wavelet: weights, generalized sensitivity 1 + log2 N, exact inverse)")
@@ -95,6 +95,30 @@ class PriveletFinalizer(Finalizer):
     #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
     vetted_mechanisms = ("privelet.weighted-haar",)
     spends = True
+
+    def stated_error(self, bins: Partition, ctx):
+        """The weighted Haar matrix over the ``2^m`` padded groups (integer answers, sensitivity
+        ``1 + m``) and its exact inverse: a square strategy, so the release is its least squares."""
+        from dphist.stated_error import LinearStrategy, Measurement
+        k = bins.n_groups
+        m = levels(k)
+        n = 1 << m
+        weight = (ctx.eps_f / (1 + m)) ** 2
+        matrix = {}
+
+        def haar():
+            if "A" not in matrix:
+                matrix["A"] = haar_matrix(n)
+            return matrix["A"]
+
+        def inverse_gram(U):
+            # the rows of A are orthogonal: A A^T = D = diag(N, |v|...), so (w A^T A)^{-1} = A^T D^-2 A / w
+            d = haar_row_norms(n)
+            U = np.asarray(U, dtype=float)
+            scale = (1.0 / (d * d)).reshape((-1,) + (1,) * (U.ndim - 1))
+            return np.asarray(haar().T @ (scale * (haar() @ U))) / weight
+        return LinearStrategy([Measurement(haar, float(1 + m), ctx.eps_f, integral=True, support=1 + m)], n,
+                              reconstruction="exact inverse Haar transform", inverse_gram=inverse_gram)
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
