@@ -64,6 +64,7 @@ def cmd_list(args) -> int:
 def _list_dims(d: int, kind: str | None) -> int:
     """The presets that run on ``d``-dimensional histograms (their declared ``dims``)."""
     from .pipeline import dims_text, supports_dims
+    from .registry import default_registry
     if d < 1:
         raise InvalidParameter(f"--dims takes a number of axes >= 1, got {d}")
     if kind not in (None, "algorithm"):

@@ -516,6 +516,7 @@ def release(rel, truth=None, level: float = 0.95, method: str = "chebyshev", tit
            title=title or (f"{name}, eps = {rel.epsilon:g}" + ("" if bands is not None else f" (no band: {reason})")))
     ax.legend(loc="upper right")
     _finish(ax)
+    return fig
 
 
 #: groups are outlined only when a release has at most this many (beyond, outlines hide the data)
