@@ -255,7 +255,9 @@ class Pipeline:
 
     Components may be instances, classes, registry names, ``(name, params)``
     pairs or ``{"name": ..., "params": ...}`` dicts.  ``initializer`` and
-    ``sorter`` may be None (SORTaki Algorithm 2).
+    ``sorter`` may be None (SORTaki Algorithm 2).  ``postprocess`` declares
+    free post-processing options applied to every release (:mod:`dphist.postprocess`:
+    ``"nonnegative"``, ``"integer"``); an unknown option is refused here.
     """
 
     def __init__(self, initializer=None, sorter=None, partitioner="singleton", finalizer="group-mean",
