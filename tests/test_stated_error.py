@@ -322,10 +322,11 @@ def test_the_explorer_and_the_release_figure_show_the_stated_error():
 
 def test_the_sparse_route_agrees_with_the_dense_one():
     """Beyond 1,024 columns queries are solved by a sparse LU of the augmented system: the same variances
-    as the dense Cholesky route.  Kills a sign or block error in the augmented system."""
+    as the dense Cholesky route (GreedyH: no structure-specific solver).  Kills a sign or block error in the
+    augmented system.  (H and Privelet use their own ``inverse_gram``, checked by the probe test above.)"""
     import dphist.stated_error as se
     x = np.zeros(1100, dtype=np.int64)
-    release = dphist.make_algorithm("H").run(x, 1.0, seed=1)
+    release = dphist.make_algorithm("GreedyH").run(x, 1.0, seed=1)
     Q = np.random.default_rng(2).normal(size=(3, 1100))
     sparse = release.variance(Q)
     assert release.stated._solver is not None and getattr(release.stated, "_cholesky", None) is None

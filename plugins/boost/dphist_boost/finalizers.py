@@ -144,8 +144,26 @@ class HierarchicalFinalizer(Finalizer):
                   for j, e in zip(measured, eps)]
         steps = (("zeroing of non-positive subtrees",) if self.nonnegative else ()) + \
                 (("rounding",) if self.round else ())
+        inverse_gram = None
+        if self.inference:
+            variances = [np.inf] * len(sizes)
+            for j, e in zip(measured, eps):
+                variances[j] = 1.0 / float(e) ** 2     # the inverse of the statement's weights eps_j^2
+
+            def inverse_gram(U):
+                # (A^T W A)^{-1} u is the tree's own least squares of the answers y with y = u / eps_0^2 on
+                # the leaves and 0 elsewhere (then A^T W y = u): O(G) per column (Theorem 3's two passes)
+                U = np.asarray(U, dtype=float)
+                cols = U.reshape(U.shape[0], -1)
+                out = np.empty_like(cols)
+                for c in range(cols.shape[1]):
+                    values = [cols[:, c] * variances[0]] + [None if j not in measured else np.zeros(sizes[j])
+                                                            for j in range(1, len(sizes))]
+                    out[:, c] = weighted_inference(values, variances, k)[0]
+                return out.reshape(U.shape)
         return LinearStrategy(blocks, n_leaves, "weighted least squares on the tree (Theorem 3)"
-                              if self.inference else "the noisy leaves", postprocess=steps)
+                              if self.inference else "the noisy leaves", postprocess=steps,
+                              inverse_gram=inverse_gram)
 
     def finalize(self, bins, ctx) -> np.ndarray:
         tree = self.measure(bins, ctx)
