@@ -333,3 +333,19 @@ def test_the_sparse_route_agrees_with_the_dense_one():
     dense = se.LinearStatedError(release.stated.strategy, release.stated.law, release.partition)
     dense.cholesky()
     np.testing.assert_allclose(sparse, dense.variance(Q), rtol=1e-9)
+
+
+def test_a_failing_hook_is_reported_not_raised_by_an_export():
+    """A finalizer whose stated_error raises: the release still exports, and says why it states nothing.
+    Kills an export that crashes on a plugin's bug in the statement."""
+    from dphist.components.builtin import GroupMeanFinalizer
+
+    class Broken(GroupMeanFinalizer):
+        name = "test.broken-statement"
+
+        def stated_error(self, bins, ctx):
+            raise ZeroDivisionError("oops")
+
+    release = dphist.Pipeline(finalizer=Broken()).run(X13, 1.0, seed=1)
+    assert release.to_dict()["stated_error"]["kind"] is None
+    assert "ZeroDivisionError" in release.stated_reason

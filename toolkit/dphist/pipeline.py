@@ -23,7 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .components.base import KINDS, Component, Context
-from .errors import InvalidParameter, PrivacyViolation
+from .errors import DPHistError, InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
 from .kernel.private import checked_partition
 from .kernel.exact import GeneratorWords
@@ -533,7 +533,12 @@ class Pipeline:
 def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
     """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`)."""
     from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError
-    declared = finalizer.stated_error(bins, ctx)
+    try:
+        declared = finalizer.stated_error(bins, ctx)
+    except DPHistError:
+        raise
+    except Exception as exc:   # a plugin's bug must not break an export of a release it already made
+        return None, f"the finalizer {finalizer.name}'s stated_error failed ({type(exc).__name__}: {exc})"
     if declared is None:
         return None, f"the finalizer {finalizer.name} does not state its error (not a linear estimate)"
     if isinstance(declared, LinearStrategy):
