@@ -349,3 +349,13 @@ def test_a_failing_hook_is_reported_not_raised_by_an_export():
     release = dphist.Pipeline(finalizer=Broken()).run(X13, 1.0, seed=1)
     assert release.to_dict()["stated_error"]["kind"] is None
     assert "ZeroDivisionError" in release.stated_reason
+
+
+def test_a_release_that_stated_its_error_still_pickles():
+    """Kills a statement holding closures or solver factors (a Release could no longer cross processes)."""
+    import pickle
+    for name in ("H", "Privelet", "GreedyH"):
+        release = dphist.make_algorithm(name).run(X13, 1.0, seed=1)
+        before = release.variance("prefix")
+        again = pickle.loads(pickle.dumps(release))
+        np.testing.assert_allclose(again.variance("prefix"), before, rtol=1e-12)

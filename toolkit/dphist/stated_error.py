@@ -399,6 +399,12 @@ class LinearStatedError(StatedError):
         self._A = None        # built on first use: a release that is never asked pays nothing
         self._solver = None
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_solver"] = None          # factors are rebuilt on use (a function is not picklable)
+        state.pop("_cholesky", None)
+        return state
+
     def _build(self) -> None:
         import scipy.sparse as sp
         blocks, var, w, laws = [], [], [], []
