@@ -61,7 +61,8 @@ def probed_covariance(pipe, x, eps):
 
 LINEAR = [("identity", {}), ("uniform", {}), ("H", {}), ("H", {"level_budgets": "geometric"}),
           ("H", {"branching": 3}), ("Hb", {}), ("H-tilde", {}), ("Privelet", {}), ("GreedyH", {}),
-          ("GreedyH", {"finalizer__workload": "all-ranges"})]
+          ("GreedyH", {"finalizer__workload": "all-ranges"}), ("OPT-prefix", {}), ("OPT-ranges", {}),
+          ("OPT", {"workload": [(0, 5), (3, 13)], "p": 2})]
 
 
 @pytest.mark.parametrize("name,params", LINEAR, ids=[f"{n}-{p}" for n, p in LINEAR])

@@ -133,6 +133,9 @@ def cmd_describe(args) -> int:
                     print(f"      {line}")
             g = pipe.shares
             print(f"  shares       gamma_in={g[0]:g} gamma_p={g[1]:g} gamma_f={g[2]:g}")
+            for component in pipe.components():   # a component's own notes (e.g. a lower bound on its error)
+                for line in getattr(component, "describe_lines", lambda: [])():
+                    print(f"  {line}")
         print()
     return 0
 
