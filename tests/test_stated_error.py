@@ -323,13 +323,40 @@ def test_the_explorer_and_the_release_figure_show_the_stated_error():
 
 def test_the_sparse_route_agrees_with_the_dense_one():
     """Beyond 1,024 columns queries are solved by a sparse LU of the augmented system: the same variances
-    as the dense Cholesky route.  Kills a sign or block error in the augmented system."""
+    as the dense Cholesky route (GreedyH: no structure-specific solver).  Kills a sign or block error in the
+    augmented system.  (H and Privelet use their own ``inverse_gram``, checked by the probe test above.)"""
     import dphist.stated_error as se
     x = np.zeros(1100, dtype=np.int64)
-    release = dphist.make_algorithm("H").run(x, 1.0, seed=1)
+    release = dphist.make_algorithm("GreedyH").run(x, 1.0, seed=1)
     Q = np.random.default_rng(2).normal(size=(3, 1100))
     sparse = release.variance(Q)
     assert release.stated._solver is not None and getattr(release.stated, "_cholesky", None) is None
     dense = se.LinearStatedError(release.stated.strategy, release.stated.law, release.partition)
     dense.cholesky()
     np.testing.assert_allclose(sparse, dense.variance(Q), rtol=1e-9)
+
+
+def test_a_failing_hook_is_reported_not_raised_by_an_export():
+    """A finalizer whose stated_error raises: the release still exports, and says why it states nothing.
+    Kills an export that crashes on a plugin's bug in the statement."""
+    from dphist.components.builtin import GroupMeanFinalizer
+
+    class Broken(GroupMeanFinalizer):
+        name = "test.broken-statement"
+
+        def stated_error(self, bins, ctx):
+            raise ZeroDivisionError("oops")
+
+    release = dphist.Pipeline(finalizer=Broken()).run(X13, 1.0, seed=1)
+    assert release.to_dict()["stated_error"]["kind"] is None
+    assert "ZeroDivisionError" in release.stated_reason
+
+
+def test_a_release_that_stated_its_error_still_pickles():
+    """Kills a statement holding closures or solver factors (a Release could no longer cross processes)."""
+    import pickle
+    for name in ("H", "Privelet", "GreedyH"):
+        release = dphist.make_algorithm(name).run(X13, 1.0, seed=1)
+        before = release.variance("prefix")
+        again = pickle.loads(pickle.dumps(release))
+        np.testing.assert_allclose(again.variance("prefix"), before, rtol=1e-12)

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .components.base import KINDS, Component, Context
-from .errors import InvalidParameter, PrivacyViolation
+from .errors import DPHistError, InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon, validate_grid
 from .kernel.private import checked_partition
 from .kernel.exact import GeneratorWords
@@ -305,7 +305,9 @@ class Pipeline:
 
     Components may be instances, classes, registry names, ``(name, params)``
     pairs or ``{"name": ..., "params": ...}`` dicts.  ``initializer`` and
-    ``sorter`` may be None (SORTaki Algorithm 2).
+    ``sorter`` may be None (SORTaki Algorithm 2).  ``postprocess`` declares
+    free post-processing options applied to every release (:mod:`dphist.postprocess`:
+    ``"nonnegative"``, ``"integer"``); an unknown option is refused here.
     """
 
     def __init__(self, initializer=None, sorter=None, partitioner="singleton", finalizer="group-mean",
@@ -609,7 +611,12 @@ class Pipeline:
 def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
     """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`)."""
     from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError
-    declared = finalizer.stated_error(bins, ctx)
+    try:
+        declared = finalizer.stated_error(bins, ctx)
+    except DPHistError:
+        raise
+    except Exception as exc:   # a plugin's bug must not break an export of a release it already made
+        return None, f"the finalizer {finalizer.name}'s stated_error failed ({type(exc).__name__}: {exc})"
     if declared is None:
         return None, f"the finalizer {finalizer.name} does not state its error (not a linear estimate)"
     if isinstance(declared, LinearStrategy):

@@ -57,7 +57,9 @@ columns are padding whose true value is 0).  ``tests/test_stated_error.py`` chec
 linear preset's statement against the release itself (probing ``R`` through a noise source
 that adds unit vectors) and against simulation.
 
-Solving with ``A^T W A``: a diagonal Gram matrix (disjoint measurements) directly; dense Cholesky
+Solving with ``A^T W A``: the strategy's own ``inverse_gram`` when it gives one (H: the tree's two
+least-squares passes on answers that are ``u / eps_0^2`` on the leaves and 0 elsewhere, O(G) per
+query; Privelet: orthogonal rows, O(N log N)); a diagonal Gram matrix (disjoint measurements) directly; dense Cholesky
 up to :data:`DENSE_SOLVE_COLUMNS` columns; otherwise a sparse LU of the augmented system
 ``[[W^-1, A], [A^T, 0]]`` (no dense Gram matrix: a tree's Gram matrix is dense, its augmented
 system is not).  One query costs one solve: O(fill of the factor).
@@ -396,6 +398,12 @@ class LinearStatedError(StatedError):
         self.reconstruction = strategy.reconstruction
         self._A = None        # built on first use: a release that is never asked pays nothing
         self._solver = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_solver"] = None          # factors are rebuilt on use (a function is not picklable)
+        state.pop("_cholesky", None)
+        return state
 
     def _build(self) -> None:
         import scipy.sparse as sp

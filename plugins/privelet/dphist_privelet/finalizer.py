@@ -16,6 +16,8 @@ choice), and spreads each group's estimate evenly over its bins.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
@@ -78,6 +80,16 @@ class WeightedHaarMeasurement(VettedMechanism):
         return noise.laplace_mechanism(weighted_haar(padded), m1, epsilon, integral=True, support=m1)
 
 
+def _haar_inverse_gram(n: int, weight: float, U):
+    """``(w A^T A)^{-1} U`` for the weighted Haar matrix ``A``: its rows are orthogonal, ``A A^T = D =
+    diag(N, |v|...)``, so ``(A^T A)^{-1} = A^T D^-2 A`` (O(N log N) per column)."""
+    A = haar_matrix(n)
+    d = haar_row_norms(n)
+    U = np.asarray(U, dtype=float)
+    scale = (1.0 / (d * d)).reshape((-1,) + (1,) * (U.ndim - 1))
+    return np.asarray(A.T @ (scale * (A @ U))) / weight
+
+
 class PriveletFinalizer(Finalizer):
     """``privelet.haar``: Privelet over the groups in their current order, its whole share in one call.
 
@@ -104,19 +116,8 @@ class PriveletFinalizer(Finalizer):
         m = levels(k)
         n = 1 << m
         weight = (ctx.eps_f / (1 + m)) ** 2
-        matrix = {}
-
-        def haar():
-            if "A" not in matrix:
-                matrix["A"] = haar_matrix(n)
-            return matrix["A"]
-
-        def inverse_gram(U):
-            # the rows of A are orthogonal: A A^T = D = diag(N, |v|...), so (w A^T A)^{-1} = A^T D^-2 A / w
-            d = haar_row_norms(n)
-            U = np.asarray(U, dtype=float)
-            scale = (1.0 / (d * d)).reshape((-1,) + (1,) * (U.ndim - 1))
-            return np.asarray(haar().T @ (scale * (haar() @ U))) / weight
+        haar = functools.partial(haar_matrix, n)
+        inverse_gram = functools.partial(_haar_inverse_gram, n, weight)
         return LinearStrategy([Measurement(haar, float(1 + m), ctx.eps_f, integral=True, support=1 + m)], n,
                               reconstruction="exact inverse Haar transform", inverse_gram=inverse_gram)
 

@@ -289,7 +289,7 @@ PREDICTION_NOTE = (
 
 #: the explorer draws the stated band when the statement is this cheap (columns of a non-diagonal strategy)
 BAND_COLUMNS = 1024
-#: and states the workload's expected error when queries x columns is at most this (about a second)
+#: and states the workload's expected error when queries x columns and the queries' bins are at most this
 STATED_WORK = 2_000_000
 
 
@@ -309,8 +309,11 @@ def stated_summary(release: Release, workload, level: float = 0.95) -> dict:
     from ..plots import release_bands
     (low, high, label), _ = release_bands(release, level)
     out.update(low=low, high=high, label=label)
-    if getattr(stated, "diagonal_gram", False) or len(workload) * stated.n_columns <= STATED_WORK:
+    if max(len(workload) * stated.n_columns, int(np.sum(workload.lengths))) <= STATED_WORK:
         out["mse"] = float(np.mean(release.variance(workload)))
+    else:
+        out["reason"] = (f"the stated error of the {len(workload):,} queries of {workload.name!r} over "
+                         f"{stated.n_columns:,} columns is not computed here (Release.variance computes it)")
     return out
 
 
