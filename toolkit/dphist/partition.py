@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidParameter
-from .validation import are_strict_bounds, is_permutation
+from .validation import are_strict_bounds, is_identity, is_permutation, positions
 
 
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -61,8 +61,13 @@ class Partition:
     # ----------------------------------------------------------- constructors
     @classmethod
     def singletons(cls, n: int, order=None) -> "Partition":
-        """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``."""
-        order = np.arange(n, dtype=np.int64) if order is None else order
+        """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``.
+
+        In domain order the partition is valid by construction and is not re-checked."""
+        if order is None:
+            if int(n) < 1:
+                raise InvalidParameter("a partition needs a non-empty 1-D order")
+            return cls(np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=np.int64), validate=False)
         return cls(order, np.arange(n + 1, dtype=np.int64))
 
     @classmethod
@@ -114,7 +119,15 @@ class Partition:
         return np.split(self.order, self.bounds[1:-1])
 
     def is_identity_order(self) -> bool:
-        return bool(np.array_equal(self.order, np.arange(self.n_bins)))
+        return is_identity(self.order, self.n_bins)
+
+    def is_plain(self) -> bool:
+        """Singleton groups in domain order (the partition every pipeline starts from): every
+        group-wise helper is then the identity, and the fast paths of ``spread``, ``expand`` and
+        the kernel's ``laplace_partition`` skip the permutation and group machinery."""
+        n = self.order.size
+        return (self.bounds.shape == (n + 1,) and self.is_identity_order()
+                and bool(np.array_equal(self.bounds, positions(n + 1))))
 
     def is_contiguous(self) -> bool:
         """True when every group is a run of consecutive original bins."""
@@ -166,6 +179,11 @@ class Partition:
 
     def spread(self, group_totals) -> np.ndarray:
         """Spread each group's total evenly over its bins (original order)."""
+        if self.is_plain():   # x / 1.0 == x: the same floats as the general path, without the division
+            totals = np.asarray(group_totals, dtype=float)
+            if totals.ndim == 0 or totals.shape[-1] != self.n_groups:
+                return self.expand(totals)   # its error names the shape
+            return totals.copy()
         return self.expand(np.asarray(group_totals, dtype=float) / self.sizes)
 
     # ----------------------------------------------------------- transforms

@@ -20,16 +20,48 @@ import numpy as np
 from .errors import InvalidParameter
 
 
+#: the ``arange`` vectors handed out by :func:`positions`, read-only, by length (the last few)
+_POSITIONS: dict = {}
+
+
+def positions(n: int) -> np.ndarray:
+    """``np.arange(n)`` as a read-only int64 vector, kept between calls (the identity order and the
+    singleton bounds of the domain sizes in use: the last four lengths)."""
+    cached = _POSITIONS.get(n)
+    if cached is None:
+        cached = np.arange(n, dtype=np.int64)
+        cached.setflags(write=False)
+        if len(_POSITIONS) >= 4:
+            _POSITIONS.pop(next(iter(_POSITIONS)), None)
+        _POSITIONS[n] = cached
+    return cached
+
+
+def is_identity(order: np.ndarray, n: int) -> bool:
+    """Whether the vector ``order`` is ``0, 1, ..., n-1`` (one comparison pass; the common case of
+    singleton bins in domain order, which needs none of :func:`is_permutation`'s counting)."""
+    if order.shape != (n,) or n == 0:
+        return False
+    if order[0] != 0 or order[-1] != n - 1:   # most other orders fail here, in O(1)
+        return False
+    return bool(np.array_equal(order, positions(n)))
+
+
 def is_permutation(order: np.ndarray, n: int) -> bool:
     """Whether the int64 vector ``order`` lists every integer in ``range(n)`` exactly once."""
+    if is_identity(order, n):
+        return True
     return (order.shape == (n,) and n > 0 and int(order.min()) >= 0 and int(order.max()) < n
             and int(np.bincount(order, minlength=n).max()) == 1)
 
 
 def are_strict_bounds(bounds: np.ndarray, n: int) -> bool:
     """Whether the int64 vector ``bounds`` runs strictly upwards from 0 to ``n`` (group boundaries)."""
-    return (bounds.ndim == 1 and bounds.size >= 2 and int(bounds[0]) == 0 and int(bounds[-1]) == n
-            and bool(np.all(np.diff(bounds) > 0)))
+    if bounds.ndim != 1 or bounds.size < 2 or int(bounds[0]) != 0 or int(bounds[-1]) != n:
+        return False
+    if bounds.size == n + 1:    # n + 1 strictly increasing integers from 0 to n are 0, 1, ..., n
+        return bool(np.array_equal(bounds, positions(n + 1)))
+    return bool(np.all(bounds[1:] > bounds[:-1]))
 
 
 def finite_vector(values, what: str) -> np.ndarray:
