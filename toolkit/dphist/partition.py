@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidParameter
-from .validation import are_strict_bounds, is_identity, is_permutation, positions
+from .validation import are_strict_bounds, is_identity, is_permutation
 
 
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -127,7 +127,7 @@ class Partition:
         the kernel's ``laplace_partition`` skip the permutation and group machinery."""
         n = self.order.size
         return (self.bounds.shape == (n + 1,) and self.is_identity_order()
-                and bool(np.array_equal(self.bounds, positions(n + 1))))
+                and is_identity(self.bounds, n + 1))
 
     def is_contiguous(self) -> bool:
         """True when every group is a run of consecutive original bins."""
@@ -209,6 +209,8 @@ class Partition:
         if keys.shape != (self.n_groups,):
             raise InvalidParameter(f"need one key per group ({self.n_groups}), got {keys.shape}")
         perm = stable_argsort(-keys if descending else keys)
+        if self.n_groups == self.n_bins:   # singletons: bin p of the new order is old position perm[p]
+            return Partition(self.order[perm], self.bounds.copy(), validate=False)
         sizes = self.sizes[perm]
         new_bounds = np.concatenate(([0], np.cumsum(sizes)))
         # position p in the new order comes from old position start[g] + (p - new_start[g])

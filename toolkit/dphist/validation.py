@@ -20,31 +20,26 @@ import numpy as np
 from .errors import InvalidParameter
 
 
-#: the ``arange`` vectors handed out by :func:`positions`, read-only, by length (the last few)
-_POSITIONS: dict = {}
-
-
-def positions(n: int) -> np.ndarray:
-    """``np.arange(n)`` as a read-only int64 vector, kept between calls (the identity order and the
-    singleton bounds of the domain sizes in use: the last four lengths)."""
-    cached = _POSITIONS.get(n)
-    if cached is None:
-        cached = np.arange(n, dtype=np.int64)
-        cached.setflags(write=False)
-        if len(_POSITIONS) >= 4:
-            _POSITIONS.pop(next(iter(_POSITIONS)), None)
-        _POSITIONS[n] = cached
-    return cached
+#: block length of :func:`is_identity`'s comparison, and the block ``0, 1, ..., _BLOCK - 1`` it compares with
+_BLOCK = 1 << 16
+_STEPS = np.arange(_BLOCK, dtype=np.int64)
+_STEPS.setflags(write=False)
 
 
 def is_identity(order: np.ndarray, n: int) -> bool:
-    """Whether the vector ``order`` is ``0, 1, ..., n-1`` (one comparison pass; the common case of
-    singleton bins in domain order, which needs none of :func:`is_permutation`'s counting)."""
+    """Whether the vector ``order`` is ``0, 1, ..., n-1``: one comparison pass, block by block against
+    a fixed block of steps (no ``arange(n)`` is built: O(1) extra memory), stopping at the first
+    block that differs.  The common case of singleton bins in domain order needs none of
+    :func:`is_permutation`'s counting."""
     if order.shape != (n,) or n == 0:
         return False
     if order[0] != 0 or order[-1] != n - 1:   # most other orders fail here, in O(1)
         return False
-    return bool(np.array_equal(order, positions(n)))
+    for start in range(0, n, _BLOCK):
+        block = order[start:start + _BLOCK]
+        if not np.array_equal(block, _STEPS[:block.size] + start if start else _STEPS[:block.size]):
+            return False
+    return True
 
 
 def is_permutation(order: np.ndarray, n: int) -> bool:
@@ -60,7 +55,7 @@ def are_strict_bounds(bounds: np.ndarray, n: int) -> bool:
     if bounds.ndim != 1 or bounds.size < 2 or int(bounds[0]) != 0 or int(bounds[-1]) != n:
         return False
     if bounds.size == n + 1:    # n + 1 strictly increasing integers from 0 to n are 0, 1, ..., n
-        return bool(np.array_equal(bounds, positions(n + 1)))
+        return is_identity(bounds, n + 1)
     return bool(np.all(bounds[1:] > bounds[:-1]))
 
 

@@ -79,7 +79,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
-from ..validation import are_strict_bounds, is_identity, is_permutation, positions
+from ..validation import are_strict_bounds, is_identity, is_permutation
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -236,7 +236,7 @@ def is_plain_partition(partition, n: int) -> bool:
     return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
             and order.dtype.kind in "iu" and bounds.dtype.kind in "iu"
             and bounds.shape == (n + 1,) and is_identity(order, n)
-            and bool(np.array_equal(bounds, positions(n + 1))))
+            and is_identity(bounds, n + 1))
 
 
 def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
