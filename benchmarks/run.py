@@ -99,6 +99,7 @@ def main(argv: list[str]) -> int:
     for topic in topics:
         mod = load(topic)
         rows = []
+        load_start = os.getloadavg()[0]
         for case in mod.CASES:
             if "measure" in case:
                 secs, case["target"] = case["measure"]()
@@ -116,7 +117,8 @@ def main(argv: list[str]) -> int:
         table = ["| case | best of runs (s) | target (s) | verdict |", "|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         (HERE / "results" / f"{topic}.md").write_text(
-            f"### {topic}\n\nMeasured {stamp} on {machine}.\n\n" + "\n".join(table) + "\n")
+            f"### {topic}\n\nMeasured {stamp} on {machine}; load average (1 min, `uptime`) {load_start:.1f} at "
+            f"the start, {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(table) + "\n")
     collect()
     return 1 if failed else 0
 
