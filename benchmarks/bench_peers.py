@@ -38,6 +38,8 @@ HERE = Path(__file__).resolve().parent
 SIZES = (4096, 32768, 2 ** 20)
 #: seconds a reference run may take before it is stopped (its time is then at least this)
 TIMEOUT = 30.0
+#: seconds the timer may take to start, load the counts and build DPBench's workload (not timed)
+PREPARE_TIMEOUT = 900.0
 PRESETS = ("identity", "uniform", "Privelet", "H", "Hb", "AHP", "DPCube", "DAWA-approx", "DAWA", "GreedyH", "MWEM")
 #: presets whose dphist run takes seconds at 2^20: one timed run each, no warm-up
 SLOW = {"DAWA-approx", "DAWA", "GreedyH", "MWEM"}
@@ -82,20 +84,27 @@ class Reference:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         request = dict(algorithm=algorithm, input=self.input_path(counts), epsilon=epsilon, seed=seed)
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        ready, _, _ = select.select([self.proc.stdout], [], [], TIMEOUT)
-        if not ready:
-            self.stop()
-            return TIMEOUT, f"DPBench stopped after {TIMEOUT:g} s: its time is at least that"
-        line = self.proc.stdout.readline()
-        if not line:
-            self.stop()
-            return None, "DPBench's timer ended without an answer"
-        answer = json.loads(line)
+        answer = self._ask({**request, "prepare": True}, PREPARE_TIMEOUT)   # start-up, input, workload
+        if answer is None:
+            return None, f"DPBench's timer did not load the input and workload within {PREPARE_TIMEOUT:g} s"
+        if "error" not in answer:
+            answer = self._ask(request, TIMEOUT)
+            if answer is None:
+                return TIMEOUT, f"DPBench stopped after {TIMEOUT:g} s: its time is at least that"
         if "error" in answer:
             return None, f"DPBench failed: {answer['error'][:120]}"
         return float(answer["seconds"]), ""
+
+    def _ask(self, request: dict, timeout: float) -> dict | None:
+        """The timer's answer to one request, or None (and the timer stopped) after ``timeout`` seconds."""
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line:
+            self.stop()
+            return None
+        return json.loads(line)
 
 
 REFERENCE = Reference()

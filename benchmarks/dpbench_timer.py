@@ -5,8 +5,11 @@ to a scratch copy of github:dpcomp-org/dpcomp_core (its C extensions built; its
 ``dpcomp_core/algorithm/__init__.py`` emptied, as ``dpbench_privelet_mwem.py`` explains; nothing of
 the reference code is copied here: it is imported from the scratch copy).  It reads one JSON request
 per line on stdin, ``{"algorithm": NAME, "input": PATH.npy, "epsilon": EPS, "seed": SEED}``, runs
-the engine once on the counts (DPBench's 1-D prefix workload of their length, built once per length
-and not timed) and answers one JSON line, ``{"seconds": wall-clock of Run}`` or ``{"error": ...}``.
+the engine once on the counts and answers one JSON line, ``{"seconds": wall-clock of Run}`` or
+``{"error": ...}``.  With ``"prepare": true`` it only loads the counts and, for the engines that read
+a workload (DAWA, GreedyH, MWEM: the others get None), builds DPBench's 1-D prefix workload of their
+length (once per length; at 2^20 this alone takes minutes), and answers ``{"ready": true}``: the
+caller gives that step a long timeout and the run its own.
 Its address space is capped (``DPBENCH_TIMER_MEMORY_GB``, default 8) so an engine that would need
 more memory than the machine has fails at once instead of swapping.
 """
@@ -19,6 +22,8 @@ import resource
 import sys
 import time
 
+#: the engines whose Run reads the workload
+USE_WORKLOAD = {"DAWA-approx", "DAWA", "GreedyH", "MWEM"}
 #: dphist's preset -> (DPBench module, engine class, attributes set on the engine after construction)
 ENGINES = {
     "identity": ("dpcomp_core.algorithm.identity", "identity_engine", {}),
@@ -59,12 +64,16 @@ def main() -> int:
             if x is None:
                 x = inputs[request["input"]] = np.load(request["input"])
             n = int(x.size)
-            if n not in workloads:
+            uses = request["algorithm"] in USE_WORKLOAD
+            if uses and n not in workloads:
                 workloads[n] = workload.Prefix1D(domain_shape_int=n)
             eng = engine(request["algorithm"])
-            start = time.perf_counter()
-            eng.Run(workloads[n], x, float(request["epsilon"]), int(request["seed"]))
-            answer = {"seconds": time.perf_counter() - start}
+            if request.get("prepare"):
+                answer = {"ready": True}
+            else:
+                start = time.perf_counter()
+                eng.Run(workloads[n] if uses else None, x, float(request["epsilon"]), int(request["seed"]))
+                answer = {"seconds": time.perf_counter() - start}
         except (Exception, MemoryError) as exc:   # noqa: BLE001 - reported to the benchmark, which says so
             answer = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         print(json.dumps(answer), flush=True)
