@@ -91,6 +91,15 @@ def time_case(case: dict) -> float:
     return best
 
 
+def _load_average() -> str:
+    """The machine's load average when a case ends (what ``uptime`` shows): a case timed on a loaded
+    machine says so beside its number."""
+    try:
+        return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "-"
+
+
 def main(argv: list[str]) -> int:
     topics = argv or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -99,7 +108,6 @@ def main(argv: list[str]) -> int:
     for topic in topics:
         mod = load(topic)
         rows = []
-        load_start = os.getloadavg()[0]
         for case in mod.CASES:
             if "measure" in case:
                 secs, case["target"] = case["measure"]()
@@ -112,13 +120,14 @@ def main(argv: list[str]) -> int:
             tgt = "-" if target is None else f"{target:g}"
             name = case["name"] + (f" (run / reference = {case['ratio']:.2f})" if "ratio" in case else "")
             name += f" ({case['note']})" if case.get("note") else ""
-            rows.append(f"| {name} | {secs:.4f} | {tgt} | {verdict} |")
-            print(f"[{topic}] {name}: {secs:.4f} (target {tgt}) {verdict}", flush=True)
-        table = ["| case | best of runs (s) | target (s) | verdict |", "|---|---|---|---|", *rows]
+            load_avg = _load_average()
+            rows.append(f"| {name} | {secs:.4f} | {tgt} | {verdict} | {load_avg} |")
+            print(f"[{topic}] {name}: {secs:.4f} (target {tgt}) {verdict}, load {load_avg}", flush=True)
+        table = ["| case | best of runs (s) | target (s) | verdict | load average (1, 5, 15 min) |",
+                 "|---|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         (HERE / "results" / f"{topic}.md").write_text(
-            f"### {topic}\n\nMeasured {stamp} on {machine}; load average (1 min, `uptime`) {load_start:.1f} at "
-            f"the start, {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(table) + "\n")
+            f"### {topic}\n\nMeasured {stamp} on {machine}.\n\n" + "\n".join(table) + "\n")
     collect()
     return 1 if failed else 0
 
