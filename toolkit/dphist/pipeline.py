@@ -25,7 +25,7 @@ import numpy as np
 from .components.base import KINDS, Component, Context
 from .errors import DPHistError, InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon, validate_grid
-from .kernel.private import checked_partition
+from .kernel.private import checked_partition, is_plain_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
@@ -652,6 +652,8 @@ def checked_stage_partition(bins, n: int, stage: str, component: str) -> Partiti
     increasing strictly from 0 to ``n`` (the kernel's own check).  Returns a fresh Partition of
     private copies, so the component cannot change what the next stage reads; an error names the
     stage and the component."""
+    if is_plain_partition(bins, n):   # singletons in domain order: valid, and fresh arrays need no copy
+        return Partition.singletons(n)
     try:
         order, bounds = checked_partition(bins, n)
     except InvalidParameter as exc:

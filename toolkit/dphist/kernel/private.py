@@ -80,7 +80,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
-from ..validation import are_strict_bounds, is_permutation
+from ..validation import are_strict_bounds, is_identity, is_permutation
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -281,6 +281,20 @@ def _declared_at_least(declared, computed: float, primitive: str) -> float:
     return value
 
 
+def is_plain_partition(partition, n: int) -> bool:
+    """Whether ``partition`` is the singleton partition of ``n`` bins in domain order: integer arrays
+    equal to ``0..n-1`` and ``0..n`` (the kernel's own check, one comparison pass each; valid by
+    itself, so :func:`checked_partition`'s counting is not needed).  Reads the arrays once and keeps
+    nothing of them: what is measured after a True cannot depend on later changes to the object."""
+    if not isinstance(partition, Partition):
+        return False
+    order, bounds = partition.order, partition.bounds
+    return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
+            and order.dtype.kind in "iu" and bounds.dtype.kind in "iu"
+            and bounds.shape == (n + 1,) and is_identity(order, n)
+            and is_identity(bounds, n + 1))
+
+
 def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Private copies of a partition's ``order`` and ``bounds``, validated by the kernel itself.
 
@@ -337,6 +351,7 @@ class PrivateKernel:
         self.ledger = ledger if ledger is not None else Ledger()
         self.ledger.mode = getattr(noise, "mode", "unknown")
         self.ledger.contributions = self.contributions
+        self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
 
     @property
     def n(self) -> int:
@@ -388,6 +403,25 @@ class PrivateKernel:
             yield
         finally:
             self.__gate -= 1
+
+    def _prefix_sums(self, order: np.ndarray | None) -> np.ndarray:
+        """``[0, x_0, x_0 + x_1, ...]`` of the counts arranged in ``order`` (a checked private copy;
+        None is domain order), int64 and exact (clamped counts sum below 2**62).  The last one is
+        kept: the levels of a tree, measured one ``laplace_intervals`` call each, share one pass.
+        Read through the gate like the counts themselves."""
+        counts = self._true_counts()
+        if order is not None and is_identity(order, self.__n):
+            order = None
+        if self.__prefix is not None:
+            kept_order, prefix = self.__prefix
+            if (kept_order is None) == (order is None) and (order is None or np.array_equal(order, kept_order)):
+                return prefix
+        prefix = np.empty(self.__n + 1, dtype=np.int64)
+        prefix[0] = 0
+        np.cumsum(counts if order is None else counts[order], out=prefix[1:])
+        prefix.setflags(write=False)
+        self.__prefix = (order, prefix)
+        return prefix
 
     def _true_counts(self) -> np.ndarray:
         if self.__gate <= 0:
@@ -553,6 +587,10 @@ class DataHandle:
         The partition is re-validated by the kernel (every bin exactly once).
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
+        if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
+            self._charge("laplace.partition", eps, 1.0, self.n)
+            with self._kernel._measuring():
+                return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         order, bounds = checked_partition(partition, self.n)
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._measuring():
@@ -576,10 +614,7 @@ class DataHandle:
         sens = _declared_at_least(sensitivity, float(max(coverage, 1)), "laplace.intervals")
         self._charge("laplace.intervals", eps, sens, starts.size)
         with self._kernel._measuring():
-            x = self._kernel._true_counts()
-            if order is not None:
-                x = x[order]
-            prefix = np.concatenate(([0], np.cumsum(x)))
+            prefix = self._kernel._prefix_sums(order)   # one pass per order and run, not per call
             return self._noisy(prefix[ends] - prefix[starts], sens, eps, integral=True, support=max(coverage, 1))
 
     def laplace_linear(self, queries, epsilon, sensitivity=None) -> np.ndarray:
