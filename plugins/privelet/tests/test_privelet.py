@@ -159,3 +159,26 @@ def test_sorted_bins_are_measured_in_their_sorted_order():
     with recording_custom_calls() as calls:
         make_algorithm("Privelet").run(x, 1.0, seed=3)
     assert calls[0][2]["order"] is None   # the preset's plain case skips the re-validation
+
+
+def test_grid_transform_is_the_tensor_product_and_inverts():
+    """Kills: the 2-D transform applied along one axis only, or the axes' inverses in the wrong place
+    (the tensor product of the dense 1-D matrices, on an 8 x 4 grid; the inverse recovers the grid)."""
+    from dphist_privelet.haar import inverse_weighted_haar_grid, weighted_haar_grid
+    x = np.random.default_rng(3).integers(0, 50, (8, 4))
+    y = weighted_haar_grid(x)
+    dense = np.kron(_dense_weighted_haar(8), _dense_weighted_haar(4))
+    assert y.dtype == x.dtype and np.array_equal(y.ravel(), dense @ x.ravel())
+    assert np.allclose(inverse_weighted_haar_grid(y), x, atol=1e-9)
+
+
+def test_grid_sensitivity_is_the_product():
+    """Kills: a grid mechanism declaring 1 + m1 + m2 (the sum) instead of (1 + m1)(1 + m2): every column of
+    the tensor-product matrix has L1 norm exactly the product, and padding 5 x 3 to 8 x 4 gives 4 * 3."""
+    from dphist_privelet.finalizer import GridHaarMeasurement
+    dense = np.kron(_dense_weighted_haar(8), _dense_weighted_haar(4))
+    assert np.abs(dense).sum(axis=0).min() == np.abs(dense).sum(axis=0).max() == 12
+    assert GridHaarMeasurement((5, 3)).sensitivity == 12.0
+    assert GridHaarMeasurement((5, 3)).answers(15) == 32
+    with pytest.raises(InvalidParameter, match="does not have 16 cells"):
+        GridHaarMeasurement((5, 3)).check(16)
