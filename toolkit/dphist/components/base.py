@@ -64,6 +64,22 @@ class Context:
     notes: dict[str, Any] = field(default_factory=dict)  #: stage-to-stage public annotations
     mode: str = "research"          #: "research" (seeded) or "release" (exact noise, OS randomness)
     warnings: list[str] = field(default_factory=list)  #: copied into Release.warnings
+    #: the histogram's public shape (d axes; ``(n,)`` for 1-D).  Bins are its cells flattened in
+    #: row-major order: bin ``i`` is the cell ``numpy.unravel_index(i, shape)``
+    shape: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        if self.shape is None:
+            self.shape = (int(self.n),)
+        else:
+            self.shape = tuple(int(s) for s in self.shape)
+            if int(np.prod(self.shape)) != int(self.n):
+                raise InvalidParameter(f"Context: shape {self.shape} does not have n = {self.n} cells")
+
+    @property
+    def dims(self) -> int:
+        """The number of axes of the histogram (1 for a vector)."""
+        return len(self.shape)
 
     def warn(self, message: str) -> None:
         """Add a warning to the release (e.g. "not differentially private"); shown by the CLI."""

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
@@ -197,6 +198,61 @@ def validate_counts(counts) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``(flat int64 counts, shape)`` of a histogram of any dimension, or :class:`InvalidHistogram`.
+
+    A d-dimensional histogram (a grid of cells, d >= 1) is kept as its cells flattened in row-major
+    (C) order plus its public ``shape``; the counts' checks are :func:`validate_counts`'s, on the
+    flattened cells (a fault names the cell's grid index).  Ragged nested lists (rows of different
+    lengths) and empty axes are refused by name.
+    """
+    if isinstance(counts, np.ndarray):
+        arr = counts
+    else:
+        try:
+            arr = np.asarray(counts)
+        except ValueError as exc:   # numpy >= 1.24 refuses inhomogeneous nested sequences
+            raise InvalidHistogram(f"the histogram is ragged (rows of different lengths): {exc}") from None
+    if arr.dtype == object and arr.ndim >= 1 and arr.size and any(np.ndim(v) for v in arr.ravel()[:64]):
+        raise InvalidHistogram("the histogram is ragged (rows of different lengths); a d-dimensional "
+                               "histogram is a rectangular grid of counts")
+    if arr.ndim == 0:
+        raise InvalidHistogram("a histogram is an array of counts with at least one dimension; got a scalar")
+    shape = tuple(int(s) for s in arr.shape)
+    if 0 in shape:
+        raise InvalidHistogram(f"the histogram is empty (shape {shape}: an axis of length 0)")
+    if arr.ndim == 1:
+        return validate_counts(arr), shape
+    try:
+        flat = validate_counts(arr.reshape(-1))
+    except InvalidHistogram as exc:
+        raise InvalidHistogram(_grid_message(str(exc), shape)) from None
+    return flat, shape
+
+
+def _grid_message(message: str, shape: tuple[int, ...]) -> str:
+    """A flattened-cell error message with the cell's grid index (``bin 7`` -> ``cell (1, 3)``)."""
+    m = re.search(r"bin (\d+)", message)
+    if not m:
+        return message
+    cell = tuple(int(i) for i in np.unravel_index(int(m.group(1)), shape))
+    return message.replace(m.group(0), f"cell {cell}")
+
+
+def check_shape(shape, n: int) -> tuple[int, ...]:
+    """A public grid shape for ``n`` flattened cells: positive integers whose product is ``n``."""
+    if shape is None:
+        return (int(n),)
+    try:
+        out = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"a shape is a tuple of positive integers, got {shape!r}") from None
+    if not out or any(s < 1 for s in out) or math.prod(out) != n:
+        raise InvalidParameter(f"shape {shape!r} does not describe {n} cells (a tuple of positive integers "
+                               f"whose product is {n})")
+    return out
+
+
 def positive_number(value, what: str) -> float:
     """``value`` as a positive finite float, or :class:`InvalidParameter` naming ``what``."""
     if isinstance(value, bool):
@@ -259,8 +315,14 @@ class PrivateKernel:
     and ``spent`` are read-only views of the kernel's books.
     """
 
-    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1):
-        counts = np.array(validate_counts(counts), dtype=np.int64, copy=True)  # never the caller's array
+    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1,
+                 shape=None):
+        counts, grid_shape = validate_grid(counts)
+        counts = np.array(counts, dtype=np.int64, copy=True)  # never the caller's array
+        #: the histogram's public shape (d axes); the counts are kept flattened in row-major order
+        self.shape = check_shape(shape, counts.size) if shape is not None else grid_shape
+        if shape is not None and len(grid_shape) > 1 and tuple(grid_shape) != self.shape:
+            raise InvalidParameter(f"shape {self.shape} given for a histogram of shape {grid_shape}")
         np.minimum(counts, count_cap(counts.size), out=counts)   # 1-Lipschitz: sensitivities stand
         counts.setflags(write=False)
         self.__counts = counts
@@ -445,6 +507,11 @@ class DataHandle:
     @property
     def n(self) -> int:
         return self._kernel.n
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The histogram's public shape; primitives index its cells flattened in row-major order."""
+        return self._kernel.shape
 
     @property
     def budget(self) -> float:
