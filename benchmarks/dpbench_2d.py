@@ -6,8 +6,8 @@ to dphist:
 1. ``.venv/bin/python benchmarks/dpbench_2d.py inputs /tmp/ref2d/inputs.npz``: DPBench's 2-D sources
    (``$DPHIST_SHARED/datasets/peer-dpbench/2D``) reduced to ``DOMAIN`` by merging cells, sampled at
    each scale (a seeded multinomial draw of ``scale`` records from the source's shape), and the
-   ``QUERIES`` random rectangles (DPBench's ``RandomRange`` rule: every side uniform in ``1..n``,
-   then a uniform position);
+   ``QUERIES`` random rectangles of DPBench's ``RandomRange`` (``dphist.workloads.dpbench_random_rectangles``,
+   the reference's draws);
 2. in a scratch copy of github:dpcomp-org/dpcomp_core (numpy, future; DAWA's ``cutils`` built with
    swig, AHP's ``ahp_fast`` with ``cythonize -2``):
    ``PYTHONPATH=<scratch> <scratch python> benchmarks/dpbench_2d.py reference /tmp/ref2d/inputs.npz
@@ -63,17 +63,9 @@ def reduce_domain(x, n: int):
     return x.reshape(n, f, n, f).sum(axis=(1, 3))
 
 
-def rectangles(n: int, m: int, seed: int = 9001):
-    """``m`` random rectangles on an ``n x n`` grid (inclusive lower and upper corners, DPBench's rule)."""
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    sides = rng.integers(1, n + 1, (m, 2))
-    lo = rng.integers(0, n - sides + 1)
-    return lo, lo + sides - 1
-
-
 def rect_answers(x, lo, hi):
-    """Rectangle sums from a summed-area table (O(1) per rectangle)."""
+    """Rectangle sums (inclusive corners) from a summed-area table, for the reference step, which cannot
+    import dphist (dphist's side uses ``dphist.workloads.RectangleWorkload.answer``)."""
     import numpy as np
     s = np.zeros((x.shape[0] + 1, x.shape[1] + 1))
     s[1:, 1:] = np.cumsum(np.cumsum(np.asarray(x, dtype=float), 0), 1)
@@ -95,7 +87,9 @@ def write_inputs(path: str) -> None:
         for j, scale in enumerate(SCALES):
             rng = np.random.default_rng([i, j])
             arrays[f"{name}-{scale}"] = rng.multinomial(scale, (shape / shape.sum()).ravel()).reshape(shape.shape)
-    arrays["lo"], arrays["hi"] = rectangles(DOMAIN, QUERIES)
+    from dphist.workloads import dpbench_random_rectangles
+    rects = dpbench_random_rectangles((DOMAIN, DOMAIN), QUERIES)      # DPBench's own draws (seed 9001)
+    arrays["lo"], arrays["hi"] = rects.lo, rects.hi - 1                # inclusive upper corners, as DPBench's
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, **arrays)
 
@@ -142,11 +136,60 @@ def run_reference(path: str, out: str, only=None) -> None:
             write_rows(out, rows)
 
 
+def run_ours(path: str, out: str, only=None) -> None:
+    import numpy as np
+    from dphist import make_algorithm
+    from dphist.workloads import RectangleWorkload
+    data = np.load(path)
+    W = RectangleWorkload((DOMAIN, DOMAIN), data["lo"], data["hi"] + 1)
+    rows = []
+    for alg in REFERENCE:
+        if only and alg not in only:
+            continue
+        pipe = make_algorithm(alg)
+        for name, scale, eps, x in cases(data):
+            truth = W.answer(x)
+            errors, seconds = [], []
+            for t in range(TRIALS):
+                t0 = time.perf_counter()
+                est = pipe.run(x, eps, seed=1000 + t).estimate
+                seconds.append(time.perf_counter() - t0)
+                d = W.answer(est) - truth
+                errors.append(float(np.linalg.norm(d) / d.size))
+            rows.append(dict(algorithm=alg, source=name, scale=scale, epsilon=eps, error=float(np.mean(errors)),
+                             seconds=float(np.mean(seconds))))
+            print(rows[-1], flush=True)
+            write_rows(out, rows)
+
+
+def table(reference: str, ours: str) -> str:
+    """Markdown: per algorithm, the ratios ours / reference (min, median, max over the cells) and times."""
+    import numpy as np
+    def read(p):
+        with open(p) as fh:
+            return {(r["algorithm"], r["source"], r["scale"], r["epsilon"]): r for r in csv.DictReader(fh)}
+    ref, own = read(reference), read(ours)
+    lines = ["| algorithm | cells | error ratio ours / DPBench: min | median | max | mean time ours / DPBench |",
+             "|---|---|---|---|---|---|"]
+    for alg in REFERENCE:
+        keys = [k for k in own if k[0] == alg and k in ref]
+        if not keys:
+            continue
+        r = np.array([float(own[k]["error"]) / float(ref[k]["error"]) for k in keys])
+        t = np.mean([float(own[k]["seconds"]) for k in keys]) / np.mean([float(ref[k]["seconds"]) for k in keys])
+        lines.append(f"| {alg} | {len(keys)} | {r.min():.2f} | {np.median(r):.2f} | {r.max():.2f} | {t:.3f} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     step = sys.argv[1]
     if step == "inputs":
         write_inputs(sys.argv[2])
     elif step == "reference":
         run_reference(sys.argv[2], sys.argv[3], sys.argv[4].split(",") if len(sys.argv) > 4 else None)
+    elif step == "ours":
+        run_ours(sys.argv[2], sys.argv[3], sys.argv[4].split(",") if len(sys.argv) > 4 else None)
+    elif step == "table":
+        print(table(sys.argv[2], sys.argv[3]))
     else:
         raise SystemExit(f"unknown step {step!r}: inputs, reference, ours or table")

@@ -102,6 +102,9 @@ def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any
     """``pipe`` with the given components rebuilt with new parameter values (validated at construction)."""
     if not per_stage:
         return pipe
+    inner = getattr(pipe, "inner", None)
+    if inner is not None:      # a Linearised preset (dphist.linearise): rebuild the inner pipeline, keep the curve
+        return type(pipe)(override_components(inner, per_stage, who), pipe.curve)
     stages = {s: getattr(pipe, s) for s in STAGES}
     for stage, params in per_stage.items():
         component = stages[stage]

@@ -56,6 +56,7 @@ class CellInitializer(Initializer):
     """Lap(1/eps_1) on the count of every cell of ``cell_width`` bins, spread evenly over the cell."""
 
     name = "dpcube.cells"
+    dims = (1, 2)   # a grid: blocks of cell_width x cell_width cells (dphist_dpcube.grid)
     citation = CITATION + " (phase 1: cell partitioning)"
     param_constraints = {"cell_width": Interval(int, 1, None)}   # bins per cell
 

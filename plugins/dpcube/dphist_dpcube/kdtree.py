@@ -98,6 +98,7 @@ class KDTreePartitioner(Partitioner):
     """DPCube's kd-tree on the noisy cell histogram H~ (1-D, V-optimal cuts at cell boundaries)."""
 
     name = "dpcube.kd"
+    dims = (1, 2)   # a grid: DPBench's kd-tree of boxes (dphist_dpcube.grid)
     citation = CITATION + " (phase 2: kd-tree partitioning of the cell histogram)"
     spends = False
     requires_domain_order = True  # cells are runs of consecutive bins of the domain

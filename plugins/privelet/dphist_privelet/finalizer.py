@@ -136,6 +136,7 @@ class PriveletFinalizer(Finalizer):
     citation = CITATION
     #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
     vetted_mechanisms = ("privelet.weighted-haar", "privelet.weighted-haar-grid")
+    dims = (1, 2)   # 1-D: the groups in their order; a grid: its cells (the tensor-product transform)
     spends = True
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:

@@ -76,6 +76,7 @@ class GridTreeFinalizer(Finalizer):
     name = "spatial.tree"
     citation = CORMODE
     spends = True
+    dims = (1, 2)       # any number of axes by construction; tested on lines and grids
     param_constraints = {
         "branching": [Interval(int, 2, None), Options("qardaji")],
         "budget": Options("geometric", "uniform"),
