@@ -53,3 +53,10 @@ def test_partitions_tile_the_grid():
     assert np.array_equal(part.sizes, (boxes[:, 1] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 2]))
     blocks = block_partition((23, 17), 11)
     assert blocks.n_groups == 3 * 2 and sorted(blocks.sizes.tolist()) == sorted([121, 66, 121, 66, 11, 6])
+
+
+def test_dpcube_2d_conformance():
+    """Kills: the 2-D preset mis-spending or releasing the wrong shape on grids, the blocks not charged
+    alpha * eps (the kit)."""
+    from dphist import testing
+    testing.check_algorithm("DPCube-2D")

@@ -182,3 +182,25 @@ def test_grid_sensitivity_is_the_product():
     assert GridHaarMeasurement((5, 3)).answers(15) == 32
     with pytest.raises(InvalidParameter, match="does not have 16 cells"):
         GridHaarMeasurement((5, 3)).check(16)
+
+
+def test_privelet_2d_noise_and_padding():
+    """Kills: the 2-D preset measuring with the 1-D sensitivity 1 + m (too little noise) or with the sum of
+    the axes' levels, and padding that keeps the padded cells in the release: one ledger row of
+    (1 + 3)(1 + 2) = 12 per coefficient on a 5 x 3 grid (padded to 8 x 4), a release of 5 x 3 cells."""
+    rel = make_algorithm("Privelet-2D").run(np.arange(15).reshape(5, 3), 1.0, seed=2)
+    (row,) = list(rel.ledger)
+    assert row.sensitivity == 12 and row.answers == 32 and rel.grid.shape == (5, 3)
+
+
+def test_privelet_on_a_grid_refuses_groups():
+    """Kills: the grid route silently measuring cells when handed merged groups (a pipeline with a partitioner)."""
+    from dphist_privelet.finalizer import PriveletFinalizer
+    pipe = Pipeline("laplace", None, "whole", PriveletFinalizer(), (0.5, 0.0, 0.5), dims=(2,))
+    with pytest.raises(InvalidParameter, match="singleton bins"):
+        pipe.run(np.ones((4, 4), dtype=int), 1.0, seed=1)
+
+
+def test_privelet_2d_conformance():
+    """Kills: a 2-D preset that mis-spends or releases the wrong shape on grids (the kit)."""
+    testing.check_algorithm("Privelet-2D")

@@ -84,3 +84,29 @@ def test_conformance():
     """Kills: unspent or overspent budget, reads outside the kernel, unseeded randomness (the kit)."""
     testing.check_component(GridTreeFinalizer)
     testing.check_algorithm("QuadTree")
+
+
+def test_quadtree_levels_and_budget_in_the_ledger():
+    """Kills: a level measured twice or skipped, the root left out of the quadtree, the geometric shares
+    reversed (more budget on the root), a release whose ledger is not epsilon."""
+    from dphist import make_algorithm
+    x = np.random.default_rng(2).integers(0, 30, (16, 16))
+    rel = make_algorithm("QuadTree").run(x, 0.8, seed=1)
+    rows = list(rel.ledger)
+    assert [r.answers for r in rows] == [1, 4, 16, 64, 256]
+    eps = np.array([r.epsilon for r in rows])
+    assert np.allclose(eps[1:] / eps[:-1], 2 ** (1 / 3)) and eps.sum() == pytest.approx(0.8, abs=1e-12)
+    assert rel.grid.shape == (16, 16)
+
+
+def test_quadtree_refuses_a_vector_before_spending():
+    """Kills: a 2-D preset run on a 1-D histogram (the tree would silently be a binary tree)."""
+    from dphist import make_algorithm
+    with pytest.raises(InvalidParameter, match="QuadTree"):
+        make_algorithm("QuadTree").run(np.arange(16), 1.0, seed=1)
+
+
+def test_algorithm_conformance():
+    """Kills: unspent or overspent budget, a release of the wrong shape, reads outside the kernel (the kit,
+    on grids for a 2-D preset)."""
+    testing.check_algorithm("QuadTree")
