@@ -230,3 +230,74 @@ def test_curve_sorter_needs_no_initializer():
     assert blocks[0].tolist() == [0, 1, 4, 5]
     with pytest.raises(InvalidParameter, match="sorter needs an initializer"):
         Pipeline(None, "noisy-count", "singleton", "group-mean")
+
+
+# ------------------------------------------------------------------------------- datasets, 2-D
+def test_generator_reduces_grids_and_samples():
+    """Kills: a 2-D reduction merging along one axis only or summing the wrong blocks (the block sums
+    differ from a loop over blocks), a sample not of the requested scale, or a 2-D dataset flattened."""
+    from dphist.datasets import Dataset, generator
+    src = Dataset("g", np.arange(64).reshape(8, 8), "test", "8 x 8")
+    red = generator.reduce_domain(src.counts, (4, 2))
+    ref = np.array([[src.counts[2 * a:2 * a + 2, 4 * b:4 * b + 4].sum() for b in range(2)] for a in range(4)])
+    assert np.array_equal(red, ref)
+    g = generator.generate(src, scale=1000, domain=(4, 4), seed=3)
+    assert g.counts.shape == (4, 4) and g.scale == 1000 and g.grid_shape == (4, 4)
+    assert np.isclose(g.meta["population"].sum(), 1000) and g.meta["domain"] == (4, 4)
+    with pytest.raises(InvalidParameter, match="axis 1: domain size 3 does not divide"):
+        generator.generate(src, domain=(4, 3))
+
+
+def test_dpbench_2d_sources_by_name(dpbench_dir):
+    """Kills: a wrong file behind a DPBench 2-D name (the scale of GOWALLA, DPBench's check-ins,
+    is 6,442,863 over 256 x 256 cells).  Skips without the shared sources."""
+    from dphist.datasets import files
+    from dphist.datasets.lookup import load
+    files.add_data_dir(dpbench_dir.parent / "2D")
+    d = load("GOWALLA")
+    assert d.counts.shape == (256, 256) and d.scale == 6_442_863
+
+
+# ------------------------------------------------------------------------------------ audit, 2-D
+def test_grid_pairs_are_neighbours_on_grids():
+    """Kills: a grid pair whose neighbour differs in another cell than the named one (row-major
+    flattening lost), or a shape that does not hold the cells accepted."""
+    from dphist.audit.pairs import GRID_PAIRS, Pair, grid_pair
+    for p in GRID_PAIRS:
+        d = p.counts_prime - p.counts
+        assert p.counts.ndim == 2 and np.abs(d).sum() == 1 and d.reshape(-1)[p.bin] == p.change
+    p = grid_pair("mine", np.zeros((3, 4), dtype=int), (2, 1))
+    assert p.bin == 9 and "cell (2, 1)" in p.describe() and p.to_dict()["shape"] == [3, 4]
+    with pytest.raises(InvalidParameter, match="does not hold its 5 cells"):
+        Pair("bad", (0,) * 5, 0, 1, 1, (2, 2))
+    with pytest.raises(InvalidParameter, match=r"cell \(3, 0\) is outside"):
+        grid_pair("bad", np.zeros((3, 4), dtype=int), (3, 0))
+
+
+def test_audit_uses_grid_pairs_and_catches_a_2d_twin():
+    """Kills: the auditor running a 2-D-only pipeline on its 1-D families (every case refused, an
+    empty pass), or the grid families not reaching the estimation: the half-scale Laplace twin on
+    a 2-D pipeline fails the fast audit; the correct Laplace mechanism on grids passes."""
+    from dphist.audit import audit
+    from dphist.audit.twins import BatchedHalfScaleLaplace
+    bad = audit(Pipeline(None, None, "singleton", BatchedHalfScaleLaplace(), dims=(2,), name="half"),
+                level="fast", seed=1)
+    assert not bad.passed and "grid-" in bad.witness.pair.name
+    good = audit(Pipeline(None, None, "singleton", "group-mean", dims=(2,), name="laplace-2d"), level="fast", seed=1)
+    assert good.passed and any("grid pair families" in n for n in good.notes)
+
+
+# ---------------------------------------------------------------------------------------- plots
+def test_group_outlines_and_heatmap():
+    """Kills: outlines drawn between cells of the same group (or missing between different ones),
+    x and y swapped, or a 1-D release drawn as a heat map."""
+    from dphist import plots
+    seg = plots.group_outlines(np.array([[0, 0, 1], [2, 2, 1]]))
+    assert sorted(map(tuple, seg.reshape(-1, 4).tolist())) == sorted([
+        (-0.5, 0.5, 0.5, 0.5), (0.5, 0.5, 1.5, 0.5),          # below row 0, columns 0 and 1
+        (1.5, -0.5, 1.5, 0.5), (1.5, 0.5, 1.5, 1.5)])         # right of column 1, rows 0 and 1
+    rel = Pipeline(None, None, "whole", "group-mean", dims=(2,)).run(_grid((4, 4)), 1.0, seed=1)
+    fig = plots.release_heatmap(rel, truth=_grid((4, 4)), titles=["whole"])
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["truth", "whole (1 groups)"]
+    with pytest.raises(InvalidParameter, match="draws 2-D releases"):
+        plots.release_heatmap(dphist.make_algorithm("identity").run(np.arange(5), 1.0, seed=1))

@@ -31,6 +31,7 @@ loop per cell (Hilbert: the rotate-and-reflect recurrence of Hilbert's curve, as
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -99,8 +100,16 @@ def curve_positions(shape, curve: str) -> np.ndarray:
 
 
 def curve_order(shape, curve: str) -> np.ndarray:
-    """The grid's flattened cell indices listed along the curve (a permutation of ``0..N-1``)."""
-    return np.argsort(curve_positions(shape, curve), kind="stable")
+    """The grid's flattened cell indices listed along the curve (a permutation of ``0..N-1``; read-only,
+    cached per shape and curve: it depends on nothing else)."""
+    return _cached_order(tuple(int(s) for s in shape), check_curve(curve, shape))
+
+
+@lru_cache(maxsize=16)
+def _cached_order(shape: tuple, curve: str) -> np.ndarray:
+    order = np.argsort(curve_positions(shape, curve), kind="stable")
+    order.flags.writeable = False
+    return order
 
 
 def check_curve(curve, shape=None) -> str:
@@ -127,6 +136,7 @@ class CurveSorter(Sorter):
                 "Section 6 (2-D algorithms on a linearisation)")
     #: reads no data and no H~: the pipeline accepts it without an initializer
     data_independent = True
+    dims = "any"
 
     def check_input(self, n: int) -> None:
         pass   # the shape is checked in sort(); every 1-D or 2-D grid has an order

@@ -130,6 +130,10 @@ class Component(metaclass=_ValidatedConstruction):
     #: ``ctx.data.custom``: the explicit opt-in to privacy proofs the kernel cannot check (the kernel
     #: refuses an undeclared one; the conformance kit reports every declared one as a warning)
     vetted_mechanisms: ClassVar[tuple[str, ...]] = ()
+    #: the numbers of axes of the histograms the component is correct on (``ctx.shape``): ``(1,)`` by
+    #: default, ``(1, 2)``, or ``"any"``.  The conformance kit's harness pipelines carry it, and runs
+    #: the component on grids when it includes 2 (presets declare their own dims: ``@preset(dims=...)``)
+    dims: ClassVar = (1,)
     #: what each constructor parameter accepts (:mod:`dphist.params`); merged along the class
     #: hierarchy, a subclass's entry replacing its parent's.  Every parameter must be declared.
     param_constraints: ClassVar[dict[str, Any]] = {}
