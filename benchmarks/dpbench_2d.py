@@ -26,6 +26,7 @@ Error: DPBench's ``L2`` per-query error on the rectangles, ``||W x - W x^||_2 / 
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +36,7 @@ DOMAIN = 128
 SCALES = (10_000, 1_000_000)
 EPSILONS = (0.1, 1.0)
 QUERIES = 2000
-TRIALS = 10
+TRIALS = int(os.environ.get("DPBENCH_2D_TRIALS", 10))   # DAWA-2D's reference takes ~1 min a run at 10^6 records
 #: dphist preset -> (DPBench module, engine class, constructor keywords)
 REFERENCE = {
     "QuadTree": ("QuadTree", "QuadTree_engine", {}),
