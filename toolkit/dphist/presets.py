@@ -115,25 +115,31 @@ def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any
             stages[stage] = component.clone(**params)
         except InvalidParameter as exc:
             raise InvalidParameter(f"{who}, {stage} override: {exc}") from None
-    return Pipeline(**stages, shares=pipe.shares, name=pipe.name, dims=pipe.dims)
+    return Pipeline(**stages, shares=pipe.shares, name=pipe.name, dims=pipe.dims, postprocess=pipe.postprocess)
 
 
-def make_algorithm(name: str, registry: Registry | None = None, *, linearise: str | None = None,
+def make_algorithm(name: str, registry: Registry | None = None, postprocess=None, *, linearise: str | None = None,
                    **overrides) -> Pipeline:
     """The pipeline of the preset ``name``, with preset parameters and ``<stage>__<parameter>`` overrides.
 
+    ``postprocess``: declared post-processing options (:mod:`dphist.postprocess`:
+    ``"nonnegative"``, ``"integer"``), free of budget, recorded in the release.
     Every value is validated (the preset's declared constraints, then each rebuilt component's)
     before a pipeline exists, so a refused override spends nothing.  The pipeline carries the
     preset's declared ``dims``.  ``linearise`` (``"hilbert"``, ``"z-order"``, ``"row-major"``) runs a
     1-D preset on d-dimensional histograms: the grid's cells in that public order become a 1-D
     histogram (:class:`dphist.linearise.Linearised`).
     """
+    from .postprocess import check_options
+    options = check_options(postprocess)
     factory = (registry or default_registry).get("algorithm", name)
     own, per_stage = split_overrides(factory, overrides)
     pipe = factory(**own)
     pipe = override_components(pipe, per_stage, f"preset {factory.name!r}")
     pipe.name = factory.name
     pipe.dims = check_dims(getattr(factory, "dims", (1,)), f"preset {factory.name!r}")
+    if options:
+        (pipe.inner if hasattr(pipe, "inner") else pipe).postprocess = options
     if linearise is not None:
         from .linearise import Linearised
         pipe = Linearised(pipe, linearise)

@@ -20,7 +20,7 @@ from .branching import best_branching
 from .budgets import level_epsilons, validate_spec
 from .inference import weighted_inference, zero_nonpositive_subtrees
 from .isotonic import pava, sort_and_round
-from .tree import NoisyTree, level_sizes, node_leaf_ranges
+from .tree import NoisyTree, level_sizes, node_leaf_ranges, tree_matrix
 
 _HAY = "Hay, Rastogi, Miklau, Suciu, Boosting the Accuracy of Differentially Private Histograms Through Consistency, PVLDB 3(1), 2010"
 
@@ -124,6 +124,28 @@ class HierarchicalFinalizer(Finalizer):
         if self.nonnegative:
             levels = zero_nonpositive_subtrees(levels, tree.branching)
         return levels
+
+    def stated_error(self, bins, ctx):
+        """The measured levels as a linear strategy over the leaves (public: the tree's shape and the
+        level epsilons).  H-bar's inference is the least squares weighted by ``eps_j^2 / 2`` (Theorem
+        3, weighted form); H-tilde releases the leaf level alone.  Zeroing and rounding are marked as
+        non-linear post-processing."""
+        from dphist.stated_error import LinearStrategy, Measurement
+        n_leaves = bins.n_groups
+        k = self.resolved_branching(n_leaves)
+        sizes = level_sizes(n_leaves, k)
+        measured = list(range(len(sizes)))
+        if not self.noisy_root and len(sizes) > 1:
+            measured = measured[:-1]
+        eps = level_epsilons(self.level_budgets, len(measured), ctx.eps_f)
+        if not self.inference:
+            measured, eps = measured[:1], eps[:1]
+        blocks = [Measurement(lambda j=j: tree_matrix(n_leaves, k, [j]), 1.0, float(e), integral=True, support=1)
+                  for j, e in zip(measured, eps)]
+        steps = (("zeroing of non-positive subtrees",) if self.nonnegative else ()) + \
+                (("rounding",) if self.round else ())
+        return LinearStrategy(blocks, n_leaves, "weighted least squares on the tree (Theorem 3)"
+                              if self.inference else "the noisy leaves", postprocess=steps)
 
     def finalize(self, bins, ctx) -> np.ndarray:
         tree = self.measure(bins, ctx)

@@ -35,6 +35,9 @@ def resolve_workload(workload, n: int) -> wl.RangeWorkload:
     return wl.resolve(workload, n, "dawa.greedy-h")
 
 
+#: key of the chosen weighted tree in ``ctx.notes`` / ``Release.notes`` (public)
+TREE_NOTE = "dawa.greedy-h.tree"
+
 #: what the ``workload`` parameter accepts (shared with the presets that pass it on)
 WORKLOAD_FORMS = "a workload name, a RangeWorkload, (starts, ends), a list of (lo, hi) pairs or a 0/1 query matrix"
 
@@ -85,8 +88,32 @@ class GreedyHFinalizer(Finalizer):
         workload = resolve_workload(self.workload, n)
         return greedy_weights(workload, bins.bounds, int(self.branching), int(self.granularity))
 
+    def stated_error(self, bins: Partition, ctx):
+        """The weighted node queries over the groups (public: the workload and the groups), with the
+        kernel's own sensitivity, support and route (``check_queries``), solved by the tree's exact
+        least squares (every answer has the same noise, so unit weights)."""
+        import scipy.sparse as sp
+        from dphist.kernel.queries import check_queries
+        from dphist.stated_error import LinearStrategy, Measurement
+        tree = ctx.notes.get(TREE_NOTE) or self.strategy(bins, ctx.n)
+        s, e, w = tree.nodes(bins.bounds)
+        checked = check_queries(IntervalQueries(s, e, w), ctx.n)
+        first, last = np.searchsorted(bins.bounds, s), np.searchsorted(bins.bounds, e)
+        lengths = last - first
+
+        def matrix():
+            rows = np.repeat(np.arange(s.size), lengths)
+            cols = (np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+                    + np.repeat(first, lengths))
+            return sp.csr_matrix((np.repeat(w, lengths), (rows, cols)), shape=(s.size, bins.n_groups))
+        return LinearStrategy([Measurement(matrix, checked.sensitivity, ctx.eps_f,
+                                           integral=checked.integral and checked.sensitivity == round(checked.sensitivity),
+                                           support=checked.support, weight=1.0)], bins.n_groups,
+                              reconstruction="least squares on the weighted tree")
+
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         tree = self.strategy(bins, ctx.n)
+        ctx.notes[TREE_NOTE] = tree   # public (the workload and the groups): reused by stated_error
         s, e, w = tree.nodes(bins.bounds)
         queries = IntervalQueries(s, e, w)  # the kernel computes the weighted coverage itself
         noisy = ctx.data.laplace_linear(queries, ctx.budget)

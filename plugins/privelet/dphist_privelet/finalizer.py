@@ -20,7 +20,8 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 
-from .haar import inverse_weighted_haar, inverse_weighted_haar_grid, levels, weighted_haar, weighted_haar_grid
+from .haar import (haar_matrix, haar_row_norms, inverse_weighted_haar, inverse_weighted_haar_grid, levels,
+                   weighted_haar, weighted_haar_grid)
 
 CITATION = ("Xiao, Wang, Gehrke, Differential Privacy via Wavelet Transforms, ICDE 2010, Section IV "
             "(Privelet with the Haar wavelet: weights, generalized sensitivity 1 + log2 N, exact inverse)")
@@ -139,12 +140,39 @@ class PriveletFinalizer(Finalizer):
     dims = (1, 2)   # 1-D: the groups in their order; a grid: its cells (the tensor-product transform)
     spends = True
 
+    def stated_error(self, bins: Partition, ctx):
+        """The weighted Haar matrix over the ``2^m`` padded groups (integer answers, sensitivity
+        ``1 + m``) and its exact inverse: a square strategy, so the release is its least squares.
+        On a grid (the tensor-product transform) no statement is made (None)."""
+        if len(tuple(getattr(ctx, "shape", None) or (bins.n_bins,))) > 1:
+            return None
+        from dphist.stated_error import LinearStrategy, Measurement
+        k = bins.n_groups
+        m = levels(k)
+        n = 1 << m
+        weight = (ctx.eps_f / (1 + m)) ** 2
+        matrix = {}
+
+        def haar():
+            if "A" not in matrix:
+                matrix["A"] = haar_matrix(n)
+            return matrix["A"]
+
+        def inverse_gram(U):
+            # the rows of A are orthogonal: A A^T = D = diag(N, |v|...), so (w A^T A)^{-1} = A^T D^-2 A / w
+            d = haar_row_norms(n)
+            U = np.asarray(U, dtype=float)
+            scale = (1.0 / (d * d)).reshape((-1,) + (1,) * (U.ndim - 1))
+            return np.asarray(haar().T @ (scale * (haar() @ U))) / weight
+        return LinearStrategy([Measurement(haar, float(1 + m), ctx.eps_f, integral=True, support=1 + m)], n,
+                              reconstruction="exact inverse Haar transform", inverse_gram=inverse_gram)
+
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("privelet.haar spends budget: give the finalizer a share gamma_f > 0")
         shape = tuple(getattr(ctx, "shape", None) or (bins.n_bins,))
-        if len(shape) > 1:
-            return self._finalize_grid(bins, ctx, shape)
+        if len(shape) > 1 and bins.n_groups == bins.n_bins and bins.is_identity_order():
+            return self._finalize_grid(bins, ctx, shape)     # the cells of a grid: the tensor-product transform
         k = bins.n_groups
         mechanism = WeightedHaarMeasurement(levels(k))
         plain = k == bins.n_bins and bins.is_identity_order()   # bins in domain order, one group each (the preset)
@@ -155,10 +183,8 @@ class PriveletFinalizer(Finalizer):
 
     def _finalize_grid(self, bins: Partition, ctx, shape) -> np.ndarray:
         """Multi-dimensional Privelet over the cells of a grid (Xiao et al. Section V): the tensor-product
-        transform, one vetted measurement, the exact inverse cut back to the grid (post-processing)."""
-        if not (bins.n_groups == bins.n_bins and bins.is_identity_order()):
-            raise InvalidParameter("privelet.haar on a grid measures its cells: give it singleton bins in "
-                                   "domain order (the preset Privelet-2D), not groups or a sorted order")
+        transform, one vetted measurement, the exact inverse cut back to the grid (post-processing).
+        Groups or a sorted order on a grid take the 1-D route: the groups in their current order."""
         mechanism = GridHaarMeasurement(shape)
         noisy = ctx.data.custom(mechanism, ctx.budget)
         grid = inverse_weighted_haar_grid(noisy.reshape(tuple(1 << m for m in mechanism.levels)))

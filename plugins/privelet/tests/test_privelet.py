@@ -193,12 +193,13 @@ def test_privelet_2d_noise_and_padding():
     assert row.sensitivity == 12 and row.answers == 32 and rel.grid.shape == (5, 3)
 
 
-def test_privelet_on_a_grid_refuses_groups():
-    """Kills: the grid route silently measuring cells when handed merged groups (a pipeline with a partitioner)."""
+def test_privelet_on_a_grid_with_groups_takes_the_1d_route():
+    """Kills: the grid route run on merged groups (it would measure cells the partition merged): a grid
+    handed as one group is measured by the 1-D transform of that group (1 coefficient, sensitivity 1)."""
     from dphist_privelet.finalizer import PriveletFinalizer
     pipe = Pipeline("laplace", None, "whole", PriveletFinalizer(), (0.5, 0.0, 0.5), dims=(2,))
-    with pytest.raises(InvalidParameter, match="singleton bins"):
-        pipe.run(np.ones((4, 4), dtype=int), 1.0, seed=1)
+    rows = [r for r in pipe.run(np.ones((4, 4), dtype=int), 1.0, seed=1).ledger if r.stage == "finalizer"]
+    assert [(r.answers, r.sensitivity) for r in rows] == [(1, 1.0)]
 
 
 def test_privelet_2d_conformance():
