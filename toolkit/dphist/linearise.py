@@ -195,7 +195,7 @@ class Linearised(Pipeline):
         self.shares = pipeline.shares
         self.name = pipeline.name
         self.contributions = pipeline.contributions
-        self.postprocess = pipeline.postprocess
+        self.postprocess = getattr(pipeline, "postprocess", [])   # applied by the inner run
         self.dims = "any"    # every grid the curve orders (check_curve refuses the others with the reason)
 
     @property

@@ -170,6 +170,23 @@ class Release:
     warnings: list[str] = field(default_factory=list)
     contributions: int = 1            #: privacy unit: 1 record, or k records per person (person-level)
     binning: dict[str, Any] | None = None  #: the public binning spec of histograms built from records
+    #: the histogram's public shape; ``estimate``, ``noisy`` and ``partition`` are over its cells
+    #: flattened in row-major order (``grid`` is the estimate in this shape)
+    shape: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        if self.shape is None:
+            self.shape = (int(np.size(self.estimate)),)
+
+    @property
+    def dims(self) -> int:
+        """The number of axes of the released histogram."""
+        return len(self.shape)
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The estimate in the histogram's shape (a view of ``estimate``)."""
+        return np.asarray(self.estimate).reshape(self.shape)
     #: where the statement of the estimate's error comes from: ``(statement, reason)`` or a function
     #: returning it, called on first use (a release nobody asks pays nothing); see :attr:`stated`
     statement_source: Any = field(default=(None, "no statement was made"), repr=False, compare=False)
@@ -230,23 +247,6 @@ class Release:
             out = type(out)(float(out.estimate[0]), float(out.low[0]), float(out.high[0]), out.level, out.method,
                             out.guaranteed, out.note)
         return out
-    #: the histogram's public shape; ``estimate``, ``noisy`` and ``partition`` are over its cells
-    #: flattened in row-major order (``grid`` is the estimate in this shape)
-    shape: tuple[int, ...] | None = None
-
-    def __post_init__(self):
-        if self.shape is None:
-            self.shape = (int(np.size(self.estimate)),)
-
-    @property
-    def dims(self) -> int:
-        """The number of axes of the released histogram."""
-        return len(self.shape)
-
-    @property
-    def grid(self) -> np.ndarray:
-        """The estimate in the histogram's shape (a view of ``estimate``)."""
-        return np.asarray(self.estimate).reshape(self.shape)
 
     @property
     def privacy_unit(self) -> str:
@@ -312,7 +312,7 @@ class Pipeline:
 
     def __init__(self, initializer=None, sorter=None, partitioner="singleton", finalizer="group-mean",
                  shares=(0.0, 0.0, 1.0), name: str | None = None, registry: Registry | None = None,
-                 postprocess=(), dims=(1,)):
+                 dims=(1,), postprocess=()):
         self.postprocess = _post.check_options(postprocess)   # an unknown option is named, before any run
         self.initializer = resolve_component("initializer", initializer, registry)
         self.sorter = resolve_component("sorter", sorter, registry)
@@ -392,7 +392,7 @@ class Pipeline:
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
-        unknown = set(spec) - {"name", "shares", "contributions", "postprocess", "dims", "linearise", *STAGES}
+        unknown = set(spec) - {"name", "shares", "contributions", "dims", "linearise", "postprocess", *STAGES}
         if unknown:
             raise InvalidParameter(f"unknown pipeline spec key(s) {sorted(unknown)}")
         if "linearise" in spec:   # a 1-D pipeline on a grid's cells in a public order (dphist.linearise)
@@ -400,13 +400,13 @@ class Pipeline:
             inner = {k: v for k, v in spec.items() if k != "linearise"}
             return Linearised(cls.from_spec(inner, registry), spec["linearise"])
         out = cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
-                  name=spec.get("name"), registry=registry, postprocess=spec.get("postprocess", ()),
-                  dims=spec.get("dims", (1,)))
+                  name=spec.get("name"), registry=registry, dims=spec.get("dims", (1,)),
+                  postprocess=spec.get("postprocess", ()))
         return out.at_contributions(spec["contributions"]) if "contributions" in spec else out
 
     def with_shares(self, shares) -> "Pipeline":
         other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name,
-                         postprocess=self.postprocess, dims=self.dims)
+                         dims=self.dims, postprocess=self.postprocess)
         return other.at_contributions(self.contributions) if self.contributions != 1 else other
 
     def __repr__(self) -> str:
@@ -539,8 +539,22 @@ class Pipeline:
                        noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
-                       warnings=list(ctx.warnings), contributions=k, binning=binning,
-                       statement_source=source, postprocess=applied, shape=shape)
+                       warnings=list(ctx.warnings), contributions=k, binning=binning, shape=shape,
+                       statement_source=source, postprocess=applied)
+
+    def check_dims(self, shape) -> None:
+        """Refuse, before anything is spent, a histogram whose number of axes the pipeline does not
+        declare (``dims``); the error names the pipeline (the preset), what it supports and the way
+        to run a 1-D algorithm on a grid (a linearisation)."""
+        d = len(shape)
+        if supports_dims(self.dims, d):
+            return
+        hint = ""
+        if d >= 2 and self.dims != ANY_DIMS and 1 in self.dims:
+            hint = (f"; run it on the grid's cells in a linear order: make_algorithm({self.name!r}, "
+                    "linearise='hilbert') (or 'z-order', 'row-major'; dphist.linearise)")
+        raise InvalidParameter(f"{self.name!r} supports {dims_text(self.dims)}; got a {d}-D histogram of "
+                               f"shape {tuple(shape)}{hint}; nothing was spent")
 
     def _statement_source(self, bins: Partition, ctx: Context, noise):
         """A function returning ``(statement or None, why not)``: the finalizer's
@@ -557,20 +571,6 @@ class Pipeline:
         chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
         return functools.partial(_statement, self.finalizer, bins, public, law, chosen)   # picklable
 
-                       
-    def check_dims(self, shape) -> None:
-        """Refuse, before anything is spent, a histogram whose number of axes the pipeline does not
-        declare (``dims``); the error names the pipeline (the preset), what it supports and the way
-        to run a 1-D algorithm on a grid (a linearisation)."""
-        d = len(shape)
-        if supports_dims(self.dims, d):
-            return
-        hint = ""
-        if d >= 2 and self.dims != ANY_DIMS and 1 in self.dims:
-            hint = (f"; run it on the grid's cells in a linear order: make_algorithm({self.name!r}, "
-                    "linearise='hilbert') (or 'z-order', 'row-major'; dphist.linearise)")
-        raise InvalidParameter(f"{self.name!r} supports {dims_text(self.dims)}; got a {d}-D histogram of "
-                               f"shape {tuple(shape)}{hint}; nothing was spent")
 
     @staticmethod
     def _run_mode(seed, noise, mode) -> str:

@@ -102,6 +102,9 @@ def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any
     """``pipe`` with the given components rebuilt with new parameter values (validated at construction)."""
     if not per_stage:
         return pipe
+    inner = getattr(pipe, "inner", None)
+    if inner is not None:      # a Linearised preset (dphist.linearise): rebuild the inner pipeline, keep the curve
+        return type(pipe)(override_components(inner, per_stage, who), pipe.curve)
     stages = {s: getattr(pipe, s) for s in STAGES}
     for stage, params in per_stage.items():
         component = stages[stage]
@@ -134,9 +137,9 @@ def make_algorithm(name: str, registry: Registry | None = None, postprocess=None
     pipe = factory(**own)
     pipe = override_components(pipe, per_stage, f"preset {factory.name!r}")
     pipe.name = factory.name
-    if options:
-        pipe.postprocess = options
     pipe.dims = check_dims(getattr(factory, "dims", (1,)), f"preset {factory.name!r}")
+    if options:
+        (pipe.inner if hasattr(pipe, "inner") else pipe).postprocess = options
     if linearise is not None:
         from .linearise import Linearised
         pipe = Linearised(pipe, linearise)
