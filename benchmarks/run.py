@@ -69,6 +69,7 @@ def time_case(case: dict) -> float:
         best = min(best, _timed(case["run"], args))
     if paired:
         case["target"] = round(case["factor"] * best_reference, 4)
+        case["ratio"] = best / best_reference
     return best
 
 
@@ -80,21 +81,32 @@ def main(argv: list[str]) -> int:
     for topic in topics:
         mod = load(topic)
         rows = []
+        load_before = _load_average()
         for case in mod.CASES:
             secs = time_case(case)
             target = case.get("target")
             ok = target is None or secs <= target
             failed += not ok
             verdict = "info" if target is None else ("ok" if ok else "SLOW")
+            if "ratio" in case:
+                verdict += f" ({case['ratio']:.2f}x the reference's time)"
             tgt = "-" if target is None else f"{target:g}"
             rows.append(f"| {case['name']} | {secs:.4f} | {tgt} | {verdict} |")
             print(f"[{topic}] {case['name']}: {secs:.4f} s (target {tgt}) {verdict}", flush=True)
         table = ["| case | best of runs (s) | target (s) | verdict |", "|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         (HERE / "results" / f"{topic}.md").write_text(
-            f"### {topic}\n\nMeasured {stamp} on {machine}.\n\n" + "\n".join(table) + "\n")
+            f"### {topic}\n\nMeasured {stamp} on {machine}; load average (1 min) {load_before} at the start, "
+            f"{_load_average()} at the end.\n\n" + "\n".join(table) + "\n")
     collect()
     return 1 if failed else 0
+
+
+def _load_average() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "unknown"
 
 
 def collect() -> None:

@@ -44,19 +44,24 @@ def _inputs():
 
 @pytest.mark.parametrize("name,values,units", _inputs(), ids=[c[0] for c in _inputs()])
 @pytest.mark.parametrize("penalty_last", [False, True])
-def test_sse_blocks_equal_the_serial_loop(_small_blocks, name, values, units, penalty_last):
+@pytest.mark.parametrize("penalty", ["inverse", "zero"])
+def test_sse_blocks_equal_the_serial_loop(_small_blocks, name, values, units, penalty_last, penalty):
     """Every entry of best and back (not only the traced optimum) equals the serial kernel's, on 2
     and 3 threads.  Kills: a shared part that stops one start short of the block (a lost candidate)
     or a finishing part that starts past the block's first end; a finishing scan that keeps the last
     of equal totals ("<=") or runs downwards (the tie rule, on the flat and few-valued inputs); thread
     ranges that skip or repeat an end; a finishing part reading ``best`` of an end not yet final."""
-    cost = S.SSEPenalty(values, lambda m: 3.0 + 40.0 / m, penalty_last=penalty_last)
+    # no penalty: every run of equal values costs exactly 0, so many segmentations tie exactly
+    table = (lambda m: 3.0 + 40.0 / m) if penalty == "inverse" else (lambda m: 0.0 * m)
+    cost = S.SSEPenalty(values, table, penalty_last=penalty_last)
     b = S.units_of(units, values.size)
     args = (b, cost.prefix, cost.prefix_sq, cost.penalty, cost.penalty_last)
     best, back = kernels.sse_all_intervals(*args)
     for threads in (2, 3):
         best_t, back_t = search._sse_on_threads(args, b.size - 1, threads)
         assert np.array_equal(best_t, best) and np.array_equal(back_t, back), (name, threads)
+    if penalty == "zero" and name == "flat":
+        assert np.all(back == 0)                        # the tie rule: the earliest start, everywhere
     one = S.optimal(cost, units, threads=1)
     two = S.optimal(cost, units, threads=2)
     assert np.array_equal(one.bounds, two.bounds) and one.cost == two.cost
@@ -141,7 +146,7 @@ def test_a_forked_child_searches_on_threads_after_the_parent():
     child = ctx.Process(target=_search_in_child, args=(queue,))
     child.start()
     try:
-        got = queue.get(timeout=60)
+        got = queue.get(timeout=30)
     finally:
         child.join(10)
         if child.is_alive():
@@ -178,3 +183,27 @@ def test_split_covers_the_range():
         covered = [i for a, b in ranges for i in range(a, b)]
         assert covered == list(range(lo, hi)) and len(ranges) <= parts
         assert all((a - lo) % multiple == 0 for a, _ in ranges)
+
+
+@pytest.mark.parametrize("max_floats", [10 ** 9, 2_000])
+def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
+    """StructureFirst's prefix-cost layers (its own pruned dynamic program) filled by the wavefront
+    on 2 and 3 threads equal the serial layers bit for bit, and so does the count of scored candidates
+    (the same pruning), with every layer kept or with checkpoints recomputed up to a shrinking end.
+    Kills: a part that starts from another hint or reads the layer below before it is filled
+    (a wavefront off by one diagonal), parts that skip or repeat ends, a layer freed too early."""
+    voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
+    monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
+    monkeypatch.setattr(voptimal, "PARTS_PER_THREAD", 3)
+    rng = np.random.default_rng(8)
+    x = np.r_[np.round(rng.pareto(1.2, 150) * 20), np.full(60, 7.0), rng.integers(0, 3, 90)]
+    k = 24
+    serial = voptimal.PrefixCosts(x, k, max_floats=max_floats, threads=1)
+    wanted = [(g, x.size - 3 * (k - g)) for g in range(k - 1, 0, -1)]
+    expected = [serial.layer(g, upto).copy() for g, upto in wanted]
+    for threads in (2, 3):
+        costs = voptimal.PrefixCosts(x, k, max_floats=max_floats, threads=threads)
+        for (g, upto), layer in zip(wanted, expected):
+            got = costs.layer(g, upto)
+            assert np.array_equal(got[:upto + 1], layer[:upto + 1]), (threads, g)
+        assert costs.scored == serial.scored

@@ -261,7 +261,7 @@ class L1Deviation(Cost):
         if threads <= 1 or stop - first < 4 or not self._exact_route():
             return super().rows_between(first, stop, bounds)
         from . import parallel
-        runs = parallel.split(first, stop, threads, multiple=2)
+        runs = parallel.split(first, stop, PARTS_PER_THREAD * threads, multiple=2)
         states = getattr(self, "_thread_rows", None)
         if states is None or len(states) < len(runs) or not all(st.same_bounds(bounds) for st in states):
             states = self._thread_rows = [_RowsByDeletion(self.values, bounds, a) for a, _ in runs]
@@ -271,7 +271,7 @@ class L1Deviation(Cost):
             for i, row in enumerate(state.rows(a, b)):
                 out[a - first + i] = row
 
-        parallel.run_all([lambda st=st, a=a, b=b: work(st, a, b) for st, (a, b) in zip(states, runs)])
+        parallel.run_all([lambda st=st, a=a, b=b: work(st, a, b) for st, (a, b) in zip(states, runs)], threads)
         return out
 
     def windows(self, length, bounds):
@@ -288,6 +288,11 @@ class L1Deviation(Cost):
         means = np.add.reduceat(seg, heads) / sizes
         dev = np.abs(seg - np.repeat(means, sizes))
         return np.add.reduceat(dev if self._unit_weights else self.weights[idx] * dev, heads)
+
+
+#: runs of rows per thread in a block of the threaded exact search, each on its own linked list, taken
+#: in turn by the threads (see parallel.run_all)
+PARTS_PER_THREAD = 4
 
 
 class _RowsByDeletion:

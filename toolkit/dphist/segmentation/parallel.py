@@ -82,26 +82,37 @@ def _executor(workers: int):
         return _POOL["executor"]
 
 
-def run_all(tasks) -> None:
-    """Run the callables ``tasks`` at once: the first on this thread, the others on the pool; wait for
-    all, then raise the first error (in task order)."""
+def run_all(tasks, threads: int | None = None) -> None:
+    """Run the callables ``tasks`` on ``threads`` threads (default: one per task), this one included:
+    each thread takes the next task not yet taken, so a thread the system deschedules delays only the
+    task it holds (the machine may be shared).  Waits for all, then raises the first error."""
     tasks = list(tasks)
-    if len(tasks) <= 1:
+    workers = min(len(tasks), len(tasks) if threads is None else threads)
+    if workers <= 1:
         for task in tasks:
             task()
         return
-    futures = [_executor(len(tasks) - 1).submit(task) for task in tasks[1:]]
-    error = None
-    try:
-        tasks[0]()
-    except BaseException as exc:  # noqa: BLE001 - re-raised after the others finished
-        error = exc
+    queue = iter(tasks)
+    lock = threading.Lock()
+    errors = []
+
+    def drain():
+        while True:
+            with lock:
+                task = next(queue, None)
+            if task is None:
+                return
+            try:
+                task()
+            except BaseException as exc:  # noqa: BLE001 - re-raised once every task is done
+                errors.append(exc)
+
+    futures = [_executor(workers - 1).submit(drain) for _ in range(workers - 1)]
+    drain()
     for future in futures:
-        exc = future.exception()
-        if exc is not None and error is None:
-            error = exc
-    if error is not None:
-        raise error
+        future.result()
+    if errors:
+        raise errors[0]
 
 
 def split(lo: int, hi: int, parts: int, multiple: int = 1) -> list[tuple[int, int]]:

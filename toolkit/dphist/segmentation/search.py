@@ -19,9 +19,12 @@ _NO_ARRAY = np.zeros(1)
 #: the exact search runs on threads from this many units on (below, a few milliseconds on one core)
 PARALLEL_MIN_UNITS = 2048
 #: ends per block of the SSE search on threads (the serial part of a block: END_BLOCK^2 / 2 candidates)
-END_BLOCK = 256
+END_BLOCK = 512
 #: rows per thread and block of the row-by-row search on threads (memory: threads x ROW_BLOCK rows)
 ROW_BLOCK = 32
+#: parts per thread of a block's shared work, taken in turn by the threads (a descheduled thread
+#: on a shared machine then holds up one small part, not half the block)
+PARTS_PER_THREAD = 4
 #: a block's shared part runs on the calling thread alone below this many candidates
 _SMALL_PART = 50_000
 
@@ -134,8 +137,9 @@ def _sse_on_threads(args, k: int, threads: int):
     arg = np.zeros(k + 1, dtype=np.int64)
     for lo in range(1, k + 1, END_BLOCK):
         hi = min(k + 1, lo + END_BLOCK)
-        parts = parallel.split(lo, hi, threads if lo * (hi - lo) >= _SMALL_PART else 1)
-        parallel.run_all([partial(kernels.sse_scan_ends, *args, best, top, arg, a, b, lo) for a, b in parts])
+        parts = parallel.split(lo, hi, PARTS_PER_THREAD * threads if lo * (hi - lo) >= _SMALL_PART else 1)
+        parallel.run_all([partial(kernels.sse_scan_ends, *args, best, top, arg, a, b, lo) for a, b in parts],
+                         threads)
         kernels.sse_finish_ends(*args, best, back, top, arg, lo, hi)
     return best, back
 
