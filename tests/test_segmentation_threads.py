@@ -104,6 +104,27 @@ def test_noisy_row_search_is_bit_identical(_small_blocks, name, values, units):
         assert np.array_equal(other.bounds, found[0].bounds) and other.cost == found[0].cost, name
 
 
+class _SizeCost:
+    """A stateless transform (``thread_safe``: applied on the threads) that weighs each candidate by
+    its size, so a row finished with another row's sizes changes the totals."""
+
+    thread_safe = True
+
+    def __call__(self, dev, sizes):
+        return dev * 1.5 + np.sqrt(sizes) * 3.0 + 2.0
+
+
+@pytest.mark.parametrize("name,values,units", _inputs(), ids=[c[0] for c in _inputs()])
+def test_thread_safe_transform_on_threads_is_bit_identical(_small_blocks, name, values, units):
+    """A transform declared thread_safe is applied by the threads to their own rows; the search
+    equals the serial one (bounds, cost).  Kills: a thread applying it with another row's sizes or
+    first unit, a finished row stored at another row's place, the transform applied twice."""
+    one = S.optimal(S.L1Deviation(values).then(_SizeCost()), units, threads=1)
+    for threads in (2, 3):
+        other = S.optimal(S.L1Deviation(values).then(_SizeCost()), units, threads=threads)
+        assert np.array_equal(other.bounds, one.bounds) and other.cost == one.cost, (name, threads)
+
+
 # the exact-search algorithms of the recorded-release fixtures (recorded with one thread, serial code)
 _RECORDED = {
     "dawa": ("DAWA-postprocess", "DAWA-noisy-min", "DAWA-dpbench", "dawa.l1-sorted-exact-noisy-min",
