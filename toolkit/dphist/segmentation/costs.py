@@ -51,11 +51,13 @@ class Cost:
         ends = bounds[first_unit + 1:]
         return self.intervals(np.full(ends.size, bounds[first_unit]), ends)
 
-    def rows_between(self, first: int, stop: int, bounds: np.ndarray, threads: int = 1) -> list:
+    def rows_between(self, first: int, stop: int, bounds: np.ndarray, threads: int = 1, finish=None) -> list:
         """The rows of :meth:`rows_from` for the first units ``first .. stop - 1``, in that order (a
-        block of the exact search).  The default asks for them one by one; a cost whose rows are
-        independent may compute them on up to ``threads`` threads (:class:`L1Deviation`)."""
-        return [self.rows_from(a, bounds) for a in range(first, stop)]
+        block of the exact search), each passed through ``finish(first_unit, row)`` when given.  The
+        default asks for them one by one; a cost whose rows are independent may compute (and
+        finish) them on up to ``threads`` threads (:class:`L1Deviation`)."""
+        rows = [self.rows_from(a, bounds) for a in range(first, stop)]
+        return rows if finish is None else [finish(a, row) for a, row in zip(range(first, stop), rows)]
 
     def windows(self, length: int, bounds: np.ndarray) -> np.ndarray:
         """Costs of units [a, a + length) for a = 0 .. k - length, in that order."""
@@ -253,13 +255,14 @@ class L1Deviation(Cost):
         kernels.deviations_from(self.values, self.weights, self.rank, self.sorted_values, bounds, first_unit, out)
         return out
 
-    def rows_between(self, first, stop, bounds, threads=1):
-        """Rows ``first .. stop - 1`` on up to ``threads`` threads: each thread keeps its own linked
-        list (:class:`_RowsByDeletion`) and takes a run of an even number of consecutive rows (one
-        deletion pass gives two), skipping the list forward to its run's first unit.  The rows are
-        the serial ones, bit for bit (the same sets, exact sums)."""
+    def rows_between(self, first, stop, bounds, threads=1, finish=None):
+        """Rows ``first .. stop - 1`` on up to ``threads`` threads: runs of an even number of
+        consecutive rows (one deletion pass gives two), each on its own linked list
+        (:class:`_RowsByDeletion`, skipped forward to the run's first unit), taken in turn by the
+        threads, which also apply ``finish``.  The rows are the serial ones, bit for bit (the same
+        sets, exact sums)."""
         if threads <= 1 or stop - first < 4 or not self._exact_route():
-            return super().rows_between(first, stop, bounds)
+            return super().rows_between(first, stop, bounds, finish=finish)
         from . import parallel
         runs = parallel.split(first, stop, PARTS_PER_THREAD * threads, multiple=2)
         states = getattr(self, "_thread_rows", None)
@@ -269,7 +272,7 @@ class L1Deviation(Cost):
 
         def work(state, a, b):
             for i, row in enumerate(state.rows(a, b)):
-                out[a - first + i] = row
+                out[a - first + i] = row if finish is None else finish(a + i, row)
 
         parallel.run_all([lambda st=st, a=a, b=b: work(st, a, b) for st, (a, b) in zip(states, runs)], threads)
         return out
@@ -401,7 +404,9 @@ class Perturbed(Cost):
     a public constant to every candidate's deviation, or removes the expected deviation of noise).
 
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
-    unit ascending, each row by end ascending; power-of-two lengths - by length ascending, each by
+    unit ascending, each row by end ascending (on threads too, unless ``fn.thread_safe`` is true:
+    ``fn`` then declares that its output for a batch depends on that batch's costs and sizes alone,
+    with no state and no randomness, and the threads apply it to their rows as they come); power-of-two lengths - by length ascending, each by
     start ascending; tree - levels bottom-up, nodes left to right; exactly-k - one row per first
     unit as in the exact search.  Each candidate is seen once.
     """
@@ -421,10 +426,15 @@ class Perturbed(Cost):
     def rows_from(self, first_unit, bounds):
         return self._apply(self.inner.rows_from(first_unit, bounds), bounds[first_unit + 1:] - bounds[first_unit])
 
-    def rows_between(self, first, stop, bounds, threads=1):
+    def rows_between(self, first, stop, bounds, threads=1, finish=None):
+        def apply(a, row):
+            out = self._apply(row, bounds[a + 1:] - bounds[a])
+            return out if finish is None else finish(a, out)
+        if getattr(self.fn, "thread_safe", False):   # no state, no randomness: applied on the threads
+            return self.inner.rows_between(first, stop, bounds, threads, apply)
         # the inner rows may come from threads; fn sees them one by one, in order, as from rows_from
         rows = self.inner.rows_between(first, stop, bounds, threads)
-        return [self._apply(row, bounds[a + 1:] - bounds[a]) for a, row in zip(range(first, stop), rows)]
+        return [apply(a, row) for a, row in zip(range(first, stop), rows)]
 
     def windows(self, length, bounds):
         m = bounds.size - length
