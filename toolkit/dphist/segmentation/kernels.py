@@ -173,6 +173,23 @@ def relax_row(best, back, first_unit, costs):
             back[end] = first_unit
 
 
+@njit(cache=True, nogil=True)
+def relax_block(best, back, first_unit, block, e_lo, e_hi):
+    """:func:`relax_row` for the rows of a block (``block[i, j]``: the cost of units
+    [first_unit + i, first_unit + i + 1 + j)) into the ends [e_lo, e_hi) only, rows in increasing
+    order for every end (the order :func:`relax_row` gives); rows whose first unit is not below
+    an end do not reach it.  The ends inside the block go first (one thread, in order: they are
+    the block's own bases), then threads take disjoint ranges of the ends beyond it."""
+    for i in range(block.shape[0]):
+        a = first_unit + i
+        base = best[a]
+        for end in range(max(e_lo, a + 1), e_hi):
+            c = base + block[i, end - a - 1]
+            if c < best[end]:
+                best[end] = c
+                back[end] = a
+
+
 @njit(cache=True, inline="always")
 def _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last):
     """best[s] + the cost of the last group [s, e) of 2^j units."""

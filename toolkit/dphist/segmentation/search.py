@@ -106,11 +106,10 @@ def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = 
             best = np.full(k + 1, np.inf)
             best[0] = 0.0
             back = np.zeros(k + 1, dtype=np.int64)
-            step = ROW_BLOCK * threads if on_threads else 1
-            for a in range(0, k, step):  # rows by first unit: best[a] is final once rows < a are relaxed
-                rows = cost.rows_between(a, min(k, a + step), units, threads) if on_threads else [cost.rows_from(a, units)]
-                for i, row in enumerate(rows):
-                    kernels.relax_row(best, back, a + i, np.ascontiguousarray(row, dtype=float))
+            if on_threads:
+                _rows_on_threads(cost, units, best, back, threads)
+            for a in range(k if on_threads else 0, k):  # rows by first unit: best[a] is final once rows < a are relaxed
+                kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float))
     else:
         if type(cost) is SSEPenalty:
             best, back = kernels.power_of_two_lengths(units, cost.prefix, cost.prefix_sq, cost.penalty,
@@ -142,6 +141,27 @@ def _sse_on_threads(args, k: int, threads: int):
                          threads)
         kernels.sse_finish_ends(*args, best, back, top, arg, lo, hi)
     return best, back
+
+
+def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
+    """Mode (a) with costs given row by row, on threads, by blocks of ``ROW_BLOCK x threads`` rows:
+    the cost computes the block's rows (:meth:`Cost.rows_between`, on the threads when it can) into
+    one array; the ends inside the block are relaxed by one thread, row after row, then threads relax
+    disjoint ranges of the ends beyond it.  Every end sees every row, in increasing order, with the
+    serial comparison (:func:`.kernels.relax_row`'s)."""
+    k = units.size - 1
+    step = ROW_BLOCK * threads
+    for a in range(0, k, step):
+        stop = min(k, a + step)
+        block = np.empty((stop - a, k - a))
+
+        def keep(u, row, block=block, a=a):
+            block[u - a, :k - u] = row
+
+        cost.rows_between(a, stop, units, threads, keep)
+        kernels.relax_block(best, back, a, block, a + 1, stop + 1)
+        parts = parallel.split(stop + 1, k + 1, PARTS_PER_THREAD * threads)
+        parallel.run_all([partial(kernels.relax_block, best, back, a, block, lo, hi) for lo, hi in parts], threads)
 
 
 def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segmentation:
