@@ -228,3 +228,27 @@ def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
             got = costs.layer(g, upto)
             assert np.array_equal(got[:upto + 1], layer[:upto + 1]), (threads, g)
         assert costs.scored == serial.scored
+
+
+class _Deviation:
+    thread_safe = True
+
+    def __call__(self, dev, sizes):
+        return dev * 1.0
+
+
+@pytest.mark.parametrize("thread_safe", [False, True])
+def test_row_search_ties_keep_the_earliest_start(_small_blocks, thread_safe):
+    """On flat values every segmentation costs exactly 0: the tie rule alone decides (one group).
+    With steps of equal values, each step is a group at cost 0 and merges of steps cost more, so the
+    earliest start of each zero-cost last group wins.  Kills: a block relaxation that keeps the last
+    of equal totals ("<=") or relaxes a block's rows in another order."""
+    fn = _Deviation() if thread_safe else (lambda d, m: d * 1.0)
+    flat = np.full(200, 4.0)
+    for threads in (1, 2, 3):
+        assert S.optimal(S.L1Deviation(flat).then(fn), threads=threads).bounds.tolist() == [0, 200]
+    steps = np.repeat(np.arange(20.0) * 3, 10)
+    one = S.optimal(S.L1Deviation(steps).then(fn), threads=1)
+    for threads in (2, 3):
+        other = S.optimal(S.L1Deviation(steps).then(fn), threads=threads)
+        assert np.array_equal(other.bounds, one.bounds) and other.cost == one.cost
