@@ -7,6 +7,7 @@
     dphist bench ...      (experiment engine, see `dphist bench --help`)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
+    dphist bounds -i FILE --column C -e E   (a column's domain proposed privately, see `dphist bounds --help`)
     dphist --import MODULE COMMAND ...   (a prototype's module imported first, so the names it
                                           registers at runtime are usable by every command)
 
@@ -320,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=exp.bench)
     from .audit import cli as audit_cli
     audit_cli.register(sub)   # `dphist audit` (dphist/audit/cli.py)
+    from .records import cli as records_cli
+    records_cli.register(sub)   # `dphist bounds` (dphist/records/cli.py)
     return p
 
 
