@@ -115,7 +115,8 @@ def sse_all_intervals(bounds, p, p2, pen, penalty_last):
 def _sse_scan(bounds, p, p2, pen, penalty_last, trivial, best, e, first, stop, top, arg):
     """Mode (a) for one end e: the running minimum (top, arg) continued over the starts s in
     [first, stop), ascending, replaced only when strictly cheaper: the serial loop's arithmetic
-    and order, cut at ``first``."""
+    and order, cut at ``first``.  (:func:`sse_all_intervals` keeps its own copy of this loop: called
+    through this function it took 12-20% longer, measured side by side at n = 16,384.)"""
     j = e if trivial else bounds[e]
     pj = p[j]
     p2j = p2[j]
