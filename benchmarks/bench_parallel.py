@@ -9,8 +9,10 @@ Cases: the SSE + penalty search of AHP-optimal (sorted H~, 2 / (|g| eps^2)), Noi
 domain order, a constant per group), Kellaris et al.'s S_2 (``s2_grouping``) and SORTaki's exact DPP
 (``dp_cuts``, the AHP error formula summed penalty-last); the row-by-row search of DAWA's exact L1
 partition (``least_cost_partition`` with the postprocess calibration's cost on rounded noisy counts:
-the search of ``DAWA`` with variant "exact" and of Kellaris et al.'s S_1) and the kernel's
-report-noisy-min (``calibration="noisy-min"``, noise drawn row by row).
+the search of ``DAWA`` with variant "exact" and of Kellaris et al.'s S_1), StructureFirst (``SF``,
+end to end: its own layered dynamic program, filled by a wavefront on threads) and the kernel's
+report-noisy-min (``calibration="noisy-min"``: its noise is drawn row after row, in order, on one
+thread, which bounds its speed-up).
 """
 import numpy as np
 
@@ -18,6 +20,8 @@ from dphist import Pipeline
 from dphist import segmentation as S
 from dphist.datasets import load
 from dphist.segmentation import parallel
+
+from _cases import synthetic_setup
 
 FACTOR = 1 / 1.7
 
@@ -72,6 +76,15 @@ def _dawa_exact(args, threads):
         parallel.set_threads(None)
 
 
+def _preset(args, threads):
+    from _cases import run_seeded
+    parallel.set_threads(threads)
+    try:
+        run_seeded(*args)
+    finally:
+        parallel.set_threads(None)
+
+
 def _noisy_min(args, threads):
     parallel.set_threads(threads)
     try:
@@ -90,6 +103,8 @@ CASES = [
     _paired("SORTaki DPP exact (error formula AHP), sorted, n=32,768", lambda: (_noisy(32768, sort=True),), _dpp),
     _paired("DAWA exact / S_1 search (postprocess cost, rounded H~), n=8,192",
             lambda: (_noisy(8192, rounded=True),), _dawa_exact),
+    _paired("SF (preset, end to end: its prefix-cost layers), power law, n=4,096, eps=0.1",
+            synthetic_setup("SF", "zipf", 4096, 40960, epsilon=0.1), _preset),
     _paired("DAWA exact, calibration noisy-min (kernel report-noisy-min), n=8,192",
             lambda: (load("synthetic", shape="random", n=8192, scale=81920, seed=1).counts,), _noisy_min),
 ]

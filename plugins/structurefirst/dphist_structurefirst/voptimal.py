@@ -44,6 +44,12 @@ table costs 5.2e8 candidates at n = 4,096 (k = 410; the plain DP: 3.1e9), growin
 for unsorted data (the SSE is Monge only on sorted values, so the divide and conquer of
 :func:`dphist.segmentation.k_groups` does not apply).
 
+Threads: the layers are filled by a wavefront over (layer, part of the ends) on the threads of
+:mod:`dphist.segmentation.parallel` (``threads=``, else its default: every core): part b of layer g needs
+part b of layer g - 1 and part b - 1 of layer g, so the parts of one diagonal run at once; each part
+starts from the hint the part before it left, so the table and the count of scored candidates are the
+serial ones, bit for bit.
+
 Memory: the layers needed are used in decreasing order; every ``B``-th layer is kept and each
 block of ``B`` layers is recomputed from its checkpoint when it is needed, only up to the right
 end still open (``B = k`` when all layers fit in ``max_floats`` floats, else about sqrt(k)).
