@@ -252,3 +252,15 @@ def test_row_search_ties_keep_the_earliest_start(_small_blocks, thread_safe):
     for threads in (2, 3):
         other = S.optimal(S.L1Deviation(steps).then(fn), threads=threads)
         assert np.array_equal(other.bounds, one.bounds) and other.cost == one.cost
+
+
+def test_pool_workers_search_on_one_thread(monkeypatch):
+    """The auditor's forked workers (and the sweep engine's, by the same call) run the searches on one
+    thread each: the pool's processes already share the cores.  Kills: the limit dropped from the
+    workers' start (2 workers x every core each), or set in the parent instead."""
+    from dphist.audit.sampling import forked_pool
+    monkeypatch.delenv("DPHIST_THREADS", raising=False)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    with forked_pool(2) as pool:
+        assert pool.submit(parallel.default_threads).result(timeout=60) == 1
+    assert parallel.default_threads() == 2
