@@ -13,6 +13,8 @@ The kernel meters every measurement; :class:`Release` carries the ledger.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .components.base import KINDS, Component, Context
-from .errors import InvalidParameter, PrivacyViolation
+from .errors import DPHistError, InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
 from .kernel.private import checked_partition
 from .kernel.exact import GeneratorWords
@@ -29,6 +31,7 @@ from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
 from .partition import Partition
+from . import postprocess as _post
 from .registry import Registry, default_registry
 
 STAGES = ("initializer", "sorter", "partitioner", "finalizer")
@@ -136,6 +139,66 @@ class Release:
     warnings: list[str] = field(default_factory=list)
     contributions: int = 1            #: privacy unit: 1 record, or k records per person (person-level)
     binning: dict[str, Any] | None = None  #: the public binning spec of histograms built from records
+    #: where the statement of the estimate's error comes from: ``(statement, reason)`` or a function
+    #: returning it, called on first use (a release nobody asks pays nothing); see :attr:`stated`
+    statement_source: Any = field(default=(None, "no statement was made"), repr=False, compare=False)
+    postprocess: list = field(default_factory=list)  #: declared post-processing applied, with methods
+
+    # ------------------------------------------------------------- stated error
+    def _resolved(self) -> tuple:
+        if callable(self.statement_source):
+            self.statement_source = self.statement_source()   # the function (and what it held) is dropped
+        return self.statement_source
+
+    @property
+    def stated(self):
+        """The statement of the estimate's error (:mod:`dphist.stated_error`), None when there is none."""
+        return self._resolved()[0]
+
+    @property
+    def stated_reason(self) -> str:
+        """Why there is no statement (empty when there is one)."""
+        return self._resolved()[1]
+
+    def _statement(self):
+        if self.stated is None:
+            raise InvalidParameter(f"this release states no error: {self.stated_reason}")
+        return self.stated
+
+    def variance(self, query):
+        """Noise variance of a query's estimate (a float for one query, an array for several).
+
+        ``query``: a vector of one weight per bin, a matrix (one query per row), a range
+        ``(lo, hi)`` or a workload (a name such as ``"prefix"``, ``(starts, ends)``, ``(lo, hi)``
+        pairs).  Exact for linear algorithms (``stated.kind == "exact"``); for a data-dependent
+        partition the variance of the noise given the partition, the bias unknown
+        (``stated.bias``); after non-linear post-processing the variance of the linear estimate
+        before it.  Computed from public quantities only (:mod:`dphist.stated_error`)."""
+        from .stated_error import query_matrix
+        stated = self._statement()
+        Q, one = query_matrix(query, self.estimate.size)
+        out = stated.variance(Q)
+        return float(out[0]) if one else out
+
+    def bin_variances(self) -> np.ndarray:
+        """Per-bin noise variance (original domain order); see :meth:`variance`."""
+        return self._statement().bin_variances()
+
+    def confidence_interval(self, query, level: float = 0.95, method: str = "auto"):
+        """Interval(s) for the query's true answer at ``level`` in (0, 1): a
+        :class:`~dphist.stated_error.ConfidenceInterval` naming its method (``"exact (...)"`` where
+        the query's error is one noise term of known law, else ``"chebyshev"``, guaranteed;
+        ``method="normal"`` for the normal approximation, not guaranteed) and its caveats."""
+        from .stated_error import check_level, query_matrix
+        level = check_level(level)
+        stated = self._statement()
+        Q, one = query_matrix(query, self.estimate.size)
+        est = np.asarray(Q @ self.estimate, dtype=float).ravel()
+        out = stated.intervals(Q, est, level, method)
+        if one:
+            out = type(out)(float(out.estimate[0]), float(out.low[0]), float(out.high[0]), out.level, out.method,
+                            out.guaranteed, out.note)
+        return out
 
     @property
     def privacy_unit(self) -> str:
@@ -170,6 +233,10 @@ class Release:
                     "estimate": self.estimate.tolist(), "privacy_unit": self.privacy_unit})
         if self.binning is not None:
             out["binning"] = self.binning
+        out["stated_error"] = (self.stated.describe() if self.stated is not None
+                               else {"kind": None, "reason": self.stated_reason})
+        if self.postprocess:
+            out["postprocess"] = [dict(p) for p in self.postprocess]
         return out
 
 
@@ -188,11 +255,15 @@ class Pipeline:
 
     Components may be instances, classes, registry names, ``(name, params)``
     pairs or ``{"name": ..., "params": ...}`` dicts.  ``initializer`` and
-    ``sorter`` may be None (SORTaki Algorithm 2).
+    ``sorter`` may be None (SORTaki Algorithm 2).  ``postprocess`` declares
+    free post-processing options applied to every release (:mod:`dphist.postprocess`:
+    ``"nonnegative"``, ``"integer"``); an unknown option is refused here.
     """
 
     def __init__(self, initializer=None, sorter=None, partitioner="singleton", finalizer="group-mean",
-                 shares=(0.0, 0.0, 1.0), name: str | None = None, registry: Registry | None = None):
+                 shares=(0.0, 0.0, 1.0), name: str | None = None, registry: Registry | None = None,
+                 postprocess=()):
+        self.postprocess = _post.check_options(postprocess)   # an unknown option is named, before any run
         self.initializer = resolve_component("initializer", initializer, registry)
         self.sorter = resolve_component("sorter", sorter, registry)
         self.partitioner = resolve_component("partitioner", partitioner, registry)
@@ -258,19 +329,22 @@ class Pipeline:
                "shares": list(self.shares)}
         if self.contributions != 1:
             out["contributions"] = self.contributions
+        if self.postprocess:
+            out["postprocess"] = list(self.postprocess)
         return out
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
-        unknown = set(spec) - {"name", "shares", "contributions", *STAGES}
+        unknown = set(spec) - {"name", "shares", "contributions", "postprocess", *STAGES}
         if unknown:
             raise InvalidParameter(f"unknown pipeline spec key(s) {sorted(unknown)}")
         out = cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
-                  name=spec.get("name"), registry=registry)
+                  name=spec.get("name"), registry=registry, postprocess=spec.get("postprocess", ()))
         return out.at_contributions(spec["contributions"]) if "contributions" in spec else out
 
     def with_shares(self, shares) -> "Pipeline":
-        other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name)
+        other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name,
+                         postprocess=self.postprocess)
         return other.at_contributions(self.contributions) if self.contributions != 1 else other
 
     def __repr__(self) -> str:
@@ -384,6 +458,16 @@ class Pipeline:
         timings["finalizer"] = time.perf_counter() - t
         ctx.data = None
         self._audit_books(kernel, eps)
+        # post-processing from here on: public quantities only, nothing charged
+        source = self._statement_source(bins, ctx, kernel.noise)
+        applied = []
+        if self.postprocess:
+            stated, reason = source() if callable(source) else source
+            estimate, applied = _post.apply(self.postprocess, estimate, stated, bins)
+            if stated is not None:
+                stated = stated.marked("before-postprocessing",
+                                       postprocess=stated.postprocess + tuple(a["option"] for a in applied))
+            source = (stated, reason)
 
         return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
                        timings=timings, spec=self.spec, epsilon=eps,
@@ -391,7 +475,24 @@ class Pipeline:
                        noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
-                       warnings=list(ctx.warnings), contributions=k, binning=binning)
+                       warnings=list(ctx.warnings), contributions=k, binning=binning,
+                       statement_source=source, postprocess=applied)
+
+    def _statement_source(self, bins: Partition, ctx: Context, noise):
+        """A function returning ``(statement or None, why not)``: the finalizer's
+        :meth:`~dphist.Finalizer.stated_error` with the run's noise law, marked by what the pipeline
+        knows (groups of several bins, a partition chosen from the data).  It holds public quantities
+        only: the noise law (not the source), the finalizer, the partition and a copy of the context
+        without data handle or generator."""
+        from .stated_error import noise_law
+        law = noise_law(noise)
+        if law is None:
+            return (None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law")
+        public = dataclasses.replace(ctx, data=None, rng=None, noise_law=law, notes=dict(ctx.notes),
+                                     warnings=list(ctx.warnings))
+        chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
+        return functools.partial(_statement, self.finalizer, bins, public, law, chosen)   # picklable
+
 
     @staticmethod
     def _run_mode(seed, noise, mode) -> str:
@@ -427,6 +528,35 @@ class Pipeline:
         if total > eps * (1 + _SHARE_TOLERANCE) + 1e-15:
             raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {eps:.6g}")
 
+
+
+def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
+    """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`)."""
+    from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError
+    try:
+        declared = finalizer.stated_error(bins, ctx)
+    except DPHistError:
+        raise
+    except Exception as exc:   # a plugin's bug must not break an export of a release it already made
+        return None, f"the finalizer {finalizer.name}'s stated_error failed ({type(exc).__name__}: {exc})"
+    if declared is None:
+        return None, f"the finalizer {finalizer.name} does not state its error (not a linear estimate)"
+    if isinstance(declared, LinearStrategy):
+        stated = LinearStatedError(declared, law, bins)
+        if declared.postprocess:
+            stated = stated.marked("before-postprocessing", postprocess=tuple(declared.postprocess))
+    elif isinstance(declared, StatedError):
+        stated = declared
+    else:
+        raise InvalidParameter(f"finalizer {finalizer.name}: stated_error() must return a LinearStrategy, "
+                               f"a StatedError or None, got {declared!r}")
+    if stated.kind == "exact" and bins.n_groups < bins.n_bins:
+        bias = (BIAS_UNKNOWN if chosen else "unknown: averaging within a group of several bins is biased by "
+                "the spread of the true counts in it, which is private and not stated")
+        stated = stated.marked("noise-only", bias=bias)
+    stated.conditional = bool(chosen)
+    # singletons in a data-chosen order stay exact: given the order the estimate is unbiased
+    return stated, ""
 
 
 def _declared_vetted(component) -> tuple:

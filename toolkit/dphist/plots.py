@@ -467,3 +467,47 @@ def dataset_shapes(datasets, log: bool = True) -> Figure:
         ax.title.set_fontsize(8)
         ax.minorticks_off()
     return fig
+
+
+def release_bands(release, level: float = 0.95, method: str = "chebyshev"):
+    """``(low, high, label)`` per bin from the release's stated error, or None with the reason.
+
+    ``method`` ``"chebyshev"`` (guaranteed, ``sd / sqrt(1 - level)``) or ``"normal"`` (``z sd``, an
+    approximation); the label names the method and the statement's kind (``noise only, bias
+    unknown`` for a data-chosen partition, ``before post-processing`` after one)."""
+    from .stated_error import check_level
+    level = check_level(level)
+    if method not in ("chebyshev", "normal"):
+        raise InvalidParameter(f"a band method is 'chebyshev' or 'normal', got {method!r}")
+    if release.stated is None:
+        return None, release.stated_reason
+    sd = np.sqrt(release.bin_variances())
+    if method == "normal":
+        from statistics import NormalDist
+        half = NormalDist().inv_cdf(0.5 + level / 2.0) * sd
+    else:
+        half = sd / math.sqrt(1.0 - level)
+    kind = {"exact": "exact variance", "noise-only": "noise only, bias unknown",
+            "before-postprocessing": "before post-processing"}.get(release.stated.kind, release.stated.kind)
+    label = f"{level:.0%} band ({'Chebyshev' if method == 'chebyshev' else 'normal approx.'}; {kind})"
+    return (release.estimate - half, release.estimate + half, label), ""
+
+
+def release(rel, truth=None, level: float = 0.95, method: str = "chebyshev", title: str | None = None) -> Figure:
+    """The released histogram with a per-bin error band from its stated error
+    (:func:`release_bands`; none, and the reason in the title, when the release states no error),
+    and the true counts when given (research use only: never publish a figure of the truth)."""
+    bands, reason = release_bands(rel, level, method)
+    fig, (ax,) = _grid(1, width=7.0, height=3.0)
+    x = np.arange(rel.estimate.size)
+    if bands is not None:
+        ax.fill_between(x, bands[0], bands[1], step="mid", color="C0", alpha=0.25, lw=0, label=bands[2])
+    ax.step(x, rel.estimate, where="mid", color="C0", lw=1.0, label="release")
+    if truth is not None:
+        ax.step(x, np.asarray(truth, dtype=float), where="mid", color="k", lw=0.8, alpha=0.7, label="true counts")
+    name = rel.spec.get("name", "release")
+    ax.set(xlabel="bin", ylabel="count",
+           title=title or (f"{name}, eps = {rel.epsilon:g}" + ("" if bands is not None else f" (no band: {reason})")))
+    ax.legend(loc="upper right")
+    _finish(ax)
+    return fig

@@ -107,20 +107,26 @@ def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any
             stages[stage] = component.clone(**params)
         except InvalidParameter as exc:
             raise InvalidParameter(f"{who}, {stage} override: {exc}") from None
-    return Pipeline(**stages, shares=pipe.shares, name=pipe.name)
+    return Pipeline(**stages, shares=pipe.shares, name=pipe.name, postprocess=pipe.postprocess)
 
 
-def make_algorithm(name: str, registry: Registry | None = None, **overrides) -> Pipeline:
+def make_algorithm(name: str, registry: Registry | None = None, postprocess=None, **overrides) -> Pipeline:
     """The pipeline of the preset ``name``, with preset parameters and ``<stage>__<parameter>`` overrides.
 
+    ``postprocess``: declared post-processing options (:mod:`dphist.postprocess`:
+    ``"nonnegative"``, ``"integer"``), free of budget, recorded in the release.
     Every value is validated (the preset's declared constraints, then each rebuilt component's)
     before a pipeline exists, so a refused override spends nothing.
     """
+    from .postprocess import check_options
+    options = check_options(postprocess)
     factory = (registry or default_registry).get("algorithm", name)
     own, per_stage = split_overrides(factory, overrides)
     pipe = factory(**own)
     pipe = override_components(pipe, per_stage, f"preset {factory.name!r}")
     pipe.name = factory.name
+    if options:
+        pipe.postprocess = options
     return pipe
 
 

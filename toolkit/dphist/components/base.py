@@ -58,6 +58,9 @@ class Context:
     rng: np.random.Generator        #: for public randomness (tie-breaking, post-processing)
     data: DataHandle | None = None  #: metered data access; None for the sorter
     noisy: np.ndarray | None = None  #: H~, the initializer's output (original order)
+    #: the law of the run's noise (:func:`dphist.stated_error.noise_law`): public, no random state;
+    #: set for :meth:`Finalizer.stated_error`, None when the noise source does not declare it
+    noise_law: Any = None
     #: public description of H~'s per-bin noise, set by the initializer that produced H~
     #: (:meth:`Initializer.noise_model`); None when there is no H~
     noise_model: NoiseModel | None = None
@@ -276,6 +279,18 @@ class Finalizer(Component):
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
         raise NotImplementedError
+
+    def stated_error(self, bins: Partition, ctx: Context):
+        """The error this finalizer's estimate carries, from public quantities only (the pipeline
+        calls it after :meth:`finalize` with ``ctx.data = None``; it must not read the counts).
+
+        Return a :class:`dphist.stated_error.LinearStrategy` (the measurements over the groups;
+        the pipeline turns it into an exact statement with the run's noise law) when the
+        estimate is the weighted least-squares solution of those measurements (an exact
+        inverse when square), any :class:`dphist.stated_error.StatedError`, or None (the
+        default: no statement; the release says so).  See :mod:`dphist.stated_error`.
+        """
+        return None
 
 
 KINDS = {"initializer": Initializer, "sorter": Sorter, "partitioner": Partitioner, "finalizer": Finalizer}

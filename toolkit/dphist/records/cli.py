@@ -13,9 +13,8 @@ system; with it, research mode's seeded float Laplace (reproducible, never to be
 from __future__ import annotations
 
 
-def register(subparsers) -> None:
-    """Add the ``bounds`` subcommand to the ``dphist`` parser's subparsers."""
-    s = subparsers.add_parser("bounds", help="propose a column's domain privately (spends epsilon)")
+def configure(s) -> None:
+    """Add the options of ``dphist bounds`` to its subparser ``s``."""
     s.add_argument("--input", "-i", required=True, help="a CSV, Parquet or .npy file of records")
     s.add_argument("--column", required=True, help="the column whose domain to propose")
     s.add_argument("--epsilon", "-e", required=True, help="the epsilon this proposal spends")
