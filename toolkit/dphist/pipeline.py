@@ -24,8 +24,8 @@ import numpy as np
 
 from .components.base import KINDS, Component, Context
 from .errors import DPHistError, InvalidParameter, PrivacyViolation
-from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
-from .kernel.private import checked_partition
+from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon, validate_grid
+from .kernel.private import checked_partition, is_plain_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
@@ -38,6 +38,37 @@ STAGES = ("initializer", "sorter", "partitioner", "finalizer")
 _SHARE_TOLERANCE = 1e-9
 #: the warning every release of a component that is not differentially private carries
 NOT_DP = "not differentially private"
+#: ``dims`` value of a pipeline that runs on histograms of any number of axes
+ANY_DIMS = "any"
+
+
+def check_dims(dims, who: str = "pipeline"):
+    """``dims`` as a sorted tuple of distinct axis counts >= 1, or :data:`ANY_DIMS`."""
+    if dims == ANY_DIMS:
+        return ANY_DIMS
+    if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+        dims = (dims,)
+    ok = isinstance(dims, (tuple, list)) and len(dims) > 0 and all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in dims)
+    out = tuple(sorted({int(d) for d in dims})) if ok else None
+    if not ok:
+        raise InvalidParameter(f"{who}: dims must be a tuple of supported numbers of axes (integers >= 1, "
+                               f"e.g. (1,) or (1, 2)) or {ANY_DIMS!r}, got {dims!r}")
+    return out
+
+
+def dims_text(dims) -> str:
+    """``"1-D"``, ``"1-D and 2-D"``, ``"any number of dimensions"``."""
+    if dims == ANY_DIMS:
+        return "histograms of any number of dimensions"
+    names = [f"{d}-D" for d in dims]
+    return (" and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]) + \
+        " histograms" + (" only" if len(names) == 1 else "")
+
+
+def supports_dims(dims, d: int) -> bool:
+    """Does a pipeline or preset declaring ``dims`` run on ``d``-dimensional histograms?"""
+    return dims == ANY_DIMS or int(d) in dims
 
 
 def resolve_component(kind: str, spec, registry: Registry | None = None) -> Component | None:
@@ -139,6 +170,23 @@ class Release:
     warnings: list[str] = field(default_factory=list)
     contributions: int = 1            #: privacy unit: 1 record, or k records per person (person-level)
     binning: dict[str, Any] | None = None  #: the public binning spec of histograms built from records
+    #: the histogram's public shape; ``estimate``, ``noisy`` and ``partition`` are over its cells
+    #: flattened in row-major order (``grid`` is the estimate in this shape)
+    shape: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        if self.shape is None:
+            self.shape = (int(np.size(self.estimate)),)
+
+    @property
+    def dims(self) -> int:
+        """The number of axes of the released histogram."""
+        return len(self.shape)
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The estimate in the histogram's shape (a view of ``estimate``)."""
+        return np.asarray(self.estimate).reshape(self.shape)
     #: where the statement of the estimate's error comes from: ``(statement, reason)`` or a function
     #: returning it, called on first use (a release nobody asks pays nothing); see :attr:`stated`
     statement_source: Any = field(default=(None, "no statement was made"), repr=False, compare=False)
@@ -231,6 +279,8 @@ class Release:
             out["timings"] = self.timings
         out.update({"ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
                     "estimate": self.estimate.tolist(), "privacy_unit": self.privacy_unit})
+        if len(self.shape) > 1:
+            out["shape"] = list(self.shape)   # estimate: the cells flattened in row-major order
         if self.binning is not None:
             out["binning"] = self.binning
         out["stated_error"] = (self.stated.describe() if self.stated is not None
@@ -262,7 +312,7 @@ class Pipeline:
 
     def __init__(self, initializer=None, sorter=None, partitioner="singleton", finalizer="group-mean",
                  shares=(0.0, 0.0, 1.0), name: str | None = None, registry: Registry | None = None,
-                 postprocess=()):
+                 dims=(1,), postprocess=()):
         self.postprocess = _post.check_options(postprocess)   # an unknown option is named, before any run
         self.initializer = resolve_component("initializer", initializer, registry)
         self.sorter = resolve_component("sorter", sorter, registry)
@@ -272,6 +322,9 @@ class Pipeline:
             raise InvalidParameter("a pipeline needs a partitioner and a finalizer")
         self.shares = self._validate_shares(shares)
         self.name = name or "custom"
+        #: the numbers of axes of the histograms this pipeline runs on: (1,) by default; a pipeline
+        #: whose components are correct on any grid (they see ``ctx.shape``) declares more
+        self.dims = check_dims(dims, f"pipeline {self.name!r}")
 
     #: records per person the pipeline's runs are calibrated to unless a run says otherwise (1: record level)
     contributions = 1
@@ -304,9 +357,11 @@ class Pipeline:
             raise InvalidParameter(f"gamma_in = {g_in} but the pipeline has no initializer")
         if self.initializer is not None and not self.initializer.spends and g_in > 0:
             raise InvalidParameter(f"initializer {self.initializer.name} spends nothing; gamma_in must be 0")
-        if self.sorter is not None and (g_in <= 0 or self.initializer is None):
+        if self.sorter is not None and not getattr(self.sorter, "data_independent", False) \
+                and (g_in <= 0 or self.initializer is None):
             raise InvalidParameter("a sorter needs an initializer with gamma_in > 0: sorting must use noisy "
-                                   "values (SORTaki Algorithm 3)")
+                                   "values (SORTaki Algorithm 3); only a data-independent sorter (a "
+                                   "linearisation: hilbert, z-order, row-major) runs without one")
         if self.sorter is not None:
             for comp in (self.partitioner, self.finalizer):
                 if comp.requires_domain_order:
@@ -329,22 +384,29 @@ class Pipeline:
                "shares": list(self.shares)}
         if self.contributions != 1:
             out["contributions"] = self.contributions
+        if self.dims != (1,):
+            out["dims"] = self.dims if self.dims == ANY_DIMS else list(self.dims)
         if self.postprocess:
             out["postprocess"] = list(self.postprocess)
         return out
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
-        unknown = set(spec) - {"name", "shares", "contributions", "postprocess", *STAGES}
+        unknown = set(spec) - {"name", "shares", "contributions", "dims", "linearise", "postprocess", *STAGES}
         if unknown:
             raise InvalidParameter(f"unknown pipeline spec key(s) {sorted(unknown)}")
+        if "linearise" in spec:   # a 1-D pipeline on a grid's cells in a public order (dphist.linearise)
+            from .linearise import Linearised
+            inner = {k: v for k, v in spec.items() if k != "linearise"}
+            return Linearised(cls.from_spec(inner, registry), spec["linearise"])
         out = cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
-                  name=spec.get("name"), registry=registry, postprocess=spec.get("postprocess", ()))
+                  name=spec.get("name"), registry=registry, dims=spec.get("dims", (1,)),
+                  postprocess=spec.get("postprocess", ()))
         return out.at_contributions(spec["contributions"]) if "contributions" in spec else out
 
     def with_shares(self, shares) -> "Pipeline":
         other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name,
-                         postprocess=self.postprocess)
+                         dims=self.dims, postprocess=self.postprocess)
         return other.at_contributions(self.contributions) if self.contributions != 1 else other
 
     def __repr__(self) -> str:
@@ -385,7 +447,8 @@ class Pipeline:
         elif k < bounded:
             raise InvalidParameter(f"contributions={k} is below the histogram's max_contributions={bounded}: "
                                    "its persons may each have moved it by that many records")
-        counts = validate_counts(histogram)
+        counts, shape = validate_grid(histogram)
+        self.check_dims(shape)
         eps = validate_epsilon(epsilon)
         kind = _noise_kind(noise)
         run_mode = self._run_mode(seed, None if kind else noise, mode)
@@ -410,12 +473,13 @@ class Pipeline:
             elif noise is None or kind == "float":
                 noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
-        kernel = PrivateKernel(counts, noise, contributions=k)
+        kernel = PrivateKernel(counts, noise, contributions=k, shape=shape)
         n = kernel.n
         for c in self.components():   # parameters against the domain, before anything is spent
             c.check_input(n)
         g_in, g_p, g_f = self.shares
-        ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode)
+        ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode,
+                      shape=shape)
         for c in self.components():
             if not _is_dp(c):
                 ctx.warn(f"{c.kind} {c.name}: {NOT_DP}")
@@ -475,8 +539,22 @@ class Pipeline:
                        noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
-                       warnings=list(ctx.warnings), contributions=k, binning=binning,
+                       warnings=list(ctx.warnings), contributions=k, binning=binning, shape=shape,
                        statement_source=source, postprocess=applied)
+
+    def check_dims(self, shape) -> None:
+        """Refuse, before anything is spent, a histogram whose number of axes the pipeline does not
+        declare (``dims``); the error names the pipeline (the preset), what it supports and the way
+        to run a 1-D algorithm on a grid (a linearisation)."""
+        d = len(shape)
+        if supports_dims(self.dims, d):
+            return
+        hint = ""
+        if d >= 2 and self.dims != ANY_DIMS and 1 in self.dims:
+            hint = (f"; run it on the grid's cells in a linear order: make_algorithm({self.name!r}, "
+                    "linearise='hilbert') (or 'z-order', 'row-major'; dphist.linearise)")
+        raise InvalidParameter(f"{self.name!r} supports {dims_text(self.dims)}; got a {d}-D histogram of "
+                               f"shape {tuple(shape)}{hint}; nothing was spent")
 
     def _statement_source(self, bins: Partition, ctx: Context, noise):
         """A function returning ``(statement or None, why not)``: the finalizer's
@@ -574,6 +652,8 @@ def checked_stage_partition(bins, n: int, stage: str, component: str) -> Partiti
     increasing strictly from 0 to ``n`` (the kernel's own check).  Returns a fresh Partition of
     private copies, so the component cannot change what the next stage reads; an error names the
     stage and the component."""
+    if is_plain_partition(bins, n):   # singletons in domain order: valid, and fresh arrays need no copy
+        return Partition.singletons(n)
     try:
         order, bounds = checked_partition(bins, n)
     except InvalidParameter as exc:

@@ -49,3 +49,13 @@ def ahp_empirical(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = 
                   max_bins: int = 65536) -> Pipeline:
     """AHP with the empirical grouping (rules of thumb for k; at most ``max_bins`` bins)."""
     return _pipeline(EmpiricalPartitioner(rule=rule, max_bins=max_bins), gamma_in, eta, descending)
+
+
+@preset("AHP-2D", citation=CITATION + "; on a grid through a linearisation (DPBench's ahpND_engine)",
+        params=_COMMON, dims=(2,))
+def ahp_2d(gamma_in: float = 0.85, eta: float = 0.35, descending: bool = True) -> Pipeline:
+    """AHP on a grid: the cells listed along the Hilbert curve (``dphist.linearise``), then AHP unchanged.
+    DPBench's ``ahpND_engine`` flattens the grid row-major; AHP groups cells by their sorted noisy counts,
+    so the order of the cells only breaks ties between equal noisy counts."""
+    from dphist.linearise import Linearised
+    return Linearised(ahp(gamma_in=gamma_in, eta=eta, descending=descending), "hilbert")

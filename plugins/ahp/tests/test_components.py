@@ -10,7 +10,7 @@ from dphist.components.builtin import GroupMeanFinalizer
 from dphist_ahp.partitioners import EmpiricalPartitioner, GreedyPartitioner, OptimalPartitioner
 from dphist_ahp.threshold import ThresholdInitializer, apply_threshold, threshold_value
 
-PRESETS = ["AHP", "AHP-optimal", "AHP-empirical"]
+PRESETS = ["AHP", "AHP-optimal", "AHP-empirical", "AHP-2D"]
 
 
 @pytest.mark.parametrize("cls", [ThresholdInitializer, GreedyPartitioner, OptimalPartitioner, EmpiricalPartitioner])

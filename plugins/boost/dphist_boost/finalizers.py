@@ -106,13 +106,15 @@ class HierarchicalFinalizer(Finalizer):
             measured = measured[:-1]
         eps = level_epsilons(self.level_budgets, len(measured), ctx.budget)
         order = None if bins.is_identity_order() else bins.order
+        plain = order is None and n_leaves == bins.n_bins   # leaves are the bins: bounds[i] == i
         values: list = [None] * len(sizes)
         variances = [np.inf] * len(sizes)
         epsilons = [0.0] * len(sizes)
         for j, eps_j in zip(measured, eps):
             first, last = node_leaf_ranges(n_leaves, k, j)
             # leaf groups -> position ranges of the partition's order
-            values[j] = ctx.data.laplace_intervals(bins.bounds[first], bins.bounds[last], eps_j, order=order)
+            starts, ends = (first, last) if plain else (bins.bounds[first], bins.bounds[last])
+            values[j] = ctx.data.laplace_intervals(starts, ends, eps_j, order=order)
             variances[j] = 2.0 / eps_j ** 2
             epsilons[j] = float(eps_j)
         return NoisyTree(k, values, variances, epsilons)

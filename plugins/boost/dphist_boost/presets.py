@@ -48,3 +48,15 @@ def hierarchical_b(noisy_root: bool = False, nonnegative: bool = False, round: b
 def unattributed_s_bar(variant: str = "S-bar") -> Pipeline:
     """S-bar: noisy sorted counts made monotone by isotonic regression (an unattributed release)."""
     return Pipeline(None, None, "singleton", UnattributedFinalizer(variant=variant), (0.0, 0.0, 1.0))
+
+
+@preset("HB-2D", citation="Qardaji, Yang, Li, PVLDB 6(14), 2013, Section 5.1 (multi-dimensional branching); "
+        + _HAY + " (inference)", requires=("finalizer:spatial.tree",), dims=(2,))
+def hierarchical_b_2d() -> Pipeline:
+    """HB on a grid: ``b x b`` splits per level with Qardaji et al.'s branching (the ``b`` minimising
+    ``b (n - 1) ceil(log_b n)^2`` on a side of ``n`` cells, as DPBench's ``HB2D``), a uniform budget
+    over the levels below the unmeasured root, least-squares inference.  The tree is the spatial
+    plugin's ``spatial.tree`` (needs dphist-spatial)."""
+    return Pipeline(None, None, "singleton",
+                    ("spatial.tree", {"branching": "qardaji", "budget": "uniform", "noisy_root": False}),
+                    (0.0, 0.0, 1.0), dims=(2,))

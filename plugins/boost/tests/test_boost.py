@@ -356,3 +356,18 @@ def test_geometric_budgets_are_cormode_closed_form():
 def test_bad_variant():
     with pytest.raises(InvalidParameter, match="variant"):
         UnattributedFinalizer(variant="S-hat")
+
+
+def test_hb_2d_levels_branching_and_uniform_budget():
+    """Kills: the root measured (DPBench's HB2D leaves it out), a geometric budget, the 1-D branching rule
+    instead of the 2-D one (b = 7 on a side of 256: 7 x 7 boxes, then 37-cell sides in 7 parts, then cells)."""
+    from dphist import make_algorithm
+    x = np.random.default_rng(0).integers(0, 5, (256, 256))
+    rows = list(make_algorithm("HB-2D").run(x, 0.9, seed=1).ledger)
+    assert [r.answers for r in rows] == [49, 49 * 49, 256 * 256]
+    assert all(r.epsilon == pytest.approx(0.3) for r in rows)
+
+
+def test_hb_2d_conformance():
+    """Kills: a 2-D preset that mis-spends or releases the wrong shape on grids (the kit)."""
+    testing.check_algorithm("HB-2D")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dphist
-from dphist import InvalidParameter, Partition, testing
+from dphist import InvalidParameter, Partition, make_algorithm, testing
 from dphist.kernel import SeededLaplace
 from dphist import workloads as wl
 from dphist_dawa.greedy_h import GreedyHFinalizer
@@ -346,7 +346,7 @@ def test_conformance_components():
         testing.check_component(L1Partitioner, pipeline=testing.harness_pipeline(L1Partitioner(variant)))
 
 
-@pytest.mark.parametrize("name", ["DAWA", "DAWA-approx", "GreedyH"])
+@pytest.mark.parametrize("name", ["DAWA", "DAWA-approx", "GreedyH", "DAWA-2D"])
 def test_conformance_presets(name):
     testing.check_algorithm(name)
 
@@ -625,3 +625,17 @@ def test_greedy_h_explicit_workloads_equal_the_range_workload(form):
         np.testing.assert_array_equal(got, want)
         prefix = dphist.make_algorithm(name).run(x, 1.0, seed=4).estimate
         assert not np.array_equal(got, prefix)
+
+
+def test_dawa_2d_is_dawa_approx_on_the_hilbert_order():
+    """Kills: DAWA-2D on the row-major order instead of the Hilbert curve, or with the exact partition
+    instead of DPBench's power-of-two one; and a stage override that drops the linearisation (the
+    release would then be DAWA on the row-major cells)."""
+    from dphist.linearise import Linearised, curve_order
+    x = np.random.default_rng(4).integers(0, 50, (16, 16))
+    ours = make_algorithm("DAWA-2D").run(x, 1.0, seed=5)
+    order = curve_order((16, 16), "hilbert")
+    inner = make_algorithm("DAWA-approx", calibration="postprocess").run(x.reshape(-1)[order], 1.0, seed=5)
+    assert np.array_equal(ours.estimate[order], inner.estimate)
+    tuned = make_algorithm("DAWA-2D", finalizer__branching=4)
+    assert isinstance(tuned, Linearised) and tuned.finalizer.branching == 4

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dphist import Initializer
+from dphist import Initializer, InvalidParameter
 from dphist.params import Interval
 
 #: where :class:`CellInitializer` records its cell width for the later stages
@@ -56,6 +56,7 @@ class CellInitializer(Initializer):
     """Lap(1/eps_1) on the count of every cell of ``cell_width`` bins, spread evenly over the cell."""
 
     name = "dpcube.cells"
+    dims = (1, 2)   # a grid: blocks of cell_width x cell_width cells (dphist_dpcube.grid)
     citation = CITATION + " (phase 1: cell partitioning)"
     param_constraints = {"cell_width": Interval(int, 1, None)}   # bins per cell
 
@@ -65,6 +66,15 @@ class CellInitializer(Initializer):
     def initialize(self, ctx):
         if ctx.budget <= 0:
             return None
+        shape = tuple(getattr(ctx, "shape", None) or (ctx.n,))
+        if len(shape) == 2:       # blocks of cell_width x cell_width cells (dphist_dpcube.grid)
+            from .grid import block_partition
+            blocks = block_partition(shape, self.cell_width)
+            ctx.notes[WIDTH_NOTE] = self.cell_width
+            counts = ctx.data.laplace_partition(blocks, ctx.budget)
+            return blocks.spread(counts)
+        if len(shape) > 2:
+            raise InvalidParameter(f"{self.name} runs on 1-D and 2-D histograms, got {len(shape)} axes")
         bounds = cell_bounds(ctx.n, self.cell_width)
         ctx.notes[WIDTH_NOTE] = self.cell_width
         counts = ctx.data.laplace_intervals(bounds[:-1], bounds[1:], ctx.budget)

@@ -98,6 +98,7 @@ class KDTreePartitioner(Partitioner):
     """DPCube's kd-tree on the noisy cell histogram H~ (1-D, V-optimal cuts at cell boundaries)."""
 
     name = "dpcube.kd"
+    dims = (1, 2)   # a grid: DPBench's kd-tree of boxes (dphist_dpcube.grid)
     citation = CITATION + " (phase 2: kd-tree partitioning of the cell histogram)"
     spends = False
     requires_domain_order = True  # cells are runs of consecutive bins of the domain
@@ -122,6 +123,11 @@ class KDTreePartitioner(Partitioner):
                                    "(dpcube.cells)")
         if not bins.is_identity_order() or bins.n_groups != bins.n_bins:
             raise InvalidParameter(f"{self.name} partitions singleton bins in domain order")
+        shape = tuple(getattr(ctx, "shape", None) or (ctx.n,))
+        if len(shape) == 2:
+            return self._partition_grid(ctx, shape)
+        if len(shape) > 2:
+            raise InvalidParameter(f"{self.name} runs on 1-D and 2-D histograms, got {len(shape)} axes")
         bounds = context_cells(ctx)
         if self.stop == "dpbench" and not ctx.eps_f > 0:
             raise InvalidParameter(f"{self.name}: stop='dpbench' weighs a region by 1/eps_2, and the finalizer "
@@ -131,3 +137,15 @@ class KDTreePartitioner(Partitioner):
                             xi=self.threshold(ctx.eps_in, int(bounds[1] - bounds[0])) if self.stop == "variance" else 0.0)
         ctx.notes[f"{self.name}.regions"] = int(starts.size - 1)
         return bins.merge(bounds[starts])
+
+    def _partition_grid(self, ctx, shape):
+        """DPBench's 2-D kd-tree of boxes on H~ (:func:`dphist_dpcube.grid.kd_boxes`); ``stop="dpbench"`` only."""
+        from .grid import boxes_partition, kd_boxes
+        if self.stop != "dpbench":
+            raise InvalidParameter(f"{self.name} on a grid has DPBench's stopping rule only (stop='dpbench')")
+        if not ctx.eps_f > 0:
+            raise InvalidParameter(f"{self.name}: stop='dpbench' weighs a region by 1/eps_2, and the finalizer "
+                                   "has no budget")
+        boxes = kd_boxes(np.asarray(ctx.noisy, dtype=float).reshape(shape), ctx.eps_f)
+        ctx.notes[f"{self.name}.regions"] = int(boxes.shape[0])
+        return boxes_partition(boxes, shape[1])

@@ -47,3 +47,14 @@ def DPCube(alpha: float = DEFAULT_ALPHA, cell_width: int = DEFAULT_CELL_WIDTH, s
     tree = KDTreePartitioner(stop=stop, xi=xi)
     final = "group-mean" if inference == "none" else LeastSquaresFinalizer()
     return Pipeline(cells, None, tree, final, (a, 0.0, 1.0 - a))
+
+
+@preset("DPCube-2D", citation=CITATION + "; 2-D form of DPBench's DPcube (Hay et al., SIGMOD 2016)",
+        params={"alpha": UNIT_SHARE, **CellInitializer.param_constraints}, dims=(2,))
+def DPCube_2d(alpha: float = DEFAULT_ALPHA, cell_width: int = DEFAULT_CELL_WIDTH) -> Pipeline:
+    """DPCube on a grid (DPBench's ``DPcube_engine``): noisy blocks of 11 x 11 cells with alpha * eps, a
+    kd-tree of boxes on them (cuts across the longer side at the SSE-optimal position, DPBench's
+    stopping rule), the leaf boxes' noisy counts spread evenly ((1 - alpha) eps); ``dphist_dpcube.grid``."""
+    a = float(alpha)
+    return Pipeline(CellInitializer(cell_width=cell_width), None, KDTreePartitioner(stop="dpbench"), "group-mean",
+                    (a, 0.0, 1.0 - a), dims=(2,))

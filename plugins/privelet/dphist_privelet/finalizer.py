@@ -22,7 +22,8 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 
-from .haar import haar_matrix, haar_row_norms, inverse_weighted_haar, levels, weighted_haar
+from .haar import (haar_matrix, haar_row_norms, inverse_weighted_haar, inverse_weighted_haar_grid, levels,
+                   weighted_haar, weighted_haar_grid)
 
 CITATION = ("Xiao, Wang, Gehrke, Differential Privacy via Wavelet Transforms, ICDE 2010, Section IV "
             "(Privelet with the Haar wavelet: weights, generalized sensitivity 1 + log2 N, exact inverse)")
@@ -90,6 +91,48 @@ def _haar_inverse_gram(n: int, weight: float, U):
     return np.asarray(A.T @ (scale * (A @ U))) / weight
 
 
+class GridHaarMeasurement(VettedMechanism):
+    """The tensor-product weighted Haar coefficients of a grid's cells plus Laplace(prod(1 + m_a) / epsilon).
+
+    The grid (``shape``, the histogram's public shape; cells flattened in row-major order) is padded
+    with empty cells to ``2^{m_a}`` along every axis.  Fixed when made: the shape, hence the levels and
+    the ledger's sensitivity, before the charge.
+    """
+
+    name = "privelet.weighted-haar-grid"
+    proof = ("epsilon-DP: Xiao, Wang, Gehrke ICDE 2010, Section V (multi-dimensional Privelet: the generalized "
+             "sensitivity of the tensor-product transform is the product of the axes' 1 + log2 N_a). A record "
+             "in one cell moves, along each axis, the total and one difference per level by 1; the tensor "
+             "product's coefficients moved are the products of those, each by 1: prod(1 + m_a) of them, "
+             "so the L1 sensitivity of the weighted coefficients is prod(1 + m_a) and "
+             "Laplace(prod(1 + m_a)/epsilon) on each is the Laplace mechanism (notebooks/privelet.ipynb).")
+
+    def __init__(self, shape=(1,)):
+        shape = tuple(shape)
+        if not shape or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in shape):
+            raise InvalidParameter(f"privelet.weighted-haar-grid: shape must be positive integers, got {shape!r}")
+        self.shape = tuple(int(s) for s in shape)
+        self.levels = tuple(levels(s) for s in self.shape)
+
+    @property
+    def sensitivity(self) -> float:
+        return float(np.prod([1 + m for m in self.levels]))
+
+    def check(self, n: int) -> dict:
+        if int(np.prod(self.shape)) != int(n):
+            raise InvalidParameter(f"privelet.weighted-haar-grid: the grid {self.shape} does not have {n} cells")
+        return {}
+
+    def answers(self, n: int) -> int:
+        return 1 << sum(self.levels)
+
+    def run(self, counts, epsilon, noise):
+        padded = np.zeros(tuple(1 << m for m in self.levels), dtype=np.int64)
+        padded[tuple(slice(0, s) for s in self.shape)] = np.asarray(counts, dtype=np.int64).reshape(self.shape)
+        s = self.sensitivity
+        return noise.laplace_mechanism(weighted_haar_grid(padded).ravel(), s, epsilon, integral=True, support=s)
+
+
 class PriveletFinalizer(Finalizer):
     """``privelet.haar``: Privelet over the groups in their current order, its whole share in one call.
 
@@ -105,12 +148,16 @@ class PriveletFinalizer(Finalizer):
     name = "privelet.haar"
     citation = CITATION
     #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
-    vetted_mechanisms = ("privelet.weighted-haar",)
+    vetted_mechanisms = ("privelet.weighted-haar", "privelet.weighted-haar-grid")
+    dims = (1, 2)   # 1-D: the groups in their order; a grid: its cells (the tensor-product transform)
     spends = True
 
     def stated_error(self, bins: Partition, ctx):
         """The weighted Haar matrix over the ``2^m`` padded groups (integer answers, sensitivity
-        ``1 + m``) and its exact inverse: a square strategy, so the release is its least squares."""
+        ``1 + m``) and its exact inverse: a square strategy, so the release is its least squares.
+        On a grid (the tensor-product transform) no statement is made (None)."""
+        if len(tuple(getattr(ctx, "shape", None) or (bins.n_bins,))) > 1:
+            return None
         from dphist.stated_error import LinearStrategy, Measurement
         k = bins.n_groups
         m = levels(k)
@@ -124,6 +171,9 @@ class PriveletFinalizer(Finalizer):
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("privelet.haar spends budget: give the finalizer a share gamma_f > 0")
+        shape = tuple(getattr(ctx, "shape", None) or (bins.n_bins,))
+        if len(shape) > 1 and bins.n_groups == bins.n_bins and bins.is_identity_order():
+            return self._finalize_grid(bins, ctx, shape)     # the cells of a grid: the tensor-product transform
         k = bins.n_groups
         mechanism = WeightedHaarMeasurement(levels(k))
         plain = k == bins.n_bins and bins.is_identity_order()   # bins in domain order, one group each (the preset)
@@ -131,3 +181,12 @@ class PriveletFinalizer(Finalizer):
         noisy = ctx.data.custom(mechanism, ctx.budget, **groups)
         estimate = inverse_weighted_haar(noisy)[:k]   # post-processing of the noisy coefficients
         return estimate if plain else bins.spread(estimate)
+
+    def _finalize_grid(self, bins: Partition, ctx, shape) -> np.ndarray:
+        """Multi-dimensional Privelet over the cells of a grid (Xiao et al. Section V): the tensor-product
+        transform, one vetted measurement, the exact inverse cut back to the grid (post-processing).
+        Groups or a sorted order on a grid take the 1-D route: the groups in their current order."""
+        mechanism = GridHaarMeasurement(shape)
+        noisy = ctx.data.custom(mechanism, ctx.budget)
+        grid = inverse_weighted_haar_grid(noisy.reshape(tuple(1 << m for m in mechanism.levels)))
+        return grid[tuple(slice(0, s) for s in shape)].ravel()

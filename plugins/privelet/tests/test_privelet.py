@@ -159,3 +159,49 @@ def test_sorted_bins_are_measured_in_their_sorted_order():
     with recording_custom_calls() as calls:
         make_algorithm("Privelet").run(x, 1.0, seed=3)
     assert calls[0][2]["order"] is None   # the preset's plain case skips the re-validation
+
+
+def test_grid_transform_is_the_tensor_product_and_inverts():
+    """Kills: the 2-D transform applied along one axis only, or the axes' inverses in the wrong place
+    (the tensor product of the dense 1-D matrices, on an 8 x 4 grid; the inverse recovers the grid)."""
+    from dphist_privelet.haar import inverse_weighted_haar_grid, weighted_haar_grid
+    x = np.random.default_rng(3).integers(0, 50, (8, 4))
+    y = weighted_haar_grid(x)
+    dense = np.kron(_dense_weighted_haar(8), _dense_weighted_haar(4))
+    assert y.dtype == x.dtype and np.array_equal(y.ravel(), dense @ x.ravel())
+    assert np.allclose(inverse_weighted_haar_grid(y), x, atol=1e-9)
+
+
+def test_grid_sensitivity_is_the_product():
+    """Kills: a grid mechanism declaring 1 + m1 + m2 (the sum) instead of (1 + m1)(1 + m2): every column of
+    the tensor-product matrix has L1 norm exactly the product, and padding 5 x 3 to 8 x 4 gives 4 * 3."""
+    from dphist_privelet.finalizer import GridHaarMeasurement
+    dense = np.kron(_dense_weighted_haar(8), _dense_weighted_haar(4))
+    assert np.abs(dense).sum(axis=0).min() == np.abs(dense).sum(axis=0).max() == 12
+    assert GridHaarMeasurement((5, 3)).sensitivity == 12.0
+    assert GridHaarMeasurement((5, 3)).answers(15) == 32
+    with pytest.raises(InvalidParameter, match="does not have 16 cells"):
+        GridHaarMeasurement((5, 3)).check(16)
+
+
+def test_privelet_2d_noise_and_padding():
+    """Kills: the 2-D preset measuring with the 1-D sensitivity 1 + m (too little noise) or with the sum of
+    the axes' levels, and padding that keeps the padded cells in the release: one ledger row of
+    (1 + 3)(1 + 2) = 12 per coefficient on a 5 x 3 grid (padded to 8 x 4), a release of 5 x 3 cells."""
+    rel = make_algorithm("Privelet-2D").run(np.arange(15).reshape(5, 3), 1.0, seed=2)
+    (row,) = list(rel.ledger)
+    assert row.sensitivity == 12 and row.answers == 32 and rel.grid.shape == (5, 3)
+
+
+def test_privelet_on_a_grid_with_groups_takes_the_1d_route():
+    """Kills: the grid route run on merged groups (it would measure cells the partition merged): a grid
+    handed as one group is measured by the 1-D transform of that group (1 coefficient, sensitivity 1)."""
+    from dphist_privelet.finalizer import PriveletFinalizer
+    pipe = Pipeline("laplace", None, "whole", PriveletFinalizer(), (0.5, 0.0, 0.5), dims=(2,))
+    rows = [r for r in pipe.run(np.ones((4, 4), dtype=int), 1.0, seed=1).ledger if r.stage == "finalizer"]
+    assert [(r.answers, r.sensitivity) for r in rows] == [(1, 1.0)]
+
+
+def test_privelet_2d_conformance():
+    """Kills: a 2-D preset that mis-spends or releases the wrong shape on grids (the kit)."""
+    testing.check_algorithm("Privelet-2D")
