@@ -108,6 +108,7 @@ def main(argv: list[str]) -> int:
     for topic in topics:
         mod = load(topic)
         rows = []
+        load_before = _load_average()
         for case in mod.CASES:
             if "measure" in case:
                 secs, case["target"] = case["measure"]()
@@ -127,7 +128,8 @@ def main(argv: list[str]) -> int:
                  "|---|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         (HERE / "results" / f"{topic}.md").write_text(
-            f"### {topic}\n\nMeasured {stamp} on {machine}.\n\n" + "\n".join(table) + "\n")
+            f"### {topic}\n\nMeasured {stamp} on {machine}; load average (1, 5, 15 min) {load_before} at the start, "
+            f"{_load_average()} at the end.\n\n" + "\n".join(table) + "\n")
     collect()
     return 1 if failed else 0
 

@@ -173,7 +173,11 @@ class DPBenchCosts:
 class DebiasedCosts:
     """calibration "postprocess": deviations of a Laplace(``scale``)-noised histogram minus
     ``correction`` times the expected noise deviation (:func:`noise_deviation`), plus
-    ``measure_cost``.  Pure arithmetic on public (already noised) values."""
+    ``measure_cost``.  Pure arithmetic on public (already noised) values: each batch's output depends
+    on that batch alone (``thread_safe``: the threaded exact search applies it on its threads; the
+    table below only grows, and holds the same number for a length whichever call built it)."""
+
+    thread_safe = True
 
     def __init__(self, scale, measure_cost, correction):
         self.scale, self.measure_cost, self.correction = scale, measure_cost, correction
@@ -181,12 +185,14 @@ class DebiasedCosts:
 
     def __call__(self, dev, lengths):
         lengths = np.asarray(lengths)
+        table = self._by_length                 # one read: another thread may replace it with a longer one
         try:                                    # the same numbers as computing them per call, read from a table
-            out = dev - self._by_length[lengths]
+            out = dev - table[lengths]
         except IndexError:                      # a longer group than seen so far (no max() pass per batch)
             L = np.arange(1, 2 * int(lengths.max()) + 1)
-            self._by_length = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
-            out = dev - self._by_length[lengths]
+            table = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
+            self._by_length = table
+            out = dev - table[lengths]
         out += self.measure_cost
         return out
 

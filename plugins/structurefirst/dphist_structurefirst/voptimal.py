@@ -44,6 +44,12 @@ table costs 5.2e8 candidates at n = 4,096 (k = 410; the plain DP: 3.1e9), growin
 for unsorted data (the SSE is Monge only on sorted values, so the divide and conquer of
 :func:`dphist.segmentation.k_groups` does not apply).
 
+Threads: the layers are filled by a wavefront over (layer, part of the ends) on the threads of
+:mod:`dphist.segmentation.parallel` (``threads=``, else its default: every core): part b of layer g needs
+part b of layer g - 1 and part b - 1 of layer g, so the parts of one diagonal run at once; each part
+starts from the hint the part before it left, so the table and the count of scored candidates are the
+serial ones, bit for bit.
+
 Memory: the layers needed are used in decreasing order; every ``B``-th layer is kept and each
 block of ``B`` layers is recomputed from its checkpoint when it is needed, only up to the right
 end still open (``B = k`` when all layers fit in ``max_floats`` floats, else about sqrt(k)).
@@ -59,6 +65,10 @@ from dphist.intervals import centred_prefix_sums
 
 #: keep every layer in memory up to this many floats (128 MB); above, checkpoint and recompute
 MAX_FLOATS = 16_000_000
+#: layers are filled on threads from this many ends on (a wavefront; PrefixCosts._layers)
+THREAD_MIN_ENDS = 1024
+#: parts of the ends per thread in the wavefront (a barrier per diagonal of parts)
+PARTS_PER_THREAD = 4
 
 
 @njit(cache=True, inline="always")
@@ -115,11 +125,20 @@ def next_layer(prev, g, p, p2, inv, out, upto):
     Candidates are scored CHUNK at a time and the pruning bound is tested at the chunk's lowest
     start (a minimum does not depend on the order of its candidates, and a few extra ones cannot
     change it).  Only ``prev[:upto]`` is read.  Returns the number of candidates scored."""
+    return next_layer_part(prev, g, p, p2, inv, out, 0, upto + 1, g - 1)[0]
+
+
+@njit(cache=True, nogil=True)
+def next_layer_part(prev, g, p, p2, inv, out, j_lo, j_hi, hint):
+    """:func:`next_layer` for the ends j in [j_lo, j_hi) only, given ``out[:j_lo]`` (this layer) and
+    ``prev[:j_hi]`` (the layer below) and the hint the end j_lo - 1 left (g - 1 for j_lo = 0);
+    returns (candidates scored, the hint for j_hi).  Parts in increasing j give next_layer's
+    table, bit for bit, and its count (the parts of one layer run in order; those of other layers
+    may run at the same time: :meth:`PrefixCosts._layers_on_threads`)."""
     scored = 0
-    for j in range(min(g, upto + 1)):
+    for j in range(j_lo, min(g, j_hi)):
         out[j] = np.inf
-    hint = g - 1
-    for j in range(g, upto + 1):
+    for j in range(max(g, j_lo), j_hi):
         # a first candidate (where the last end's best was found), then a ceiling: prev is
         # non-decreasing, so no start t with prev[t] >= best can win (SSE >= 0)
         hint = min(max(hint, g - 1), j - 1)
@@ -158,7 +177,7 @@ def next_layer(prev, g, p, p2, inv, out, upto):
                 break
             t -= 1
         out[j] = best
-    return scored
+    return scored, hint
 
 
 class PrefixCosts:
@@ -169,7 +188,8 @@ class PrefixCosts:
     layers do not all fit in ``max_floats`` floats.
     """
 
-    def __init__(self, values, k: int, max_floats: int = MAX_FLOATS):
+    def __init__(self, values, k: int, max_floats: int = MAX_FLOATS, threads: int | None = None):
+        self.threads = threads
         values = np.asarray(values, dtype=float)
         self.p, self.p2 = centred_prefix_sums(values)
         self.scored = 0                                # candidates scored so far (operation count)
@@ -183,11 +203,8 @@ class PrefixCosts:
         layer = first_layer(self.p, self.p2, self.inv)
         self._checkpoints[1] = layer
         if self.block < top:                           # forward pass keeping every block-th layer
-            cur = layer
-            for g in range(2, top + 1):
-                cur = self._next(cur, g, np.empty(per_layer), self.n)
-                if (g - 1) % self.block == 0:
-                    self._checkpoints[g] = cur
+            kept = self._layers(layer, 1, top, self.n, lambda g: (g - 1) % self.block == 0, np.empty)
+            self._checkpoints.update(kept)
         self._cache = {}
         self._upto = -1
         self._top = top
@@ -203,10 +220,52 @@ class PrefixCosts:
         stop = min(start + self.block - 1, self._top)
         self._cache = {start: self._checkpoints[start]}
         self._upto = upto
-        cur = self._checkpoints[start]
-        for h in range(start + 1, stop + 1):
-            cur = self._next(cur, h, np.full(self.n + 1, np.nan), upto)
-            self._cache[h] = cur
+        self._cache.update(self._layers(self._checkpoints[start], start, stop, upto, lambda g: True,
+                                        lambda size: np.full(size, np.nan)))
+
+    def _layers(self, base, g0: int, g1: int, upto: int, keep, new) -> dict:
+        """Layers g0 + 1 .. g1 from layer g0 (``base``), each up to ``upto``; returns those with
+        ``keep(g)``.  On threads (:mod:`dphist.segmentation.parallel`) from THREAD_MIN_ENDS ends on:
+        a wavefront over (layer, part of the ends), the parts of one diagonal at once.  Part b of
+        layer g needs part b of layer g - 1 and part b - 1 of layer g, both on the diagonal before;
+        each part starts from the hint its predecessor left, so the table and the count of scored
+        candidates are the serial ones, bit for bit."""
+        from dphist.segmentation import parallel
+        threads = parallel.default_threads() if self.threads is None else parallel.resolve(self.threads)
+        out = {}
+        if threads == 1 or upto + 1 < THREAD_MIN_ENDS or g1 - g0 < 2:
+            cur = base
+            for g in range(g0 + 1, g1 + 1):
+                cur = self._next(cur, g, new(self.n + 1), upto)
+                if keep(g):
+                    out[g] = cur
+            return out
+        n_parts = PARTS_PER_THREAD * threads
+        edges = [(upto + 1) * i // n_parts for i in range(n_parts + 1)]
+        layers, hints, counts = {g0: base}, {}, {}
+        n_layers = g1 - g0
+        for d in range(n_layers + n_parts - 1):
+            tasks = []
+            for b in range(max(0, d - n_layers + 1), min(n_parts, d + 1)):
+                g = g0 + 1 + d - b
+                if b == 0:
+                    layers[g], hints[g] = new(self.n + 1), g - 1
+                tasks.append((g, b))
+
+            def work(group):
+                for g, b in group:
+                    counts[g, b] = next_layer_part(layers[g - 1], g, self.p, self.p2, self.inv, layers[g],
+                                                   edges[b], edges[b + 1], hints[g])
+
+            parallel.run_all([lambda task=task: work([task]) for task in tasks], threads)
+            for g, b in tasks:
+                scored, hints[g] = counts.pop((g, b))
+                self.scored += scored
+                if b == n_parts - 1:                   # layer g is complete
+                    if keep(g):
+                        out[g] = layers[g]
+                    layers.pop(g - 1, None)            # no part of layer g still reads g - 1
+        return out
 
     def layer(self, g: int, upto: int | None = None) -> np.ndarray:
         """T(j, g) for j = 0..n (valid up to ``upto``, default n; beyond it NaN when a block was

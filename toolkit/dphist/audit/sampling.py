@@ -206,15 +206,21 @@ def forked_pool(workers: int, **shared):
         yield None
         return
     from ..experiments.executors import blas_threads_limited
-    from ..experiments.lifeline import exit_with_parent   # workers end with their parent
     _FORKED.update(shared)
     try:
         with blas_threads_limited(1), ProcessPoolExecutor(
                 workers, mp_context=multiprocessing.get_context("fork"),
-                initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
+                initializer=_forked_worker_init, initargs=(os.getpid(),)) as pool:
             yield pool
     finally:
         _FORKED.clear()
+
+
+def _forked_worker_init(parent: int) -> None:
+    from ..experiments.executors import one_search_thread
+    from ..experiments.lifeline import exit_with_parent   # workers end with their parent
+    exit_with_parent(parent)
+    one_search_thread()
 
 
 def forked(name: str):

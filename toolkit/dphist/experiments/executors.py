@@ -78,7 +78,15 @@ def _process_worker_init(job: Job, parent: int | None = None) -> None:
     exit_with_parent(parent)
     stop_on_sigint()
     limit_blas_threads(1)
+    one_search_thread()
     install_job(job)
+
+
+def one_search_thread() -> None:
+    """In a worker of a pool: the quadratic searches of :mod:`dphist.segmentation` on one thread
+    (the pool's processes already share the cores; set through the environment so that a worker
+    that never runs one does not import it)."""
+    os.environ["DPHIST_THREADS"] = "1"
 
 
 def default_workers() -> int:

@@ -50,6 +50,12 @@ across ends (each needs the previous ones), took 0.91 s for the first 20,000 end
 23 s extrapolated, measured under load).  A pure-numpy core would miss ``AHP-optimal``'s and
 ``sDAHP``'s recorded times by these factors.
 
+Threads: the exact mode (a) on at least ``search.PARALLEL_MIN_UNITS`` units runs on every core
+(:mod:`.parallel`: ``threads=``, ``DPHIST_THREADS``, ``NUMBA_NUM_THREADS``).  Every candidate's total is
+computed by the same arithmetic and compared in the same order as on one thread, so the tie rules
+above and every release are unchanged by the thread count; ``benchmarks/bench_parallel.py`` measures
+the speed-up on 2 cores.
+
 Privacy: the engine is arithmetic on the values it is given.  Running it on H~ (noisy counts) is
 post-processing; running it on true counts is allowed only inside the kernel, whose
 :meth:`dphist.kernel.DataHandle.noisy_min_segmentation` perturbs every candidate's cost (through
@@ -57,11 +63,12 @@ post-processing; running it on true counts is allowed only inside the kernel, wh
 """
 from .costs import (Cost, GroupCost, IntervalCost, L1Deviation, Perturbed, RelativeError, SSEPenalty,
                     as_cost)
+from . import parallel
 from .search import (Segmentation, greedy, k_groups, lookahead_bounds, monge_violation, optimal,
                      total_cost, tree, units_of)
 
 __all__ = [
     "Cost", "GroupCost", "IntervalCost", "L1Deviation", "Perturbed", "RelativeError", "SSEPenalty",
-    "Segmentation", "as_cost", "greedy", "k_groups", "lookahead_bounds", "monge_violation", "optimal",
+    "Segmentation", "as_cost", "greedy", "parallel", "k_groups", "lookahead_bounds", "monge_violation", "optimal",
     "total_cost", "tree", "units_of",
 ]

@@ -51,6 +51,14 @@ class Cost:
         ends = bounds[first_unit + 1:]
         return self.intervals(np.full(ends.size, bounds[first_unit]), ends)
 
+    def rows_between(self, first: int, stop: int, bounds: np.ndarray, threads: int = 1, finish=None) -> list:
+        """The rows of :meth:`rows_from` for the first units ``first .. stop - 1``, in that order (a
+        block of the exact search), each passed through ``finish(first_unit, row)`` when given.  The
+        default asks for them one by one; a cost whose rows are independent may compute (and
+        finish) them on up to ``threads`` threads (:class:`L1Deviation`)."""
+        rows = [self.rows_from(a, bounds) for a in range(first, stop)]
+        return rows if finish is None else [finish(a, row) for a, row in zip(range(first, stop), rows)]
+
     def windows(self, length: int, bounds: np.ndarray) -> np.ndarray:
         """Costs of units [a, a + length) for a = 0 .. k - length, in that order."""
         k = bounds.size - 1
@@ -229,18 +237,44 @@ class L1Deviation(Cost):
         return kernels.deviations_direct(self.values, self.weights, np.asarray(starts, dtype=np.int64),
                                          np.asarray(ends, dtype=np.int64))
 
-    def rows_from(self, first_unit, bounds):
+    def _exact_route(self) -> bool:
+        """Whether rows take the linked-list route: unit weights, integers, sums exact in floats."""
         if self._exact_sums is None:
             x = self.values
             self._exact_sums = (self._unit_weights and bool(np.all(x == np.rint(x)))
                                 and float(np.abs(x).sum()) < 2.0 ** 53)
-        if self._exact_sums:
+        return self._exact_sums
+
+    def rows_from(self, first_unit, bounds):
+        if self._exact_route():
             rows = self._rows
             if rows is None or not rows.continues(first_unit, bounds):
                 rows = self._rows = _RowsByDeletion(self.values, bounds, first_unit)
             return rows.next_row()
         out = np.empty(bounds.size - 1 - first_unit)
         kernels.deviations_from(self.values, self.weights, self.rank, self.sorted_values, bounds, first_unit, out)
+        return out
+
+    def rows_between(self, first, stop, bounds, threads=1, finish=None):
+        """Rows ``first .. stop - 1`` on up to ``threads`` threads: runs of an even number of
+        consecutive rows (one deletion pass gives two), each on its own linked list
+        (:class:`_RowsByDeletion`, skipped forward to the run's first unit), taken in turn by the
+        threads, which also apply ``finish``.  The rows are the serial ones, bit for bit (the same
+        sets, exact sums)."""
+        if threads <= 1 or stop - first < 4 or not self._exact_route():
+            return super().rows_between(first, stop, bounds, finish=finish)
+        from . import parallel
+        runs = parallel.split(first, stop, PARTS_PER_THREAD * threads, multiple=2)
+        states = getattr(self, "_thread_rows", None)
+        if states is None or len(states) < len(runs) or not all(st.same_bounds(bounds) for st in states):
+            states = self._thread_rows = [_RowsByDeletion(self.values, bounds, a) for a, _ in runs]
+        out = [None] * (stop - first)
+
+        def work(state, a, b):
+            for i, row in enumerate(state.rows(a, b)):
+                out[a - first + i] = row if finish is None else finish(a + i, row)
+
+        parallel.run_all([lambda st=st, a=a, b=b: work(st, a, b) for st, (a, b) in zip(states, runs)], threads)
         return out
 
     def windows(self, length, bounds):
@@ -259,12 +293,18 @@ class L1Deviation(Cost):
         return np.add.reduceat(dev if self._unit_weights else self.weights[idx] * dev, heads)
 
 
+#: runs of rows per thread in a block of the threaded exact search, each on its own linked list, taken
+#: in turn by the threads (see parallel.run_all)
+PARTS_PER_THREAD = 4
+
+
 class _RowsByDeletion:
     """The state of :func:`.kernels.l1_deletion_rows` between rows: the linked list of the distinct
     values of units [first_unit, k), the pointer at their mean, and the second row of the last
     pair (rows come two per pass)."""
 
     def __init__(self, values, bounds, first_unit):
+        self.values = values
         distinct, node = np.unique(values, return_inverse=True)
         self.dv = np.concatenate(([0.0], distinct, [0.0]))       # nodes 0 and -1 end the list
         self.node = node.astype(np.uint64) + np.uint64(1)
@@ -278,8 +318,31 @@ class _RowsByDeletion:
         self.pointer = kernels.l1_deletion_start(self.node, self.dv, bounds, self.first_unit, self.mult,
                                                  self.linked, self.prv, self.nxt, self.acc)
 
+    def same_bounds(self, bounds) -> bool:
+        return bounds is self.bounds or np.array_equal(bounds, self.bounds)
+
     def continues(self, first_unit, bounds) -> bool:
-        return first_unit == self.first_unit and (bounds is self.bounds or np.array_equal(bounds, self.bounds))
+        return first_unit == self.first_unit and self.same_bounds(bounds)
+
+    def rows(self, first: int, stop: int) -> list:
+        """Rows ``first .. stop - 1``: the list skips forward to ``first`` (rebuilt when it is past it)."""
+        at = self.first_unit + (self.pending is not None)       # the list holds units [at, k)
+        if first < self.first_unit:
+            self.__init__(self.values, self.bounds, first)
+        elif first > self.first_unit:
+            if first > at:
+                self.pointer = kernels.l1_deletion_skip(self.node, self.dv, self.bounds, at, first, self.mult,
+                                                        self.linked, self.prv, self.nxt, self.pointer, self.acc)
+            self.pending = None
+            self.first_unit = first
+        k = self.bounds.size - 1
+        if self.pending is not None or ((stop - first) % 2 and stop < k):
+            return [self.next_row() for _ in range(first, stop)]
+        block = np.empty((stop - first, k - first))
+        self.pointer = kernels.l1_deletion_block(self.node, self.dv, self.bounds, first, stop, self.mult, self.linked,
+                                                 self.prv, self.nxt, self.pointer, self.acc, block)
+        self.first_unit = stop
+        return [block[i, :k - first - i] for i in range(stop - first)]
 
     def next_row(self) -> np.ndarray:
         """The row of ``first_unit`` (computed with its partner, or the partner kept from the last pass)."""
@@ -341,7 +404,9 @@ class Perturbed(Cost):
     a public constant to every candidate's deviation, or removes the expected deviation of noise).
 
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
-    unit ascending, each row by end ascending; power-of-two lengths - by length ascending, each by
+    unit ascending, each row by end ascending (on threads too, unless ``fn.thread_safe`` is true:
+    ``fn`` then declares that its output for a batch depends on that batch's costs and sizes alone,
+    with no state and no randomness, and the threads apply it to their rows as they come); power-of-two lengths - by length ascending, each by
     start ascending; tree - levels bottom-up, nodes left to right; exactly-k - one row per first
     unit as in the exact search.  Each candidate is seen once.
     """
@@ -360,6 +425,16 @@ class Perturbed(Cost):
 
     def rows_from(self, first_unit, bounds):
         return self._apply(self.inner.rows_from(first_unit, bounds), bounds[first_unit + 1:] - bounds[first_unit])
+
+    def rows_between(self, first, stop, bounds, threads=1, finish=None):
+        def apply(a, row):
+            out = self._apply(row, bounds[a + 1:] - bounds[a])
+            return out if finish is None else finish(a, out)
+        if getattr(self.fn, "thread_safe", False):   # no state, no randomness: applied on the threads
+            return self.inner.rows_between(first, stop, bounds, threads, apply)
+        # the inner rows may come from threads; fn sees them one by one, in order, as from rows_from
+        rows = self.inner.rows_between(first, stop, bounds, threads)
+        return [apply(a, row) for a, row in zip(range(first, stop), rows)]
 
     def windows(self, length, bounds):
         m = bounds.size - length

@@ -7,13 +7,26 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from ..validation import are_strict_bounds
-from . import kernels
+from functools import partial
+
+from . import kernels, parallel
 from .costs import Cost, SSEPenalty, as_cost
 
 LENGTHS = ("all", "power-of-two")
 BOUNDS = ("singleton", "lookahead")
 _NO_MATRIX = np.zeros((0, 0))
 _NO_ARRAY = np.zeros(1)
+#: the exact search runs on threads from this many units on (below, a few milliseconds on one core)
+PARALLEL_MIN_UNITS = 2048
+#: ends per block of the SSE search on threads (the serial part of a block: END_BLOCK^2 / 2 candidates)
+END_BLOCK = 512
+#: rows per thread and block of the row-by-row search on threads (memory: threads x ROW_BLOCK rows)
+ROW_BLOCK = 32
+#: parts per thread of a block's shared work, taken in turn by the threads (a descheduled thread
+#: on a shared machine then holds up one small part, not half the block)
+PARTS_PER_THREAD = 4
+#: a block's shared part runs on the calling thread alone below this many candidates
+_SMALL_PART = 50_000
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,7 @@ def total_cost(cost, groups, bounds=None, n: int | None = None) -> float:
 
 
 def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = True,
-            n: int | None = None) -> Segmentation:
+            n: int | None = None, threads: int | None = None) -> Segmentation:
     """The segmentation of least total cost, any number of groups (Jagadish et al. 1998's DP).
 
     ``lengths="all"``: every run of units is a candidate group, O(k^2) cost evaluations (mode a).
@@ -72,7 +85,12 @@ def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = 
     position); ``n`` is needed only for a plain callable cost.  Ties keep the longest optimal last
     group; ``longest_on_ties=False`` keeps the shortest instead, in the power-of-two mode only
     (SORTaki's DPP, kept for its releases).
+
+    ``threads``: the exact mode (``lengths="all"``) on at least ``PARALLEL_MIN_UNITS`` units runs
+    on this many threads (default :func:`dphist.segmentation.parallel.default_threads`: every core,
+    or ``DPHIST_THREADS`` / ``NUMBA_NUM_THREADS``); the result is bit-identical for every count.
     """
+    threads = parallel.resolve(threads)
     if lengths not in LENGTHS:
         raise InvalidParameter(f"unknown candidate lengths {lengths!r}; use one of {', '.join(LENGTHS)}")
     if lengths == "all" and not longest_on_ties:
@@ -80,14 +98,17 @@ def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = 
     cost, units = _prepare(cost, bounds, n)
     k = units.size - 1
     if lengths == "all":
+        on_threads = threads > 1 and k >= PARALLEL_MIN_UNITS
         if type(cost) is SSEPenalty:
-            best, back = kernels.sse_all_intervals(units, cost.prefix, cost.prefix_sq, cost.penalty,
-                                                   cost.penalty_last)
+            args = (units, cost.prefix, cost.prefix_sq, cost.penalty, cost.penalty_last)
+            best, back = _sse_on_threads(args, k, threads) if on_threads else kernels.sse_all_intervals(*args)
         else:
             best = np.full(k + 1, np.inf)
             best[0] = 0.0
             back = np.zeros(k + 1, dtype=np.int64)
-            for a in range(k):           # rows by first unit: best[a] is final once rows < a are relaxed
+            if on_threads:
+                _rows_on_threads(cost, units, best, back, threads)
+            for a in range(k if on_threads else 0, k):  # rows by first unit: best[a] is final once rows < a are relaxed
                 kernels.relax_row(best, back, a, np.ascontiguousarray(cost.rows_from(a, units), dtype=float))
     else:
         if type(cost) is SSEPenalty:
@@ -101,6 +122,46 @@ def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = 
             best, back = kernels.power_of_two_lengths(units, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, windows, False,
                                                       bool(longest_on_ties))
     return Segmentation(_trace(back, k), float(best[k]))
+
+
+def _sse_on_threads(args, k: int, threads: int):
+    """Mode (a) with an SSE + penalty cost on threads, by blocks of ``END_BLOCK`` ends: the threads
+    scan the starts before the block for disjoint ranges of its ends (``best`` is final there), then
+    one thread finishes each end over the starts inside the block, in order.  Each end sees the same
+    candidates, in the same (ascending) order, with the same strict comparison as in the serial loop."""
+    best = np.empty(k + 1)
+    best[0] = 0.0
+    back = np.zeros(k + 1, dtype=np.int64)
+    top = np.empty(k + 1)
+    arg = np.zeros(k + 1, dtype=np.int64)
+    for lo in range(1, k + 1, END_BLOCK):
+        hi = min(k + 1, lo + END_BLOCK)
+        parts = parallel.split(lo, hi, PARTS_PER_THREAD * threads if lo * (hi - lo) >= _SMALL_PART else 1)
+        parallel.run_all([partial(kernels.sse_scan_ends, *args, best, top, arg, a, b, lo) for a, b in parts],
+                         threads)
+        kernels.sse_finish_ends(*args, best, back, top, arg, lo, hi)
+    return best, back
+
+
+def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
+    """Mode (a) with costs given row by row, on threads, by blocks of ``ROW_BLOCK x threads`` rows:
+    the cost computes the block's rows (:meth:`Cost.rows_between`, on the threads when it can) into
+    one array; the ends inside the block are relaxed by one thread, row after row, then threads relax
+    disjoint ranges of the ends beyond it.  Every end sees every row, in increasing order, with the
+    serial comparison (:func:`.kernels.relax_row`'s)."""
+    k = units.size - 1
+    step = ROW_BLOCK * threads
+    for a in range(0, k, step):
+        stop = min(k, a + step)
+        block = np.empty((stop - a, k - a))
+
+        def keep(u, row, block=block, a=a):
+            block[u - a, :k - u] = row
+
+        cost.rows_between(a, stop, units, threads, keep)
+        kernels.relax_block(best, back, a, block, a + 1, stop + 1)
+        parts = parallel.split(stop + 1, k + 1, PARTS_PER_THREAD * threads)
+        parallel.run_all([partial(kernels.relax_block, best, back, a, block, lo, hi) for lo, hi in parts], threads)
 
 
 def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segmentation:
