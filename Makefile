@@ -35,10 +35,11 @@ dev: $(VENV)/.dev
 demo: install
 	$(BIN)/dphist demo
 
-# one pytest worker per core (pytest-xdist); --dist loadfile keeps a file, and so every cell of a notebook,
+# one pytest worker per core (pytest-xdist; each on one thread: the dynamic programs' threads would only
+# contend with the other worker); --dist loadfile keeps a file, and so every cell of a notebook,
 # on one worker, in order
 test: dev
-	DPHIST_STRICT_PLUGINS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -n auto --dist loadfile \
+	DPHIST_STRICT_PLUGINS=1 OPENBLAS_NUM_THREADS=1 DPHIST_THREADS=1 $(BIN)/python -m pytest -q -n auto --dist loadfile \
 		tests $(PLUGIN_TESTS) --nbval-lax $(NOTEBOOKS)
 
 # The explorer served by Voila, opened in the system's headless Chromium (Debian package; Playwright is told
