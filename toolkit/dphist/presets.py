@@ -97,6 +97,9 @@ def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any
     """``pipe`` with the given components rebuilt with new parameter values (validated at construction)."""
     if not per_stage:
         return pipe
+    if getattr(pipe, "chooses_per_run", False):
+        raise InvalidParameter(f"{who} chooses its preset per run; its stages cannot be overridden "
+                               f"(got {', '.join(f'{s}__...' for s in per_stage)})")
     stages = {s: getattr(pipe, s) for s in STAGES}
     for stage, params in per_stage.items():
         component = stages[stage]
