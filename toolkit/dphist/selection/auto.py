@@ -145,6 +145,7 @@ class AutoPipeline(Pipeline):
             raise InvalidParameter(f"auto: none of the selector's presets for {workload!r} is installed "
                                    f"({', '.join(sorted({n for n, _ in self.presets.values()}))}); install their "
                                    "plugins (dphist list shows what is missing)")
+        self._chosen: dict = {}
         # the features' own pipeline: the core's singleton partition and the feature finalizer
         self._features = Pipeline(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto.features")
         super().__init__(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto")
@@ -182,8 +183,13 @@ class AutoPipeline(Pipeline):
                 "note": note}
 
     def chosen_pipeline(self, choice: dict) -> Pipeline:
-        pipe = make_algorithm(choice["preset"], registry=self.registry, **choice["params"])
-        return pipe.at_contributions(self.contributions) if self.contributions != 1 else pipe
+        """The chosen preset's pipeline (built once per label and privacy unit, then reused)."""
+        key = (choice["label"], self.contributions)
+        pipe = self._chosen.get(key)
+        if pipe is None:
+            pipe = make_algorithm(choice["preset"], registry=self.registry, **choice["params"])
+            pipe = self._chosen[key] = pipe.at_contributions(self.contributions) if self.contributions != 1 else pipe
+        return pipe
 
     def books(self, release: Release) -> dict[str, float]:
         """The epsilon each ledger stage must be charged in ``release`` (the kit's ledger check)."""

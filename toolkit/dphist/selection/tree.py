@@ -84,7 +84,7 @@ class RegretTree:
                 out.append(f"{name} = {x[f]:.4g} > {t:.4g}")
                 node = self.right[node]
         out.append(f"leaf {node}: {self.labels[self.label[node]]} (training regret {self.regret[node]:.3g} "
-                   f"over {self.cells[node]} cells)")
+                   f"over {self.cells[node]} training rows)")
         return out
 
     @property
