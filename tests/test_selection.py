@@ -1,7 +1,7 @@
 """The `auto` preset (dphist.selection): features' sensitivities, the regret tree, the runs, bad input.
 
-The conformance kit runs `auto` like every preset (tests/test_conformance.py); the fast audit of it is
-in tests/test_selection_audit-free form here only through the kit (the audit is in BENCHMARKS.md).
+The conformance kit runs `auto` like every preset (tests/test_conformance.py), and so does the CI's fast
+audit (tests/test_audit_presets.py).
 """
 import itertools
 import json
@@ -118,6 +118,8 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
     for share in (0, 1, 1.5, -0.1, True):
         with pytest.raises(InvalidParameter, match="share"):
             make_algorithm("auto", share=share)
+        with pytest.raises(InvalidParameter, match="share"):       # the class checks too, not only the preset
+            AutoPipeline("prefix", share=share)
     with pytest.raises(InvalidParameter, match="does not exist"):
         make_algorithm("auto", model=str(tmp_path / "absent.json"))
     with pytest.raises(InvalidParameter, match="version 0"):
