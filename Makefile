@@ -16,6 +16,9 @@ $(BIN)/python:
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(PLUGIN_DIRS))
 	$(BIN)/python -m pip install -q -e . $(addprefix -e ,$(PLUGIN_DIRS))
+	@# numba's kernels compiled once into the per-user cache (~/.cache/dphist/numba, or NUMBA_CACHE_DIR):
+	@# the first `dphist run` then loads them instead of compiling (README "Speed")
+	$(BIN)/dphist warm
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.installed

@@ -72,6 +72,15 @@ def time_case(case: dict) -> float:
     return best
 
 
+def _load_average() -> str:
+    """The machine's load average when a case ends (what ``uptime`` shows): a case timed on a loaded
+    machine says so beside its number."""
+    try:
+        return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "-"
+
+
 def main(argv: list[str]) -> int:
     topics = argv or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -87,9 +96,11 @@ def main(argv: list[str]) -> int:
             failed += not ok
             verdict = "info" if target is None else ("ok" if ok else "SLOW")
             tgt = "-" if target is None else f"{target:g}"
-            rows.append(f"| {case['name']} | {secs:.4f} | {tgt} | {verdict} |")
-            print(f"[{topic}] {case['name']}: {secs:.4f} s (target {tgt}) {verdict}", flush=True)
-        table = ["| case | best of runs (s) | target (s) | verdict |", "|---|---|---|---|", *rows]
+            load_avg = _load_average()
+            rows.append(f"| {case['name']} | {secs:.4f} | {tgt} | {verdict} | {load_avg} |")
+            print(f"[{topic}] {case['name']}: {secs:.4f} s (target {tgt}) {verdict}, load {load_avg}", flush=True)
+        table = ["| case | best of runs (s) | target (s) | verdict | load average (1, 5, 15 min) |",
+                 "|---|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         (HERE / "results" / f"{topic}.md").write_text(
             f"### {topic}\n\nMeasured {stamp} on {machine}.\n\n" + "\n".join(table) + "\n")

@@ -90,6 +90,18 @@ def test_calendar_hours_and_months():
         spec.index(np.array([1.0, 2.0]), "x")
 
 
+def test_calendar_strings_with_offsets_are_utc():
+    """Kills: an offset dropped (11:30+01:00 read as 11:30, bin 11 instead of 10), a naive string read in
+    local time, or numpy's time-zone warning leaking to the user (turned into an error here)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = b.calendar("2024-01-01T00:00Z", "2024-01-03", "1h")
+        t = np.array(["2024-01-01T10:00:00Z", "2024-01-01T11:30:00+01:00", "2024-01-01T09:59:00-00:30",
+                      "2024-01-02T00:00:00"], dtype=object)
+        assert spec.index(t).tolist() == [10, 10, 10, 24]
+
+
 def test_grid_is_two_dimensional():
     """Kills: a grid flattening column-major (j * n1 + i) instead of row-major."""
     g = b.Grid(b.parse("0:2:1"), b.parse("0:3:1"))

@@ -124,3 +124,28 @@ def test_kernel_exponential_mechanism_in_exact_mode_follows_its_law():
     weights = np.exp(scores)
     p = chi_square_p(draws, lambda v: weights[v] / weights.sum(), np.arange(3))
     assert p > 1e-4
+
+
+@pytest.mark.parametrize("table", [False, True])
+def test_draws_match_the_recorded_bit_by_bit_sampler(monkeypatch, table):
+    """The sampler's draws on seeded words equal those recorded with its one-bit-at-a-time loops
+    (``tests/make_exact_draws_fixture.py``), with and without the draw table forced on every call.
+    Kills (the first checked by hand): a lookup advancing by a wrong count of bits, a table entry differing
+    from the loop's value, a change in the words a call requests (later calls on the same source differ)."""
+    import sys
+    from pathlib import Path
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    try:
+        import make_exact_draws_fixture as maker
+    finally:
+        sys.path.remove(str(here))
+    if table:   # every call, every scale (a table with no entries for the large ones)
+        monkeypatch.setattr(exact, "TABLE_MIN_DRAWS", 1)
+        monkeypatch.setattr(exact, "TABLE_MIN_HIT", 0.0)
+        exact._draw_table.cache_clear()
+    fixture = np.load(maker.OUT)
+    mismatched = [name for name, args in maker.cases().items() if not np.array_equal(fixture[name], maker.draws(*args))]
+    exact._draw_table.cache_clear()
+    assert mismatched == []
+    assert exact._draw_table(1, 1).size == 1 << exact.TABLE_BITS   # epsilon 1, sensitivity 1 takes the table

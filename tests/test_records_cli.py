@@ -82,3 +82,37 @@ def test_audit_command_at_k_records_per_person(capsys):
     finally:
         mod.audit = real
     assert seen == [3] and "-k3" in capsys.readouterr().out
+
+
+def test_bounds_proposes_a_spec_that_run_accepts(trips, tmp_path, capsys):
+    """Kills: `dphist bounds` not wired into the parser, a printed spec that `run --bins` cannot parse or
+    that does not reproduce the proposal, the ledger line missing, or person-level sensitivity not reaching
+    the proposal (k = 5 must show sensitivity 5)."""
+    assert main(["bounds", "-i", str(trips), "--column", "pickup_hour", "-e", "1", "--seed", "4",
+                 "--bins", "8", "--user-id", "rider", "--max-contributions", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "sensitivity=5 (5 records per person)" in out and "total is the sum" in out
+    spec = next(line for line in out.splitlines() if line.startswith("bins spec: "))[len("bins spec: "):]
+    lo, rest = spec.split(":")
+    hi, n = rest.split("/")
+    assert float(lo) < float(hi) and n == "8"
+    # the hours 0..23 lie in the magnitude bins [0, 32): a proposal must cover them (5 records per person
+    # at epsilon 1 leave a threshold far below the ~1,000 records per occupied magnitude bin)
+    assert float(hi) >= 16
+    release = tmp_path / "r.csv"
+    assert main(["run", "-a", "identity", "-i", str(trips), "--column", "pickup_hour", "--bins", spec,
+                 "-e", "1", "--seed", "1", "-o", str(release)]) == 0
+    assert np.loadtxt(release).shape == (8,)
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--column", "nope", "-e", "1"], "column 'nope' is not in"),
+    (["--column", "pickup_hour", "-e", "-1"], "epsilon"),
+    (["--column", "pickup_hour", "-e", "1", "--bins", "0"], "--bins must be a positive"),
+    (["--column", "pickup_hour", "-e", "1", "--beta", "2"], "beta must be between 0 and 1"),
+])
+def test_bad_bounds_options(trips, capsys, extra, words):
+    """Kills: a bad epsilon, bin count, beta or column reaching the kernel (a charge, a traceback) instead of
+    one line naming it."""
+    assert main(["bounds", "-i", str(trips)] + extra) == 2
+    assert words in capsys.readouterr().err

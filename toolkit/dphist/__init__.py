@@ -11,15 +11,43 @@ API (components, pipelines, presets, the registry, errors, and the ``VettedMecha
 ``Ledger`` a release carries); the kernel's internals (``PrivateKernel``, ``DataHandle``, the noise
 sources) stay in :mod:`dphist.kernel`, where tests and auditors reach them.
 """
-from .components import Component, Context, Finalizer, Initializer, Partitioner, Sorter
-from .errors import (BrokenPlugin, BudgetExceeded, DPHistError, DuplicateComponent, InputFileError,
+from .cache import configure_numba
+
+configure_numba()   # numba's kernels cached in a per-user folder (before any module imports numba)
+
+from .errors import (BrokenPlugin, BudgetExceeded, DPHistError, DuplicateComponent, InputFileError,  # noqa: E402
                      InvalidHistogram, InvalidParameter, PrivacyViolation, UnknownComponent)
-from .kernel import Ledger, VettedMechanism
-from .partition import Partition
-from .pipeline import Pipeline, Release
-from .presets import make_algorithm, preset
-from .records import Histogram, histogram
-from .registry import Registry, default_registry, register
+
+#: the rest of the public surface, imported on first access (PEP 562): ``import dphist`` and
+#: ``dphist --help`` stay light; ``dphist.make_algorithm`` or ``from dphist import Pipeline`` load what they name
+_LAZY = {
+    "Component": "components", "Context": "components", "Finalizer": "components", "Initializer": "components",
+    "Partitioner": "components", "Sorter": "components",
+    "Ledger": "kernel", "VettedMechanism": "kernel",
+    "Partition": "partition",
+    "Pipeline": "pipeline", "Release": "pipeline",
+    "make_algorithm": "presets", "preset": "presets",
+    "Histogram": "records", "histogram": "records",
+    "Registry": "registry", "default_registry": "registry", "register": "registry",
+}
+
+
+def __getattr__(name):
+    from importlib import import_module
+    from importlib.util import find_spec
+    module = _LAZY.get(name)
+    if module is None:   # a submodule (``dphist.kernel.PrivateKernel`` after ``import dphist``), as before
+        if name.startswith("_") or find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'dphist' has no attribute {name!r}")
+        return import_module(f".{name}", __name__)
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value   # later accesses skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

@@ -39,6 +39,7 @@ the release's metadata, with one label per bin (:meth:`Bins.labels`).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass
@@ -324,7 +325,9 @@ class Calendar(Bins):
     """Timestamps or dates in bins of ``step`` calendar units from ``start`` to ``stop``.
 
     ``step`` is a count and a numpy datetime64 unit (``"1h"``, ``"15m"``, ``"1D"``, ``"1M"``):
-    a value's bin is ``(value in that unit - start in that unit) // count``.
+    a value's bin is ``(value in that unit - start in that unit) // count``.  Times are UTC: a
+    string with an offset (``2024-01-01T11:30+01:00``, ``...Z``) is converted to UTC, and a naive one is
+    read as UTC (as are ``start`` and ``stop``).
     """
 
     start: str
@@ -336,8 +339,9 @@ class Calendar(Bins):
     def __post_init__(self):
         count, unit = _calendar_step(self.step)
         try:
-            a = np.datetime64(self.start, unit)
-            b = np.datetime64(self.stop, unit)
+            with _offsets_to_utc():
+                a = np.datetime64(self.start, unit)
+                b = np.datetime64(self.stop, unit)
         except (ValueError, TypeError):
             raise InvalidParameter(f"bins: calendar start/stop must be dates or timestamps, got "
                                    f"{self.start!r}, {self.stop!r}") from None
@@ -354,14 +358,15 @@ class Calendar(Bins):
     @property
     def n(self) -> int:
         count, unit, a = self._unit
-        return int((np.datetime64(self.stop, unit) - a).astype(np.int64)) // count
+        with _offsets_to_utc():
+            return int((np.datetime64(self.stop, unit) - a).astype(np.int64)) // count
 
     def _index(self, values, missing, column, row0):
         count, unit, a = self._unit
         if values.dtype.kind != "M":
             if values.dtype.kind in "OU":
                 try:
-                    values = values.astype("datetime64[ns]")
+                    values = _utc_timestamps(values)
                 except (ValueError, TypeError):
                     raise InvalidParameter(f"column {column!r} holds values that are not timestamps; calendar "
                                            "bins do not match its type") from None
@@ -381,6 +386,24 @@ class Calendar(Bins):
     def to_dict(self):
         return {"kind": "calendar", "start": str(self.start), "stop": str(self.stop), "step": self.step,
                 "outside": self.outside, "missing": self.missing}
+
+
+@contextlib.contextmanager
+def _offsets_to_utc():
+    """numpy's parser moves an ISO 8601 string with an offset (``...Z``, ``...+01:00``) to UTC and warns
+    that it keeps no time zone: what calendar bins want (their times are UTC), so the warning is silenced
+    here and the rule is documented on :class:`Calendar`."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*timezone", category=UserWarning)
+        warnings.filterwarnings("ignore", message=".*timezone", category=DeprecationWarning)
+        yield
+
+
+def _utc_timestamps(values: np.ndarray) -> np.ndarray:
+    """ISO 8601 strings to ``datetime64[ns]`` in UTC."""
+    with _offsets_to_utc():
+        return values.astype("datetime64[ns]")
 
 
 def _calendar_step(step) -> tuple[int, str]:

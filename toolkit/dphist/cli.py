@@ -5,8 +5,10 @@
     dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--noise exact|float] [--output FILE]
     dphist run ... --param NAME=VALUE --param STAGE.NAME=VALUE   (preset / component parameters)
     dphist bench ...      (experiment engine, see `dphist bench --help`)
+    dphist warm           (compile every preset's numba kernels into the per-user cache)
     dphist demo           (the default benchmark and its report)
     dphist audit NAME...  (statistical privacy audit, see `dphist audit --help`)
+    dphist bounds -i FILE --column C -e E   (a column's domain proposed privately, see `dphist bounds --help`)
     dphist --import MODULE COMMAND ...   (a prototype's module imported first, so the names it
                                           registers at runtime are usable by every command)
 
@@ -22,17 +24,16 @@ import inspect
 import os
 import sys
 
-import numpy as np
-
 from . import __version__
-from .components.base import Component
 from .errors import DPHistError, InvalidParameter, UnknownComponent
-from .registry import GROUPS, default_registry
+
+# numpy, the registry and the components are imported by the commands that use them: `dphist --help`
+# and the parsing of a command's options import neither (tests/test_import_cost.py)
 
 
 # ---------------------------------------------------------------- list
 def cmd_list(args) -> int:
-    from .registry import RUNTIME   # a runtime registration is listed with the module that made it
+    from .registry import GROUPS, RUNTIME, default_registry   # RUNTIME: listed with the module that made it
     kinds = [args.kind] if args.kind else list(GROUPS)
     if args.kind and args.kind not in GROUPS:
         raise InvalidParameter(f"unknown kind {args.kind!r}; kinds are {', '.join(GROUPS)}")
@@ -61,6 +62,7 @@ def cmd_list(args) -> int:
 # ------------------------------------------------------------- describe
 def _canonical(kind: str, name: str) -> str | None:
     """The registered spelling of ``name`` in ``kind``: exact, else case-insensitive (as ``Registry.get``)."""
+    from .registry import default_registry
     names = default_registry.names(kind)
     if name in names:
         return name
@@ -70,6 +72,7 @@ def _canonical(kind: str, name: str) -> str | None:
 def _find_any(name: str) -> list[tuple[str, str, object]]:
     """``(kind, registered name, object)`` for every kind holding ``name``, resolved as ``dphist run`` does;
     an unknown name raises :class:`UnknownComponent` with the closest names of every kind."""
+    from .registry import GROUPS, default_registry
     hits = [(kind, found, default_registry.get(kind, found)) for kind in GROUPS
             if (found := _canonical(kind, name)) is not None]
     if not hits:
@@ -93,6 +96,8 @@ def _param_lines(defaults: dict, constraints: dict, current: dict | None = None)
 
 
 def cmd_describe(args) -> int:
+    from .components.base import Component
+    from .registry import default_registry
     if args.kind:
         obj = default_registry.get(args.kind, args.name)   # UnknownComponent with the closest names
         hits = [(args.kind, _canonical(args.kind, args.name) or args.name, obj)]
@@ -162,6 +167,8 @@ def parse_param(item: str) -> tuple[str, object]:
 
 
 def cmd_run(args) -> int:
+    import numpy as np
+
     from .io import read_histogram, write_array
     from .kernel import validate_epsilon
     from .presets import make_algorithm
@@ -255,6 +262,32 @@ def _output_header(release, name: str) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------- warm
+def cmd_warm(args) -> int:
+    """Fill numba's cache: every available preset once on a small synthetic histogram, in research and in
+    release mode, so that each kernel a run uses is compiled and written (``make install`` runs this)."""
+    import time
+
+    import numpy as np
+
+    from .cache import numba_cache_dir
+    from .presets import make_algorithm
+    from .registry import default_registry
+
+    start = time.perf_counter()
+    counts = np.random.default_rng(0).poisson(20, args.bins)
+    unavailable = default_registry.unavailable("algorithm")
+    names = [n for n in default_registry.names("algorithm") if n not in unavailable]
+    for name in names:
+        pipeline = make_algorithm(name)
+        pipeline.run(counts, 1.0, seed=0)
+        if all(getattr(c, "differentially_private", True) for c in pipeline.components()):
+            pipeline.run(counts, 1.0)   # release mode: the exact samplers
+    print(f"dphist warm: {len(names)} presets compiled into {numba_cache_dir()} in "
+          f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
 # ----------------------------------------------------------------- demo
 def cmd_demo(args) -> int:
     from .experiments import cli as exp_cli
@@ -272,28 +305,21 @@ def _import_prototypes(names: list[str]) -> None:
 
 
 # ----------------------------------------------------------------- main
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dphist", description="Differentially private histograms.")
-    p.add_argument("--version", action="version", version=f"dphist {__version__}")
-    p.add_argument("--data-dir", action="append", metavar="DIR",
-                   help="a folder whose .npy histograms become datasets (repeatable; also DPHIST_DATA)")
-    p.add_argument("--import", dest="imports", action="append", metavar="MODULE",
-                   help="import MODULE (from the current folder or PYTHONPATH) before the command, so its "
-                        "runtime registrations are usable by every command (repeatable; bench and demo "
-                        "workers import it too)")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    s = sub.add_parser("list", help="registered components, presets and datasets, and broken plugins")
+def _configure_list(s: argparse.ArgumentParser) -> None:
+    from .registry import GROUPS
     s.add_argument("--kind", help=f"one of {', '.join(GROUPS)}")
     s.add_argument("--no-import", action="store_true", help="read metadata only (skip import checks)")
     s.set_defaults(func=cmd_list)
 
-    s = sub.add_parser("describe", help="parameters, budget shares and citation of a name")
+
+def _configure_describe(s: argparse.ArgumentParser) -> None:
+    from .registry import GROUPS
     s.add_argument("name")
     s.add_argument("--kind", choices=list(GROUPS))
     s.set_defaults(func=cmd_describe)
 
-    s = sub.add_parser("run", help="publish a histogram file with a preset")
+
+def _configure_run(s: argparse.ArgumentParser) -> None:
     s.add_argument("--algorithm", "-a", required=True)
     s.add_argument("--input", "-i", required=True, help=".npy, .csv or .txt (one count per line)")
     s.add_argument("--epsilon", "-e", required=True)
@@ -318,16 +344,75 @@ def build_parser() -> argparse.ArgumentParser:
                         "values are Python literals, else strings; repeatable; see `dphist describe NAME`")
     s.set_defaults(func=cmd_run)
 
+
+def _configure_warm(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--bins", type=int, default=256, help="bins of the synthetic histogram (default 256)")
+    s.set_defaults(func=cmd_warm)
+
+
+def _configure_demo(s: argparse.ArgumentParser) -> None:
     from .experiments import cli as exp
-    s = sub.add_parser("demo", help="run the default benchmark and write report/")
     exp.configure_demo(s)
     s.set_defaults(func=cmd_demo)
-    s = sub.add_parser("bench", help="run an experiment sweep (TOML config or flags)")
+
+
+def _configure_bench(s: argparse.ArgumentParser) -> None:
+    from .experiments import cli as exp
     exp.configure_bench(s)
     s.set_defaults(func=exp.bench)
-    from .audit import cli as audit_cli
-    audit_cli.register(sub)   # `dphist audit` (dphist/audit/cli.py)
+
+
+def _configure_audit(s: argparse.ArgumentParser) -> None:
+    from .audit import cli as audit_cli   # imports the auditor (scipy.stats): only for `dphist audit`
+    audit_cli.configure(s)
+
+
+def _configure_bounds(s: argparse.ArgumentParser) -> None:
+    from .records import cli as records_cli
+    records_cli.configure(s)
+
+
+#: the subcommands: name -> (one-line help, the function adding its options).  Each command's options are
+#: added only when that command runs (or on ``build_parser()``), so ``dphist --help`` and ``dphist run``
+#: never import what ``dphist audit`` or ``dphist bench`` need
+COMMANDS = {
+    "list": ("registered components, presets and datasets, and broken plugins", _configure_list),
+    "describe": ("parameters, budget shares and citation of a name", _configure_describe),
+    "run": ("publish a histogram file with a preset", _configure_run),
+    "warm": ("compile numba's kernels into the per-user cache (every preset once; make install runs it)",
+             _configure_warm),
+    "demo": ("run the default benchmark and write report/", _configure_demo),
+    "bench": ("run an experiment sweep (TOML config or flags)", _configure_bench),
+    "audit": ("statistical privacy audit of presets (lower bound on epsilon)", _configure_audit),
+    "bounds": ("propose a column's domain privately (spends epsilon)", _configure_bounds),
+}
+
+
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The ``dphist`` parser with the options of ``commands`` (names of :data:`COMMANDS`; every command when
+    None); the other subcommands are listed (name and help) without their options."""
+    p = argparse.ArgumentParser(prog="dphist", description="Differentially private histograms.")
+    p.add_argument("--version", action="version", version=f"dphist {__version__}")
+    p.add_argument("--data-dir", action="append", metavar="DIR",
+                   help="a folder whose .npy histograms become datasets (repeatable; also DPHIST_DATA)")
+    p.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                   help="import MODULE (from the current folder or PYTHONPATH) before the command, so its "
+                        "runtime registrations are usable by every command (repeatable; bench and demo "
+                        "workers import it too)")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, (help_text, configure) in COMMANDS.items():
+        if commands is None or name in commands:
+            configure(sub.add_parser(name, help=help_text))
+        else:   # listed only: its options (and their -h) are added when it is the command
+            sub.add_parser(name, help=help_text, add_help=False)
     return p
+
+
+def _command_of(argv) -> str:
+    """The subcommand ``argv`` names, read by the parser without any command's options (``dphist -h``,
+    ``--version`` and a missing or unknown command end here, as with the full parser)."""
+    args, _ = build_parser(commands=()).parse_known_args(argv)
+    return args.command
 
 
 #: exit status when the reader of standard output went away (``dphist list | head -2``): 128 + SIGPIPE,
@@ -336,7 +421,7 @@ EXIT_BROKEN_PIPE = 141
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    parser = build_parser(commands=(_command_of(argv),))
     args = parser.parse_args(argv)
     try:
         if args.imports:   # a prototype's registrations, before any name is looked up

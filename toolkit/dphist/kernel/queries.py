@@ -21,11 +21,11 @@ answers to a grid and widens the sensitivity by a grid step per moved answer.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import InvalidParameter
 from ..validation import is_permutation
@@ -141,7 +141,10 @@ def check_queries(queries, n: int) -> CheckedQueries:
             return w * (prefix[e] - prefix[s])
         integral = bool(np.all(w == np.round(w)))
         return CheckedQueries(answer, float(col.max()), support, integral, int(s.size))
-    if sp.issparse(queries):
+    # a scipy.sparse matrix exists only once its module is loaded: looked up, never imported here
+    # (``import dphist`` stays free of scipy.sparse)
+    sp = sys.modules.get("scipy.sparse")
+    if sp is not None and sp.issparse(queries):
         if queries.ndim != 2 or queries.shape[1] != n:
             raise InvalidParameter(f"query matrix must be 2-D with {n} columns, got shape {queries.shape}")
         a = sp.csc_matrix(queries, dtype=float, copy=True)

@@ -1,0 +1,99 @@
+"""Start-up, built-in datasets and sweeps on two workers: what a user feels around the work itself.
+
+* ``dphist --help`` (target 0.3 s) and ``dphist run -a AHP`` on 4,096 bins in release mode with numba's
+  cache filled (0.6 s) and empty (2 s): fresh processes, wall clock.  The empty case points
+  ``NUMBA_CACHE_DIR`` at a new folder for every run (what a fresh install or CI sees before
+  ``dphist warm``).
+* a built-in dataset loaded after its first use (target 50 ms): ``flights-dep-delay`` from the binary
+  cache, beside the same load parsing the CSV (information);
+* a 200-cell sweep (5 presets x 4 epsilons x 10 trials on ``flights-dep-delay``) on the process
+  executor with 2 workers against the serial executor (target: serial / 1.8).
+
+Absolute targets depend on the machine's load: the runner writes the load average beside every case.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+DPHIST = str(Path(sys.executable).with_name("dphist"))
+HERE = Path(tempfile.mkdtemp(prefix="dphist-bench-startup-"))
+HIST = HERE / "h4096.npy"
+_USER_CACHE = os.environ.get("DPHIST_CACHE_DIR")
+np.save(HIST, np.random.default_rng(1).poisson(50, 4096))
+
+
+def _cli(*args, env=None):
+    subprocess.run([DPHIST, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={**os.environ, **(env or {})})
+
+
+def _run_ahp(env=None):
+    _cli("run", "-a", "AHP", "-i", str(HIST), "-e", "1", "-o", str(HERE / "out.npy"), "--force", env=env)
+
+
+def _empty_cache_setup():
+    return ({"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-", dir=HERE)},)
+
+
+def _dataset_setup(cached: bool):
+    def setup():
+        from dphist.datasets import flights
+        if cached:
+            flights.departure_delay()   # the first use writes the cache (outside the timing)
+        else:
+            os.environ["DPHIST_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=HERE)
+        flights._columns.cache_clear()
+        return (flights,)
+    return setup
+
+
+def _load_delay(flights):
+    flights._columns.cache_clear()
+    flights.departure_delay()
+
+
+def _sweep_setup():
+    from dphist.experiments import SweepConfig
+    if _USER_CACHE is None:   # back to the user's cache folder after the parsing case
+        os.environ.pop("DPHIST_CACHE_DIR", None)
+    else:
+        os.environ["DPHIST_CACHE_DIR"] = _USER_CACHE
+
+    def cfg(executor, workers=None):
+        return SweepConfig.from_mapping({"algorithms": ["AHP", "H", "DAWA-approx", "GreedyH", "Privelet"],
+                                         "datasets": ["flights-dep-delay"], "epsilons": [0.01, 0.1, 1.0, 10.0],
+                                         "trials": 10, "executor": executor, "workers": workers,
+                                         "workloads": ["identity", "prefix", "all-ranges"], "metrics": ["mse"]})
+    return cfg("process", 2), cfg("serial")
+
+
+def _sweep(process_cfg, _serial_cfg):
+    from dphist.experiments import run_sweep
+    run_sweep(process_cfg, output=False, progress=False)
+
+
+def _serial(_process_cfg, serial_cfg):
+    from dphist.experiments import run_sweep
+    run_sweep(serial_cfg, output=False, progress=False)
+
+
+CASES = [
+    dict(name="dphist --help, fresh process (target 0.3 s)", target=0.3, setup=tuple,
+         run=lambda: _cli("--help"), repeat=5),
+    dict(name="dphist run -a AHP, 4,096 bins, release mode, numba cache filled (target 0.6 s)", target=0.6,
+         setup=tuple, run=_run_ahp, repeat=5),
+    dict(name="dphist run -a AHP, 4,096 bins, release mode, numba cache empty (target 2 s)", target=2.0,
+         setup=_empty_cache_setup, fresh_setup=True, warmup=False, run=_run_ahp, repeat=3),
+    dict(name="built-in dataset flights-dep-delay after first use: binary cache (target 0.05 s)", target=0.05,
+         setup=_dataset_setup(True), run=_load_delay, repeat=5),
+    dict(name="built-in dataset flights-dep-delay parsed from the CSV (information)",
+         setup=_dataset_setup(False), fresh_setup=True, run=_load_delay, repeat=3),
+    dict(name="200-cell sweep on flights-dep-delay, process executor with 2 workers (target = serial / 1.8)",
+         setup=_sweep_setup, reference=_serial, run=_sweep, factor=1 / 1.8, repeat=3),
+]
