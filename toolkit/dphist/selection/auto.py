@@ -42,7 +42,7 @@ from ..pipeline import Pipeline, Release
 from ..presets import make_algorithm, preset
 from ..registry import default_registry
 from .features import FEATURE_NAMES, L1ToUniform, feature_vector, measure
-from .tree import RegretTree
+from .regret_tree import RegretTree
 
 #: the JSON format name and version of selector models this code reads
 MODEL_FORMAT = "dphist-selector"

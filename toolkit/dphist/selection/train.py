@@ -10,7 +10,7 @@
 3. training rows: for every setting and trial, the features the selector would measure, with the
    noise of ``share * epsilon`` drawn afresh (``draws`` times) so that the tree learns from noisy
    features as it will see them; the tree's epsilon is the one the chosen preset runs with (the cell's);
-4. one :class:`~dphist.selection.tree.RegretTree` per workload, fitted to the regret matrix, written
+4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
    with its candidates and the training configuration's hash to ``auto-1d.json``.
 
 It needs the DPBench sources (``DPHIST_SHARED``: ``<shared>/datasets/peer-dpbench/1D``) and reads no
@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import InvalidParameter
 from .auto import DEFAULT_MODEL, DEFAULT_SHARE, MODEL_FORMAT, MODEL_VERSION, TRAINING_CONFIG
 from .features import FEATURE_NAMES, feature_matrix, l1_sensitivity
-from .tree import fit
+from .regret_tree import fit
 
 #: the workloads the selector has trees for
 WORKLOADS = ("identity", "prefix", "dpbench-random-2000")
