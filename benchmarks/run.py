@@ -11,7 +11,20 @@ Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 A relative target (an overhead, a speed-up) is a *paired* case: it also has
 
 * ``reference`` - callable taking the same arguments (timed);
-* ``factor``    - the target is ``factor`` x the reference's best time.
+* ``factor``    - the target is ``factor`` x the reference's best time;
+
+or, for a reference timed in another process (another Python, e.g. the DPBench code),
+
+* ``reference_seconds`` - callable taking the same arguments, returning the seconds that process
+  measured for one run (its start-up and the exchange are not counted), or None when the reference
+  could not run (the case then says why in ``case["note"]`` and has no target).
+
+The table gives a paired case's time ratio run / reference beside its name.  A case with
+
+* ``measure`` - callable returning ``(value, target)`` (no timing: a derived number, such as a
+  log-log slope over other cases' times, read from their ``case["seconds"]``, or a peak memory)
+
+is reported as that value.
 
 Each case is run once to warm up (imports, numba compilation), then timed as
 the best of ``repeat`` runs (wall clock, ``time.perf_counter``).  A paired
@@ -55,9 +68,13 @@ def _timed(fn, args) -> float:
 def time_case(case: dict) -> float:
     """Best time of ``case['run']``; for a paired case also sets ``case['target']`` from the reference."""
     args = case["setup"]()
-    paired = "reference" in case
+    remote = "reference_seconds" in case
+    paired = "reference" in case or remote
+    reference = case["reference_seconds"] if remote else (lambda *a: _timed(case["reference"], a))
     if paired:
-        case["reference"](*args)  # warm-up
+        if reference(*args) is None:     # warm-up; a reference that cannot run leaves the case unpaired
+            paired = False
+            case["target"] = None
     if case.get("warmup", True):  # a long case whose imports are warm anyway may skip it
         case["run"](*args)
     repeat = case.get("repeat", 3)
@@ -65,10 +82,12 @@ def time_case(case: dict) -> float:
     for _ in range(repeat):
         args = case["setup"]() if case.get("fresh_setup") else args
         if paired:
-            best_reference = min(best_reference, _timed(case["reference"], args))
+            seconds = reference(*args)
+            best_reference = min(best_reference, float("inf") if seconds is None else seconds)
         best = min(best, _timed(case["run"], args))
     if paired:
         case["target"] = round(case["factor"] * best_reference, 4)
+        case["ratio"] = best / best_reference
     return best
 
 
@@ -90,15 +109,20 @@ def main(argv: list[str]) -> int:
         mod = load(topic)
         rows = []
         for case in mod.CASES:
-            secs = time_case(case)
+            if "measure" in case:
+                secs, case["target"] = case["measure"]()
+            else:
+                secs = case["seconds"] = time_case(case)
             target = case.get("target")
             ok = target is None or secs <= target
             failed += not ok
-            verdict = "info" if target is None else ("ok" if ok else "SLOW")
+            verdict = "info" if target is None else ("ok" if ok else ("SLOW" if "measure" not in case else "NOT MET"))
             tgt = "-" if target is None else f"{target:g}"
+            name = case["name"] + (f" (run / reference = {case['ratio']:.2f})" if "ratio" in case else "")
+            name += f" ({case['note']})" if case.get("note") else ""
             load_avg = _load_average()
-            rows.append(f"| {case['name']} | {secs:.4f} | {tgt} | {verdict} | {load_avg} |")
-            print(f"[{topic}] {case['name']}: {secs:.4f} s (target {tgt}) {verdict}, load {load_avg}", flush=True)
+            rows.append(f"| {name} | {secs:.4f} | {tgt} | {verdict} | {load_avg} |")
+            print(f"[{topic}] {name}: {secs:.4f} (target {tgt}) {verdict}, load {load_avg}", flush=True)
         table = ["| case | best of runs (s) | target (s) | verdict | load average (1, 5, 15 min) |",
                  "|---|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

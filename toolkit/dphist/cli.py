@@ -1,6 +1,6 @@
 """The ``dphist`` command line: list, describe, run, bench, demo::
 
-    dphist list [--kind KIND]
+    dphist list [--kind KIND] [--dims D]
     dphist describe NAME
     dphist run --algorithm NAME --input FILE --epsilon E [--seed S] [--noise exact|float] [--output FILE]
     dphist run ... --param NAME=VALUE --param STAGE.NAME=VALUE   (preset / component parameters)
@@ -37,6 +37,8 @@ def cmd_list(args) -> int:
     kinds = [args.kind] if args.kind else list(GROUPS)
     if args.kind and args.kind not in GROUPS:
         raise InvalidParameter(f"unknown kind {args.kind!r}; kinds are {', '.join(GROUPS)}")
+    if args.dims is not None:
+        return _list_dims(args.dims, args.kind)
     problems = default_registry.problems(load=not args.no_import)
     broken = {(p.kind, p.name) for p in problems}
     # which presets need a plugin that is not installed (needs the imports: skipped by --no-import)
@@ -56,6 +58,34 @@ def cmd_list(args) -> int:
         print(f"\nbroken plugins ({len(problems)}):")
         for p in problems:
             print(f"  {p}")
+    return 0
+
+
+def _list_dims(d: int, kind: str | None) -> int:
+    """The presets that run on ``d``-dimensional histograms (their declared ``dims``)."""
+    from .pipeline import dims_text, supports_dims
+    from .registry import default_registry
+    if d < 1:
+        raise InvalidParameter(f"--dims takes a number of axes >= 1, got {d}")
+    if kind not in (None, "algorithm"):
+        raise InvalidParameter("--dims lists presets (algorithms): drop --kind or use --kind algorithm")
+    unavailable = default_registry.unavailable("algorithm")
+    rows = []
+    for name in default_registry.names("algorithm"):
+        if name in unavailable:
+            continue
+        try:
+            dims = getattr(default_registry.get("algorithm", name), "dims", (1,))
+        except DPHistError:
+            continue     # a broken plugin: `dphist list` reports it
+        if supports_dims(dims, d):
+            rows.append((name, dims_text(dims)))
+    print(f"algorithms for {d}-D histograms ({len(rows)}):")
+    for name, text in rows:
+        print(f"  {name:<28} {text}")
+    if d >= 2:
+        print(f"\nany 1-D preset also runs on a {d}-D grid through a linearisation: "
+              "make_algorithm(NAME, linearise='hilbert' | 'z-order' | 'row-major')")
     return 0
 
 
@@ -116,7 +146,9 @@ def cmd_describe(args) -> int:
             for line in _param_lines(obj.param_defaults(), obj.declared_constraints()):
                 print(f"    {line}")
         elif kind == "algorithm":
+            from .pipeline import dims_text
             from .presets import make_algorithm, preset_params
+            print(f"  runs on: {dims_text(getattr(obj, 'dims', (1,)))}")
             print("  parameters (make_algorithm(name, p=...), dphist run --param p=...):")
             for line in _param_lines(preset_params(obj), getattr(obj, "param_constraints", {})):
                 print(f"    {line}")
@@ -137,6 +169,9 @@ def cmd_describe(args) -> int:
                     print(f"      {line}")
             g = pipe.shares
             print(f"  shares       gamma_in={g[0]:g} gamma_p={g[1]:g} gamma_f={g[2]:g}")
+            for component in pipe.components():   # a component's own notes (e.g. a lower bound on its error)
+                for line in getattr(component, "describe_lines", lambda: [])():
+                    print(f"  {line}")
         print()
     return 0
 
@@ -309,6 +344,8 @@ def _configure_list(s: argparse.ArgumentParser) -> None:
     from .registry import GROUPS
     s.add_argument("--kind", help=f"one of {', '.join(GROUPS)}")
     s.add_argument("--no-import", action="store_true", help="read metadata only (skip import checks)")
+    s.add_argument("--dims", type=int, metavar="D",
+                   help="only the presets that run on D-dimensional histograms (e.g. 2 for grids)")
     s.set_defaults(func=cmd_list)
 
 

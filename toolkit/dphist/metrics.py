@@ -1,5 +1,10 @@
 """Error metrics.  All are linear-time; none enumerates the n(n+1)/2 ranges.
 
+Histograms may be grids (d axes): they are compared as their row-major flattened cells, and
+rectangle workloads (:class:`~dphist.workloads.RectangleWorkload`) answer from summed-area tables;
+all rectangles (:class:`~dphist.workloads.AllRectangles`) have the closed form of the squared error
+(``mse``, ``scaled-l2``) given in its docstring.
+
 Closed form for all ranges: with ``P`` the prefix sums (length n+1, P[0]=0)
 of the error vector e = x - x_hat, the error of range ``[i, j)`` is
 ``P[j] - P[i]`` and
@@ -16,15 +21,21 @@ from functools import lru_cache
 import numpy as np
 
 from .errors import InvalidParameter
-from .workloads import AllRanges, RangeWorkload, prefix_sums
+from .workloads import AllRanges, AllRectangles, RangeWorkload, prefix_sums
 
 
 def _pair(x, x_hat):
+    """Both histograms as flat float vectors (a grid is flattened in row-major order, as a release's
+    ``estimate``); their shapes must agree."""
     x = np.asarray(x, dtype=float)
     x_hat = np.asarray(x_hat, dtype=float)
-    if x.shape != x_hat.shape or x.ndim != 1:
+    if x.ndim > 1 and x_hat.shape == (x.size,):
+        x = x.reshape(-1)          # a grid against a release's flattened estimate
+    if x_hat.ndim > 1 and x.shape == (x_hat.size,):
+        x_hat = x_hat.reshape(-1)
+    if x.shape != x_hat.shape or x.ndim < 1:
         raise InvalidParameter(f"true and estimated histograms differ in shape: {x.shape} vs {x_hat.shape}")
-    return x, x_hat
+    return x.reshape(-1), x_hat.reshape(-1)
 
 
 def all_ranges_sum_squared(error, prefix=None) -> float:
@@ -53,6 +64,8 @@ def mse(workload: RangeWorkload, x, x_hat) -> float:
     if isinstance(workload, AllRanges):
         workload.check_domain(x)
         return all_ranges_sum_squared(x_hat - x) / len(workload)
+    if isinstance(workload, AllRectangles):
+        return workload.sum_squared(x_hat - x) / len(workload)
     e = workload.answer(x_hat - x)
     return float(np.dot(e, e) / e.size)
 
@@ -74,6 +87,8 @@ def scaled_error(workload: RangeWorkload, x, x_hat, norm: int = 2) -> float:
         workload.check_domain(x)
         total = (np.sqrt(all_ranges_sum_squared(x_hat - x)) if norm == 2
                  else all_ranges_sum_abs(x_hat - x))
+    elif isinstance(workload, AllRectangles) and norm == 2:
+        total = np.sqrt(workload.sum_squared(x_hat - x))
     else:
         e = workload.answer(x_hat - x)
         total = np.linalg.norm(e, ord=norm)
@@ -167,6 +182,16 @@ def _evaluate(workload, x, x_hat, error, p, names, scale, delta) -> dict[str, fl
                 out[n] = all_ranges_sum_abs(error, p) / (m * scale)
             elif n == "max":
                 out[n] = float(p.max() - p.min())
+            else:
+                out[n] = float(METRICS[n](workload, x, x_hat))
+        return out
+    if isinstance(workload, AllRectangles):
+        ss = workload.sum_squared(error) if ("mse" in names or "scaled-l2" in names) else None
+        for n in names:
+            if n == "mse":
+                out[n] = ss / m
+            elif n == "scaled-l2":
+                out[n] = float(np.sqrt(ss) / (m * scale))
             else:
                 out[n] = float(METRICS[n](workload, x, x_hat))
         return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidParameter
-from .validation import are_strict_bounds, is_permutation
+from .validation import are_strict_bounds, is_identity, is_permutation
 
 
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -61,8 +61,13 @@ class Partition:
     # ----------------------------------------------------------- constructors
     @classmethod
     def singletons(cls, n: int, order=None) -> "Partition":
-        """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``."""
-        order = np.arange(n, dtype=np.int64) if order is None else order
+        """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``.
+
+        In domain order the partition is valid by construction and is not re-checked."""
+        if order is None:
+            if int(n) < 1:
+                raise InvalidParameter("a partition needs a non-empty 1-D order")
+            return cls(np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=np.int64), validate=False)
         return cls(order, np.arange(n + 1, dtype=np.int64))
 
     @classmethod
@@ -114,7 +119,15 @@ class Partition:
         return np.split(self.order, self.bounds[1:-1])
 
     def is_identity_order(self) -> bool:
-        return bool(np.array_equal(self.order, np.arange(self.n_bins)))
+        return is_identity(self.order, self.n_bins)
+
+    def is_plain(self) -> bool:
+        """Singleton groups in domain order (the partition every pipeline starts from): every
+        group-wise helper is then the identity, and the fast paths of ``spread``, ``expand`` and
+        the kernel's ``laplace_partition`` skip the permutation and group machinery."""
+        n = self.order.size
+        return (self.bounds.shape == (n + 1,) and self.is_identity_order()
+                and is_identity(self.bounds, n + 1))
 
     def is_contiguous(self) -> bool:
         """True when every group is a run of consecutive original bins."""
@@ -166,6 +179,11 @@ class Partition:
 
     def spread(self, group_totals) -> np.ndarray:
         """Spread each group's total evenly over its bins (original order)."""
+        if self.is_plain():   # x / 1.0 == x: the same floats as the general path, without the division
+            totals = np.asarray(group_totals, dtype=float)
+            if totals.ndim == 0 or totals.shape[-1] != self.n_groups:
+                return self.expand(totals)   # its error names the shape
+            return totals.copy()
         return self.expand(np.asarray(group_totals, dtype=float) / self.sizes)
 
     # ----------------------------------------------------------- transforms
@@ -191,6 +209,8 @@ class Partition:
         if keys.shape != (self.n_groups,):
             raise InvalidParameter(f"need one key per group ({self.n_groups}), got {keys.shape}")
         perm = stable_argsort(-keys if descending else keys)
+        if self.n_groups == self.n_bins:   # singletons: bin p of the new order is old position perm[p]
+            return Partition(self.order[perm], self.bounds.copy(), validate=False)
         sizes = self.sizes[perm]
         new_bounds = np.concatenate(([0], np.cumsum(sizes)))
         # position p in the new order comes from old position start[g] + (p - new_start[g])

@@ -13,6 +13,8 @@ The kernel meters every measurement; :class:`Release` carries the ledger.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -21,20 +23,52 @@ from typing import Any, Mapping
 import numpy as np
 
 from .components.base import KINDS, Component, Context
-from .errors import InvalidParameter, PrivacyViolation
-from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_counts, validate_epsilon
-from .kernel.private import checked_partition
+from .errors import DPHistError, InvalidParameter, PrivacyViolation
+from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon, validate_grid
+from .kernel.private import checked_partition, is_plain_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
 from .partition import Partition
+from . import postprocess as _post
 from .registry import Registry, default_registry
 
 STAGES = ("initializer", "sorter", "partitioner", "finalizer")
 _SHARE_TOLERANCE = 1e-9
 #: the warning every release of a component that is not differentially private carries
 NOT_DP = "not differentially private"
+#: ``dims`` value of a pipeline that runs on histograms of any number of axes
+ANY_DIMS = "any"
+
+
+def check_dims(dims, who: str = "pipeline"):
+    """``dims`` as a sorted tuple of distinct axis counts >= 1, or :data:`ANY_DIMS`."""
+    if dims == ANY_DIMS:
+        return ANY_DIMS
+    if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+        dims = (dims,)
+    ok = isinstance(dims, (tuple, list)) and len(dims) > 0 and all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in dims)
+    out = tuple(sorted({int(d) for d in dims})) if ok else None
+    if not ok:
+        raise InvalidParameter(f"{who}: dims must be a tuple of supported numbers of axes (integers >= 1, "
+                               f"e.g. (1,) or (1, 2)) or {ANY_DIMS!r}, got {dims!r}")
+    return out
+
+
+def dims_text(dims) -> str:
+    """``"1-D"``, ``"1-D and 2-D"``, ``"any number of dimensions"``."""
+    if dims == ANY_DIMS:
+        return "histograms of any number of dimensions"
+    names = [f"{d}-D" for d in dims]
+    return (" and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]) + \
+        " histograms" + (" only" if len(names) == 1 else "")
+
+
+def supports_dims(dims, d: int) -> bool:
+    """Does a pipeline or preset declaring ``dims`` run on ``d``-dimensional histograms?"""
+    return dims == ANY_DIMS or int(d) in dims
 
 
 def resolve_component(kind: str, spec, registry: Registry | None = None) -> Component | None:
@@ -136,6 +170,83 @@ class Release:
     warnings: list[str] = field(default_factory=list)
     contributions: int = 1            #: privacy unit: 1 record, or k records per person (person-level)
     binning: dict[str, Any] | None = None  #: the public binning spec of histograms built from records
+    #: where the statement of the estimate's error comes from: ``(statement, reason)`` or a function
+    #: returning it, called on first use (a release nobody asks pays nothing); see :attr:`stated`
+    statement_source: Any = field(default=(None, "no statement was made"), repr=False, compare=False)
+    postprocess: list = field(default_factory=list)  #: declared post-processing applied, with methods
+
+    # ------------------------------------------------------------- stated error
+    def _resolved(self) -> tuple:
+        if callable(self.statement_source):
+            self.statement_source = self.statement_source()   # the function (and what it held) is dropped
+        return self.statement_source
+
+    @property
+    def stated(self):
+        """The statement of the estimate's error (:mod:`dphist.stated_error`), None when there is none."""
+        return self._resolved()[0]
+
+    @property
+    def stated_reason(self) -> str:
+        """Why there is no statement (empty when there is one)."""
+        return self._resolved()[1]
+
+    def _statement(self):
+        if self.stated is None:
+            raise InvalidParameter(f"this release states no error: {self.stated_reason}")
+        return self.stated
+
+    def variance(self, query):
+        """Noise variance of a query's estimate (a float for one query, an array for several).
+
+        ``query``: a vector of one weight per bin, a matrix (one query per row), a range
+        ``(lo, hi)`` or a workload (a name such as ``"prefix"``, ``(starts, ends)``, ``(lo, hi)``
+        pairs).  Exact for linear algorithms (``stated.kind == "exact"``); for a data-dependent
+        partition the variance of the noise given the partition, the bias unknown
+        (``stated.bias``); after non-linear post-processing the variance of the linear estimate
+        before it.  Computed from public quantities only (:mod:`dphist.stated_error`)."""
+        from .stated_error import query_matrix
+        stated = self._statement()
+        Q, one = query_matrix(query, self.estimate.size)
+        out = stated.variance(Q)
+        return float(out[0]) if one else out
+
+    def bin_variances(self) -> np.ndarray:
+        """Per-bin noise variance (original domain order); see :meth:`variance`."""
+        return self._statement().bin_variances()
+
+    def confidence_interval(self, query, level: float = 0.95, method: str = "auto"):
+        """Interval(s) for the query's true answer at ``level`` in (0, 1): a
+        :class:`~dphist.stated_error.ConfidenceInterval` naming its method (``"exact (...)"`` where
+        the query's error is one noise term of known law, else ``"chebyshev"``, guaranteed;
+        ``method="normal"`` for the normal approximation, not guaranteed) and its caveats."""
+        from .stated_error import check_level, query_matrix
+        level = check_level(level)
+        stated = self._statement()
+        Q, one = query_matrix(query, self.estimate.size)
+        est = np.asarray(Q @ self.estimate, dtype=float).ravel()
+        out = stated.intervals(Q, est, level, method)
+        if one:
+            out = type(out)(float(out.estimate[0]), float(out.low[0]), float(out.high[0]), out.level, out.method,
+                            out.guaranteed, out.note)
+        return out
+    #: the histogram's public shape; ``estimate``, ``noisy`` and ``partition`` are over its cells
+    #: flattened in row-major order (``grid`` is the estimate in this shape)
+    shape: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        if self.shape is None:
+            self.shape = (int(np.size(self.estimate)),)
+
+    @property
+    def dims(self) -> int:
+        """The number of axes of the released histogram."""
+        return len(self.shape)
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The estimate in the histogram's shape (a view of ``estimate``)."""
+        return np.asarray(self.estimate).reshape(self.shape)
 
     @property
     def privacy_unit(self) -> str:
@@ -168,8 +279,14 @@ class Release:
             out["timings"] = self.timings
         out.update({"ledger": self.ledger.to_records(), "n_groups": self.partition.n_groups,
                     "estimate": self.estimate.tolist(), "privacy_unit": self.privacy_unit})
+        if len(self.shape) > 1:
+            out["shape"] = list(self.shape)   # estimate: the cells flattened in row-major order
         if self.binning is not None:
             out["binning"] = self.binning
+        out["stated_error"] = (self.stated.describe() if self.stated is not None
+                               else {"kind": None, "reason": self.stated_reason})
+        if self.postprocess:
+            out["postprocess"] = [dict(p) for p in self.postprocess]
         return out
 
 
@@ -188,11 +305,15 @@ class Pipeline:
 
     Components may be instances, classes, registry names, ``(name, params)``
     pairs or ``{"name": ..., "params": ...}`` dicts.  ``initializer`` and
-    ``sorter`` may be None (SORTaki Algorithm 2).
+    ``sorter`` may be None (SORTaki Algorithm 2).  ``postprocess`` declares
+    free post-processing options applied to every release (:mod:`dphist.postprocess`:
+    ``"nonnegative"``, ``"integer"``); an unknown option is refused here.
     """
 
     def __init__(self, initializer=None, sorter=None, partitioner="singleton", finalizer="group-mean",
-                 shares=(0.0, 0.0, 1.0), name: str | None = None, registry: Registry | None = None):
+                 shares=(0.0, 0.0, 1.0), name: str | None = None, registry: Registry | None = None,
+                 postprocess=(), dims=(1,)):
+        self.postprocess = _post.check_options(postprocess)   # an unknown option is named, before any run
         self.initializer = resolve_component("initializer", initializer, registry)
         self.sorter = resolve_component("sorter", sorter, registry)
         self.partitioner = resolve_component("partitioner", partitioner, registry)
@@ -201,6 +322,9 @@ class Pipeline:
             raise InvalidParameter("a pipeline needs a partitioner and a finalizer")
         self.shares = self._validate_shares(shares)
         self.name = name or "custom"
+        #: the numbers of axes of the histograms this pipeline runs on: (1,) by default; a pipeline
+        #: whose components are correct on any grid (they see ``ctx.shape``) declares more
+        self.dims = check_dims(dims, f"pipeline {self.name!r}")
 
     #: records per person the pipeline's runs are calibrated to unless a run says otherwise (1: record level)
     contributions = 1
@@ -233,9 +357,11 @@ class Pipeline:
             raise InvalidParameter(f"gamma_in = {g_in} but the pipeline has no initializer")
         if self.initializer is not None and not self.initializer.spends and g_in > 0:
             raise InvalidParameter(f"initializer {self.initializer.name} spends nothing; gamma_in must be 0")
-        if self.sorter is not None and (g_in <= 0 or self.initializer is None):
+        if self.sorter is not None and not getattr(self.sorter, "data_independent", False) \
+                and (g_in <= 0 or self.initializer is None):
             raise InvalidParameter("a sorter needs an initializer with gamma_in > 0: sorting must use noisy "
-                                   "values (SORTaki Algorithm 3)")
+                                   "values (SORTaki Algorithm 3); only a data-independent sorter (a "
+                                   "linearisation: hilbert, z-order, row-major) runs without one")
         if self.sorter is not None:
             for comp in (self.partitioner, self.finalizer):
                 if comp.requires_domain_order:
@@ -258,19 +384,29 @@ class Pipeline:
                "shares": list(self.shares)}
         if self.contributions != 1:
             out["contributions"] = self.contributions
+        if self.dims != (1,):
+            out["dims"] = self.dims if self.dims == ANY_DIMS else list(self.dims)
+        if self.postprocess:
+            out["postprocess"] = list(self.postprocess)
         return out
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
-        unknown = set(spec) - {"name", "shares", "contributions", *STAGES}
+        unknown = set(spec) - {"name", "shares", "contributions", "postprocess", "dims", "linearise", *STAGES}
         if unknown:
             raise InvalidParameter(f"unknown pipeline spec key(s) {sorted(unknown)}")
+        if "linearise" in spec:   # a 1-D pipeline on a grid's cells in a public order (dphist.linearise)
+            from .linearise import Linearised
+            inner = {k: v for k, v in spec.items() if k != "linearise"}
+            return Linearised(cls.from_spec(inner, registry), spec["linearise"])
         out = cls(**{s: spec.get(s) for s in STAGES}, shares=spec.get("shares", (0, 0, 1)),
-                  name=spec.get("name"), registry=registry)
+                  name=spec.get("name"), registry=registry, postprocess=spec.get("postprocess", ()),
+                  dims=spec.get("dims", (1,)))
         return out.at_contributions(spec["contributions"]) if "contributions" in spec else out
 
     def with_shares(self, shares) -> "Pipeline":
-        other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name)
+        other = Pipeline(self.initializer, self.sorter, self.partitioner, self.finalizer, shares, self.name,
+                         postprocess=self.postprocess, dims=self.dims)
         return other.at_contributions(self.contributions) if self.contributions != 1 else other
 
     def __repr__(self) -> str:
@@ -311,7 +447,8 @@ class Pipeline:
         elif k < bounded:
             raise InvalidParameter(f"contributions={k} is below the histogram's max_contributions={bounded}: "
                                    "its persons may each have moved it by that many records")
-        counts = validate_counts(histogram)
+        counts, shape = validate_grid(histogram)
+        self.check_dims(shape)
         eps = validate_epsilon(epsilon)
         kind = _noise_kind(noise)
         run_mode = self._run_mode(seed, None if kind else noise, mode)
@@ -336,12 +473,13 @@ class Pipeline:
             elif noise is None or kind == "float":
                 noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
-        kernel = PrivateKernel(counts, noise, contributions=k)
+        kernel = PrivateKernel(counts, noise, contributions=k, shape=shape)
         n = kernel.n
         for c in self.components():   # parameters against the domain, before anything is spent
             c.check_input(n)
         g_in, g_p, g_f = self.shares
-        ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode)
+        ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode,
+                      shape=shape)
         for c in self.components():
             if not _is_dp(c):
                 ctx.warn(f"{c.kind} {c.name}: {NOT_DP}")
@@ -384,6 +522,16 @@ class Pipeline:
         timings["finalizer"] = time.perf_counter() - t
         ctx.data = None
         self._audit_books(kernel, eps)
+        # post-processing from here on: public quantities only, nothing charged
+        source = self._statement_source(bins, ctx, kernel.noise)
+        applied = []
+        if self.postprocess:
+            stated, reason = source() if callable(source) else source
+            estimate, applied = _post.apply(self.postprocess, estimate, stated, bins)
+            if stated is not None:
+                stated = stated.marked("before-postprocessing",
+                                       postprocess=stated.postprocess + tuple(a["option"] for a in applied))
+            source = (stated, reason)
 
         return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
                        timings=timings, spec=self.spec, epsilon=eps,
@@ -391,7 +539,38 @@ class Pipeline:
                        noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
-                       warnings=list(ctx.warnings), contributions=k, binning=binning)
+                       warnings=list(ctx.warnings), contributions=k, binning=binning,
+                       statement_source=source, postprocess=applied, shape=shape)
+
+    def _statement_source(self, bins: Partition, ctx: Context, noise):
+        """A function returning ``(statement or None, why not)``: the finalizer's
+        :meth:`~dphist.Finalizer.stated_error` with the run's noise law, marked by what the pipeline
+        knows (groups of several bins, a partition chosen from the data).  It holds public quantities
+        only: the noise law (not the source), the finalizer, the partition and a copy of the context
+        without data handle or generator."""
+        from .stated_error import noise_law
+        law = noise_law(noise)
+        if law is None:
+            return (None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law")
+        public = dataclasses.replace(ctx, data=None, rng=None, noise_law=law, notes=dict(ctx.notes),
+                                     warnings=list(ctx.warnings))
+        chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
+        return functools.partial(_statement, self.finalizer, bins, public, law, chosen)   # picklable
+
+                       
+    def check_dims(self, shape) -> None:
+        """Refuse, before anything is spent, a histogram whose number of axes the pipeline does not
+        declare (``dims``); the error names the pipeline (the preset), what it supports and the way
+        to run a 1-D algorithm on a grid (a linearisation)."""
+        d = len(shape)
+        if supports_dims(self.dims, d):
+            return
+        hint = ""
+        if d >= 2 and self.dims != ANY_DIMS and 1 in self.dims:
+            hint = (f"; run it on the grid's cells in a linear order: make_algorithm({self.name!r}, "
+                    "linearise='hilbert') (or 'z-order', 'row-major'; dphist.linearise)")
+        raise InvalidParameter(f"{self.name!r} supports {dims_text(self.dims)}; got a {d}-D histogram of "
+                               f"shape {tuple(shape)}{hint}; nothing was spent")
 
     @staticmethod
     def _run_mode(seed, noise, mode) -> str:
@@ -429,6 +608,35 @@ class Pipeline:
 
 
 
+def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
+    """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`)."""
+    from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError
+    try:
+        declared = finalizer.stated_error(bins, ctx)
+    except DPHistError:
+        raise
+    except Exception as exc:   # a plugin's bug must not break an export of a release it already made
+        return None, f"the finalizer {finalizer.name}'s stated_error failed ({type(exc).__name__}: {exc})"
+    if declared is None:
+        return None, f"the finalizer {finalizer.name} does not state its error (not a linear estimate)"
+    if isinstance(declared, LinearStrategy):
+        stated = LinearStatedError(declared, law, bins)
+        if declared.postprocess:
+            stated = stated.marked("before-postprocessing", postprocess=tuple(declared.postprocess))
+    elif isinstance(declared, StatedError):
+        stated = declared
+    else:
+        raise InvalidParameter(f"finalizer {finalizer.name}: stated_error() must return a LinearStrategy, "
+                               f"a StatedError or None, got {declared!r}")
+    if stated.kind == "exact" and bins.n_groups < bins.n_bins:
+        bias = (BIAS_UNKNOWN if chosen else "unknown: averaging within a group of several bins is biased by "
+                "the spread of the true counts in it, which is private and not stated")
+        stated = stated.marked("noise-only", bias=bias)
+    stated.conditional = bool(chosen)
+    # singletons in a data-chosen order stay exact: given the order the estimate is unbiased
+    return stated, ""
+
+
 def _declared_vetted(component) -> tuple:
     """The component's declared vetted mechanisms (its opt-in), checked to be a tuple of names."""
     names = getattr(component, "vetted_mechanisms", ())
@@ -444,6 +652,8 @@ def checked_stage_partition(bins, n: int, stage: str, component: str) -> Partiti
     increasing strictly from 0 to ``n`` (the kernel's own check).  Returns a fresh Partition of
     private copies, so the component cannot change what the next stage reads; an error names the
     stage and the component."""
+    if is_plain_partition(bins, n):   # singletons in domain order: valid, and fresh arrays need no copy
+        return Partition.singletons(n)
     try:
         order, bounds = checked_partition(bins, n)
     except InvalidParameter as exc:

@@ -13,7 +13,8 @@ when saving files); in a notebook the figure displays inline.
   plugin) against the grey cloud of all the others: readable with dozens of presets;
 * :func:`error_table` - a SORTaki-style table of mean errors on a colour (error) scale;
 * :func:`regret` - DPBench regret per algorithm;
-* :func:`dataset_shapes` - the histograms themselves;
+* :func:`dataset_shapes` - the histograms themselves (2-D datasets as heat maps);
+* :func:`release_heatmap` - 2-D releases as heat maps with their groups outlined (:func:`group_outlines`);
 * :func:`use_style` - the notebooks' one figure style (:data:`STYLE`): readable at the committed size.
 
 Figures that put methods side by side (error against epsilon or range length,
@@ -460,10 +461,116 @@ def dataset_shapes(datasets, log: bool = True) -> Figure:
     """One panel per :class:`~dphist.datasets.Dataset`: counts against bin index."""
     fig, axes = _grid(len(datasets), width=4.2, height=2.6, max_cols=3)
     for ax, ds in zip(axes, datasets):
+        if np.ndim(ds.counts) == 2:
+            _heat(ax, ds.counts, log)
+            ax.set(title=f"{ds.name} ({'x'.join(map(str, ds.counts.shape))}, scale={ds.scale:,})")
+            ax.title.set_fontsize(8)
+            continue
         ax.plot(np.arange(ds.n), ds.counts, lw=0.6, color="C0")
         if log:
             ax.set_yscale("symlog", linthresh=1)
         ax.set(title=f"{ds.name} (n={ds.n}, scale={ds.scale:,})", xlabel="bin", ylabel="count")
         ax.title.set_fontsize(8)
         ax.minorticks_off()
+    return fig
+
+
+def release_bands(release, level: float = 0.95, method: str = "chebyshev"):
+    """``(low, high, label)`` per bin from the release's stated error, or None with the reason.
+
+    ``method`` ``"chebyshev"`` (guaranteed, ``sd / sqrt(1 - level)``) or ``"normal"`` (``z sd``, an
+    approximation); the label names the method and the statement's kind (``noise only, bias
+    unknown`` for a data-chosen partition, ``before post-processing`` after one)."""
+    from .stated_error import check_level
+    level = check_level(level)
+    if method not in ("chebyshev", "normal"):
+        raise InvalidParameter(f"a band method is 'chebyshev' or 'normal', got {method!r}")
+    if release.stated is None:
+        return None, release.stated_reason
+    sd = np.sqrt(release.bin_variances())
+    if method == "normal":
+        from statistics import NormalDist
+        half = NormalDist().inv_cdf(0.5 + level / 2.0) * sd
+    else:
+        half = sd / math.sqrt(1.0 - level)
+    kind = {"exact": "exact variance", "noise-only": "noise only, bias unknown",
+            "before-postprocessing": "before post-processing"}.get(release.stated.kind, release.stated.kind)
+    label = f"{level:.0%} band ({'Chebyshev' if method == 'chebyshev' else 'normal approx.'}; {kind})"
+    return (release.estimate - half, release.estimate + half, label), ""
+
+
+def release(rel, truth=None, level: float = 0.95, method: str = "chebyshev", title: str | None = None) -> Figure:
+    """The released histogram with a per-bin error band from its stated error
+    (:func:`release_bands`; none, and the reason in the title, when the release states no error),
+    and the true counts when given (research use only: never publish a figure of the truth)."""
+    bands, reason = release_bands(rel, level, method)
+    fig, (ax,) = _grid(1, width=7.0, height=3.0)
+    x = np.arange(rel.estimate.size)
+    if bands is not None:
+        ax.fill_between(x, bands[0], bands[1], step="mid", color="C0", alpha=0.25, lw=0, label=bands[2])
+    ax.step(x, rel.estimate, where="mid", color="C0", lw=1.0, label="release")
+    if truth is not None:
+        ax.step(x, np.asarray(truth, dtype=float), where="mid", color="k", lw=0.8, alpha=0.7, label="true counts")
+    name = rel.spec.get("name", "release")
+    ax.set(xlabel="bin", ylabel="count",
+           title=title or (f"{name}, eps = {rel.epsilon:g}" + ("" if bands is not None else f" (no band: {reason})")))
+    ax.legend(loc="upper right")
+    _finish(ax)
+    return fig
+
+
+#: groups are outlined only when a release has at most this many (beyond, outlines hide the data)
+MAX_OUTLINED_GROUPS = 4096
+
+
+def group_outlines(labels) -> np.ndarray:
+    """Segments ``(k, 2, 2)`` (x, y in image coordinates: column, row) along the edges between
+    neighbouring cells of different groups of a 2-D label grid (vectorised, one segment per edge)."""
+    lab = np.asarray(labels)
+    if lab.ndim != 2:
+        raise InvalidParameter(f"group outlines need a 2-D grid of group labels, got shape {lab.shape}")
+    r, c = np.nonzero(lab[1:, :] != lab[:-1, :])           # edge below cell (r, c)
+    horizontal = np.stack([np.stack([c - 0.5, r + 0.5], 1), np.stack([c + 0.5, r + 0.5], 1)], 1)
+    r2, c2 = np.nonzero(lab[:, 1:] != lab[:, :-1])         # edge right of cell (r2, c2)
+    vertical = np.stack([np.stack([c2 + 0.5, r2 - 0.5], 1), np.stack([c2 + 0.5, r2 + 0.5], 1)], 1)
+    return np.concatenate([horizontal, vertical]).astype(float)
+
+
+def _heat(ax, grid, log: bool, vmax=None):
+    from matplotlib.colors import SymLogNorm
+    g = np.asarray(grid, dtype=float)
+    top = float(vmax if vmax is not None else max(np.abs(g).max(), 1.0))
+    norm = SymLogNorm(linthresh=1.0, vmin=-top, vmax=top) if log else None
+    image = ax.imshow(g, cmap="RdBu_r" if log else "viridis", norm=norm, interpolation="nearest",
+                      **({} if log else {"vmin": min(g.min(), 0.0), "vmax": top}))
+    ax.set(xlabel="column", ylabel="row")
+    return image
+
+
+def release_heatmap(releases, truth=None, titles=None, outline: bool = True, log: bool = True) -> Figure:
+    """2-D releases (:class:`~dphist.Release` with a 2-D ``shape``) as heat maps, one panel each
+    (the true grid first when ``truth`` is given), on one colour scale (symmetric log by default:
+    negative noisy cells show blue), the partition's groups outlined in black when a release has
+    at most :data:`MAX_OUTLINED_GROUPS` groups (the title says when they are not)."""
+    from matplotlib.collections import LineCollection
+    items = list(releases) if isinstance(releases, (list, tuple)) else [releases]
+    for rel in items:
+        if len(getattr(rel, "shape", ())) != 2:
+            raise InvalidParameter(f"release_heatmap draws 2-D releases; got shape {getattr(rel, 'shape', None)}")
+    panels = ([("truth", np.asarray(truth), None)] if truth is not None else []) + [
+        (t, rel.grid, rel) for t, rel in zip(titles or [rel.spec.get("name", "release") for rel in items], items)]
+    top = max(max(float(np.abs(g).max()) for _, g, _ in panels), 1.0)
+    fig, axes = _grid(len(panels), width=3.6, height=3.4, max_cols=3)
+    for ax, (title, grid, rel) in zip(axes, panels):
+        image = _heat(ax, grid, log, top)
+        if rel is not None:
+            groups = rel.partition.n_groups
+            if outline and groups <= MAX_OUTLINED_GROUPS:
+                ax.add_collection(LineCollection(group_outlines(rel.partition.labels().reshape(rel.shape)),
+                                                 colors="black", linewidths=0.6))
+                title = f"{title} ({groups} groups)"
+            elif outline:
+                title = f"{title} ({groups} groups, not outlined)"
+        ax.set_title(_wrap(title, 40))
+    fig.colorbar(image, ax=list(axes), shrink=0.8, label="count")
     return fig

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import InvalidParameter
 from .params import normalize, validate_params
-from .pipeline import STAGES, Pipeline
+from .pipeline import STAGES, Pipeline, check_dims
 from .registry import Registry, default_registry, parse_requirement
 
 #: separates a stage from a component parameter in ``make_algorithm`` overrides
@@ -29,16 +29,20 @@ STAGE_SEPARATOR = "__"
 
 
 def preset(name: str, citation: str = "", summary: str = "", params: Mapping[str, Any] | None = None,
-           requires: tuple[str, ...] = ()) -> Callable:
+           requires: tuple[str, ...] = (), dims=(1,)) -> Callable:
     """Mark a pipeline factory as the named algorithm ``name``.
 
     ``params`` declares the constraints of the factory's parameters (as a component's
     ``param_constraints``); calling the factory checks them first.  ``requires`` lists the
     registry names of components of *other* distributions the preset needs, as
     ``"kind:name"`` (e.g. ``"partitioner:dawa.l1"``): the registry lists the preset as
-    unavailable, with the reason, when one of them is not installed.
+    unavailable, with the reason, when one of them is not installed.  ``dims`` declares the
+    numbers of axes of the histograms the preset runs on (``(1,)`` by default; ``(1, 2)``, or
+    ``"any"`` for a preset correct on every grid): its pipelines carry it, and a run on another
+    shape is refused before anything is spent (``dphist list --dims 2`` lists the 2-D presets).
     """
     constraints = normalize(params or {})
+    dims = check_dims(dims, f"preset {name!r}")
     for requirement in requires:
         parse_requirement(requirement)   # a malformed requirement fails at import, not when listed
 
@@ -62,6 +66,7 @@ def preset(name: str, citation: str = "", summary: str = "", params: Mapping[str
         checked.summary = summary or (inspect.getdoc(factory) or "").split("\n")[0]
         checked.param_constraints = constraints
         checked.requires = tuple(requires)
+        checked.dims = dims
         return checked
     return wrap
 
@@ -110,30 +115,44 @@ def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any
             stages[stage] = component.clone(**params)
         except InvalidParameter as exc:
             raise InvalidParameter(f"{who}, {stage} override: {exc}") from None
-    return Pipeline(**stages, shares=pipe.shares, name=pipe.name)
+    return Pipeline(**stages, shares=pipe.shares, name=pipe.name, postprocess=pipe.postprocess, dims=pipe.dims)
 
 
-def make_algorithm(name: str, registry: Registry | None = None, **overrides) -> Pipeline:
+def make_algorithm(name: str, registry: Registry | None = None, postprocess=None, *,
+                   linearise: str | None = None, **overrides) -> Pipeline:
     """The pipeline of the preset ``name``, with preset parameters and ``<stage>__<parameter>`` overrides.
 
+    ``postprocess``: declared post-processing options (:mod:`dphist.postprocess`:
+    ``"nonnegative"``, ``"integer"``), free of budget, recorded in the release.
     Every value is validated (the preset's declared constraints, then each rebuilt component's)
-    before a pipeline exists, so a refused override spends nothing.
+    before a pipeline exists, so a refused override spends nothing.  The pipeline carries the
+    preset's declared ``dims``.  ``linearise`` (``"hilbert"``, ``"z-order"``, ``"row-major"``) runs a
+    1-D preset on d-dimensional histograms: the grid's cells in that public order become a 1-D
+    histogram (:class:`dphist.linearise.Linearised`).
     """
+    from .postprocess import check_options
+    options = check_options(postprocess)
     factory = (registry or default_registry).get("algorithm", name)
     own, per_stage = split_overrides(factory, overrides)
     pipe = factory(**own)
     pipe = override_components(pipe, per_stage, f"preset {factory.name!r}")
     pipe.name = factory.name
+    if options:
+        pipe.postprocess = options
+    pipe.dims = check_dims(getattr(factory, "dims", (1,)), f"preset {factory.name!r}")
+    if linearise is not None:
+        from .linearise import Linearised
+        pipe = Linearised(pipe, linearise)
     return pipe
 
 
-@preset("identity", citation="Dwork, McSherry, Nissim, Smith, TCC 2006 (Laplace mechanism)")
+@preset("identity", citation="Dwork, McSherry, Nissim, Smith, TCC 2006 (Laplace mechanism)", dims="any")
 def identity() -> Pipeline:
     """The Laplace mechanism: Laplace(1/eps) on every bin."""
     return Pipeline(None, None, "singleton", "group-mean", (0.0, 0.0, 1.0))
 
 
-@preset("uniform", citation="Hay et al., DPBench, SIGMOD 2016 (Uniform)")
+@preset("uniform", citation="Hay et al., DPBench, SIGMOD 2016 (Uniform)", dims="any")
 def uniform() -> Pipeline:
     """A noisy total spread evenly over the domain."""
     return Pipeline(None, None, "whole", "group-mean", (0.0, 0.0, 1.0))

@@ -20,16 +20,43 @@ import numpy as np
 from .errors import InvalidParameter
 
 
+#: block length of :func:`is_identity`'s comparison, and the block ``0, 1, ..., _BLOCK - 1`` it compares with
+_BLOCK = 1 << 16
+_STEPS = np.arange(_BLOCK, dtype=np.int64)
+_STEPS.setflags(write=False)
+
+
+def is_identity(order: np.ndarray, n: int) -> bool:
+    """Whether the vector ``order`` is ``0, 1, ..., n-1``: one comparison pass, block by block against
+    a fixed block of steps (no ``arange(n)`` is built: O(1) extra memory), stopping at the first
+    block that differs.  The common case of singleton bins in domain order needs none of
+    :func:`is_permutation`'s counting."""
+    if order.shape != (n,) or n == 0:
+        return False
+    if order[0] != 0 or order[-1] != n - 1:   # most other orders fail here, in O(1)
+        return False
+    for start in range(0, n, _BLOCK):
+        block = order[start:start + _BLOCK]
+        if not np.array_equal(block, _STEPS[:block.size] + start if start else _STEPS[:block.size]):
+            return False
+    return True
+
+
 def is_permutation(order: np.ndarray, n: int) -> bool:
     """Whether the int64 vector ``order`` lists every integer in ``range(n)`` exactly once."""
+    if is_identity(order, n):
+        return True
     return (order.shape == (n,) and n > 0 and int(order.min()) >= 0 and int(order.max()) < n
             and int(np.bincount(order, minlength=n).max()) == 1)
 
 
 def are_strict_bounds(bounds: np.ndarray, n: int) -> bool:
     """Whether the int64 vector ``bounds`` runs strictly upwards from 0 to ``n`` (group boundaries)."""
-    return (bounds.ndim == 1 and bounds.size >= 2 and int(bounds[0]) == 0 and int(bounds[-1]) == n
-            and bool(np.all(np.diff(bounds) > 0)))
+    if bounds.ndim != 1 or bounds.size < 2 or int(bounds[0]) != 0 or int(bounds[-1]) != n:
+        return False
+    if bounds.size == n + 1:    # n + 1 strictly increasing integers from 0 to n are 0, 1, ..., n
+        return is_identity(bounds, n + 1)
+    return bool(np.all(bounds[1:] > bounds[:-1]))
 
 
 def finite_vector(values, what: str) -> np.ndarray:

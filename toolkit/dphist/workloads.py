@@ -406,3 +406,217 @@ def resolve(spec, n: int, who: str = "workload") -> RangeWorkload:
         i = int(beyond[0])
         raise InvalidParameter(f"{who}: range {i} is [{lo[i]}, {hi[i]}), beyond the domain of {n} bins")
     return RangeWorkload(n, lo, hi, name)
+
+
+# ----------------------------------------------------------------------------------------------
+# d-dimensional workloads: axis-aligned rectangles over a grid, answered from a summed-area table.
+#
+# A rectangle is ``[lo[k], hi[k])`` on every axis k; its answer is the inclusion-exclusion of the
+# summed-area table ``S`` (``S[i1, ..., id]`` = the sum of the cells below ``(i1, ..., id)``) at its
+# 2^d corners: O(1) per query after one O(N d) pass (Crow, SIGGRAPH 1984).  The cells are the grid's
+# flattened in row-major order, as a release's ``estimate``.
+
+def summed_area_table(x, shape) -> np.ndarray:
+    """``S`` of shape ``(n1 + 1, ..., nd + 1)``: ``S[i] = sum of x[:i1, ..., :id]`` (float64)."""
+    grid = np.asarray(x, dtype=float).reshape(shape)
+    out = np.zeros(tuple(s + 1 for s in shape))
+    out[tuple(slice(1, None) for _ in shape)] = grid
+    for axis in range(len(shape)):
+        np.cumsum(out, axis=axis, out=out)
+    return out
+
+
+def _check_shape(shape, who: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"{who}: a grid shape is a tuple of positive integers, got {shape!r}") from None
+    if not out or any(s < 1 for s in out):
+        raise InvalidParameter(f"{who}: a grid shape is a tuple of positive integers, got {shape!r}")
+    return out
+
+
+class RectangleWorkload:
+    """Axis-aligned rectangles ``[lo[q, k], hi[q, k])`` over a grid of ``shape`` (one row per query).
+
+    Answers on a histogram given as its grid or its row-major flattened cells, O(1) per query from
+    a summed-area table.  In 1-D (``shape = (n,)``) the rectangles are ranges.
+    """
+
+    def __init__(self, shape, lo, hi, name: str = "rectangles"):
+        self.shape = _check_shape(shape, f"workload {name!r}")
+        self.n = int(np.prod(self.shape))
+        lo = np.asarray(lo, dtype=np.int64)
+        hi = np.asarray(hi, dtype=np.int64)
+        d = len(self.shape)
+        if lo.ndim == 1 and d == 1:
+            lo, hi = lo[:, None], hi[:, None]
+        if lo.shape != hi.shape or lo.ndim != 2 or lo.shape[1] != d:
+            raise InvalidParameter(f"workload {name!r}: lo and hi must be arrays of shape (queries, {d}), "
+                                   f"got {lo.shape} and {hi.shape}")
+        if lo.shape[0] == 0:
+            raise InvalidParameter(f"workload {name!r} is empty: it has no queries")
+        bad = np.flatnonzero(np.any((lo < 0) | (hi > np.asarray(self.shape)) | (hi <= lo), axis=1))
+        if bad.size:
+            q = int(bad[0])
+            raise InvalidParameter(f"workload {name!r}: rectangle {q} is [{lo[q].tolist()}, {hi[q].tolist()}), "
+                                   f"not inside the grid {self.shape} or empty (0 <= lo < hi <= shape on every axis)")
+        self.lo, self.hi, self.name = lo, hi, name
+
+    def __len__(self) -> int:
+        return int(self.lo.shape[0])
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Cells per rectangle."""
+        return np.prod(self.hi - self.lo, axis=1)
+
+    def check_domain(self, x) -> np.ndarray:
+        x = np.asarray(x)
+        if x.shape != self.shape and x.shape != (self.n,):
+            raise InvalidParameter(f"workload {self.name!r} is over a grid of shape {self.shape} ({self.n} cells), "
+                                   f"the histogram has shape {x.shape}")
+        return x.reshape(-1)
+
+    def answer_from_table(self, table: np.ndarray) -> np.ndarray:
+        """The answers from a summed-area table (:func:`summed_area_table`): 2^d gathers."""
+        d = len(self.shape)
+        out = np.zeros(len(self))
+        for corner in range(1 << d):
+            upper = [(corner >> k) & 1 for k in range(d)]
+            index = tuple(np.where(u, self.hi[:, k], self.lo[:, k]) for k, u in enumerate(upper))
+            sign = -1.0 if (d - sum(upper)) % 2 else 1.0
+            out += sign * table[index]
+        return out
+
+    def answer(self, x) -> np.ndarray:
+        """All answers on ``x`` (the grid or its flattened cells), O(N + m 2^d)."""
+        return self.answer_from_table(summed_area_table(self.check_domain(x), self.shape))
+
+    def errors_from_prefix(self, x, prefix=None) -> np.ndarray:
+        """:meth:`answer` (the interface the metrics share with 1-D workloads; a 1-D prefix is not used)."""
+        return self.answer(x)
+
+    def matrix(self) -> np.ndarray:
+        """The dense 0/1 query matrix over the flattened cells (one row per rectangle; O(m N) memory)."""
+        grids = np.indices(self.shape).reshape(len(self.shape), -1)
+        inside = np.ones((len(self), self.n), dtype=bool)
+        for k in range(len(self.shape)):
+            inside &= (grids[k][None, :] >= self.lo[:, k:k + 1]) & (grids[k][None, :] < self.hi[:, k:k + 1])
+        return inside.astype(float)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, shape={self.shape}, queries={len(self)})"
+
+
+class AllRectangles(RectangleWorkload):
+    """Every axis-aligned rectangle of the grid (``prod n_k (n_k + 1) / 2`` queries), kept implicit.
+
+    The metrics use the closed form of the sum of squared errors: with ``S`` the error's summed-area
+    table, a rectangle's error is the product over axes of pairwise differences of ``S``, so the sum
+    over all rectangles is ``S . (L_1 x ... x L_d) S`` with ``L_k = (n_k + 1) I - 1 1^T`` on axis k
+    (the 1-D pairwise-difference identity on every axis: O(N d)).
+    """
+
+    def __init__(self, shape):
+        self.shape = _check_shape(shape, "workload 'all-rectangles'")
+        self.n = int(np.prod(self.shape))
+        self.name = "all-rectangles"
+
+    def __len__(self) -> int:
+        return int(np.prod([s * (s + 1) // 2 for s in self.shape]))
+
+    def _bounds(self):
+        pairs = [np.triu_indices(s + 1, 1) for s in self.shape]
+        mesh = np.meshgrid(*[np.arange(p[0].size) for p in pairs], indexing="ij")
+        lo = np.stack([pairs[k][0][m.ravel()] for k, m in enumerate(mesh)], axis=1)
+        hi = np.stack([pairs[k][1][m.ravel()] for k, m in enumerate(mesh)], axis=1)
+        return lo, hi
+
+    @property
+    def lo(self):
+        return self._bounds()[0]
+
+    @property
+    def hi(self):
+        return self._bounds()[1]
+
+    def answer(self, x) -> np.ndarray:
+        if len(self) > 10 ** 7:
+            raise InvalidParameter(f"refusing to enumerate all {len(self)} rectangles; "
+                                   "use dphist.metrics (mse, scaled-l2), which has a closed form for AllRectangles")
+        return RectangleWorkload(self.shape, *self._bounds(), self.name).answer(x)
+
+    def sum_squared(self, error) -> float:
+        """Sum over all rectangles of the squared error of ``error`` (the flattened cells), O(N d)."""
+        table = summed_area_table(self.check_domain(error), self.shape)
+        y = table
+        for axis, s in enumerate(self.shape):
+            y = (s + 1) * y - y.sum(axis=axis, keepdims=True)
+        return float(np.sum(table * y))
+
+
+def identity_cells(shape) -> RectangleWorkload:
+    """Every cell of the grid, one query each."""
+    shape = _check_shape(shape, "workload 'identity'")
+    lo = np.stack(np.unravel_index(np.arange(int(np.prod(shape))), shape), axis=1)
+    return RectangleWorkload(shape, lo, lo + 1, "identity")
+
+
+def prefix_rectangles(shape) -> RectangleWorkload:
+    """The d-dimensional prefix workload: every rectangle ``[0, i)`` (``i`` >= 1 on every axis), N queries."""
+    shape = _check_shape(shape, "workload 'prefix'")
+    hi = np.stack(np.unravel_index(np.arange(int(np.prod(shape))), shape), axis=1) + 1
+    return RectangleWorkload(shape, np.zeros_like(hi), hi, "prefix")
+
+
+def marginals(shape) -> RectangleWorkload:
+    """The one-way marginals: for every axis and every index on it, the slab of cells with that index
+    (``sum(shape)`` queries; in 2-D the row sums, then the column sums)."""
+    shape = _check_shape(shape, "workload 'marginals'")
+    d = len(shape)
+    lo, hi = [], []
+    for axis, s in enumerate(shape):
+        a = np.zeros((s, d), dtype=np.int64)
+        b = np.tile(np.asarray(shape, dtype=np.int64), (s, 1))
+        a[:, axis] = np.arange(s)
+        b[:, axis] = np.arange(1, s + 1)
+        lo.append(a)
+        hi.append(b)
+    return RectangleWorkload(shape, np.concatenate(lo), np.concatenate(hi), "marginals")
+
+
+def dpbench_random_rectangles(shape, m: int, seed: int = DPBENCH_RANDOM_SEED) -> RectangleWorkload:
+    """DPBench's random-range workload on a grid: ``m`` rectangles, each a side length uniform in
+    1..n_k on every axis, then a corner uniform among the places it fits, drawn query after query in
+    that order from ``numpy.random.RandomState(seed)`` (Hay et al., SIGMOD 2016; dpcomp_core
+    ``workload.RandomRange`` with no shape list, read, not copied).  Public: no data.  On a 1-D
+    shape these are :func:`dpbench_random_ranges`'s queries."""
+    shape = _check_shape(shape, "workload 'dpbench-random'")
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise InvalidParameter(f"the number of random rectangles must be a positive integer, got {m!r}")
+    rs = np.random.RandomState(seed)
+    d = len(shape)
+    side = np.empty((m, d), dtype=np.int64)
+    lo = np.empty((m, d), dtype=np.int64)
+    for q in range(m):          # interleaved draws per query (all sides, then all corners), as the reference
+        for k in range(d):
+            side[q, k] = rs.randint(1, shape[k] + 1)
+        for k in range(d):
+            lo[q, k] = rs.randint(0, shape[k] - side[q, k] + 1)
+    return RectangleWorkload(shape, lo, lo + side, f"dpbench-random-{m}")
+
+
+RECTANGLE_BUILTIN = {"identity": identity_cells, "prefix": prefix_rectangles, "marginals": marginals,
+                     "all-rectangles": AllRectangles}
+
+
+def make_rectangles(name: str, shape) -> RectangleWorkload:
+    """A workload over a grid by name: identity, prefix, marginals, all-rectangles, dpbench-random-<m>."""
+    if name in RECTANGLE_BUILTIN:
+        return RECTANGLE_BUILTIN[name](shape)
+    m = _dpbench_random(name) if isinstance(name, str) else None
+    if m is not None:
+        return dpbench_random_rectangles(shape, m)
+    raise InvalidParameter(f"unknown workload {name!r} for a grid; known: {', '.join(RECTANGLE_BUILTIN)}, "
+                           "dpbench-random-<m>")

@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dphist import Finalizer
@@ -20,7 +22,7 @@ from .branching import best_branching
 from .budgets import level_epsilons, validate_spec
 from .inference import weighted_inference, zero_nonpositive_subtrees
 from .isotonic import pava, sort_and_round
-from .tree import NoisyTree, level_sizes, node_leaf_ranges
+from .tree import NoisyTree, level_sizes, node_leaf_ranges, tree_matrix
 
 _HAY = "Hay, Rastogi, Miklau, Suciu, Boosting the Accuracy of Differentially Private Histograms Through Consistency, PVLDB 3(1), 2010"
 
@@ -104,13 +106,15 @@ class HierarchicalFinalizer(Finalizer):
             measured = measured[:-1]
         eps = level_epsilons(self.level_budgets, len(measured), ctx.budget)
         order = None if bins.is_identity_order() else bins.order
+        plain = order is None and n_leaves == bins.n_bins   # leaves are the bins: bounds[i] == i
         values: list = [None] * len(sizes)
         variances = [np.inf] * len(sizes)
         epsilons = [0.0] * len(sizes)
         for j, eps_j in zip(measured, eps):
             first, last = node_leaf_ranges(n_leaves, k, j)
             # leaf groups -> position ranges of the partition's order
-            values[j] = ctx.data.laplace_intervals(bins.bounds[first], bins.bounds[last], eps_j, order=order)
+            starts, ends = (first, last) if plain else (bins.bounds[first], bins.bounds[last])
+            values[j] = ctx.data.laplace_intervals(starts, ends, eps_j, order=order)
             variances[j] = 2.0 / eps_j ** 2
             epsilons[j] = float(eps_j)
         return NoisyTree(k, values, variances, epsilons)
@@ -125,6 +129,36 @@ class HierarchicalFinalizer(Finalizer):
             levels = zero_nonpositive_subtrees(levels, tree.branching)
         return levels
 
+    def stated_error(self, bins, ctx):
+        """The measured levels as a linear strategy over the leaves (public: the tree's shape and the
+        level epsilons).  H-bar's inference is the least squares weighted by ``eps_j^2 / 2`` (Theorem
+        3, weighted form); H-tilde releases the leaf level alone.  Zeroing and rounding are marked as
+        non-linear post-processing."""
+        from dphist.stated_error import LinearStrategy, Measurement
+        n_leaves = bins.n_groups
+        k = self.resolved_branching(n_leaves)
+        sizes = level_sizes(n_leaves, k)
+        measured = list(range(len(sizes)))
+        if not self.noisy_root and len(sizes) > 1:
+            measured = measured[:-1]
+        eps = level_epsilons(self.level_budgets, len(measured), ctx.eps_f)
+        if not self.inference:
+            measured, eps = measured[:1], eps[:1]
+        blocks = [Measurement(functools.partial(tree_matrix, n_leaves, k, [j]), 1.0, float(e), integral=True, support=1)
+                  for j, e in zip(measured, eps)]
+        steps = (("zeroing of non-positive subtrees",) if self.nonnegative else ()) + \
+                (("rounding",) if self.round else ())
+        inverse_gram = None
+        if self.inference:
+            variances = [np.inf] * len(sizes)
+            for j, e in zip(measured, eps):
+                variances[j] = 1.0 / float(e) ** 2     # the inverse of the statement's weights eps_j^2
+
+            inverse_gram = functools.partial(_tree_inverse_gram, variances, measured, sizes, k)
+        return LinearStrategy(blocks, n_leaves, "weighted least squares on the tree (Theorem 3)"
+                              if self.inference else "the noisy leaves", postprocess=steps,
+                              inverse_gram=inverse_gram)
+
     def finalize(self, bins, ctx) -> np.ndarray:
         tree = self.measure(bins, ctx)
         ctx.notes[TREE_NOTE] = tree  # the noisy measurements are public
@@ -134,6 +168,20 @@ class HierarchicalFinalizer(Finalizer):
         if bins.n_groups == bins.n_bins and bins.is_identity_order():
             return np.asarray(leaves, dtype=float)  # singleton bins in domain order: nothing to spread
         return bins.spread(leaves)
+
+
+def _tree_inverse_gram(variances, measured, sizes, k, U):
+    """``(A^T W A)^{-1} U`` for the tree's strategy with weights ``1 / variances``: the tree's own least
+    squares of answers ``u * variances[0]`` on the leaves and 0 elsewhere (then ``A^T W y = u``),
+    O(G) per column (Theorem 3's two passes)."""
+    U = np.asarray(U, dtype=float)
+    cols = U.reshape(U.shape[0], -1)
+    out = np.empty_like(cols)
+    for c in range(cols.shape[1]):
+        values = [cols[:, c] * variances[0]] + [None if j not in measured else np.zeros(sizes[j])
+                                                for j in range(1, len(sizes))]
+        out[:, c] = weighted_inference(values, variances, k)[0]
+    return out.reshape(U.shape)
 
 
 _VARIANTS = ("S-bar", "S-tilde", "S-tilde-r")

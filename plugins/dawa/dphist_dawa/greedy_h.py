@@ -17,6 +17,8 @@ Choices where the paper is silent (taken from DPBench/ektelo, or stated):
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition
@@ -35,8 +37,20 @@ def resolve_workload(workload, n: int) -> wl.RangeWorkload:
     return wl.resolve(workload, n, "dawa.greedy-h")
 
 
+#: key of the chosen weighted tree in ``ctx.notes`` / ``Release.notes`` (public)
+TREE_NOTE = "dawa.greedy-h.tree"
+
 #: what the ``workload`` parameter accepts (shared with the presets that pass it on)
 WORKLOAD_FORMS = "a workload name, a RangeWorkload, (starts, ends), a list of (lo, hi) pairs or a 0/1 query matrix"
+
+
+def _group_matrix(first, lengths, w, n_groups):
+    """The weighted node queries over the groups (sparse): node ``i`` reads groups
+    ``first[i] .. first[i] + lengths[i]`` with weight ``w[i]``."""
+    import scipy.sparse as sp
+    rows = np.repeat(np.arange(first.size), lengths)
+    cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(first, lengths)
+    return sp.csr_matrix((np.repeat(w, lengths), (rows, cols)), shape=(first.size, n_groups))
 
 
 class GreedyHFinalizer(Finalizer):
@@ -85,8 +99,26 @@ class GreedyHFinalizer(Finalizer):
         workload = resolve_workload(self.workload, n)
         return greedy_weights(workload, bins.bounds, int(self.branching), int(self.granularity))
 
+    def stated_error(self, bins: Partition, ctx):
+        """The weighted node queries over the groups (public: the workload and the groups), with the
+        kernel's own sensitivity, support and route (``check_queries``), solved by the tree's exact
+        least squares (every answer has the same noise, so unit weights)."""
+        from dphist.kernel.queries import check_queries
+        from dphist.stated_error import LinearStrategy, Measurement
+        tree = ctx.notes.get(TREE_NOTE) or self.strategy(bins, ctx.n)
+        s, e, w = tree.nodes(bins.bounds)
+        checked = check_queries(IntervalQueries(s, e, w), ctx.n)
+        first, last = np.searchsorted(bins.bounds, s), np.searchsorted(bins.bounds, e)
+        lengths = last - first
+        matrix = functools.partial(_group_matrix, first, lengths, w, bins.n_groups)
+        return LinearStrategy([Measurement(matrix, checked.sensitivity, ctx.eps_f,
+                                           integral=checked.integral and checked.sensitivity == round(checked.sensitivity),
+                                           support=checked.support, weight=1.0)], bins.n_groups,
+                              reconstruction="least squares on the weighted tree")
+
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         tree = self.strategy(bins, ctx.n)
+        ctx.notes[TREE_NOTE] = tree   # public (the workload and the groups): reused by stated_error
         s, e, w = tree.nodes(bins.bounds)
         queries = IntervalQueries(s, e, w)  # the kernel computes the weighted coverage itself
         noisy = ctx.data.laplace_linear(queries, ctx.budget)

@@ -78,7 +78,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from dphist.workloads import AllRanges, RangeWorkload, prefix_sums
+from dphist.workloads import AllRanges, PrefixWorkload, RangeWorkload, prefix_sums
 
 
 @dataclass
@@ -142,6 +142,8 @@ def node_energy(workload: RangeWorkload, s: np.ndarray, e: np.ndarray, Z: np.nda
         sum_wy = inner_y + w_end * T
         sum_wy2 = inner_y2 + w_end * T ** 2
         return np.maximum((n + 1) * sum_wy2 - sum_wy ** 2, 0.0)
+    if isinstance(workload, PrefixWorkload):
+        return _prefix_node_energy(n, s, e, Z, T)
     lo, hi = workload.lo, workload.hi
     nn = s.size
     out = np.zeros(nn)
@@ -162,6 +164,25 @@ def node_energy(workload: RangeWorkload, s: np.ndarray, e: np.ndarray, Z: np.nda
     out += np.bincount(jl[a], weights=(Z[e[jl[a]]] - Z[lo[a]]) ** 2, minlength=nn)
     b = in_h & ~same
     out += np.bincount(jh[b], weights=(Z[hi[b]] - Z[s[jh[b]]]) ** 2, minlength=nn)
+    return out
+
+
+def _prefix_node_energy(n: int, s: np.ndarray, e: np.ndarray, Z: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """:func:`node_energy` for the prefix workload ``[0, h)``, h = 1..n, without its searches.
+
+    A node ``[s, e)`` is covered whole by the ``n - e + 1`` prefixes with ``h >= e`` and cut by those
+    with ``s < h < e``, which add ``(Z[h] - Z[s])**2``; no prefix starts inside a node.  The same
+    floating-point operations in the same order as the general route (the whole-node term first,
+    then the cut prefixes summed by ``bincount`` in increasing ``h``), so the same values, in O(n)
+    per level instead of O(n log n)."""
+    nn = s.size
+    out = (n - e + 1) * T ** 2
+    inside = np.maximum(e - s - 1, 0)                    # the h with s < h < e, per node
+    total = int(inside.sum())
+    if total:
+        node = np.repeat(np.arange(nn), inside)
+        h = np.arange(total) + np.repeat(s + 1 - (np.cumsum(inside) - inside), inside)
+        out = out + np.bincount(node, weights=(Z[h] - Z[s[node]]) ** 2, minlength=nn)
     return out
 
 

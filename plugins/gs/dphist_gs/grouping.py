@@ -45,19 +45,29 @@ CITATION = ("Kellaris, Papadopoulos, Practical differential privacy via grouping
 def width_errors(p, p2, noise_each: float, correction: float) -> np.ndarray:
     """err[w] for w = 1..n (index 0 unused): sum of the SSE of consecutive groups of w values
     (minus ``correction`` x (|g| - 1) per group) plus ``noise_each`` / |g| per group; the last
-    group holds the n mod w values left over."""
+    group holds the n mod w values left over.
+
+    Memory-bound for large w (one group boundary per cache line), so the two prefix sums are read
+    side by side from one (n + 1, 2) array and each boundary is read once (a group's end is the
+    next group's start): a quarter of the cache lines of reading p and p2 twice per group, the same
+    arithmetic in the same order."""
     n = p.size - 1
+    pp = np.empty((n + 1, 2))
+    pp[:, 0] = p
+    pp[:, 1] = p2
     out = np.full(n + 1, np.inf)
     for w in range(1, n + 1):
         q = n // w
         # one division per w, not per group (with the loop split: 0.57 -> 0.21 s at 2^20, measured under load)
         inv = 1.0 / w
         total = 0.0
+        lo, lo2 = pp[0, 0], pp[0, 1]
         for g in range(q):
-            a = g * w
-            s = p[a + w] - p[a]
-            sse = (p2[a + w] - p2[a]) - s * s * inv
+            hi, hi2 = pp[(g + 1) * w, 0], pp[(g + 1) * w, 1]
+            s = hi - lo
+            sse = (hi2 - lo2) - s * s * inv
             total += max(sse, 0.0)
+            lo, lo2 = hi, hi2
         total += q * (noise_each * inv - correction * (w - 1))
         r = n - q * w
         if r > 0:

@@ -16,11 +16,13 @@ choice), and spreads each group's estimate evenly over its bins.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 
-from .haar import inverse_weighted_haar, levels, weighted_haar
+from .haar import haar_matrix, haar_row_norms, inverse_weighted_haar, levels, weighted_haar
 
 CITATION = ("Xiao, Wang, Gehrke, Differential Privacy via Wavelet Transforms, ICDE 2010, Section IV "
             "(Privelet with the Haar wavelet: weights, generalized sensitivity 1 + log2 N, exact inverse)")
@@ -78,6 +80,16 @@ class WeightedHaarMeasurement(VettedMechanism):
         return noise.laplace_mechanism(weighted_haar(padded), m1, epsilon, integral=True, support=m1)
 
 
+def _haar_inverse_gram(n: int, weight: float, U):
+    """``(w A^T A)^{-1} U`` for the weighted Haar matrix ``A``: its rows are orthogonal, ``A A^T = D =
+    diag(N, |v|...)``, so ``(A^T A)^{-1} = A^T D^-2 A`` (O(N log N) per column)."""
+    A = haar_matrix(n)
+    d = haar_row_norms(n)
+    U = np.asarray(U, dtype=float)
+    scale = (1.0 / (d * d)).reshape((-1,) + (1,) * (U.ndim - 1))
+    return np.asarray(A.T @ (scale * (A @ U))) / weight
+
+
 class PriveletFinalizer(Finalizer):
     """``privelet.haar``: Privelet over the groups in their current order, its whole share in one call.
 
@@ -95,6 +107,19 @@ class PriveletFinalizer(Finalizer):
     #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
     vetted_mechanisms = ("privelet.weighted-haar",)
     spends = True
+
+    def stated_error(self, bins: Partition, ctx):
+        """The weighted Haar matrix over the ``2^m`` padded groups (integer answers, sensitivity
+        ``1 + m``) and its exact inverse: a square strategy, so the release is its least squares."""
+        from dphist.stated_error import LinearStrategy, Measurement
+        k = bins.n_groups
+        m = levels(k)
+        n = 1 << m
+        weight = (ctx.eps_f / (1 + m)) ** 2
+        haar = functools.partial(haar_matrix, n)
+        inverse_gram = functools.partial(_haar_inverse_gram, n, weight)
+        return LinearStrategy([Measurement(haar, float(1 + m), ctx.eps_f, integral=True, support=1 + m)], n,
+                              reconstruction="exact inverse Haar transform", inverse_gram=inverse_gram)
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:

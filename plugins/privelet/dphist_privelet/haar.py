@@ -61,6 +61,37 @@ def weighted_haar(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def haar_matrix(n: int):
+    """The matrix of :func:`weighted_haar` over ``n = 2^m`` values (sparse, ``n (1 + m)`` non-zeros):
+    row 0 all ones, row ``h + j`` (level with ``h`` nodes) +1 on the left half of node ``j``, -1 on
+    its right half.  For the stated error (``weighted_haar(x) == haar_matrix(n) @ x``)."""
+    import scipy.sparse as sp
+    if n < 1 or n & (n - 1):
+        raise InvalidParameter(f"haar_matrix needs a power-of-two size, got {n}")
+    rows, cols, vals = [np.zeros(n, dtype=np.int64)], [np.arange(n)], [np.ones(n)]
+    h = 1
+    while h < n:
+        width = n // h
+        col = np.arange(n)
+        rows.append(h + col // width)
+        cols.append(col)
+        vals.append(np.where(col % width < width // 2, 1.0, -1.0))
+        h *= 2
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+
+
+def haar_row_norms(n: int) -> np.ndarray:
+    """Squared norms of :func:`haar_matrix`'s rows, which are orthogonal: ``N`` for the total, ``|v|``
+    (the leaves under node ``v``) for a difference; so ``A A^T = diag(haar_row_norms(n))``."""
+    out = np.empty(n)
+    out[0] = n
+    h = 1
+    while h < n:
+        out[h:2 * h] = n // h
+        h *= 2
+    return out
+
+
 def inverse_weighted_haar(y: np.ndarray) -> np.ndarray:
     """The exact inverse of :func:`weighted_haar` (float64)."""
     y = np.asarray(y, dtype=np.float64)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -49,12 +49,13 @@ import numpy as np
 from ..components.base import Component
 from ..errors import InvalidParameter
 from ..kernel import validate_epsilon
-from ..pipeline import Pipeline
+from ..pipeline import Pipeline, supports_dims
 from ..presets import make_algorithm
 from .bounds import cp_lower, cp_upper, detectable_epsilon, epsilon_lower_bound, per_side_level
 from .events import Event, features_for, describe_row, extract, select_categorical, select_joint, select_real
 from ..kernel.persons import check_contributions
-from .pairs import FAST_PAIRS, FULL_PAIRS, STRUCTURED_PAIRS, THOROUGH_PAIRS, Pair, as_pair, pair_family  # noqa: F401
+from .pairs import (FAST_PAIRS, FULL_PAIRS, GRID_FAST_PAIRS, GRID_PAIRS, STRUCTURED_PAIRS,  # noqa: F401
+                    THOROUGH_PAIRS, Pair, as_pair, pair_family)
 from .search import hill_climb
 from .sampling import NOISES, Outputs, batch_capable, default_workers, forked, forked_pool, sample
 
@@ -417,6 +418,15 @@ def _forked_confirm(args):
     return _confirm(forked("job"), *args)
 
 
+def grid_level(level: Level) -> Level:
+    """The level for a pipeline that runs on grids only: the 2-D families in place of the 1-D ones
+    (:data:`GRID_FAST_PAIRS` at the fast level, :data:`GRID_PAIRS` otherwise); the search, which moves
+    1-D pairs, is off."""
+    pairs = GRID_FAST_PAIRS if level.name == "fast" else GRID_PAIRS
+    return replace(level, pairs=pairs, secondary=GRID_FAST_PAIRS[:2], release=GRID_FAST_PAIRS[:1],
+                   search=0, keep=0, restarts=0)
+
+
 def resolve_level(level, pairs) -> tuple[str, tuple | None]:
     """The level's name and the user's own pairs (None: the level's families); the old
     ``pairs="fast"`` / ``pairs="full"`` still work, with a DeprecationWarning."""
@@ -460,10 +470,11 @@ def _plan(pipelines, level: Level, user_pairs, noise, releasable) -> list[Case]:
         mode = noise or "float"
         return [Case(i, p, mode, "user") for i in range(len(pipelines)) for p in user_pairs]
     mode = noise or "float"
-    cases = [Case(0, p, mode, "family") for p in level.pairs if p in FAST_PAIRS]
+    fast = FAST_PAIRS + GRID_FAST_PAIRS
+    cases = [Case(0, p, mode, "family") for p in level.pairs if p in fast]
     if noise is None and releasable:
         cases += [Case(0, p, "release", "release") for p in level.release]
-    cases += [Case(0, p, mode, "family") for p in level.pairs if p not in FAST_PAIRS]
+    cases += [Case(0, p, mode, "family") for p in level.pairs if p not in fast]
     cases += [Case(i, p, mode, "family") for i in range(1, len(pipelines)) for p in level.secondary]
     return cases
 
@@ -528,6 +539,10 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     k = check_contributions(contributions)
     lvl = LEVELS[level_name]
     pipelines, name, notes = _resolve_pipelines(algorithm, noise or "float")
+    if not supports_dims(pipelines[0].dims, 1):
+        lvl = grid_level(lvl)
+        if user_pairs is None:
+            notes.append("2-D pipeline: the grid pair families (spikes, corners, blocks), no search")
     if k != 1:
         pipelines = [p.at_contributions(k) for p in pipelines]
     releasable, why = _releasable(pipelines[0])

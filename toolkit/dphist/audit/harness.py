@@ -114,9 +114,11 @@ def describe(pipe: Pipeline) -> str:
 
 def runnable(pipe: Pipeline, noise: str) -> str | None:
     """None when ``pipe`` runs on a public all-zero probe in this mode, else the reason it does not."""
+    from ..pipeline import supports_dims
     from .sampling import run_once
+    probe = np.zeros(8, dtype=np.int64) if supports_dims(pipe.dims, 1) else np.zeros((4, 4), dtype=np.int64)
     try:
-        run_once(pipe, np.zeros(8, dtype=np.int64), 1.0, 0, noise)
+        run_once(pipe, probe, 1.0, 0, noise)
     except Exception as exc:  # noqa: BLE001 - the reason is reported, the pipeline dropped
         return f"{type(exc).__name__}: {exc}"
     return None

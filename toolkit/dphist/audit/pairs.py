@@ -17,6 +17,13 @@ decided), symmetric and mirrored histograms, two spikes, spikes at both ends,
 long zero runs, domains from 1 to 256 bins and counts from 0 to 2^20.  The
 auditor's search (:mod:`dphist.audit.search`) moves from these to pairs nobody wrote down.
 
+Grids.  A pair may carry a ``shape`` (its counts are then the grid's cells in row-major order and
+``bin`` a flattened cell index): :data:`GRID_FAST_PAIRS` and :data:`GRID_PAIRS` are spikes, corners
+and blocks on 2-D grids (a spike removed or touched beside, a record at a corner, at a block's edge,
+in a flat or empty grid, one that is neither square nor a power of two).  The auditor tries them
+instead of the 1-D families on a pipeline that does not run on 1-D histograms (a preset declaring
+``dims=(2,)``); :func:`grid_pair` builds your own.
+
 Your own pairs: :func:`parse_pair` reads ``"0,3,5:+1@2"`` (the histogram, then
 ``+1`` or ``-1`` at a bin, numbered from 0), and :meth:`Pair.between` takes the
 two histograms.  Malformed pairs (not neighbours, negative counts, different
@@ -43,6 +50,8 @@ class Pair:
     #: records added or removed at once: ``k`` audits person-level privacy at k records per person
     #: (one person's k records, all in one bin: the pair at L1 distance k that moves one count most)
     size: int = 1
+    #: a grid's shape (``x`` its cells in row-major order, ``bin`` a flattened cell); None: a vector
+    shape: tuple | None = None
 
     def __post_init__(self):
         if self.change not in (+1, -1):
@@ -52,6 +61,9 @@ class Pair:
             raise InvalidParameter(f"pair {self.name}: size must be a positive integer, got {self.size!r}")
         if len(self.x) == 0:
             raise InvalidParameter(f"pair {self.name}: the histogram is empty")
+        if self.shape is not None and (not all(isinstance(v, (int, np.integer)) and v >= 1 for v in self.shape)
+                                       or int(np.prod(self.shape)) != len(self.x)):
+            raise InvalidParameter(f"pair {self.name}: shape {self.shape} does not hold its {len(self.x)} cells")
         if not 0 <= self.bin < len(self.x):
             raise InvalidParameter(f"pair {self.name}: bin {self.bin} outside a domain of {len(self.x)} bins "
                                    f"(bins are numbered 0 to {len(self.x) - 1})")
@@ -79,13 +91,15 @@ class Pair:
 
     @property
     def counts(self) -> np.ndarray:
-        return np.array(self.x, dtype=np.int64)
+        """The histogram (in its grid's shape when the pair has one)."""
+        x = np.array(self.x, dtype=np.int64)
+        return x if self.shape is None else x.reshape(self.shape)
 
     @property
     def counts_prime(self) -> np.ndarray:
-        y = self.counts
+        y = np.array(self.x, dtype=np.int64)
         y[self.bin] += self.change * self.size
-        return y
+        return y if self.shape is None else y.reshape(self.shape)
 
     def scaled(self, k: int) -> "Pair":
         """The same pair with ``k`` records added or removed (person-level audits); removals keep
@@ -93,14 +107,21 @@ class Pair:
         x = list(self.x)
         if self.change < 0:
             x[self.bin] = max(x[self.bin], int(k))
-        return Pair(self.name if k == 1 else f"{self.name}-k{k}", tuple(x), self.bin, self.change, int(k))
+        return Pair(self.name if k == 1 else f"{self.name}-k{k}", tuple(x), self.bin, self.change, int(k),
+                    self.shape)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "x": list(self.x), "x_prime": self.counts_prime.tolist(),
-                "bin": self.bin, "change": "add" if self.change > 0 else "remove", "records": self.size}
+        out = {"name": self.name, "x": list(self.x), "x_prime": self.counts_prime.reshape(-1).tolist(),
+               "bin": self.bin, "change": "add" if self.change > 0 else "remove", "records": self.size}
+        if self.shape is not None:
+            out["shape"] = list(self.shape)
+        return out
 
     def describe(self) -> str:
         verb = f"{'+' if self.change > 0 else '-'}{self.size} at"
+        if self.shape is not None:
+            cell = tuple(int(i) for i in np.unravel_index(self.bin, self.shape))
+            return f"{self.name}: {'x'.join(map(str, self.shape))} grid vs {verb} cell {cell}"
         return f"{self.name}: {list(self.x)} vs {verb} bin {self.bin}"
 
 
@@ -225,10 +246,53 @@ THOROUGH_PAIRS: tuple[Pair, ...] = (
 )
 
 
+def grid_pair(name: str, grid, cell, change: int = +1) -> Pair:
+    """A pair on a grid: ``grid`` (a 2-D array of counts) and one record added (``+1``) or removed
+    (``-1``) at ``cell`` (a tuple of indices)."""
+    g = np.asarray(grid)
+    if g.ndim < 2:
+        raise InvalidParameter(f"pair {name}: a grid pair takes a grid of at least 2 axes, got shape {g.shape}")
+    try:
+        flat = int(np.ravel_multi_index(tuple(int(i) for i in cell), g.shape))
+    except (ValueError, TypeError):
+        raise InvalidParameter(f"pair {name}: cell {cell!r} is outside the grid of shape {g.shape}") from None
+    return Pair(name, tuple(int(v) for v in g.reshape(-1)), flat, change, 1, tuple(int(v) for v in g.shape))
+
+
+def _grid(shape, fill=0, **cells):
+    g = np.full(shape, fill, dtype=np.int64)
+    for value, where in cells.get("set", ()):
+        g[where] = value
+    return g
+
+
+#: 2-D pairs of the fast audit: a spike removed, a corner of a flat grid, a block's edge, an empty grid
+#: that is neither square nor a power of two
+GRID_FAST_PAIRS: tuple[Pair, ...] = (
+    grid_pair("grid-spike4-remove", _grid((4, 4), set=[(50, (1, 2))]), (1, 2), -1),
+    grid_pair("grid-corner8", _grid((8, 8), 5), (0, 0)),
+    grid_pair("grid-block8-edge", _grid((8, 8), 2, set=[(30, (slice(0, 4), slice(0, 4)))]), (3, 3)),
+    grid_pair("grid-zeros5x7", _grid((5, 7)), (2, 3)),
+)
+
+#: 2-D pairs of the default and thorough audits (the fast ones first)
+GRID_PAIRS: tuple[Pair, ...] = GRID_FAST_PAIRS + (
+    grid_pair("grid-one-cell", _grid((1, 1)), (0, 0)),
+    grid_pair("grid-corners8-remove", _grid((8, 8), set=[(10, (0, 0)), (10, (0, 7)), (10, (7, 0)), (10, (7, 7))]),
+              (7, 7), -1),
+    grid_pair("grid-spike16-beside", _grid((16, 16), set=[(200, (5, 9))]), (5, 10)),
+    grid_pair("grid-flat16-middle", _grid((16, 16), 5), (8, 8)),
+    grid_pair("grid-blocks16-boundary", _grid((16, 16), 2, set=[(30, (slice(0, 8), slice(8, 16))),
+                                                                (30, (slice(8, 16), slice(0, 8)))]), (7, 8), -1),
+    grid_pair("grid-large4", _grid((4, 4), 100_000), (1, 1)),
+)
+
+
 def pair_family(name: str) -> tuple[Pair, ...]:
-    """``"full"``, ``"fast"``, ``"structured"`` or ``"thorough"`` (the extra pairs of that level)."""
+    """``"full"``, ``"fast"``, ``"structured"``, ``"thorough"`` (the extra pairs of that level),
+    ``"grid-fast"`` or ``"grid"`` (2-D)."""
     families = {"full": FULL_PAIRS, "fast": FAST_PAIRS, "structured": STRUCTURED_PAIRS,
-                "thorough": THOROUGH_PAIRS}
+                "thorough": THOROUGH_PAIRS, "grid-fast": GRID_FAST_PAIRS, "grid": GRID_PAIRS}
     if name not in families:
         raise InvalidParameter(f"unknown pair family {name!r}; use one of {', '.join(families)}")
     return families[name]

@@ -132,7 +132,8 @@ def run_batched(pipeline: Pipeline, counts: np.ndarray, epsilon: float, trials: 
     kernel = PrivateKernel(counts, BatchedLaplace(rng, trials), contributions=pipeline.contributions)
     n = kernel.n
     g_in, g_p, g_f = pipeline.shares
-    ctx = Context(n=n, epsilon=epsilon, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=rng, mode="research")
+    ctx = Context(n=n, epsilon=epsilon, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=rng, mode="research",
+                  shape=kernel.shape)
     noisy = None
     if pipeline.initializer is not None:
         ctx.data = kernel.handle(pipeline.initializer.name, "initializer", g_in * epsilon,

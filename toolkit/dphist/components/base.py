@@ -58,12 +58,31 @@ class Context:
     rng: np.random.Generator        #: for public randomness (tie-breaking, post-processing)
     data: DataHandle | None = None  #: metered data access; None for the sorter
     noisy: np.ndarray | None = None  #: H~, the initializer's output (original order)
+    #: the law of the run's noise (:func:`dphist.stated_error.noise_law`): public, no random state;
+    #: set for :meth:`Finalizer.stated_error`, None when the noise source does not declare it
+    noise_law: Any = None
     #: public description of H~'s per-bin noise, set by the initializer that produced H~
     #: (:meth:`Initializer.noise_model`); None when there is no H~
     noise_model: NoiseModel | None = None
     notes: dict[str, Any] = field(default_factory=dict)  #: stage-to-stage public annotations
     mode: str = "research"          #: "research" (seeded) or "release" (exact noise, OS randomness)
     warnings: list[str] = field(default_factory=list)  #: copied into Release.warnings
+    #: the histogram's public shape (d axes; ``(n,)`` for 1-D).  Bins are its cells flattened in
+    #: row-major order: bin ``i`` is the cell ``numpy.unravel_index(i, shape)``
+    shape: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        if self.shape is None:
+            self.shape = (int(self.n),)
+        else:
+            self.shape = tuple(int(s) for s in self.shape)
+            if int(np.prod(self.shape)) != int(self.n):
+                raise InvalidParameter(f"Context: shape {self.shape} does not have n = {self.n} cells")
+
+    @property
+    def dims(self) -> int:
+        """The number of axes of the histogram (1 for a vector)."""
+        return len(self.shape)
 
     def warn(self, message: str) -> None:
         """Add a warning to the release (e.g. "not differentially private"); shown by the CLI."""
@@ -114,6 +133,10 @@ class Component(metaclass=_ValidatedConstruction):
     #: ``ctx.data.custom``: the explicit opt-in to privacy proofs the kernel cannot check (the kernel
     #: refuses an undeclared one; the conformance kit reports every declared one as a warning)
     vetted_mechanisms: ClassVar[tuple[str, ...]] = ()
+    #: the numbers of axes of the histograms the component is correct on (``ctx.shape``): ``(1,)`` by
+    #: default, ``(1, 2)``, or ``"any"``.  The conformance kit's harness pipelines carry it, and runs
+    #: the component on grids when it includes 2 (presets declare their own dims: ``@preset(dims=...)``)
+    dims: ClassVar = (1,)
     #: what each constructor parameter accepts (:mod:`dphist.params`); merged along the class
     #: hierarchy, a subclass's entry replacing its parent's.  Every parameter must be declared.
     param_constraints: ClassVar[dict[str, Any]] = {}
@@ -276,6 +299,18 @@ class Finalizer(Component):
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
         raise NotImplementedError
+
+    def stated_error(self, bins: Partition, ctx: Context):
+        """The error this finalizer's estimate carries, from public quantities only (the pipeline
+        calls it after :meth:`finalize` with ``ctx.data = None``; it must not read the counts).
+
+        Return a :class:`dphist.stated_error.LinearStrategy` (the measurements over the groups;
+        the pipeline turns it into an exact statement with the run's noise law) when the
+        estimate is the weighted least-squares solution of those measurements (an exact
+        inverse when square), any :class:`dphist.stated_error.StatedError`, or None (the
+        default: no statement; the release says so).  See :mod:`dphist.stated_error`.
+        """
+        return None
 
 
 KINDS = {"initializer": Initializer, "sorter": Sorter, "partitioner": Partitioner, "finalizer": Finalizer}

@@ -27,6 +27,7 @@ _SORTAKI = "Doudalis & Mehrotra, SORTaki, Section IV"
 class LaplaceInitializer(Initializer):
     """Laplace(1/eps_in) on every bin; ``None`` when gamma_in = 0 (SORTaki Algorithm 1)."""
 
+    dims = "any"       # cell by cell or over all cells: correct on every grid
     name = "laplace"
     citation = _SORTAKI + ", Algorithm 1"
     batch_capable = True
@@ -40,6 +41,7 @@ class LaplaceInitializer(Initializer):
 class IdentitySorter(Sorter):
     """Keeps the current order (a sorter slot that does nothing)."""
 
+    dims = "any"       # cell by cell or over all cells: correct on every grid
     name = "identity"
     citation = _SORTAKI
 
@@ -70,6 +72,7 @@ class NoisyCountSorter(Sorter):
 class SingletonPartitioner(Partitioner):
     """Keeps one group per bin."""
 
+    dims = "any"       # cell by cell or over all cells: correct on every grid
     name = "singleton"
     citation = _SORTAKI + " (Identity(|H|))"
     batch_capable = True
@@ -81,6 +84,7 @@ class SingletonPartitioner(Partitioner):
 class WholeDomainPartitioner(Partitioner):
     """Merges every group into one (the `uniform` baseline of DPBench)."""
 
+    dims = "any"       # cell by cell or over all cells: correct on every grid
     name = "whole"
     citation = "Hay et al., DPBench, SIGMOD 2016 (Uniform)"
     batch_capable = True
@@ -97,9 +101,17 @@ class GroupMeanFinalizer(Finalizer):
     mechanism; with one group it is the uniform baseline.
     """
 
+    dims = "any"       # cell by cell or over all cells: correct on every grid
     name = "group-mean"
     citation = "Zhang et al., AHP, SDM 2014, Algorithm 1 lines 6-9"
     batch_capable = True
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
         return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+
+    def stated_error(self, bins: Partition, ctx: Context):
+        """One noisy total per group (identity over the groups, sensitivity 1, the whole share)."""
+        from ..stated_error import LinearStrategy, Measurement, identity_matrix
+        k = bins.n_groups
+        return LinearStrategy([Measurement(identity_matrix(k), 1.0, ctx.eps_f, integral=True, support=1)], k,
+                              reconstruction="the noisy group totals themselves")

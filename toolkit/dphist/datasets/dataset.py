@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernel import validate_counts
+from ..kernel import validate_grid
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,7 @@ class Dataset:
     """A histogram over a public domain, with what a reader needs to judge results on it."""
 
     name: str
-    counts: np.ndarray          #: int64 counts, one per bin
+    counts: np.ndarray          #: int64 counts, one per bin (a grid of cells for a 2-D dataset)
     description: str            #: what is counted
     domain: str                 #: what the bins are (public)
     source: str = ""            #: where the data come from, and its licence
@@ -21,11 +21,17 @@ class Dataset:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        object.__setattr__(self, "counts", validate_counts(self.counts))
+        flat, grid = validate_grid(self.counts)
+        object.__setattr__(self, "counts", flat.reshape(grid))
 
     @property
     def n(self) -> int:
         return int(self.counts.size)
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        """The counts' shape: ``(n,)`` for a vector, ``(n1, n2)`` for a 2-D histogram."""
+        return tuple(self.counts.shape)
 
     @property
     def scale(self) -> int:
@@ -37,5 +43,6 @@ class Dataset:
         return float(np.mean(self.counts == 0))
 
     def summary(self) -> str:
-        return (f"{self.name}: {self.n} bins ({self.domain}), scale {self.scale:,}, "
+        cells = f"{self.n} bins" if self.counts.ndim == 1 else "x".join(map(str, self.counts.shape)) + " cells"
+        return (f"{self.name}: {cells} ({self.domain}), scale {self.scale:,}, "
                 f"{100 * self.zero_fraction:.1f}% zero bins; {self.shape}")

@@ -33,6 +33,15 @@ DPBENCH_FILES = {
 }
 
 
+#: DPBench's names for its 2-D sources (Hay et al., SIGMOD 2016, Table 3) and their 256 x 256 files.
+DPBENCH_2D_FILES = {
+    "BJ-CABS-S": "BeijingTaxiS_256_256", "BJ-CABS-E": "BeijingTaxiE_256_256", "GOWALLA": "checkin_256_256",
+    "ADULT-2D": "Adult_2D_256_256", "SF-CABS-S": "cabspottingS_256_256", "SF-CABS-E": "cabspottingE_256_256",
+    "MD-SAL-2D": "MDSalary2D_256_256", "LC-2D": "Loan_2D_256_256", "STROKE": "Stroke_2D_256_256",
+    "TWITTER": "twitter_256_256",
+}
+
+
 def add_data_dir(path) -> Path:
     p = Path(path).expanduser()
     if not p.is_dir():
@@ -66,16 +75,30 @@ def load_npy_dataset(name: str, path: Path) -> Dataset:
 
 
 def dpbench(name: str) -> Dataset:
-    """A DPBench 1-D source by its DPBench name (e.g. ``SEARCHLOGS``), from a data directory."""
+    """A DPBench source by its DPBench name (e.g. ``SEARCHLOGS``; 2-D: ``GOWALLA``), from a data directory."""
+    if name in DPBENCH_2D_FILES:
+        return dpbench_2d(name)
     if name not in DPBENCH_FILES:
-        raise InvalidParameter(f"unknown DPBench dataset {name!r}; known: {', '.join(DPBENCH_FILES)}")
-    stem = DPBENCH_FILES[name]
+        raise InvalidParameter(f"unknown DPBench dataset {name!r}; known: {', '.join(DPBENCH_FILES)}, "
+                               f"{', '.join(DPBENCH_2D_FILES)}")
+    return _dpbench_file(name, DPBENCH_FILES[name], "1-D", "4,096 bins")
+
+
+def dpbench_2d(name: str) -> Dataset:
+    """A DPBench 2-D source (256 x 256 cells) by its DPBench name (e.g. ``GOWALLA``), from a data
+    directory holding DPBench's 2-D ``.npy`` sources (stored as floats; integral counts)."""
+    if name not in DPBENCH_2D_FILES:
+        raise InvalidParameter(f"unknown DPBench 2-D dataset {name!r}; known: {', '.join(DPBENCH_2D_FILES)}")
+    return _dpbench_file(name, DPBENCH_2D_FILES[name], "2-D", "256 x 256 cells")
+
+
+def _dpbench_file(name: str, stem: str, dims: str, domain: str) -> Dataset:
     found = directory_datasets()
     if stem not in found:
         raise FileNotFoundError(f"DPBench file {stem}.npy not found; set DPHIST_DATA to (or add_data_dir) "
-                                f"the folder holding DPBench's 1-D .npy sources")
+                                f"the folder holding DPBench's {dims} .npy sources")
     ds = load_npy_dataset(stem, found[stem])
-    return Dataset(name, ds.counts, f"DPBench {name}", "4,096 bins", source=ds.source)
+    return Dataset(name, ds.counts, f"DPBench {name}", domain, source=ds.source)
 
 
 def load_file(path, records: bool = False, domain=None, bins=None, clip: bool = False,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from ..errors import UnknownComponent
 from ..registry import default_registry
 from .dataset import Dataset
-from .files import DPBENCH_FILES, directory_datasets, dpbench, is_file_spec, load_file, load_npy_dataset
+from .files import (DPBENCH_2D_FILES, DPBENCH_FILES, directory_datasets, dpbench, is_file_spec, load_file,
+                    load_npy_dataset)
 
 
 def names() -> list[str]:
@@ -18,7 +19,7 @@ def names() -> list[str]:
     name (``SEARCHLOGS``) as well as their file name.
     """
     found = directory_datasets()
-    aliases = [k for k, stem in DPBENCH_FILES.items() if stem in found and k not in found]
+    aliases = [k for k, stem in {**DPBENCH_FILES, **DPBENCH_2D_FILES}.items() if stem in found and k not in found]
     return default_registry.names("dataset") + sorted(found) + aliases
 
 
@@ -31,7 +32,7 @@ def load(name: str, **params) -> Dataset:
     found = directory_datasets()
     if name in found:
         return load_npy_dataset(name, found[name])
-    if name in DPBENCH_FILES and DPBENCH_FILES[name] in found:
+    if {**DPBENCH_FILES, **DPBENCH_2D_FILES}.get(name) in found:
         return dpbench(name)
     try:
         loader = default_registry.get("dataset", name)

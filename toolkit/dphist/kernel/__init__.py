@@ -2,9 +2,10 @@
 from .ledger import Ledger, LedgerEntry
 from .noise import ExactNoise, NoiseSource, SeededLaplace
 from .private import (COUNT_CAP, DataHandle, PrivateKernel, VettedMechanism, enable_vetted_mechanisms,
-                      positive_number, validate_counts, validate_epsilon, vetted_mechanisms_enabled)
+                      positive_number, validate_counts, validate_epsilon, validate_grid,
+                      vetted_mechanisms_enabled)
 from .queries import ImplicitQueries, IntervalQueries
 
 __all__ = ["COUNT_CAP", "DataHandle", "ExactNoise", "ImplicitQueries", "IntervalQueries", "Ledger", "LedgerEntry", "NoiseSource",
            "PrivateKernel", "SeededLaplace", "positive_number", "VettedMechanism", "enable_vetted_mechanisms",
-           "validate_counts", "validate_epsilon", "vetted_mechanisms_enabled"]
+           "validate_counts", "validate_epsilon", "validate_grid", "vetted_mechanisms_enabled"]

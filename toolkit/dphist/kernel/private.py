@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
@@ -79,7 +80,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
-from ..validation import are_strict_bounds, is_permutation
+from ..validation import are_strict_bounds, is_identity, is_permutation
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -197,6 +198,61 @@ def validate_counts(counts) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``(flat int64 counts, shape)`` of a histogram of any dimension, or :class:`InvalidHistogram`.
+
+    A d-dimensional histogram (a grid of cells, d >= 1) is kept as its cells flattened in row-major
+    (C) order plus its public ``shape``; the counts' checks are :func:`validate_counts`'s, on the
+    flattened cells (a fault names the cell's grid index).  Ragged nested lists (rows of different
+    lengths) and empty axes are refused by name.
+    """
+    if isinstance(counts, np.ndarray):
+        arr = counts
+    else:
+        try:
+            arr = np.asarray(counts)
+        except ValueError as exc:   # numpy >= 1.24 refuses inhomogeneous nested sequences
+            raise InvalidHistogram(f"the histogram is ragged (rows of different lengths): {exc}") from None
+    if arr.dtype == object and arr.ndim >= 1 and arr.size and any(np.ndim(v) for v in arr.ravel()[:64]):
+        raise InvalidHistogram("the histogram is ragged (rows of different lengths); a d-dimensional "
+                               "histogram is a rectangular grid of counts")
+    if arr.ndim == 0:
+        raise InvalidHistogram("a histogram is an array of counts with at least one dimension; got a scalar")
+    shape = tuple(int(s) for s in arr.shape)
+    if 0 in shape:
+        raise InvalidHistogram(f"the histogram is empty (shape {shape}: an axis of length 0)")
+    if arr.ndim == 1:
+        return validate_counts(arr), shape
+    try:
+        flat = validate_counts(arr.reshape(-1))
+    except InvalidHistogram as exc:
+        raise InvalidHistogram(_grid_message(str(exc), shape)) from None
+    return flat, shape
+
+
+def _grid_message(message: str, shape: tuple[int, ...]) -> str:
+    """A flattened-cell error message with the cell's grid index (``bin 7`` -> ``cell (1, 3)``)."""
+    m = re.search(r"bin (\d+)", message)
+    if not m:
+        return message
+    cell = tuple(int(i) for i in np.unravel_index(int(m.group(1)), shape))
+    return message.replace(m.group(0), f"cell {cell}")
+
+
+def check_shape(shape, n: int) -> tuple[int, ...]:
+    """A public grid shape for ``n`` flattened cells: positive integers whose product is ``n``."""
+    if shape is None:
+        return (int(n),)
+    try:
+        out = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"a shape is a tuple of positive integers, got {shape!r}") from None
+    if not out or any(s < 1 for s in out) or math.prod(out) != n:
+        raise InvalidParameter(f"shape {shape!r} does not describe {n} cells (a tuple of positive integers "
+                               f"whose product is {n})")
+    return out
+
+
 def positive_number(value, what: str) -> float:
     """``value`` as a positive finite float, or :class:`InvalidParameter` naming ``what``."""
     if isinstance(value, bool):
@@ -223,6 +279,20 @@ def _declared_at_least(declared, computed: float, primitive: str) -> float:
         raise InvalidParameter(f"{primitive}: declared sensitivity {value:g} is below the {computed:g} the "
                                "kernel computes for these queries")
     return value
+
+
+def is_plain_partition(partition, n: int) -> bool:
+    """Whether ``partition`` is the singleton partition of ``n`` bins in domain order: integer arrays
+    equal to ``0..n-1`` and ``0..n`` (the kernel's own check, one comparison pass each; valid by
+    itself, so :func:`checked_partition`'s counting is not needed).  Reads the arrays once and keeps
+    nothing of them: what is measured after a True cannot depend on later changes to the object."""
+    if not isinstance(partition, Partition):
+        return False
+    order, bounds = partition.order, partition.bounds
+    return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
+            and order.dtype.kind in "iu" and bounds.dtype.kind in "iu"
+            and bounds.shape == (n + 1,) and is_identity(order, n)
+            and is_identity(bounds, n + 1))
 
 
 def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -259,8 +329,14 @@ class PrivateKernel:
     and ``spent`` are read-only views of the kernel's books.
     """
 
-    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1):
-        counts = np.array(validate_counts(counts), dtype=np.int64, copy=True)  # never the caller's array
+    def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1,
+                 shape=None):
+        counts, grid_shape = validate_grid(counts)
+        counts = np.array(counts, dtype=np.int64, copy=True)  # never the caller's array
+        #: the histogram's public shape (d axes); the counts are kept flattened in row-major order
+        self.shape = check_shape(shape, counts.size) if shape is not None else grid_shape
+        if shape is not None and len(grid_shape) > 1 and tuple(grid_shape) != self.shape:
+            raise InvalidParameter(f"shape {self.shape} given for a histogram of shape {grid_shape}")
         np.minimum(counts, count_cap(counts.size), out=counts)   # 1-Lipschitz: sensitivities stand
         counts.setflags(write=False)
         self.__counts = counts
@@ -275,6 +351,7 @@ class PrivateKernel:
         self.ledger = ledger if ledger is not None else Ledger()
         self.ledger.mode = getattr(noise, "mode", "unknown")
         self.ledger.contributions = self.contributions
+        self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
 
     @property
     def n(self) -> int:
@@ -326,6 +403,25 @@ class PrivateKernel:
             yield
         finally:
             self.__gate -= 1
+
+    def _prefix_sums(self, order: np.ndarray | None) -> np.ndarray:
+        """``[0, x_0, x_0 + x_1, ...]`` of the counts arranged in ``order`` (a checked private copy;
+        None is domain order), int64 and exact (clamped counts sum below 2**62).  The last one is
+        kept: the levels of a tree, measured one ``laplace_intervals`` call each, share one pass.
+        Read through the gate like the counts themselves."""
+        counts = self._true_counts()
+        if order is not None and is_identity(order, self.__n):
+            order = None
+        if self.__prefix is not None:
+            kept_order, prefix = self.__prefix
+            if (kept_order is None) == (order is None) and (order is None or np.array_equal(order, kept_order)):
+                return prefix
+        prefix = np.empty(self.__n + 1, dtype=np.int64)
+        prefix[0] = 0
+        np.cumsum(counts if order is None else counts[order], out=prefix[1:])
+        prefix.setflags(write=False)
+        self.__prefix = (order, prefix)
+        return prefix
 
     def _true_counts(self) -> np.ndarray:
         if self.__gate <= 0:
@@ -447,6 +543,11 @@ class DataHandle:
         return self._kernel.n
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        """The histogram's public shape; primitives index its cells flattened in row-major order."""
+        return self._kernel.shape
+
+    @property
     def budget(self) -> float:
         return self._kernel._budget(self._account)
 
@@ -486,6 +587,10 @@ class DataHandle:
         The partition is re-validated by the kernel (every bin exactly once).
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
+        if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
+            self._charge("laplace.partition", eps, 1.0, self.n)
+            with self._kernel._measuring():
+                return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         order, bounds = checked_partition(partition, self.n)
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._measuring():
@@ -509,10 +614,7 @@ class DataHandle:
         sens = _declared_at_least(sensitivity, float(max(coverage, 1)), "laplace.intervals")
         self._charge("laplace.intervals", eps, sens, starts.size)
         with self._kernel._measuring():
-            x = self._kernel._true_counts()
-            if order is not None:
-                x = x[order]
-            prefix = np.concatenate(([0], np.cumsum(x)))
+            prefix = self._kernel._prefix_sums(order)   # one pass per order and run, not per call
             return self._noisy(prefix[ends] - prefix[starts], sens, eps, integral=True, support=max(coverage, 1))
 
     def laplace_linear(self, queries, epsilon, sensitivity=None) -> np.ndarray:

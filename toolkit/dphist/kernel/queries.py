@@ -82,7 +82,7 @@ def max_interval_coverage(n: int, starts: np.ndarray, ends: np.ndarray) -> int:
     nonempty = ends > starts
     if not nonempty.any():
         return 0
-    s, e = starts[nonempty], ends[nonempty]
+    s, e = (starts, ends) if nonempty.all() else (starts[nonempty], ends[nonempty])
     if np.all(s[1:] >= e[:-1]):
         return 1
     return int(interval_coverage(n, starts, ends).max())

@@ -61,8 +61,9 @@ class Histogram:
                 "user_id": self.user_id, "privacy_unit": self.privacy_unit}
 
     def release_input(self) -> tuple[np.ndarray, int, dict]:
-        """What :meth:`dphist.Pipeline.run` takes from a histogram: flat counts, ``k``, the spec."""
-        return self.counts.reshape(-1), self.max_contributions, self.spec()
+        """What :meth:`dphist.Pipeline.run` takes from a histogram: the counts in their shape (a 2-D
+        ``Grid`` gives a 2-D histogram, run only by presets that support two dimensions), ``k``, the spec."""
+        return self.counts, self.max_contributions, self.spec()
 
 
 def _columns(column) -> tuple[str, ...]:

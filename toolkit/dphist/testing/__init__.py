@@ -25,6 +25,11 @@ What is checked
 * domains: every check runs on small domains (1, 2 bins), on ``n`` bins (64 by
   default) and on 257 bins (``power-law-257``: above 16 bins, and not a power
   of two), so a component that misbehaves only on larger domains is seen;
+* grids: a preset or component declaring 2-D support (``dims``) passes the same
+  checks on :func:`example_grids` (single cell, one row, one column, 8 x 8
+  shapes, a 5 x 7 grid that is neither square nor a power of two, 17 x 16), and
+  its release has the grid's shape; a preset that does not support 2-D must
+  refuse a grid before anything is spent;
 * vetted mechanisms: every custom mechanism a run used is replayed on
   neighbouring histograms (:func:`check_vetted_mechanism`).  A continuous
   vector output: coupled seeds, and the shift one record causes, measured in
@@ -62,11 +67,11 @@ import warnings
 import numpy as np
 
 from ..components.base import Component, Finalizer, Initializer, Partitioner, Sorter
-from ..errors import PrivacyViolation
+from ..errors import InvalidParameter, PrivacyViolation
 from ..kernel import SeededLaplace
 from ..kernel.private import VettedMechanism, recording_custom_calls, recording_kernel_calls
 from ..partition import Partition
-from ..pipeline import Pipeline, Release
+from ..pipeline import Pipeline, Release, supports_dims
 from ..presets import make_algorithm, preset_params
 from ..registry import RUNTIME, default_registry, parse_requirement
 
@@ -102,6 +107,28 @@ def example_histograms(n: int = 64, seed: int = 0) -> dict[str, np.ndarray]:
     }
 
 
+def example_grids(seed: int = 0) -> dict[str, np.ndarray]:
+    """Small 2-D histograms for conformance runs: degenerate shapes (one cell, one row, one column),
+    8 x 8 shape classes, a grid neither square nor a power of two, and one above 256 cells."""
+    rng = np.random.default_rng(seed)
+    i, j = np.indices((8, 8))
+    blob = np.floor(900.0 / (1 + (i - 2) ** 2 + (j - 5) ** 2)).astype(np.int64)
+    spiky = np.zeros((8, 8), dtype=np.int64)
+    spiky[rng.integers(0, 8, 4), rng.integers(0, 8, 4)] = rng.integers(50, 500, 4)
+    a, b = np.indices((17, 16))
+    return {
+        "zeros": np.zeros((8, 8), dtype=np.int64),
+        "uniform": np.full((8, 8), 37, dtype=np.int64),
+        "power-law": blob,
+        "spiky": spiky,
+        "single-cell": np.array([[42]], dtype=np.int64),
+        "one-row": rng.integers(0, 40, (1, 6)),
+        "one-column": rng.integers(0, 40, (5, 1)),
+        "ragged-5x7": rng.integers(0, 60, (5, 7)),
+        f"power-law-{LARGE_N}": np.floor(3000.0 / (1 + a ** 2 + (b - 3) ** 2) ** 0.8).astype(np.int64),
+    }
+
+
 def harness_pipelines(component: Component) -> list[Pipeline]:
     """The simplest pipelines that exercise ``component`` in its slot.
 
@@ -109,16 +136,18 @@ def harness_pipelines(component: Component) -> list[Pipeline]:
     Algorithm 2) and on sorted, non-contiguous bins (Algorithm 3), since a
     component must honour both.
     """
+    dims = component.dims     # the other slots hold the core's built-ins, which run on any grid
     if isinstance(component, Initializer):
-        return [Pipeline(component, None, "singleton", "group-mean", (0.5, 0.0, 0.5))]
+        return [Pipeline(component, None, "singleton", "group-mean", (0.5, 0.0, 0.5), dims=dims)]
     if isinstance(component, Sorter):
-        return [Pipeline("laplace", component, "singleton", "group-mean", (0.5, 0.0, 0.5))]
+        return [Pipeline("laplace", component, "singleton", "group-mean", (0.5, 0.0, 0.5), dims=dims)]
     sorters = (None,) if component.requires_domain_order else (None, "noisy-count")
     if isinstance(component, Partitioner):
         shares = (0.4, 0.2, 0.4) if component.spends else (0.5, 0.0, 0.5)
-        return [Pipeline("laplace", sorter, component, "group-mean", shares) for sorter in sorters]
+        return [Pipeline("laplace", sorter, component, "group-mean", shares, dims=dims) for sorter in sorters]
     if isinstance(component, Finalizer):
-        return [Pipeline("laplace", sorter, "singleton", component, (0.5, 0.0, 0.5)) for sorter in sorters]
+        return [Pipeline("laplace", sorter, "singleton", component, (0.5, 0.0, 0.5), dims=dims)
+                for sorter in sorters]
     raise TypeError(f"{component!r} is not a dphist component")
 
 
@@ -158,8 +187,10 @@ def check_ledger(release: Release, pipeline: Pipeline) -> None:
         assert e.epsilon > 0 and e.sensitivity >= 0 and e.answers >= 0, f"malformed ledger row {e}"
 
 
-def check_release(release: Release, n: int) -> None:
+def check_release(release: Release, n: int, shape: tuple[int, ...] | None = None) -> None:
     assert release.estimate.shape == (n,), f"estimate has shape {release.estimate.shape}, expected ({n},)"
+    if shape is not None:
+        assert tuple(release.shape) == tuple(shape), f"release has shape {release.shape}, the histogram {shape}"
     assert np.all(np.isfinite(release.estimate)), "estimate has non-finite values"
     release.partition.validate()
     assert release.partition.n_bins == n
@@ -179,7 +210,7 @@ def check_pipeline(pipeline: Pipeline, epsilon: float = 1.0, n: int = 64,
             vetted.add(finding)
         assert np.array_equal(x, original), f"{pipeline.name} mutated the input histogram ({label})"
         assert x.flags.writeable == original.flags.writeable, f"{pipeline.name} changed the input's flags"
-        check_release(first, x.size)
+        check_release(first, x.size, x.shape)
         check_ledger(first, pipeline)
         again = pipeline.run(x, epsilon, seed=11)
         assert np.array_equal(first.estimate, again.estimate), f"{pipeline.name} is not reproducible ({label})"
@@ -190,11 +221,12 @@ def check_pipeline(pipeline: Pipeline, epsilon: float = 1.0, n: int = 64,
             other = pipeline.run(x, epsilon, seed=12)
             assert not np.array_equal(first.estimate, other.estimate), (
                 f"{pipeline.name}: a different seed gave the same estimate ({label}); is the noise seeded?")
+            flat = x.reshape(-1)           # the kernel measures a grid's cells flattened (row-major)
             if label == PROBED[0]:         # the replays are costly: on n bins (64 by default) only
                 for mechanism, eps, arguments in calls:
-                    check_vetted_mechanism(mechanism, eps, x, arguments)
+                    check_vetted_mechanism(mechanism, eps, flat, arguments)
             for call in private_calls:
-                check_declared_sensitivity(call, x)
+                check_declared_sensitivity(call, flat)
             check_release_mode(pipeline, x, epsilon)
     if pipeline.sorter is not None:
         check_sorter_direction(pipeline.sorter)
@@ -211,7 +243,7 @@ def check_release_mode(pipeline: Pipeline, x: np.ndarray, epsilon: float) -> Non
     release = pipeline.run(x, epsilon)
     assert release.mode == "release" and release.seed is None, f"{pipeline.name}: release mode kept a seed"
     assert release.pipeline is None, f"{pipeline.name}: a release-mode Release holds its pipeline"
-    check_release(release, x.size)
+    check_release(release, x.size, x.shape)
     check_ledger(release, pipeline)
 
 
@@ -532,7 +564,10 @@ def check_component(cls: type, pipeline: Pipeline | None = None, **kwargs) -> No
     """
     check_contract(cls)
     for pipe in [pipeline] if pipeline is not None else harness_pipelines(cls()):
-        check_pipeline(pipe, **kwargs)
+        if supports_dims(pipe.dims, 1) or "histograms" in kwargs:
+            check_pipeline(pipe, **kwargs)
+        if supports_dims(pipe.dims, 2) and "histograms" not in kwargs:
+            check_pipeline(pipe, **{**kwargs, "histograms": example_grids()})
 
 
 def check_algorithm(name: str, epsilon: float = 1.0, n: int = 64, **overrides) -> None:
@@ -545,7 +580,28 @@ def check_algorithm(name: str, epsilon: float = 1.0, n: int = 64, **overrides) -
     # value (SReB_GCA's threshold=True -> ahp.threshold) is not one; without its plugin that value fails
     # with an error naming the plugin
     check_requirements(name, make_algorithm(name) if overrides else pipeline)
-    check_pipeline(pipeline, epsilon=epsilon, n=n)
-    r = pipeline.run(example_histograms(n)["power-law"], epsilon, seed=3)
-    assert math.isclose(r.ledger.total, epsilon, rel_tol=1e-9), (
-        f"preset {name} spent {r.ledger.total} of epsilon {epsilon}")
+    examples = []
+    if supports_dims(pipeline.dims, 1):
+        check_pipeline(pipeline, epsilon=epsilon, n=n)
+        examples.append(example_histograms(n)["power-law"])
+    if supports_dims(pipeline.dims, 2):
+        check_pipeline(pipeline, epsilon=epsilon, histograms=example_grids())
+        examples.append(example_grids()["power-law"])
+    else:
+        check_refuses_grid(pipeline)
+    assert examples, f"preset {name} declares dims {pipeline.dims}: the kit checks 1-D and 2-D presets"
+    for x in examples:
+        r = pipeline.run(x, epsilon, seed=3)
+        assert math.isclose(r.ledger.total, epsilon, rel_tol=1e-9), (
+            f"preset {name} spent {r.ledger.total} of epsilon {epsilon} on shape {x.shape}")
+
+
+def check_refuses_grid(pipeline: Pipeline) -> None:
+    """A pipeline that does not declare 2-D support refuses a grid, naming what it supports (the
+    refusal comes before the kernel exists: nothing is spent)."""
+    try:
+        pipeline.run(example_grids()["uniform"], 1.0, seed=1)
+    except InvalidParameter as exc:
+        assert "supports" in str(exc), f"{pipeline.name}: a grid was refused without saying why: {exc}"
+    else:
+        raise AssertionError(f"{pipeline.name} declares dims {pipeline.dims} but ran on a 2-D histogram")

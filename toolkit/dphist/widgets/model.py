@@ -78,6 +78,8 @@ class Snapshot:
     laplace_expected_mse: float = math.nan     #: 2 mean(|q|) / eps^2 on the chosen workload
     prediction: dict | None = None             #: the error formula's prediction, when there is one
     ledger_bars: dict = field(default_factory=dict)     #: stage -> [(primitive, component, eps)]
+    #: the release's stated error (:func:`stated_summary`): kind, per-bin band, expected MSE on the workload
+    stated: dict = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
@@ -285,6 +287,36 @@ PREDICTION_NOTE = (
     "max(0, estimate), with the raw estimate beside it.")
 
 
+#: the explorer draws the stated band when the statement is this cheap (columns of a non-diagonal strategy)
+BAND_COLUMNS = 1024
+#: and states the workload's expected error when queries x columns and the queries' bins are at most this
+STATED_WORK = 2_000_000
+
+
+def stated_summary(release: Release, workload, level: float = 0.95) -> dict:
+    """The release's stated error for the views: ``kind``, ``bias``, the per-bin Chebyshev band at
+    ``level`` (``low``, ``high``; guaranteed for the stated kind) and ``mse`` (the mean stated variance
+    over the workload's queries: the expected MSE when the release is unbiased), or ``reason`` when
+    there is none or it would take seconds (a strategy of more than :data:`BAND_COLUMNS` columns)."""
+    stated = release.stated
+    if stated is None:
+        return {"reason": release.stated_reason}
+    out = {"kind": stated.kind, "bias": stated.bias or "", "level": level}
+    if stated.n_columns > BAND_COLUMNS and not getattr(stated, "diagonal_gram", False):
+        out["reason"] = (f"not drawn here: {stated.n_columns:,} strategy columns (per-bin variances take seconds; "
+                         "Release.bin_variances() computes them)")
+        return out
+    from ..plots import release_bands
+    (low, high, label), _ = release_bands(release, level)
+    out.update(low=low, high=high, label=label)
+    if max(len(workload) * stated.n_columns, int(np.sum(workload.lengths))) <= STATED_WORK:
+        out["mse"] = float(np.mean(release.variance(workload)))
+    else:
+        out["reason"] = (f"the stated error of the {len(workload):,} queries of {workload.name!r} over "
+                         f"{stated.n_columns:,} columns is not computed here (Release.variance computes it)")
+    return out
+
+
 def ledger_bars(release: Release) -> dict:
     """Stage -> [(primitive, component, eps)], one segment per (component, primitive), in ledger order."""
     bars: dict[str, dict] = {s: {} for s in SPENDING_STAGES}
@@ -323,6 +355,7 @@ def evaluate(settings: Settings, data: DataCache) -> Snapshot:
         snap.laplace_expected_mse = laplace_expected_mse(w, eps)
         snap.prediction = formula_prediction(release)
         snap.ledger_bars = ledger_bars(release)
+        snap.stated = stated_summary(release, w)
     except DPHistError as exc:
         snap = Snapshot(settings, message=str(exc))
     except Exception as exc:   # a plugin's bug must not reach the notebook either

@@ -75,12 +75,17 @@ class HistogramFigure:
             self.lines[key, "true"], = ax.plot([], [], color=_TRUE, lw=0.8, antialiased=False, animated=True)
             self.lines[key, "released"], = ax.plot([], [], color=_RELEASED, lw=0.7, alpha=0.8, antialiased=False,
                                                    animated=True)
+            for side in ("low", "high"):    # the stated error's band (Chebyshev, guaranteed for its kind)
+                self.lines[key, side], = ax.plot([], [], color=_RELEASED, lw=0.5, alpha=0.45, ls="--",
+                                                 antialiased=False, animated=True)
             ax.tick_params(labelsize=8)
             ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
             ax.yaxis.set_major_locator(MaxNLocator(4))
         from matplotlib.lines import Line2D   # proxies: the legend would skip the animated lines
-        self.legend = self.axes["original"].legend([Line2D([], [], color=_TRUE), Line2D([], [], color=_RELEASED)],
-                                                   ["true", "released"], loc="upper right", fontsize=8, ncol=2)
+        self.legend = self.axes["original"].legend(
+            [Line2D([], [], color=_TRUE), Line2D([], [], color=_RELEASED),
+             Line2D([], [], color=_RELEASED, lw=0.5, alpha=0.45, ls="--")],
+            ["true", "released", "95% band (stated error)"], loc="upper right", fontsize=8, ncol=3)
         self.legend.set_animated(True)        # drawn after the shading, which would cover it
         self.axes["partition"].set_xlabel("position", fontsize=8)
         self._background = None
@@ -104,6 +109,8 @@ class HistogramFigure:
             "original": (truth_original, est, shade_original),
             "partition": (truth_original[order], est[order], shade_partition),
         }
+        stated = getattr(snap, "stated", None) or {}
+        band = (stated["low"], stated["high"]) if "low" in stated else None
         k = max(1, math.ceil(x.size / MAX_DRAWN_BINS))
         self.data = {"block": k, "n_groups": part.n_groups}
         frame = []
@@ -112,6 +119,12 @@ class HistogramFigure:
             pos = np.arange(t.size)
             self.lines[key, "true"].set_data(pos, t)
             self.lines[key, "released"].set_data(pos, r)
+            for side, values in zip(("low", "high"), band or (None, None)):
+                if values is None:
+                    self.lines[key, side].set_data([], [])
+                else:
+                    b = _block_means(values if key == "original" else values[order], k)
+                    self.lines[key, side].set_data(pos, b)
             self.shades[key].set_data(s[None, :] * 2)
             self.shades[key].set_extent((-0.5, t.size - 0.5, 0, 1))
             lo, hi = float(min(t.min(), r.min())), float(max(t.max(), r.max()))
@@ -138,6 +151,8 @@ class HistogramFigure:
             ax.draw_artist(self.shades[name])
             ax.draw_artist(self.lines[name, "true"])
             ax.draw_artist(self.lines[name, "released"])
+            ax.draw_artist(self.lines[name, "low"])
+            ax.draw_artist(self.lines[name, "high"])
         self.axes["original"].draw_artist(self.legend)
 
     def export(self, fmt: str = "png", dpi: int = 150) -> bytes:
@@ -221,10 +236,20 @@ def errors_html(snap: Snapshot) -> str:
         body.append(f"<tr><td title='{html.escape(p.get('note', ''))}'>"
                     f"error formula <code>{html.escape(str(p['formula']))}</code> ({html.escape(p['component'])}, "
                     f"on H~, prediction)</td><td>-</td><td></td><td>-</td><td>{shown}</td></tr>")
+    stated = getattr(snap, "stated", None) or {}
+    if "mse" in stated:
+        kind = {"exact": "exact", "noise-only": "noise only, bias unknown",
+                "before-postprocessing": "before post-processing"}.get(stated["kind"], stated["kind"])
+        body.append(f"<tr><td title='{html.escape(stated.get('bias', ''))}'>stated by the release "
+                    f"(noise variance, {html.escape(kind)})</td><td>{_fmt(stated['mse'])}</td>"
+                    f"<td>{bar(stated['mse'])}</td><td>-</td><td>-</td></tr>")
     note = " (against the sorted true counts: unattributed release)" if snap.release.unattributed else ""
     footnote = ""
+    if stated.get("reason"):
+        footnote += (f'<div class="dphist-stated-note" style="font-size:11px;max-width:600px;white-space:normal">'
+                     f'Stated error: {html.escape(stated["reason"])}</div>')
     if snap.prediction and snap.prediction.get("clamped"):
-        footnote = f'<div class="dphist-prediction-note" style="font-size:11px;max-width:600px;white-space:normal">' \
+        footnote += f'<div class="dphist-prediction-note" style="font-size:11px;max-width:600px;white-space:normal">' \
                    f'Note: {html.escape(snap.prediction["note"])}</div>'
     return (f'<div class="dphist-errors"><b>Error</b> on workload <code>{html.escape(w)}</code>{note}'
             f'<table style="font-size:12px;line-height:1.4;white-space:nowrap"><tr><th></th><th>MSE</th><th></th>'

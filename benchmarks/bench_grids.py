@@ -1,0 +1,40 @@
+"""UG and AG (plugin grids) and the linearisations, on 2-D histograms of 256^2 and 1024^2 cells.
+
+Targets: every 2-D preset under 1 s at 256 x 256 and under 10 s at 1024 x 1024 (2 cores).  The
+histogram is a seeded field of Gaussian bumps on a faint background, 10 records per cell on average;
+eps = 1 and 0.01 (the grid sizes, and so the numbers of groups, differ by 10x).  The Hilbert and
+Z-order orders of a 1024^2 grid are information (vectorised index computations; `curve_order`
+caches them per shape, so a linearised preset pays once per shape).
+"""
+import numpy as np
+
+from dphist import make_algorithm
+from dphist.linearise import curve_positions
+from _cases import run_seeded
+
+
+def field(side: int, records_per_cell: int = 10, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    i, j = np.indices((side, side)) / side
+    p = np.full((side, side), 0.05)
+    for _ in range(8):
+        ci, cj, s = rng.uniform(0.1, 0.9), rng.uniform(0.1, 0.9), rng.uniform(0.02, 0.15)
+        p += rng.uniform(0.2, 1.0) * np.exp(-((i - ci) ** 2 + (j - cj) ** 2) / (2 * s * s))
+    return rng.multinomial(records_per_cell * side * side, (p / p.sum()).ravel()).reshape(side, side)
+
+
+def grid_setup(algorithm, side, epsilon):
+    def setup():
+        return make_algorithm(algorithm), field(side), epsilon
+    return setup
+
+
+CASES = [
+    dict(name=f"{alg}, {side}x{side}, eps={eps:g}", target=1.0 if side == 256 else 10.0,
+         setup=grid_setup(alg, side, eps), run=run_seeded)
+    for side in (256, 1024) for alg in ("UG", "AG") for eps in (1.0, 0.01)
+] + [
+    dict(name=f"{curve} order of a 1024x1024 grid (uncached)", target=None, setup=lambda c=curve: ((1024, 1024), c),
+         run=lambda shape, c: np.argsort(curve_positions(shape, c), kind="stable"))
+    for curve in ("hilbert", "z-order")
+]

@@ -1,0 +1,56 @@
+"""The SVD lower bound on the error of any linear (matrix-mechanism) strategy for a workload.
+
+Li and Miklau (ICDT 2013, "Optimal error of query sets under the differentially-private matrix
+mechanism"): for a
+workload ``W`` over ``n`` bins with singular values ``sigma_1..sigma_n`` (``sigma_i^2`` the
+eigenvalues of ``G = W^T W``), every full-column-rank strategy ``A`` satisfies
+
+    ||A||_2^2 ||W A^+||_F^2  >=  (sigma_1 + ... + sigma_n)^2 / n,                      (SVDB)
+
+where ``||A||_2`` is the largest column L2 norm (the L2 sensitivity).  Proof sketch (the notebook
+has it in full): ``||W A^+||_F^2 = tr(G (A^T A)^{-1})``; write ``S = A^T A`` with
+``tr(S) = sum_j ||A e_j||_2^2 <= n ||A||_2^2``; the Cauchy-Schwarz inequality for the Frobenius
+inner product of ``S^{1/2}`` and ``S^{-1/2} G^{1/2}`` gives
+``(tr G^{1/2})^2 <= tr(S) tr(G^{1/2} S^{-1} G^{1/2}) = tr(S) tr(G S^{-1})``, so
+``tr(G S^{-1}) >= (tr G^{1/2})^2 / (n ||A||_2^2)``, and ``tr G^{1/2} = sum_i sigma_i``.
+
+Gaussian noise (L2 sensitivity): the matrix mechanism's error is proportional to the left side, and
+the bound is attained by ``S = c G^{1/2}`` whenever ``G^{1/2}`` has a constant diagonal; otherwise
+it is a lower bound only (``S = G^{1/2}`` is within 2 times it on prefix and all ranges at 64 bins).
+
+Laplace noise (L1 sensitivity, what dphist's kernel uses): every column's L1 norm is at least its
+L2 norm, so ``||A||_1 >= ||A||_2`` and the same right side bounds
+``||A||_1^2 ||W A^+||_F^2``.  With Laplace(``||A||_1 / eps``) noise (variance ``2 ||A||_1^2 / eps^2``)
+and least-squares reconstruction (the best linear unbiased one for i.i.d. noise), the expected total
+squared error of *any* linear strategy on ``W`` is at least
+
+    (2 / eps^2) (sigma_1 + ... + sigma_n)^2 / n.
+
+The factor relating the sensitivities is 1 in this direction, but the bound is loose under L1: the
+strategy ``S = G^{1/2}`` (the L2 optimum when its diagonal is constant) has column L1 norms far above
+its L2 norms; the best L1
+strategies stay well above it (``notebooks/hdmm.ipynb`` and BENCHMARKS.md measure the gap: the
+optimised strategies are 3.9 to 7.1 times the bound on prefix and all ranges at 256 to 4,096 bins,
+H, Hb, Privelet and GreedyH more).  No L1-specific bound is computed here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dphist import workloads as wl
+
+from .gram import Gram
+
+
+def svd_bound(workload, n: int) -> float:
+    """``(sum_i sigma_i)^2 / n``: the least ``||A||^2 ||W A^+||_F^2`` of any strategy (L2 or L1 norm);
+    closed forms for prefix and all ranges, a dense eigendecomposition otherwise (up to 4,096 bins)."""
+    w = wl.resolve(workload, int(n), "svd_bound")
+    sigma = np.sqrt(Gram(w).eigenvalues())
+    return float(sigma.sum() ** 2 / w.n)
+
+
+def laplace_error_bound(workload, n: int, epsilon: float) -> float:
+    """Lower bound on the expected total squared error of any linear strategy with Laplace noise and
+    least-squares reconstruction: ``(2 / eps^2) svd_bound``."""
+    return 2.0 / float(epsilon) ** 2 * svd_bound(workload, n)

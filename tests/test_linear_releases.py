@@ -1,0 +1,61 @@
+"""The linear and N log N presets' releases stay bit-identical to the recorded ones.
+
+``fixtures/linear_releases.npz`` was written by ``make_linear_release_fixture.py`` on the kernel
+that measured every partition through the generic permutation and group machinery
+(``checked_partition``, ``reduceat``, ``spread``) and recomputed the prefix sums on every
+``laplace_intervals`` call.  Kills: a singleton fast path (kernel, pipeline, ``Partition.spread``)
+that changes one value, drops a copy the caller could still change, or takes the fast path for a
+partition that is not singletons in domain order (the sorted-singleton pipelines); shared prefix
+sums reused for another order (``sorted-singletons-H``) or a stale run.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dphist import release_records
+
+HERE = Path(__file__).resolve().parent
+maker = release_records.load_script(HERE / "make_linear_release_fixture.py")
+FIXTURE = np.load(HERE / "fixtures" / "linear_releases.npz")
+
+
+@pytest.mark.parametrize("aname", sorted(maker.algorithms()))
+def test_releases_are_unchanged(aname):
+    assert release_records.mismatches(FIXTURE, {aname: maker.algorithms()[aname]}, maker.histograms()) == []
+
+
+def test_exact_noise_releases_are_unchanged():
+    assert release_records.array_mismatches(FIXTURE, maker.record_arrays(), prefix="exact|") == []
+
+
+class _NoNoise:
+    """A noise source that adds nothing: the kernel's answers are then the exact query values."""
+    mode = "research"
+    name = "none"
+
+    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
+        return np.asarray(values, dtype=float)
+
+    def probe(self):
+        return self
+
+
+def test_interval_sums_follow_each_calls_order():
+    """The kept prefix sums belong to one order: calls alternating orders (and the identity given
+    explicitly) get each order's own sums.  Kills: reusing the kept sums for another order, or
+    keying them on the object instead of the values (an order changed in place between calls)."""
+    from dphist.kernel import PrivateKernel
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 50, 64)
+    kernel = PrivateKernel(x, _NoNoise())
+    data = kernel.handle("test", "finalizer", 10.0)
+    starts, ends = np.array([0, 3, 10, 40]), np.array([3, 10, 40, 64])
+    order = rng.permutation(64)
+    for o in (None, order, None, np.arange(64), order[::-1].copy(), order):
+        arranged = x if o is None else x[o]
+        want = [arranged[a:b].sum() for a, b in zip(starts, ends)]
+        assert np.array_equal(data.laplace_intervals(starts, ends, 1.0, order=o), want)
+    order[:2] = order[1::-1]            # the caller changes its array in place: the kernel sees the new order
+    want = [x[order][a:b].sum() for a, b in zip(starts, ends)]
+    assert np.array_equal(data.laplace_intervals(starts, ends, 1.0, order=order), want)
