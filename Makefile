@@ -8,7 +8,7 @@ PLUGIN_TESTS := $(wildcard $(addsuffix /tests,$(PLUGIN_DIRS)))
 NOTEBOOKS    := $(wildcard notebooks/*.ipynb)
 
 .PHONY: install dev demo test test-browser explorer bench audit clean
-.PHONY: docs coursework
+.PHONY: docs coursework selector
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,13 @@ explorer: $(VENV)/.browser
 
 bench: dev
 	$(BIN)/python benchmarks/run.py
+
+# the auto preset's selector: the training sweep on public data (results/selector-training, resumed), one
+# regret tree per workload, written to toolkit/dphist/selection/auto-1d.json (needs DPHIST_SHARED's DPBench
+# sources; about 40 minutes on two busy cores); then the held-out evaluation, notebooks/data/selection-heldout.csv
+selector: dev
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.selection.train
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_eval.py
 
 # the full privacy audit of every preset (AUDIT.md), then the false-alarm count on correct mechanisms
 audit: install

@@ -153,6 +153,10 @@ def cmd_describe(args) -> int:
             for line in _param_lines(preset_params(obj), getattr(obj, "param_constraints", {})):
                 print(f"    {line}")
             pipe = make_algorithm(name)
+            if getattr(pipe, "chooses_per_run", False):
+                print(f"  stages: those of the preset it chooses per run ({pipe.describe_candidates()})")
+                print()
+                continue
             print("  stages (override with <stage>__<parameter>=..., dphist run --param <stage>.<parameter>=...):")
             for stage in ("initializer", "sorter", "partitioner", "finalizer"):
                 component = getattr(pipe, stage)
@@ -242,6 +246,9 @@ def cmd_run(args) -> int:
     print(f"{pipeline.name}: {counts.size} bins, epsilon={eps:g}, {release.mode} mode, "
           f"{release.partition.n_groups} groups{' (unattributed)' if release.unattributed else ''}",
           file=sys.stderr)
+    if "auto" in release.notes:     # the auto preset: which preset ran, and the tree's path
+        from .selection.auto import describe
+        print(describe(release), file=sys.stderr)
     print(release.ledger, file=sys.stderr)
     header = _output_header(release, pipeline.name)
     if args.output:

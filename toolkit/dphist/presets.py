@@ -105,6 +105,9 @@ def override_components(pipe: Pipeline, per_stage: Mapping[str, Mapping[str, Any
     inner = getattr(pipe, "inner", None)
     if inner is not None:      # a Linearised preset (dphist.linearise): rebuild the inner pipeline, keep the curve
         return type(pipe)(override_components(inner, per_stage, who), pipe.curve)
+    if getattr(pipe, "chooses_per_run", False):
+        raise InvalidParameter(f"{who} chooses its preset per run; its stages cannot be overridden "
+                               f"(got {', '.join(f'{s}__...' for s in per_stage)})")
     stages = {s: getattr(pipe, s) for s in STAGES}
     for stage, params in per_stage.items():
         component = stages[stage]

@@ -156,19 +156,33 @@ def harness_pipeline(component: Component) -> Pipeline:
     return harness_pipelines(component)[0]
 
 
+def expected_books(pipeline: Pipeline, epsilon: float) -> dict[str, float]:
+    """``{stage: epsilon}`` a run of ``pipeline`` must charge: each spending stage its share, others
+    nothing (stages absent from the result)."""
+    out = {}
+    for stage, share in zip(("initializer", "partitioner", "finalizer"), pipeline.shares):
+        comp = getattr(pipeline, stage)
+        if comp is not None and comp.spends and share > 0:
+            out[stage] = share * epsilon
+    return out
+
+
 def check_ledger(release: Release, pipeline: Pipeline) -> None:
-    """Total <= epsilon; each spending stage charged exactly its share; others nothing."""
+    """Total <= epsilon; each spending stage charged exactly its share; others nothing.
+
+    A pipeline whose stages are chosen per run (``auto``) states the books of a run itself
+    (``pipeline.books(release)``: ``{stage: epsilon}``)."""
     eps = release.epsilon
     assert release.ledger.total <= eps * (1 + _TOL), f"ledger total {release.ledger.total} exceeds epsilon {eps}"
     by_stage = release.ledger.by_stage()
-    for stage, share in zip(("initializer", "partitioner", "finalizer"), pipeline.shares):
-        comp = getattr(pipeline, stage)
-        spent = by_stage.get(stage, 0.0)
-        if comp is None or not comp.spends or share == 0:
-            assert spent == 0.0, f"{stage} {getattr(comp, 'name', None)} spent {spent} with no share"
+    books = pipeline.books(release) if hasattr(pipeline, "books") else expected_books(pipeline, eps)
+    for stage in sorted(set(by_stage) | set(books)):
+        spent, given = by_stage.get(stage, 0.0), books.get(stage, 0.0)
+        if given == 0:
+            assert spent == 0.0, f"{pipeline.name}: stage {stage} spent {spent} with no share"
         else:
-            assert math.isclose(spent, share * eps, rel_tol=1e-9), (
-                f"{stage} {comp.name} was given {share * eps:.6g} but used {spent:.6g} (charged != used)")
+            assert math.isclose(spent, given, rel_tol=1e-9), (
+                f"{pipeline.name}: stage {stage} was given {given:.6g} but used {spent:.6g} (charged != used)")
     for e in release.ledger:
         assert e.epsilon > 0 and e.sensitivity >= 0 and e.answers >= 0, f"malformed ledger row {e}"
 

@@ -1,0 +1,168 @@
+"""The `auto` preset on held-out sources: ``python benchmarks/selector_eval.py [--results DIR] [--out DIR]``.
+
+Needs the training sweep's results (``make selector`` writes them to ``results/selector-training``) and
+the DPBench sources (``DPHIST_SHARED``).  Steps:
+
+1. the 18 DPBench 1-D sources, sorted by name, go into three folds (every third source); for each fold
+   and each feature share in :data:`SHARES`, a model is trained (``dphist.selection.train.train_models``)
+   on the synthetic shapes and the *other* twelve sources only;
+2. the real `auto` preset, with that model, runs on the fold's sources (the experiment engine: 4,096
+   bins, scales 1e3 .. 1e8, epsilon 0.01, 0.1, 1, two trials, the same root seed as training, so the
+   same DPBench samples the fixed presets ran on);
+3. per setting (source, scale, epsilon, workload), the regret of `auto` and of every fixed candidate
+   against the per-input oracle (the candidate of least mean error at the full epsilon);
+4. ``notebooks/data/selection-heldout.csv`` (one row per setting: every candidate's and every share's
+   mean error, the preset `auto` chose in each trial) and a Markdown summary on stdout.
+
+Not a speed benchmark: ``make bench`` does not run it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+#: feature shares measured (the preset's default is dphist.selection.DEFAULT_SHARE)
+SHARES = (0.05, 0.1, 0.2)
+#: the share whose choices are recorded per trial (the preset's default)
+CHOICE_SHARE = 0.1
+FOLDS = 3
+DOMAIN = 4096
+OUT_CSV = ROOT / "notebooks" / "data" / "selection-heldout.csv"
+
+
+def folds(config) -> list[list[str]]:
+    names = sorted(d.key for d in config.datasets if not d.key.startswith("synthetic"))
+    return [names[k::FOLDS] for k in range(FOLDS)]
+
+
+def auto_label(wl, share, fold):
+    """The sweep's label of `auto` (the fold in it: the engine caches pipelines by label)."""
+    return f"auto@{wl}@{share:g}@fold{fold}"
+
+
+def run_folds(config, tables, out: Path):
+    from dataclasses import replace
+
+    from dphist.experiments.config import AlgorithmSpec
+    from dphist.experiments.engine import run_sweep
+    from dphist.selection.train import WORKLOADS, train_models, write_model
+    models, frames = {}, []
+    for k, held in enumerate(folds(config)):
+        algs = []
+        for share in SHARES:
+            path = out / "models" / f"share{share:g}-fold{k}.json"
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_model(train_models(tables, config, share=share, exclude=held), path)
+            models[(k, share)] = path
+            algs += [AlgorithmSpec("auto", {"workload": wl, "share": share, "model": str(path)}, auto_label(wl, share, k))
+                     for wl in WORKLOADS]
+        sweep = replace(config, algorithms=algs, datasets=[d for d in config.datasets if d.key in held],
+                        domains=[DOMAIN], output=str(out / f"fold{k}"), limits={})
+        frames.append(run_sweep(sweep, progress=False).output / "results.csv")
+    return models, frames
+
+
+def choices(config, models, held_rows):
+    """The preset `auto` chose in each (fold, share, setting, trial): its first part rerun with the cell's seed."""
+    from dphist.experiments.cells import Cell, cell_data
+    from dphist.experiments.engine import plan
+    from dphist.selection.auto import AutoPipeline
+    sources = {k: np.asarray(v) for k, v in plan(config).job.sources.items()}
+    out = {}
+    pipes = {}
+    for (k, share), path in models.items():
+        for wl in ("identity", "prefix", "dpbench-random-2000"):
+            pipes[(k, share, wl)] = AutoPipeline(wl, share=share, model=path)
+    for k, held in enumerate(folds(config)):
+        for (dataset, scale, eps) in held_rows:
+            if dataset not in held:
+                continue
+            for trial in range(config.trials):
+                for share in (CHOICE_SHARE,):
+                    for wl in ("identity", "prefix", "dpbench-random-2000"):
+                        cell = Cell(auto_label(wl, share, k), dataset, DOMAIN, int(scale), True, float(eps), trial,
+                                    config.seed)
+                        counts, _ = cell_data(cell, sources[dataset])
+                        _, choice, _ = pipes[(k, share, wl)].select(counts, eps, seed=cell.algorithm_seed())
+                        out[(dataset, scale, eps, wl, share, trial)] = choice["label"].split("@")[0]
+    return out
+
+
+def main(argv=None) -> int:
+    import pandas as pd
+
+    from dphist.selection.train import WORKLOADS, candidates, error_table, training_config
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default="results/selector-training", help="the training sweep's folder")
+    parser.add_argument("--out", default="results/selector-eval", help="fold models and the auto sweeps")
+    parser.add_argument("--csv", default=str(OUT_CSV))
+    args = parser.parse_args(argv)
+    config = training_config(args.results)
+    tables = error_table(Path(args.results) / "results.csv", config)
+    out = Path(args.out)
+    models, csvs = run_folds(config, tables, out)
+    auto = pd.concat([pd.read_csv(c) for c in csvs])
+    auto = auto[auto["metric"] == "scaled-l2"]
+    rows = []
+    for wl in WORKLOADS:
+        t = tables[wl].xs(DOMAIN, level="domain")
+        t = t[~t.index.get_level_values("dataset").str.startswith("synthetic")]
+        a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@")]
+        a = a.assign(algorithm="auto_" + a["algorithm"].str.split("@").str[2])     # one column per share
+        a = a.pivot_table(index=["dataset", "scale", "epsilon"], columns="algorithm", values="value", aggfunc="mean")
+        wide = t.join(a, how="inner")
+        wide.columns = [c.split("@")[0] for c in wide.columns]
+        wide["workload"] = wl
+        rows.append(wide.reset_index())
+    df = pd.concat(rows, ignore_index=True)
+    chosen = choices(config, models, sorted(set(zip(df["dataset"], df["scale"], df["epsilon"]))))
+    for share in (CHOICE_SHARE,):
+        for trial in range(config.trials):
+            df[f"chosen_{share:g}_t{trial}"] = [chosen[(d, s, e, w, share, trial)] for d, s, e, w in
+                                               zip(df["dataset"], df["scale"], df["epsilon"], df["workload"])]
+    df["fold"] = [next(k for k, h in enumerate(folds(config)) if d in h) for d in df["dataset"]]
+    Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(args.csv, index=False, float_format="%.6g")
+    print(summary(df, [c.split("@")[0] for c in candidates(config, "prefix")]))
+    return 0
+
+
+def regrets(df, presets):
+    """Per row: every fixed preset's and every share's regret against the oracle (the least error)."""
+    e = df[presets].to_numpy(float)
+    best = e.min(axis=1, keepdims=True)
+    out = pd_frame(df, presets, e / best)
+    for share in SHARES:
+        out[f"auto_{share:g}"] = df[f"auto_{share:g}"].to_numpy(float) / best[:, 0]
+    return out
+
+
+def pd_frame(df, presets, values):
+    import pandas as pd
+    out = pd.DataFrame(values, columns=presets, index=df.index)
+    out["workload"], out["epsilon"] = df["workload"].to_numpy(), df["epsilon"].to_numpy()
+    return out
+
+
+def summary(df, presets) -> str:
+    """Markdown: mean regret per workload (and per epsilon) of `auto` at each share, the best fixed
+    preset, and the oracle (1 by definition)."""
+    r = regrets(df, presets)
+    shares = " | ".join(f"auto ({s:g})" for s in SHARES)
+    lines = [f"| workload | epsilon | {shares} | best fixed preset | its regret | oracle |",
+             "|---|---|" + "---|" * len(SHARES) + "---|---|---|"]
+    for (wl, eps), g in [((wl, "all"), g) for wl, g in r.groupby("workload")] + list(r.groupby(["workload", "epsilon"])):
+        fixed = g[presets].mean()
+        autos = " | ".join(f"{g[f'auto_{s:g}'].mean():.3f}" for s in SHARES)
+        lines.append(f"| {wl} | {eps} | {autos} | {fixed.idxmin()} | {fixed.min():.3f} | 1 |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    raise SystemExit(main())

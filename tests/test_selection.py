@@ -1,0 +1,173 @@
+"""The `auto` preset (dphist.selection): features' sensitivities, the regret tree, the runs, bad input.
+
+The conformance kit runs `auto` like every preset (tests/test_conformance.py), and so does the CI's fast
+audit (tests/test_audit_presets.py).
+"""
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from dphist import default_registry, make_algorithm
+from dphist.errors import InvalidParameter
+from dphist.selection import (DEFAULT_MODEL, FEATURE_NAMES, MODEL_VERSION, RegretTree, describe, fit,
+                              l1_sensitivity, l1_to_uniform, load_model)
+from dphist.selection.auto import TRAINING_CONFIG, AutoPipeline, FeatureFinalizer
+from dphist.pipeline import Pipeline
+
+
+def _neighbour_pairs(n, top=3):
+    """Every histogram on n bins with counts 0..top, and each one with a record added to each bin."""
+    xs = np.array(list(itertools.product(range(top + 1), repeat=n)), dtype=float)
+    for j in range(n):
+        y = xs.copy()
+        y[:, j] += 1
+        yield xs, y
+
+
+def _brute_force(feature, n):
+    worst = 0.0
+    for x, y in _neighbour_pairs(n):
+        worst = max(worst, float(np.max(np.abs(feature(y) - feature(x)))))
+    return worst
+
+
+def _l1_rows(v):
+    return np.abs(v - v.sum(axis=1, keepdims=True) / v.shape[1]).sum(axis=1)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_charged_sensitivities_match_brute_force(n):
+    """The ledger's sensitivity of each feature equals the largest change over every neighbouring pair
+    on n bins (counts 0..3).  Kills: an understated sensitivity (e.g. 1 for the L1 distance, or
+    dropping the (1 - 1/n) factor's bound to 1/n), and an overstated one."""
+    release = Pipeline(None, None, "singleton", FeatureFinalizer(), (0, 0, 1)).run(np.arange(n), 1.0, seed=1)
+    charged = {e.primitive: e.sensitivity for e in release.ledger}
+    assert charged["laplace.intervals"] == pytest.approx(_brute_force(lambda v: v.sum(axis=1), n))
+    assert charged["custom:selection.l1-to-uniform"] == pytest.approx(_brute_force(_l1_rows, n))
+    assert l1_sensitivity(n) == pytest.approx(_brute_force(_l1_rows, n))
+    assert l1_to_uniform([3, 0, 0]) == pytest.approx(4.0)
+
+
+def test_tree_minimises_summed_regret_not_wins():
+    """One region where preset A wins most cells by a hair but loses the rest by 100x: the leaf must be
+    B (least summed regret), not A (most wins).  Kills: a leaf label by majority of best labels."""
+    R = np.array([[1.0, 1.01]] * 30 + [[100.0, 1.0]] * 10)
+    X = np.zeros((40, len(FEATURE_NAMES)))
+    tree = fit(X, R, ["A", "B"], FEATURE_NAMES, max_depth=3, min_leaf=5)
+    assert tree.feature.size == 1 and tree.labels[tree.predict(X[:1])[0]] == "B"
+    # a feature that separates the two groups is found and each side gets its own best
+    X[30:, 0] = 1.0
+    tree = fit(X, R, ["A", "B"], FEATURE_NAMES, max_depth=3, min_leaf=5)
+    assert [tree.labels[i] for i in tree.predict(X[[0, 35]])] == ["A", "B"]
+    assert tree.threshold[0] == pytest.approx(0.5)
+
+
+def test_tree_round_trip_and_path():
+    """to_dict/from_dict predicts the same; the path's leaf is the predicted one.  Kills: thresholds
+    or children lost in the file, a path that walks the other way at equality (<= is left)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, len(FEATURE_NAMES)))
+    R = 1 + np.abs(rng.normal(size=(400, 3))) + np.where(X[:, :1] > 0, [0, 5, 0], [5, 0, 0])
+    tree = fit(X, R, ["a", "b", "c"], FEATURE_NAMES, max_depth=3, min_leaf=10)
+    again = RegretTree.from_dict(json.loads(json.dumps(tree.to_dict())))
+    assert np.array_equal(tree.predict(X), again.predict(X))
+    x = X[7].copy()
+    x[tree.feature[0]] = tree.threshold[0]          # exactly at the root's threshold: goes left
+    leaf = tree.leaves(x)[0]
+    assert tree.path(x)[0].startswith(f"{FEATURE_NAMES[tree.feature[0]]} = ")
+    assert "<=" in tree.path(x)[0] and tree.path(x)[-1].startswith(f"leaf {leaf}:")
+
+
+def test_auto_ledger_notes_and_modes():
+    """Both parts in the ledger: the features' share under 'selector', the chosen preset's shares of
+    the rest; the release names the preset and the tree's path; reruns repeat; release mode keeps
+    no seed.  Kills: features charged to the chosen preset's stages, the share not taken from the
+    chosen preset's budget, a research seed reused for both parts."""
+    x = np.random.default_rng(2).poisson(40, 256)
+    pipe = make_algorithm("auto", workload="prefix", share=0.2)
+    r = pipe.run(x, 0.5, seed=4)
+    stages = r.ledger.by_stage()
+    assert stages.pop("selector") == pytest.approx(0.1)
+    assert sum(stages.values()) == pytest.approx(0.4) and r.ledger.total == pytest.approx(0.5)
+    a = r.notes["auto"]
+    assert a["preset"] in default_registry.names("algorithm") and a["path"][-1].startswith("leaf ")
+    assert a["preset"] in describe(r) and r.spec["chosen"]["name"] == a["preset"]
+    assert np.array_equal(r.rerun(x).estimate, r.estimate)
+    chosen = make_algorithm(a["preset"], **a["params"]).run(x, 0.4, seed=4)
+    assert not np.array_equal(chosen.estimate, r.estimate)     # the chosen part has its own seed
+    released = pipe.run(x, 0.5)
+    assert released.mode == "release" and released.seed is None and released.pipeline is None
+
+
+def _model_file(tmp_path, **changes):
+    model = json.loads(DEFAULT_MODEL.read_text())
+    model.update(changes)
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    return path
+
+
+def test_bad_input_is_refused_before_anything_runs(tmp_path):
+    """Unknown workload, shares outside (0, 1), a missing, foreign, old or mismatched model: each a
+    clear error naming the problem.  Kills: a share of 0 or 1 accepted (no features, or no release),
+    a model of another version or feature set read silently."""
+    with pytest.raises(InvalidParameter, match="unknown workload 'all-ranges'"):
+        make_algorithm("auto", workload="all-ranges")
+    for share in (0, 1, 1.5, -0.1, True):
+        with pytest.raises(InvalidParameter, match="share"):
+            make_algorithm("auto", share=share)
+        with pytest.raises(InvalidParameter, match="share"):       # the class checks too, not only the preset
+            AutoPipeline("prefix", share=share)
+    with pytest.raises(InvalidParameter, match="does not exist"):
+        make_algorithm("auto", model=str(tmp_path / "absent.json"))
+    with pytest.raises(InvalidParameter, match="version 0"):
+        make_algorithm("auto", model=str(_model_file(tmp_path, version=0)))
+    with pytest.raises(InvalidParameter, match="not a dphist-selector model"):
+        make_algorithm("auto", model=str(_model_file(tmp_path, format="other")))
+    with pytest.raises(InvalidParameter, match="trained on features"):
+        make_algorithm("auto", model=str(_model_file(tmp_path, feature_names=["log10_total"])))
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(InvalidParameter, match="not readable JSON"):
+        make_algorithm("auto", model=str(tmp_path / "bad.json"))
+
+
+def _one_leaf_model(tmp_path, label_order):
+    """A model whose only tree (prefix) is one leaf choosing label_order[0]."""
+    presets = {"DAWA-approx@prefix": {"name": "DAWA-approx", "params": {"workload": "prefix"}},
+               "Hb": {"name": "Hb", "params": {}}, "identity": {"name": "identity", "params": {}}}
+    labels = list(presets)
+    tree = RegretTree([-1], [0.0], [-1], [-1], [labels.index(label_order[0])], [10], [1.0], labels, FEATURE_NAMES)
+    regret = [[1.0 + label_order.index(lab) for lab in labels]]
+    model = {"format": "dphist-selector", "version": MODEL_VERSION, "feature_names": list(FEATURE_NAMES),
+             "share": 0.1, "workloads": {"prefix": {"presets": presets, "tree": tree.to_dict(), "leaf_regret": regret}}}
+    path = tmp_path / "one-leaf.json"
+    path.write_text(json.dumps(model))
+    return str(path)
+
+
+def test_missing_plugin_falls_back_with_a_note(tmp_path):
+    """Without dphist-dawa the leaf's DAWA-approx is replaced by the installed candidate of least
+    training regret in that leaf (Hb before identity), and the release says so.  Kills: an error
+    instead of the fallback, a fallback to the first installed label rather than the least regret."""
+    model = _one_leaf_model(tmp_path, ["DAWA-approx@prefix", "Hb", "identity"])
+    x = np.arange(32)
+    assert make_algorithm("auto", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "DAWA-approx"
+    with default_registry.without("dphist-dawa"):
+        r = AutoPipeline("prefix", model=model).run(x, 1.0, seed=1)
+    assert r.notes["auto"]["preset"] == "Hb" and "not installed" in r.warnings[-1]
+    with default_registry.without("dphist-dawa", "dphist-boost"):
+        assert AutoPipeline("prefix", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "identity"
+
+
+def test_packaged_model_matches_its_training_configuration():
+    """The shipped model loads, has a tree per workload over installed presets, and was trained from the
+    shipped configuration (its SHA-256).  Kills: the training TOML edited without retraining."""
+    import hashlib
+    model = load_model()
+    assert set(model["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
+    assert model["training"]["config_sha256"] == hashlib.sha256(TRAINING_CONFIG.read_bytes()).hexdigest()
+    assert model["training"]["excluded_sources"] == []
+    for entry in model["trees"].values():
+        assert entry["tree"].depth <= model["training"]["max_depth"]

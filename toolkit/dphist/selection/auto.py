@@ -1,0 +1,286 @@
+"""The ``auto`` preset: measure features privately, let the trained tree choose, run the choice.
+
+``make_algorithm("auto", workload="prefix", share=0.1)`` returns an :class:`AutoPipeline`.  A run
+with ``epsilon``:
+
+1. spends ``share * epsilon`` on the private features (:mod:`dphist.selection.features`: the noisy
+   total and the noisy L1 distance to uniform) through a pipeline of its own whose finalizer,
+   :class:`FeatureFinalizer`, measures them through the kernel;
+2. forms the tree's input from them and the public values (domain size, the epsilon left for the
+   chosen preset, the workload picks the tree) and walks the tree (post-processing);
+3. runs the chosen preset with ``(1 - share) * epsilon``.
+
+Sequential composition (Dwork & Roth 2014, Thm 3.14) makes the whole run ``epsilon``-DP.  The release
+is the chosen preset's, with the ledger of both parts (the features under the stage ``selector``), and
+``notes["auto"]`` names the preset, the features, the tree's path and any fallback.  In research mode
+the two parts' seeds are children of the run's ``SeedSequence``; in release mode both draw from the
+operating system.
+
+The model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, the
+format version and the training configuration.  A leaf whose preset is not installed (its plugin is
+missing) falls back to the installed candidate of least training regret in that leaf, with a note.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..components.base import Context, Finalizer
+from ..errors import InvalidParameter, PrivacyViolation
+from ..kernel import Ledger, validate_epsilon
+from ..kernel.ledger import LedgerEntry
+from ..params import UNIT_SHARE, InstanceOf
+from ..partition import Partition
+from ..pipeline import Pipeline, Release
+from ..presets import make_algorithm, preset
+from ..registry import default_registry
+from .features import FEATURE_NAMES, L1ToUniform, feature_vector, measure
+from .regret_tree import RegretTree
+
+#: the JSON format name and version of selector models this code reads
+MODEL_FORMAT = "dphist-selector"
+MODEL_VERSION = 1
+#: the packaged 1-D model and its training configuration (``make selector`` rebuilds it)
+DEFAULT_MODEL = Path(__file__).with_name("auto-1d.json")
+TRAINING_CONFIG = Path(__file__).with_name("auto-1d.training.toml")
+#: the share of epsilon spent on the features (benchmarks/selector_eval.py measures 0.05, 0.1, 0.2)
+DEFAULT_SHARE = 0.1
+#: the ledger's stage of the feature measurements
+SELECTOR_STAGE = "selector"
+
+
+class FeatureFinalizer(Finalizer):
+    """Measures the selector's private features with the whole budget it is given; publishes the
+    noisy total spread evenly (the uniform estimate), the features go to ``ctx.notes["features"]``."""
+
+    name = "selection.features"
+    citation = "Kotsogiannis, Machanavajjhala, Hay, Miklau, SIGMOD 2017 (Pythia's feature extraction)"
+    vetted_mechanisms = (L1ToUniform.name,)
+
+    def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
+        features = measure(ctx.data, ctx.n, ctx.budget)
+        ctx.notes["features"] = features
+        return np.full(ctx.n, max(features["total"], 0.0) / ctx.n)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_model(path=None) -> dict:
+    """The selector model at ``path`` (default: the packaged one), checked: a clear error when the
+    file is missing, not JSON, of another format or version, or malformed."""
+    path = DEFAULT_MODEL if path is None else Path(path)
+    return _load_model(str(path.resolve()) if path.exists() else str(path))
+
+
+@lru_cache(maxsize=8)
+def _load_model(path: str) -> dict:
+    p = Path(path)
+    if not p.is_file():
+        hint = " (rebuild the packaged one with `make selector`)" if p == DEFAULT_MODEL else ""
+        raise InvalidParameter(f"selector model file {p} does not exist{hint}")
+    try:
+        model = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidParameter(f"selector model file {p} is not readable JSON: {exc}") from None
+    if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
+        raise InvalidParameter(f"selector model file {p} is not a {MODEL_FORMAT} model")
+    if model.get("version") != MODEL_VERSION:
+        raise InvalidParameter(f"selector model file {p} has version {model.get('version')!r}; this dphist "
+                               f"reads version {MODEL_VERSION} (retrain it with `make selector`)")
+    if list(model.get("feature_names", ())) != list(FEATURE_NAMES):
+        raise InvalidParameter(f"selector model file {p} was trained on features {model.get('feature_names')}, "
+                               f"this dphist measures {list(FEATURE_NAMES)}")
+    workloads = model.get("workloads")
+    if not isinstance(workloads, dict) or not workloads:
+        raise InvalidParameter(f"selector model file {p} has no trees")
+    trees = {}
+    for wl, entry in workloads.items():
+        try:
+            tree = RegretTree.from_dict(entry["tree"])
+            presets = {label: (spec["name"], dict(spec.get("params", {}))) for label, spec in entry["presets"].items()}
+            leaf_regret = np.asarray(entry["leaf_regret"], dtype=float)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidParameter(f"selector model file {p}, workload {wl!r}: malformed ({exc})") from None
+        if set(tree.labels) != set(presets) or leaf_regret.shape != (tree.feature.size, len(tree.labels)):
+            raise InvalidParameter(f"selector model file {p}, workload {wl!r}: its tree's labels, presets and "
+                                   "leaf regrets do not match")
+        trees[wl] = {"tree": tree, "presets": presets, "leaf_regret": leaf_regret}
+    return {"path": str(p), "sha256": _sha256(p), "trees": trees, "training": model.get("training", {}),
+            "share": model.get("share")}
+
+
+def installed_labels(presets: dict, registry=None) -> list[str]:
+    """The candidate labels whose preset is registered and available (its plugins installed)."""
+    registry = registry or default_registry
+    available = set(registry.available_names("algorithm"))
+    return [label for label, (name, _) in presets.items() if name in available]
+
+
+class AutoPipeline(Pipeline):
+    """Features with ``share * epsilon``, the tree's choice, the chosen preset with the rest."""
+
+    def __init__(self, workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, registry=None):
+        self.model = load_model(model)
+        trees = self.model["trees"]
+        if workload not in trees:
+            raise InvalidParameter(f"auto: unknown workload {workload!r}; the selector model has trees for "
+                                   f"{', '.join(sorted(trees))}")
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise InvalidParameter(f"auto: share must be a number strictly between 0 and 1, got {share!r}")
+        self.workload, self.share = workload, float(share)
+        entry = trees[workload]
+        self.tree, self.presets, self.leaf_regret = entry["tree"], entry["presets"], entry["leaf_regret"]
+        self.registry = registry or default_registry
+        self.installed = installed_labels(self.presets, self.registry)
+        if not self.installed:
+            raise InvalidParameter(f"auto: none of the selector's presets for {workload!r} is installed "
+                                   f"({', '.join(sorted({n for n, _ in self.presets.values()}))}); install their "
+                                   "plugins (dphist list shows what is missing)")
+        self._chosen: dict = {}
+        # the features' own pipeline: the core's singleton partition and the feature finalizer
+        self._features = Pipeline(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto.features")
+        super().__init__(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto")
+
+    #: the stages are the chosen preset's, per run (``dphist describe``, stage overrides refused)
+    chooses_per_run = True
+
+    def describe_candidates(self) -> str:
+        return f"workload {self.workload}, candidates " + ", ".join(sorted({n for n, _ in self.presets.values()}))
+
+    @property
+    def spec(self):
+        return {"name": "auto", "workload": self.workload, "share": self.share,
+                "model": {"sha256": self.model["sha256"], "version": MODEL_VERSION}}
+
+    def with_shares(self, shares):
+        raise InvalidParameter("auto chooses its preset (and that preset's shares) per run; give share= instead")
+
+    # ------------------------------------------------------------------ choice
+    def choose(self, total: float, l1: float, n: int, eps_run: float) -> dict:
+        """The tree's choice for measured features (post-processing only): label, preset, path, note."""
+        x = feature_vector(total, l1, n, eps_run)
+        leaf = int(self.tree.leaves(x)[0])
+        label = self.tree.labels[self.tree.label[leaf]]
+        note = ""
+        if label not in self.installed:
+            order = np.argsort(self.leaf_regret[leaf], kind="stable")
+            fallback = next(self.tree.labels[i] for i in order if self.tree.labels[i] in self.installed)
+            note = (f"the tree chose {label}, whose preset {self.presets[label][0]} is not installed; ran "
+                    f"{fallback}, the installed candidate of least training regret in that leaf")
+            label = fallback
+        name, params = self.presets[label]
+        return {"label": label, "preset": name, "params": params, "leaf": leaf,
+                "path": self.tree.path(x), "features": dict(zip(FEATURE_NAMES, (float(v) for v in x))),
+                "note": note}
+
+    def chosen_pipeline(self, choice: dict) -> Pipeline:
+        """The chosen preset's pipeline (built once per label and privacy unit, then reused)."""
+        key = (choice["label"], self.contributions)
+        pipe = self._chosen.get(key)
+        if pipe is None:
+            pipe = make_algorithm(choice["preset"], registry=self.registry, **choice["params"])
+            pipe = self._chosen[key] = pipe.at_contributions(self.contributions) if self.contributions != 1 else pipe
+        return pipe
+
+    def books(self, release: Release) -> dict[str, float]:
+        """The epsilon each ledger stage must be charged in ``release`` (the kit's ledger check)."""
+        from ..testing import expected_books
+        choice = release.notes["auto"]
+        eps_run = release.epsilon * (1 - self.share)
+        out = expected_books(self.chosen_pipeline(choice), eps_run)
+        out[SELECTOR_STAGE] = release.epsilon * self.share
+        return out
+
+    # --------------------------------------------------------------------- run
+    def _seeds(self, seed) -> tuple:
+        """The two parts' seeds: children of the run's SeedSequence (research), or None (release)."""
+        if seed is None:
+            return None, None
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+        return tuple(int(s.generate_state(2, np.uint32).view(np.uint64)[0] >> 1)
+                     for s in np.random.SeedSequence(int(seed)).spawn(2))
+
+    def select(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None):
+        """The first part alone: ``(features release, choice, seeds)`` (spends ``share * epsilon``)."""
+        eps = validate_epsilon(epsilon)
+        seeds = self._seeds(seed)
+        if contributions is None and self.contributions != 1:
+            contributions = self.contributions
+        first = self._features.run(histogram, eps * self.share, seed=seeds[0], noise=noise, mode=mode,
+                                   contributions=contributions)
+        measured = first.notes["features"]
+        choice = self.choose(measured["total"], measured["l1"], first.estimate.size, eps * (1 - self.share))
+        return first, choice, seeds
+
+    def run(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None) -> Release:
+        eps = validate_epsilon(epsilon)
+        eps_features, eps_run = eps * self.share, eps * (1 - self.share)
+        if contributions is None and self.contributions != 1:
+            contributions = self.contributions
+        t = time.perf_counter()
+        first, choice, seeds = self.select(histogram, eps, seed, noise, mode, contributions)
+        chosen = self.chosen_pipeline(choice)
+        elapsed = time.perf_counter() - t
+        second = chosen.run(histogram, eps_run, seed=seeds[1], noise=noise, mode=mode, contributions=contributions)
+        ledger = Ledger(mode=second.ledger.mode, contributions=second.ledger.contributions)
+        for e in first.ledger:
+            ledger.record(LedgerEntry(e.component, SELECTOR_STAGE, e.primitive, e.epsilon, e.sensitivity,
+                                      e.answers, e.note))
+        for e in second.ledger:
+            ledger.record(e)
+        if ledger.total > eps * (1 + 1e-9) + 1e-15:    # each part was audited by its own run; the sum here
+            raise PrivacyViolation(f"auto: the ledger totals {ledger.total:.6g}, more than epsilon = {eps:.6g}")
+        notes = dict(second.notes)
+        notes["auto"] = {"workload": self.workload, "share": self.share, "epsilon_features": eps_features,
+                         "epsilon_chosen": eps_run, **choice, "model_sha256": self.model["sha256"]}
+        warnings = list(second.warnings) + ([choice["note"]] if choice["note"] else [])
+        return replace(second, ledger=ledger, epsilon=eps, notes=notes, warnings=warnings,
+                       spec={**self.spec, "chosen": second.spec},
+                       timings={SELECTOR_STAGE: elapsed, **second.timings},
+                       seed=None if seed is None else int(seed),
+                       pipeline=self if second.mode == "research" else None)
+
+    def __repr__(self) -> str:
+        return f"AutoPipeline(workload={self.workload!r}, share={self.share}, model={self.model['path']!r})"
+
+    def at_contributions(self, k: int) -> "AutoPipeline":
+        from ..kernel.persons import check_contributions
+        other = copy.copy(self)
+        other.contributions = check_contributions(k)
+        return other
+
+
+@preset("auto", citation="Kotsogiannis, Machanavajjhala, Hay, Miklau, SIGMOD 2017 (Pythia)",
+        params={"workload": InstanceOf(str, "a workload name the selector model has a tree for"),
+                "share": UNIT_SHARE,
+                "model": InstanceOf((str, Path, type(None)), "a path to a selector model JSON, or None")})
+def auto(workload: str = "prefix", share: float = DEFAULT_SHARE, model=None) -> Pipeline:
+    """Private algorithm selection: features with share * eps, a trained tree picks the preset."""
+    return AutoPipeline(workload=workload, share=share, model=model)
+
+
+def describe(release: Release) -> str:
+    """Which preset a release of ``auto`` ran and why, as text."""
+    a = release.notes.get("auto")
+    if a is None:
+        raise InvalidParameter("this release was not made by the auto preset")
+    lines = [f"auto chose {a['preset']} ({a['label']}) for workload {a['workload']}: "
+             f"{a['epsilon_features']:.4g} on features, {a['epsilon_chosen']:.4g} on the preset"]
+    lines += [f"  {step}" for step in a["path"]]
+    if a["note"]:
+        lines.append(f"  note: {a['note']}")
+    return "\n".join(lines)
+
+
+__all__ = ["AutoPipeline", "FeatureFinalizer", "load_model", "describe", "DEFAULT_MODEL", "DEFAULT_SHARE",
+           "MODEL_VERSION", "TRAINING_CONFIG"]

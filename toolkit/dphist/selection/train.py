@@ -1,0 +1,196 @@
+"""Training the ``auto`` preset's selector on public data only: ``python -m dphist.selection.train``.
+
+``make selector`` runs it.  Steps:
+
+1. the sweep of ``auto-1d.training.toml`` (the experiment engine, resumable): every candidate preset on
+   the DPBench generator's samples of the 18 shipped 1-D sources and six synthetic shapes, three domain
+   sizes, six scales, three epsilons, two trials; scaled L2 error on each workload;
+2. per workload, the candidates (the workload-free presets and the workload-aware ones run with that
+   workload), each setting's mean error per candidate and its regret (error over the setting's best);
+3. training rows: for every setting and trial, the features the selector would measure, with the
+   noise of ``share * epsilon`` drawn afresh (``draws`` times) so that the tree learns from noisy
+   features as it will see them; the tree's epsilon is the one the chosen preset runs with (the cell's);
+4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
+   with its candidates and the training configuration's hash to ``auto-1d.json``.
+
+It needs the DPBench sources (``DPHIST_SHARED``: ``<shared>/datasets/peer-dpbench/1D``) and reads no
+data the selector is later applied to: the held-out evaluation (``benchmarks/selector_eval.py``)
+trains on a subset of sources with :func:`train_models` and applies the result to the others.
+Development tool: it imports pandas (a ``dev`` extra), the ``auto`` preset does not.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from .auto import DEFAULT_MODEL, DEFAULT_SHARE, MODEL_FORMAT, MODEL_VERSION, TRAINING_CONFIG
+from .features import FEATURE_NAMES, feature_matrix, l1_sensitivity
+from .regret_tree import fit
+
+#: the workloads the selector has trees for
+WORKLOADS = ("identity", "prefix", "dpbench-random-2000")
+#: the tree's size: depth and the fewest training rows in a leaf
+MAX_DEPTH, MIN_LEAF = 4, 40
+#: noisy-feature draws per training cell
+DRAWS = 4
+#: the DPBench sources' folder under the shared data
+DPBENCH_1D = Path("datasets") / "peer-dpbench" / "1D"
+
+
+def dpbench_dir() -> Path:
+    """``<shared>/datasets/peer-dpbench/1D`` (``DPHIST_SHARED``), or a clear error when absent."""
+    env = os.environ.get("DPHIST_SHARED")
+    shared = Path(env).expanduser() if env else Path(__file__).resolve().parents[3].parent / "shared"
+    path = shared / DPBENCH_1D
+    if not path.is_dir():
+        raise InvalidParameter(f"the selector is trained on DPBench's 1-D sources, expected in {path}; set "
+                               "DPHIST_SHARED to the folder holding datasets/peer-dpbench/1D")
+    return path
+
+
+def training_config(output=None):
+    """The training sweep (:data:`TRAINING_CONFIG`), its data folder registered."""
+    from ..datasets.files import add_data_dir
+    from ..experiments.config import SweepConfig
+    add_data_dir(dpbench_dir())
+    config = SweepConfig.from_toml(TRAINING_CONFIG)
+    if output is not None:
+        config.output = str(output)
+    return config
+
+
+def candidates(config, workload: str) -> dict[str, dict]:
+    """``{label: {"name", "params"}}``: the sweep's presets that answer ``workload``."""
+    out = {}
+    for a in config.algorithms:
+        wl = a.params.get("workload")
+        if wl is None or wl == workload:
+            out[a.key] = {"name": a.name, "params": dict(a.params)}
+    return out
+
+
+def error_table(results_csv, config):
+    """Mean scaled L2 error per (dataset, domain, scale, epsilon, workload) and candidate (pandas)."""
+    import pandas as pd
+    df = pd.read_csv(results_csv)
+    df = df[df["metric"] == "scaled-l2"]
+    tables = {}
+    for wl in WORKLOADS:
+        labels = list(candidates(config, wl))
+        sub = df[(df["workload"] == wl) & df["algorithm"].isin(labels)]
+        wide = sub.pivot_table(index=["dataset", "domain", "scale", "epsilon"], columns="algorithm",
+                               values="value", aggfunc="mean")
+        tables[wl] = wide[labels].dropna()
+    return tables
+
+
+def regret_matrix(errors) -> np.ndarray:
+    """Each setting's errors over its best (a setting whose best error is 0 gets regret 1 for 0s)."""
+    e = np.asarray(errors, dtype=float)
+    best = e.min(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(best > 0, e / np.where(best > 0, best, 1), np.where(e == 0, 1.0, np.inf))
+    return np.minimum(r, 1e6)
+
+
+def cell_features(index, config, share: float, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Training rows for the settings ``index`` (dataset, domain, scale, epsilon): the features of
+    every trial's sample with ``draws`` fresh noise draws at ``share``.  Returns ``(X, setting)``,
+    ``setting[i]`` the position in ``index`` of row ``i``."""
+    from ..experiments.cells import Cell, cell_data
+    from ..experiments.engine import plan
+    sources = plan_sources(config, plan)
+    rng = np.random.default_rng(seed)
+    totals, l1s, ns, eps_runs, setting = [], [], [], [], []
+    for i, (dataset, domain, scale, eps) in enumerate(index):
+        for trial in range(config.trials):
+            cell = Cell("-", dataset, int(domain), int(scale), True, float(eps), trial, config.seed)
+            counts, _ = cell_data(cell, sources[dataset])
+            t = float(counts.sum())
+            d = float(np.abs(counts - t / counts.size).sum())
+            eps_f = float(eps) * share / (1 - share)          # the features' epsilon when eps is the run's
+            n = counts.size
+            totals.append(t + rng.laplace(0, 2 / eps_f, draws))
+            l1s.append(d + rng.laplace(0, 2 * l1_sensitivity(n) / eps_f, draws))
+            ns += [n] * draws
+            eps_runs += [float(eps)] * draws
+            setting += [i] * draws
+    X = feature_matrix(np.concatenate(totals), np.concatenate(l1s), np.array(ns), np.array(eps_runs))
+    return X, np.array(setting)
+
+
+def plan_sources(config, plan) -> dict[str, np.ndarray]:
+    """Every dataset label's source counts, loaded as the engine loads them."""
+    the_plan = plan(config)
+    return {k: np.asarray(v) for k, v in the_plan.job.sources.items()}
+
+
+def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_depth: int = MAX_DEPTH,
+                 min_leaf: int = MIN_LEAF, draws: int = DRAWS, seed: int = 2017) -> dict:
+    """The model (a dict, as written to JSON) trained on every setting whose source is not in ``exclude``."""
+    exclude = set(exclude)
+    out = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "feature_names": list(FEATURE_NAMES),
+           "share": share, "workloads": {}}
+    features = None
+    for wl, table in tables.items():
+        keep = ~table.index.get_level_values("dataset").isin(exclude)
+        t = table[keep]
+        if features is None or features[0] != tuple(t.index):
+            X, setting = cell_features(list(t.index), config, share, draws, seed)
+            features = (tuple(t.index), X, setting)
+        _, X, setting = features
+        R = regret_matrix(t.to_numpy())
+        labels = list(t.columns)
+        tree = fit(X, R[setting], labels, FEATURE_NAMES, max_depth=max_depth, min_leaf=min_leaf)
+        leaves = tree.leaves(X)
+        leaf_regret = np.zeros((tree.feature.size, len(labels)))
+        for leaf in np.unique(leaves):
+            leaf_regret[leaf] = R[setting[leaves == leaf]].mean(axis=0)
+        for node in range(tree.feature.size):       # inner nodes: the mean over their rows too
+            if not leaf_regret[node].any():
+                leaf_regret[node] = tree.regret[node]
+        cands = candidates(config, wl)
+        out["workloads"][wl] = {"presets": {lab: cands[lab] for lab in labels}, "tree": tree.to_dict(),
+                                "leaf_regret": np.round(leaf_regret, 4).tolist()}
+    out["training"] = {"config": TRAINING_CONFIG.name,
+                       "config_sha256": hashlib.sha256(TRAINING_CONFIG.read_bytes()).hexdigest(),
+                       "excluded_sources": sorted(exclude), "max_depth": max_depth, "min_leaf": min_leaf,
+                       "draws": draws, "seed": seed, "rows_per_workload": int(features[1].shape[0])}
+    return out
+
+
+def write_model(model: dict, path) -> Path:
+    path = Path(path)
+    path.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Train the auto preset's selector (make selector).")
+    parser.add_argument("--results", default="results/selector-training",
+                        help="the training sweep's output folder (resumed when present)")
+    parser.add_argument("--share", type=float, default=DEFAULT_SHARE)
+    parser.add_argument("--model", default=str(DEFAULT_MODEL), help="where to write the model JSON")
+    parser.add_argument("--skip-sweep", action="store_true", help="train from the folder's results as they are")
+    args = parser.parse_args(argv)
+    config = training_config(args.results)
+    if not args.skip_sweep:
+        from ..experiments.engine import run_sweep
+        run_sweep(config)
+    tables = error_table(Path(args.results) / "results.csv", config)
+    model = train_models(tables, config, share=args.share)
+    path = write_model(model, args.model)
+    for wl, entry in model["workloads"].items():
+        print(f"{wl}: {len(entry['tree']['nodes']['feature'])} nodes over {len(entry['presets'])} presets")
+    print(f"model written to {path}")
+    return 0
+
+
+if __name__ == "__main__":    # pragma: no cover - make selector
+    raise SystemExit(main())
