@@ -1,6 +1,6 @@
 """The segmentation engine (dphist.segmentation, issue 14): every mode on its typical sizes.
 
-Targets: the exact DP at n = 8,192 must not be slower than ``AHP-optimal``'s end-to-end time
+Targets: the exact dynamic program at n = 8,192 must not be slower than ``AHP-optimal``'s end-to-end time
 recorded before the engine existed (0.0929 s, BENCHMARKS.md 2026-11-22, which includes the
 pipeline around the same DP); the power-of-two DP at n = 500,000 not slower than ``sDAHP``'s
 recorded end-to-end time (0.1438 s).  The other cases are for information, among them the pure
@@ -32,7 +32,7 @@ def _l1(n, sort=False, rounded=False):
 
 
 def _numpy_exact(cost):
-    """The same exact DP in numpy, vectorised over the starts of each end (no compiler)."""
+    """The same exact dynamic program in numpy, vectorised over the starts of each end (no compiler)."""
     x = cost.values
     p, p2 = centred_prefix_sums(x)
     pen = cost.penalty
@@ -45,9 +45,9 @@ def _numpy_exact(cost):
 
 
 CASES = [
-    dict(name="optimal (a), SSE + 2/|g|, n=8,192 (AHP-optimal's DP; target: its recorded end-to-end time)",
+    dict(name="optimal (a), SSE + 2/|g|, n=8,192 (AHP-optimal's dynamic program; target: its recorded end-to-end time)",
          target=0.0929, setup=_sse(8192), run=lambda c: S.optimal(c)),
-    dict(name="optimal (b) power-of-two, SSE + 2/|g|, n=500,000 (sDAHP's DP; target: its recorded end-to-end time)",
+    dict(name="optimal (b) power-of-two, SSE + 2/|g|, n=500,000 (sDAHP's dynamic program; target: its recorded end-to-end time)",
          target=0.1438, setup=_sse(500_000), run=lambda c: S.optimal(c, lengths="power-of-two")),
     dict(name="k_groups (d), SSE sorted (Monge, divide and conquer), k<=256, n=65,536", target=None,
          setup=_sse(65536), run=lambda c: S.k_groups(c, [16, 64, 256])),
@@ -66,6 +66,6 @@ CASES = [
     dict(name="optimal (a), user vectorised cost (numpy per row), n=4,096", target=None,
          setup=lambda: (S.IntervalCost(lambda s, e: np.sqrt(e - s) + (e - s) % 7, 4096),),
          run=lambda c: S.optimal(c)),
-    dict(name="numpy-only exact DP (the alternative to numba), SSE + 2/|g|, n=8,192", target=None,
+    dict(name="numpy-only exact dynamic program (the alternative to numba), SSE + 2/|g|, n=8,192", target=None,
          setup=_sse(8192), run=_numpy_exact, repeat=1),
 ]

@@ -16,9 +16,9 @@ CASES = [
     for shape, label in [("uniform", "uniform"), ("zipf", "power law"), ("spikes", "sparse spikes")]
     for eps in (1.0, 0.01)
 ] + [
-    dict(name="SReB_GCA-optimal (O(n^2) DP), N=8192, power law, eps=1", target=5.0,
+    dict(name="SReB_GCA-optimal (O(n^2) dynamic program), N=8192, power law, eps=1", target=5.0,
          setup=synthetic_setup("SReB_GCA-optimal", "zipf", N_DP, 10 * N_DP), run=run_seeded),
-    dict(name="SReB_GCA-optimal (O(n^2) DP), N=8192, uniform, eps=0.01", target=5.0,
+    dict(name="SReB_GCA-optimal (O(n^2) dynamic program), N=8192, uniform, eps=0.01", target=5.0,
          setup=synthetic_setup("SReB_GCA-optimal", "uniform", N_DP, 10 * N_DP, epsilon=0.01), run=run_seeded),
     dict(name="SReB_GCA exact error form, N=65536, power law, eps=1", target=None,
          setup=synthetic_setup("SReB_GCA", "zipf", 65536, 10 * 65536, form="exact"), run=run_seeded),

@@ -53,7 +53,8 @@ class OptimizedFinalizer(Finalizer):
         ``"dpbench-random-<m>"``, ...), a :class:`dphist.workloads.RangeWorkload`, ranges
         ``(starts, ends)``, a list of ``(lo, hi)`` pairs or a 0/1 query matrix of range rows.
     p : rows of ``Theta`` (None: :func:`dphist_hdmm.default_p`, 73 at 4,096 bins; 0: the identity strategy).
-    seed : seed of the optimiser's start (public; part of the cache key).
+    seed : int
+        The seed of the optimiser's start (public; part of the cache key).
     iterations : L-BFGS-B steps.
     """
 

@@ -19,7 +19,7 @@ own pairs, and run in this order:
 
 Each case is a selection batch on both sides, from which one event per
 feature and direction is chosen (:mod:`.events`), then a fresh estimation batch
-whose counts give a Clopper-Pearson lower bound (:mod:`.bounds`).  No run is
+whose counts give a Clopper-Pearson lower bound (:mod:`dphist.audit.bounds`).  No run is
 ever used twice: the search's and the selection's runs only choose; the bound
 comes from runs drawn after the choice.  The number of tests
 ``m = sum over cases of features x 2 + keep x features x 2 + confirm`` is fixed
