@@ -123,3 +123,24 @@ def test_every_written_file_follows_the_umask(tmp_path, umask):
     assert _mode(out / "audit.json") == _mode(out / "audit.md") == file_mode
     assert _mode(write_table([r], tmp_path / "AUDIT.md")) == file_mode
     assert np.loadtxt(tmp_path / "r.csv").tolist() == [1.0, 2.0]
+
+
+def test_warm_runs_presets_of_every_dimension(monkeypatch, capsys):
+    """`make install` runs `dphist warm`.  Kills: warm giving a 2-D-only preset (UG) a 1-D histogram,
+    which refuses it and fails the install, or warm skipping the release-mode run."""
+    from dphist import default_registry
+    from dphist.cli import main
+    from dphist.pipeline import Pipeline
+
+    monkeypatch.setattr(default_registry, "names", lambda kind: ["identity", "UG"])
+    runs = []
+    real_run = Pipeline.run
+
+    def counting_run(self, histogram, epsilon, seed=None, **kw):
+        runs.append((self.name, np.shape(histogram), seed is None))
+        return real_run(self, histogram, epsilon, seed=seed, **kw)
+
+    monkeypatch.setattr(Pipeline, "run", counting_run)
+    assert main(["warm", "--bins", "16"]) == 0
+    assert ("UG", (4, 4), True) in runs and ("identity", (16,), True) in runs
+    assert "2 presets compiled" in capsys.readouterr().err

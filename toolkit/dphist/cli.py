@@ -309,15 +309,21 @@ def cmd_warm(args) -> int:
     from .presets import make_algorithm
     from .registry import default_registry
 
+    from .pipeline import supports_dims
+
     start = time.perf_counter()
-    counts = np.random.default_rng(0).poisson(20, args.bins)
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(20, args.bins)
+    side = max(2, int(round(args.bins ** 0.5)))
+    grid = rng.poisson(20, (side, side))   # for the presets that run on 2-D histograms only
     unavailable = default_registry.unavailable("algorithm")
     names = [n for n in default_registry.names("algorithm") if n not in unavailable]
     for name in names:
         pipeline = make_algorithm(name)
-        pipeline.run(counts, 1.0, seed=0)
+        data = counts if supports_dims(getattr(pipeline, "dims", (1,)), 1) else grid
+        pipeline.run(data, 1.0, seed=0)
         if all(getattr(c, "differentially_private", True) for c in pipeline.components()):
-            pipeline.run(counts, 1.0)   # release mode: the exact samplers
+            pipeline.run(data, 1.0)   # release mode: the exact samplers
     print(f"dphist warm: {len(names)} presets compiled into {numba_cache_dir()} in "
           f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
