@@ -1,7 +1,7 @@
 """The `auto` preset on held-out sources: ``python benchmarks/selector_eval.py [--results DIR] [--out DIR]``.
 
 Needs the training sweep's results (``make selector`` writes them to ``results/selector-training``) and
-the DPBench sources (``DPHIST_SHARED``).  Steps:
+the DPBench sources (``--data-dir``, else found as ``benchmarks/dpbench_1d.py`` finds them).  Steps:
 
 1. the 18 DPBench 1-D sources, sorted by name, go into three folds (every third source); for each fold
    and each feature share in :data:`SHARES`, a model is trained (``dphist.selection.train.train_models``)
@@ -98,11 +98,17 @@ def main(argv=None) -> int:
 
     from dphist.selection.train import WORKLOADS, candidates, error_table, training_config
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=None,
+                        help="DPBench's 1-D sources (default: found as benchmarks/dpbench_1d.py finds them)")
     parser.add_argument("--results", default="results/selector-training", help="the training sweep's folder")
     parser.add_argument("--out", default="results/selector-eval", help="fold models and the auto sweeps")
     parser.add_argument("--csv", default=str(OUT_CSV))
     args = parser.parse_args(argv)
-    config = training_config(args.results)
+    from dpbench_1d import dpbench_dir   # this folder: DPHIST_SHARED, else ../shared beside the repository
+    data_dir = args.data_dir or dpbench_dir()
+    if data_dir is None:
+        parser.error("DPBench's 1-D sources were not found: give --data-dir")
+    config = training_config(data_dir, args.results)
     tables = error_table(Path(args.results) / "results.csv", config)
     out = Path(args.out)
     models, csvs = run_folds(config, tables, out)

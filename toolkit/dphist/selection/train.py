@@ -13,7 +13,8 @@
 4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
    with its candidates and the training configuration's hash to ``auto-1d.json``.
 
-It needs the DPBench sources (``DPHIST_SHARED``: ``<shared>/datasets/peer-dpbench/1D``) and reads no
+It needs the DPBench sources (``--data-dir``: ``<shared>/datasets/peer-dpbench/1D``, which ``make
+selector`` passes) and reads no
 data the selector is later applied to: the held-out evaluation (``benchmarks/selector_eval.py``)
 trains on a subset of sources with :func:`train_models` and applies the result to the others.
 Development tool: it imports pandas (a ``dev`` extra), the ``auto`` preset does not.
@@ -23,7 +24,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -39,26 +39,16 @@ WORKLOADS = ("identity", "prefix", "dpbench-random-2000")
 MAX_DEPTH, MIN_LEAF = 4, 40
 #: noisy-feature draws per training cell
 DRAWS = 4
-#: the DPBench sources' folder under the shared data
-DPBENCH_1D = Path("datasets") / "peer-dpbench" / "1D"
-
-
-def dpbench_dir() -> Path:
-    """``<shared>/datasets/peer-dpbench/1D`` (``DPHIST_SHARED``), or a clear error when absent."""
-    env = os.environ.get("DPHIST_SHARED")
-    shared = Path(env).expanduser() if env else Path(__file__).resolve().parents[3].parent / "shared"
-    path = shared / DPBENCH_1D
-    if not path.is_dir():
-        raise InvalidParameter(f"the selector is trained on DPBench's 1-D sources, expected in {path}; set "
-                               "DPHIST_SHARED to the folder holding datasets/peer-dpbench/1D")
-    return path
-
-
-def training_config(output=None):
-    """The training sweep (:data:`TRAINING_CONFIG`), its data folder registered."""
+def training_config(data_dir, output=None):
+    """The training sweep (:data:`TRAINING_CONFIG`), with ``data_dir`` (DPBench's 1-D sources, the
+    ``.npy`` files of ``datasets/peer-dpbench/1D``; the caller finds it, the library does not) registered."""
     from ..datasets.files import add_data_dir
     from ..experiments.config import SweepConfig
-    add_data_dir(dpbench_dir())
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise InvalidParameter(f"the selector is trained on DPBench's 1-D sources; {data_dir} is not a folder "
+                               "(give the folder holding datasets/peer-dpbench/1D's files)")
+    add_data_dir(data_dir)
     config = SweepConfig.from_toml(TRAINING_CONFIG)
     if output is not None:
         config.output = str(output)
@@ -173,13 +163,15 @@ def write_model(model: dict, path) -> Path:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train the auto preset's selector (make selector).")
+    parser.add_argument("--data-dir", required=True,
+                        help="DPBench's 1-D sources (<shared>/datasets/peer-dpbench/1D)")
     parser.add_argument("--results", default="results/selector-training",
                         help="the training sweep's output folder (resumed when present)")
     parser.add_argument("--share", type=float, default=DEFAULT_SHARE)
     parser.add_argument("--model", default=str(DEFAULT_MODEL), help="where to write the model JSON")
     parser.add_argument("--skip-sweep", action="store_true", help="train from the folder's results as they are")
     args = parser.parse_args(argv)
-    config = training_config(args.results)
+    config = training_config(args.data_dir, args.results)
     if not args.skip_sweep:
         from ..experiments.engine import run_sweep
         run_sweep(config)
