@@ -100,7 +100,17 @@ def test_the_demo_skips_unavailable_presets_with_a_note():
     with default_registry.without("dphist-ahp"):
         presets, notes = runnable_presets()
     assert not set(T_PRESETS) & set(presets) and "AHP" not in presets and "sGAHP" in presets
-    assert len(notes) == len(T_PRESETS) and all("skipped, it needs dphist-ahp" in n for n in notes)
+    needs = [n for n in notes if "needs" in n]
+    assert len(needs) == len(T_PRESETS) and all("skipped, it needs dphist-ahp" in n for n in needs)
+
+
+def test_the_demo_skips_presets_without_1d_with_a_note():
+    """The demo's datasets are 1-D.  Kills: a 2-D-only preset (UG) probed on them and reported as broken,
+    or dropped without a word; or a preset that runs on any shape (identity) dropped."""
+    from dphist.experiments.demo import runnable_presets
+    presets, notes = runnable_presets()
+    assert "UG" not in presets and "identity" in presets and "DAWA" in presets
+    assert "UG: skipped, it supports 2-D histograms only and the demo's datasets are 1-D" in notes
 
 
 def test_the_audit_of_all_presets_skips_unavailable_ones_with_the_reason(monkeypatch, capsys):

@@ -115,7 +115,7 @@ def bench(args: argparse.Namespace) -> int:
 
 def configure_demo(parser: argparse.ArgumentParser) -> None:
     """Options of ``dphist demo``."""
-    parser.description = ("The default benchmark: every installed preset on the nycflights13 histograms at "
+    parser.description = ("The default benchmark: every installed 1-D preset on the nycflights13 histograms at "
                           "epsilon 0.01, 0.1, 1 with 10 trials, within a time budget; writes report/.")
     parser.add_argument("--budget", type=float, default=150.0, metavar="SECONDS",
                         help="wall-time budget of the demo: slow presets get fewer trials or datasets, and no "

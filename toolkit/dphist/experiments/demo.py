@@ -205,10 +205,21 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
 
 
 def runnable_presets() -> tuple[list[str], list[str]]:
-    """Every registered preset whose plugins are installed, and a note for each one skipped."""
+    """Every registered preset whose plugins are installed and that runs on the demo's 1-D histograms,
+    and a note for each one skipped."""
+    from ..pipeline import dims_text, supports_dims
     skipped = default_registry.unavailable("algorithm")
     notes = [f"{name}: skipped, it {reason}" for name, reason in sorted(skipped.items())]
-    return [p for p in default_registry.names("algorithm") if p not in skipped], notes
+    runnable = []
+    for name in default_registry.names("algorithm"):
+        if name in skipped:
+            continue
+        dims = getattr(default_registry.get("algorithm", name), "dims", (1,))
+        if not supports_dims(dims, 1):
+            notes.append(f"{name}: skipped, it supports {dims_text(dims)} and the demo's datasets are 1-D")
+            continue
+        runnable.append(name)
+    return runnable, notes
 
 
 def preset_families(names) -> dict[str, list[str]]:
