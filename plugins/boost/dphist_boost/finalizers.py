@@ -96,15 +96,20 @@ class HierarchicalFinalizer(Finalizer):
     def resolved_branching(self, n_leaves: int) -> int:
         return best_branching(n_leaves) if self.branching == "auto" else int(self.branching)
 
-    def measure(self, bins, ctx) -> NoisyTree:
-        """Measure every level of the tree through the kernel; returns the public noisy tree."""
-        n_leaves = bins.n_groups
+    def level_plan(self, n_leaves: int, budget: float):
+        """``(branching, level sizes, measured levels, their epsilons)``: public, from the tree's shape and
+        the budget; what :meth:`measure` spends and :meth:`stated_error` states."""
         k = self.resolved_branching(n_leaves)
         sizes = level_sizes(n_leaves, k)
         measured = list(range(len(sizes)))
         if not self.noisy_root and len(sizes) > 1:
             measured = measured[:-1]
-        eps = level_epsilons(self.level_budgets, len(measured), ctx.budget)
+        return k, sizes, measured, level_epsilons(self.level_budgets, len(measured), budget)
+
+    def measure(self, bins, ctx) -> NoisyTree:
+        """Measure every level of the tree through the kernel; returns the public noisy tree."""
+        n_leaves = bins.n_groups
+        k, sizes, measured, eps = self.level_plan(n_leaves, ctx.budget)
         order = None if bins.is_identity_order() else bins.order
         plain = order is None and n_leaves == bins.n_bins   # leaves are the bins: bounds[i] == i
         values: list = [None] * len(sizes)
@@ -136,12 +141,7 @@ class HierarchicalFinalizer(Finalizer):
         non-linear post-processing."""
         from dphist.stated_error import LinearStrategy, Measurement
         n_leaves = bins.n_groups
-        k = self.resolved_branching(n_leaves)
-        sizes = level_sizes(n_leaves, k)
-        measured = list(range(len(sizes)))
-        if not self.noisy_root and len(sizes) > 1:
-            measured = measured[:-1]
-        eps = level_epsilons(self.level_budgets, len(measured), ctx.eps_f)
+        k, sizes, measured, eps = self.level_plan(n_leaves, ctx.eps_f)
         if not self.inference:
             measured, eps = measured[:1], eps[:1]
         blocks = [Measurement(functools.partial(tree_matrix, n_leaves, k, [j]), 1.0, float(e), integral=True, support=1)
