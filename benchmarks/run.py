@@ -135,10 +135,18 @@ def main(argv: list[str]) -> int:
 
 
 def collect() -> None:
-    """Rebuild BENCHMARKS.md from every topic's latest results file."""
+    """Rebuild BENCHMARKS.md from every topic's latest results file, each followed by its hand-written
+    commentary ``benchmarks/notes/<topic>.md`` when there is one (prose about conditions, comparisons and
+    what a table means survives a re-run of the numbers)."""
     parts = sorted((HERE / "results").glob("*.md"))
-    head = (HERE.parent / "benchmarks" / "HEADER.md").read_text()
-    body = "\n".join(p.read_text() for p in parts)
+    head = (HERE / "HEADER.md").read_text()
+
+    def with_notes(path: Path) -> str:
+        notes = HERE / "notes" / path.name
+        text = path.read_text()
+        return text + "\n" + notes.read_text() if notes.exists() else text
+
+    body = "\n".join(with_notes(p) for p in parts)
     (HERE.parent / "BENCHMARKS.md").write_text(head + "\n" + body)
 
 
