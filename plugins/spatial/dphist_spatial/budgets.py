@@ -35,3 +35,21 @@ def level_epsilons(epsilon: float, depths, rule: str, ratio: float = 1.0) -> np.
     eps = float(epsilon) * weights / weights.sum()
     eps[-1] = float(epsilon) - eps[:-1].sum()
     return eps
+
+
+def boundary_epsilons(epsilon: float, nodes, axes: int = 2) -> np.ndarray:
+    """Geometric budget of a tree whose depth ``d`` has ``nodes[d]`` nodes (nominal, public) on ``axes`` axes.
+
+    A range query's boundary crosses about ``nodes^{(axes-1)/axes}`` nodes of a level of balanced boxes
+    (the side of the grid over the side of a box, per boundary face); the optimum of the module
+    docstring, ``eps_i`` proportional to ``n_i^{1/3}``, is then ``nodes^{(axes-1)/(3 axes)}``: the
+    quadtree's ``2^{d/3}`` (``nodes = 4^d``), the kd-tree's ``2^{d/6}`` (``nodes = 2^d``, one axis cut per
+    level), and both in turn in the hybrid tree.  They sum to ``epsilon`` (the last one takes the rest).
+    """
+    nodes = np.asarray(list(nodes), dtype=float)
+    if nodes.size == 0 or np.any(nodes < 1):
+        raise InvalidParameter("a geometric budget needs at least one level of at least one node")
+    weights = nodes ** ((axes - 1) / (3.0 * axes))
+    eps = float(epsilon) * weights / weights.sum()
+    eps[-1] = float(epsilon) - eps[:-1].sum()
+    return eps

@@ -1,0 +1,115 @@
+"""A tree of boxes over a 2-D grid whose splits are chosen level by level (kd-tree and hybrid tree).
+
+A node is a box of cells ``[r0, r1) x [c0, c1)``.  A level is grown from the one above by cutting
+every box at a row ``rc`` and a column ``cc`` (``rc = r1`` or ``cc = c1``: no cut on that axis)
+into at most four children, in the order top-left, top-right, bottom-left, bottom-right, empty
+children dropped; a box cut on no axis has one child, itself.  The boxes of one level are disjoint
+and cover the grid, so a level is one :class:`dphist.Partition` of the flattened cells, measured by
+the kernel's ``laplace_partition`` with sensitivity 1.
+
+Two split rules make the trees of Cormode, Procopiuc, Srivastava, Shen, Yu (ICDE 2012):
+
+* a kd split cuts one axis (rows at even depths, columns at odd ones; the other axis when the box
+  is one cell thick along it) at a cut chosen privately (:mod:`.medians`): the kd-tree's levels;
+* a quadtree split cuts both axes in the middle, the first part taking the odd cell
+  (:func:`midpoint_cuts`, the rule of :class:`.tree.GridTree`): the levels below the kd levels of
+  the hybrid tree.
+
+Every array is per node or per cell (no loop over nodes or cells): the cell -> node map of a level
+is the parent's map plus the quadrant of the cell in its parent's box.  The interface
+(``height``, ``n_nodes``, ``parent_of_node``, ``node_of_cell``, ``node_sizes``, ``partition``) is
+the one :func:`.tree.constrained_inference` reads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dphist import InvalidParameter, Partition
+
+
+def midpoint_cuts(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The quadtree's cut of every segment ``[lo, hi)``: ``lo + ceil(len / 2)``, or ``hi`` (no cut) for one cell."""
+    length = hi - lo
+    return np.where(length > 1, lo + (length + 1) // 2, hi)
+
+
+def kd_axes(r0, r1, c0, c1, depth: int) -> np.ndarray:
+    """The axis a kd split cuts in each box at ``depth``: 0 (rows) at even depths, 1 (columns) at odd ones,
+    the other axis when the box is one cell thick along the preferred one, -1 when the box is one cell."""
+    tall, wide = (r1 - r0) > 1, (c1 - c0) > 1
+    prefer_rows = depth % 2 == 0
+    first, second = (tall, wide) if prefer_rows else (wide, tall)
+    a, b = (0, 1) if prefer_rows else (1, 0)
+    return np.where(first, a, np.where(second, b, -1)).astype(np.int64)
+
+
+class BoxTree:
+    """A tree of boxes over a grid of ``shape = (rows, cols)``, grown one level at a time by :meth:`grow`."""
+
+    def __init__(self, shape):
+        shape = tuple(int(s) for s in shape)
+        if len(shape) != 2 or min(shape) < 1:
+            raise InvalidParameter(f"a box tree needs a 2-D grid of positive sides, got {shape}")
+        self.shape = shape
+        one = np.zeros(1, dtype=np.int64)
+        self.boxes = [(one, one + shape[0], one.copy(), one + shape[1])]   # [depth] (r0, r1, c0, c1)
+        self.parents = [None]                                              # [depth] parent of each node
+        self._cells = [np.zeros(shape[0] * shape[1], dtype=np.int64)]      # [depth] node of every cell
+        rows, cols = np.indices(shape)
+        self._row, self._col = rows.ravel(), cols.ravel()
+
+    @property
+    def height(self) -> int:
+        return len(self.boxes) - 1
+
+    @property
+    def n_cells(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def n_nodes(self, depth: int) -> int:
+        return int(self.boxes[depth][0].size)
+
+    def parent_of_node(self, depth: int) -> np.ndarray:
+        return self.parents[depth]
+
+    def node_of_cell(self, depth: int) -> np.ndarray:
+        return self._cells[depth]
+
+    def node_sizes(self, depth: int) -> np.ndarray:
+        r0, r1, c0, c1 = self.boxes[depth]
+        return (r1 - r0) * (c1 - c0)
+
+    def all_single(self) -> bool:
+        """Every node of the deepest level is one cell."""
+        return self.n_nodes(self.height) == self.n_cells
+
+    def grow(self, row_cut: np.ndarray, col_cut: np.ndarray) -> None:
+        """Append the level made by cutting every box of the deepest level at ``row_cut`` and ``col_cut``."""
+        r0, r1, c0, c1 = self.boxes[-1]
+        rc, cc = np.asarray(row_cut, dtype=np.int64), np.asarray(col_cut, dtype=np.int64)
+        if rc.shape != r0.shape or cc.shape != c0.shape or np.any((rc <= r0) | (rc > r1)) \
+                or np.any((cc <= c0) | (cc > c1)):
+            raise InvalidParameter("a box tree's cuts must lie inside their boxes (r0 < rc <= r1, c0 < cc <= c1)")
+        # the four candidate children of every box, in order; empty ones dropped
+        cr0 = np.stack([r0, r0, rc, rc], axis=1)
+        cr1 = np.stack([rc, rc, r1, r1], axis=1)
+        cc0 = np.stack([c0, cc, c0, cc], axis=1)
+        cc1 = np.stack([cc, c1, cc, c1], axis=1)
+        keep = (cr1 > cr0) & (cc1 > cc0)
+        index = np.full(keep.shape, -1, dtype=np.int64)
+        index[keep] = np.arange(int(keep.sum()))
+        self.boxes.append((cr0[keep], cr1[keep], cc0[keep], cc1[keep]))
+        self.parents.append(np.repeat(np.arange(r0.size), keep.sum(axis=1)))
+        p = self._cells[-1]
+        quadrant = 2 * (self._row >= rc[p]) + (self._col >= cc[p])
+        self._cells.append(index[p, quadrant])
+
+    def partition(self, depth: int) -> Partition:
+        """The nodes of ``depth`` as groups of flattened cells (node order), for ``laplace_partition``."""
+        ids = self._cells[depth]
+        k = self.n_nodes(depth)
+        if k == self.n_cells and np.array_equal(ids, np.arange(k)):
+            return Partition.singletons(k)
+        order = np.argsort(ids, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(ids, minlength=k))))
+        return Partition(order, bounds, validate=False)
