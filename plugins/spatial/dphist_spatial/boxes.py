@@ -54,9 +54,9 @@ class BoxTree:
         one = np.zeros(1, dtype=np.int64)
         self.boxes = [(one, one + shape[0], one.copy(), one + shape[1])]   # [depth] (r0, r1, c0, c1)
         self.parents = [None]                                              # [depth] parent of each node
-        self._cells = [np.zeros(shape[0] * shape[1], dtype=np.int64)]      # [depth] node of every cell
+        self._cells = [np.zeros(shape[0] * shape[1], dtype=np.int32)]      # [depth] node of every cell
         rows, cols = np.indices(shape)
-        self._row, self._col = rows.ravel(), cols.ravel()
+        self._row, self._col = rows.ravel().astype(np.int32), cols.ravel().astype(np.int32)
 
     @property
     def height(self) -> int:
@@ -90,19 +90,20 @@ class BoxTree:
         if rc.shape != r0.shape or cc.shape != c0.shape or np.any((rc <= r0) | (rc > r1)) \
                 or np.any((cc <= c0) | (cc > c1)):
             raise InvalidParameter("a box tree's cuts must lie inside their boxes (r0 < rc <= r1, c0 < cc <= c1)")
-        # the four candidate children of every box, in order; empty ones dropped
-        cr0 = np.stack([r0, r0, rc, rc], axis=1)
-        cr1 = np.stack([rc, rc, r1, r1], axis=1)
-        cc0 = np.stack([c0, cc, c0, cc], axis=1)
-        cc1 = np.stack([cc, c1, cc, c1], axis=1)
-        keep = (cr1 > cr0) & (cc1 > cc0)
-        index = np.full(keep.shape, -1, dtype=np.int64)
-        index[keep] = np.arange(int(keep.sum()))
-        self.boxes.append((cr0[keep], cr1[keep], cc0[keep], cc1[keep]))
-        self.parents.append(np.repeat(np.arange(r0.size), keep.sum(axis=1)))
+        # children in order (top-left, top-right, bottom-left, bottom-right), empty ones never made:
+        # a box has nr x nc children, nr = 2 when it is cut across its rows (rc < r1), nc likewise
+        nr, nc = 1 + (rc < r1), 1 + (cc < c1)
+        count = nr * nc
+        first = np.cumsum(count) - count
+        parent = np.repeat(np.arange(r0.size), count)
+        j = np.arange(int(count.sum())) - first[parent]
+        below, right = j // nc[parent] == 1, j % nc[parent] == 1
+        self.boxes.append((np.where(below, rc[parent], r0[parent]), np.where(below, r1[parent], rc[parent]),
+                           np.where(right, cc[parent], c0[parent]), np.where(right, c1[parent], cc[parent])))
+        self.parents.append(parent)
         p = self._cells[-1]
-        quadrant = 2 * (self._row >= rc[p]) + (self._col >= cc[p])
-        self._cells.append(index[p, quadrant])
+        self._cells.append((first.astype(np.int32)[p] + (self._row >= rc.astype(np.int32)[p]) * nc.astype(np.int32)[p]
+                            + (self._col >= cc.astype(np.int32)[p])).astype(np.int32))
 
     def partition(self, depth: int) -> Partition:
         """The nodes of ``depth`` as groups of flattened cells (node order), for ``laplace_partition``."""

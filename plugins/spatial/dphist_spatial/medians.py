@@ -55,9 +55,10 @@ def cut_scores(S: np.ndarray, r0, r1, c0, c1, axis) -> tuple[np.ndarray, np.ndar
     a0, a1, b0, b1 = r0[split][node], r1[split][node], c0[split][node], c1[split][node]
     rows = axis[split][node] == 0
     total = S[a1, b1] - S[a0, b1] - S[a1, b0] + S[a0, b0]
-    left = np.where(rows,
-                    S[pos, b1] - S[a0, b1] - S[pos, b0] + S[a0, b0],     # rows a0 .. pos-1
-                    S[a1, pos] - S[a0, pos] - S[a1, b0] + S[a0, b0])     # columns b0 .. pos-1
+    left = np.empty(pos.size)
+    r, c = np.flatnonzero(rows), np.flatnonzero(~rows)
+    left[r] = S[pos[r], b1[r]] - S[a0[r], b1[r]] - S[pos[r], b0[r]] + S[a0[r], b0[r]]    # rows a0 .. pos-1
+    left[c] = S[a1[c], pos[c]] - S[a0[c], pos[c]] - S[a1[c], b0[c]] + S[a0[c], b0[c]]    # columns b0 .. pos-1
     return -np.abs(2.0 * left - total), first
 
 
