@@ -1,4 +1,4 @@
-"""The 2-D presets of the spatial, boost, privelet, dpcube, dawa and ahp plugins on 256^2 and 1024^2 cells.
+"""The 2-D presets of the spatial (QuadTree, KDTree, HybridTree), boost, privelet, dpcube, dawa and ahp plugins on 256^2 and 1024^2 cells.
 
 Targets: every 2-D preset under 1 s at 256 x 256 and under 10 s at 1024 x 1024 (2 cores); the histogram
 is bench_grids' seeded field (10 records per cell on average), eps = 1.  DAWA-2D's 1024^2 case is
@@ -8,7 +8,7 @@ is measured by ``benchmarks/dpbench_2d.py`` (both sides timed on the same 128^2 
 from bench_grids import grid_setup
 from _cases import run_seeded
 
-PRESETS = ("QuadTree", "HB-2D", "Privelet-2D", "DPCube-2D", "AHP-2D", "DAWA-2D")
+PRESETS = ("QuadTree", "KDTree", "HybridTree", "HB-2D", "Privelet-2D", "DPCube-2D", "AHP-2D", "DAWA-2D")
 
 CASES = [
     dict(name=f"{alg}, {side}x{side}, eps=1", target=(1.0 if side == 256 else None if alg == "DAWA-2D" else 10.0),

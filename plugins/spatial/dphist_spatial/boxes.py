@@ -15,8 +15,9 @@ Two split rules make the trees of Cormode, Procopiuc, Srivastava, Shen, Yu (ICDE
   (:func:`midpoint_cuts`, the rule of :class:`.tree.GridTree`): the levels below the kd levels of
   the hybrid tree.
 
-Every array is per node or per cell (no loop over nodes or cells): the cell -> node map of a level
-is the parent's map plus the quadrant of the cell in its parent's box.  The interface
+Every array is per node or per cell (no loop over nodes or cells): growing a level touches the boxes
+only; a level's cells, grouped by box, are enumerated from the boxes when it is measured
+(:meth:`BoxTree.cells_by_node`, O(cells), no sort).  The interface
 (``height``, ``n_nodes``, ``parent_of_node``, ``node_of_cell``, ``node_sizes``, ``partition``) is
 the one :func:`.tree.constrained_inference` reads.
 """
@@ -54,9 +55,6 @@ class BoxTree:
         one = np.zeros(1, dtype=np.int64)
         self.boxes = [(one, one + shape[0], one.copy(), one + shape[1])]   # [depth] (r0, r1, c0, c1)
         self.parents = [None]                                              # [depth] parent of each node
-        self._cells = [np.zeros(shape[0] * shape[1], dtype=np.int32)]      # [depth] node of every cell
-        rows, cols = np.indices(shape)
-        self._row, self._col = rows.ravel().astype(np.int32), cols.ravel().astype(np.int32)
 
     @property
     def height(self) -> int:
@@ -72,8 +70,25 @@ class BoxTree:
     def parent_of_node(self, depth: int) -> np.ndarray:
         return self.parents[depth]
 
+    def cells_by_node(self, depth: int) -> np.ndarray:
+        """The flat (row-major) indices of the cells, node by node, each box's cells in row-major order:
+        enumerated from the boxes (O(cells), no sort)."""
+        r0, r1, c0, c1 = self.boxes[depth]
+        sizes = (r1 - r0) * (c1 - c0)
+        if sizes.size == self.n_cells:                     # every box one cell
+            return r0 * self.shape[1] + c0
+        height, width = r1 - r0, c1 - c0
+        box = np.repeat(np.arange(sizes.size), height)              # one row segment per row of every box
+        row = r0[box] + np.arange(box.size) - np.repeat(np.cumsum(height) - height, height)
+        w = width[box]
+        start = row * self.shape[1] + c0[box]                       # flat index of each segment's first cell
+        return np.repeat(start - (np.cumsum(w) - w), w) + np.arange(self.n_cells)
+
     def node_of_cell(self, depth: int) -> np.ndarray:
-        return self._cells[depth]
+        """The node (index at ``depth``) of every cell, cells in row-major order."""
+        out = np.empty(self.n_cells, dtype=np.int64)
+        out[self.cells_by_node(depth)] = np.repeat(np.arange(self.n_nodes(depth)), self.node_sizes(depth))
+        return out
 
     def node_sizes(self, depth: int) -> np.ndarray:
         r0, r1, c0, c1 = self.boxes[depth]
@@ -97,20 +112,16 @@ class BoxTree:
         first = np.cumsum(count) - count
         parent = np.repeat(np.arange(r0.size), count)
         j = np.arange(int(count.sum())) - first[parent]
-        below, right = j // nc[parent] == 1, j % nc[parent] == 1
+        step = nc[parent]                                   # 1 or 2 children across the columns
+        below, right = j >= step, (j & (step - 1)) == 1
         self.boxes.append((np.where(below, rc[parent], r0[parent]), np.where(below, r1[parent], rc[parent]),
                            np.where(right, cc[parent], c0[parent]), np.where(right, c1[parent], cc[parent])))
         self.parents.append(parent)
-        p = self._cells[-1]
-        self._cells.append((first.astype(np.int32)[p] + (self._row >= rc.astype(np.int32)[p]) * nc.astype(np.int32)[p]
-                            + (self._col >= cc.astype(np.int32)[p])).astype(np.int32))
 
     def partition(self, depth: int) -> Partition:
         """The nodes of ``depth`` as groups of flattened cells (node order), for ``laplace_partition``."""
-        ids = self._cells[depth]
-        k = self.n_nodes(depth)
-        if k == self.n_cells and np.array_equal(ids, np.arange(k)):
-            return Partition.singletons(k)
-        order = np.argsort(ids, kind="stable")
-        bounds = np.concatenate(([0], np.cumsum(np.bincount(ids, minlength=k))))
+        order = self.cells_by_node(depth)
+        if order.size == self.n_nodes(depth) and np.array_equal(order, np.arange(order.size)):
+            return Partition.singletons(order.size)
+        bounds = np.concatenate(([0], np.cumsum(self.node_sizes(depth))))
         return Partition(order, bounds, validate=False)

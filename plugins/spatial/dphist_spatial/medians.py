@@ -35,9 +35,10 @@ from dphist import InvalidParameter, VettedMechanism
 
 def summed_area(counts, shape) -> np.ndarray:
     """``S[i, j]`` = sum of ``counts[:i, :j]`` on the grid (one row and column of zeros in front)."""
-    x = np.asarray(counts, dtype=np.float64).reshape(shape)
-    s = np.zeros((shape[0] + 1, shape[1] + 1))
-    np.cumsum(np.cumsum(x, axis=0), axis=1, out=s[1:, 1:])
+    x = np.asarray(counts).reshape(shape)
+    s = np.zeros((shape[0] + 1, shape[1] + 1), dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    np.cumsum(x, axis=0, out=s[1:, 1:])
+    np.cumsum(s[1:, 1:], axis=1, out=s[1:, 1:])
     return s
 
 
@@ -55,7 +56,7 @@ def cut_scores(S: np.ndarray, r0, r1, c0, c1, axis) -> tuple[np.ndarray, np.ndar
     a0, a1, b0, b1 = r0[split][node], r1[split][node], c0[split][node], c1[split][node]
     rows = axis[split][node] == 0
     total = S[a1, b1] - S[a0, b1] - S[a1, b0] + S[a0, b0]
-    left = np.empty(pos.size)
+    left = np.empty(pos.size, dtype=S.dtype)
     r, c = np.flatnonzero(rows), np.flatnonzero(~rows)
     left[r] = S[pos[r], b1[r]] - S[a0[r], b1[r]] - S[pos[r], b0[r]] + S[a0[r], b0[r]]    # rows a0 .. pos-1
     left[c] = S[a1[c], pos[c]] - S[a0[c], pos[c]] - S[a1[c], b0[c]] + S[a0[c], b0[c]]    # columns b0 .. pos-1
