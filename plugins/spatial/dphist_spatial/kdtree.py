@@ -8,7 +8,8 @@ post-processing (Section 4.2, :func:`.tree.constrained_inference`).
 The run, with ``eps`` the finalizer's budget:
 
 1. **Medians**, ``eps_m = median_share * eps``, ``eps_m / L`` for each of the ``L`` kd levels (uniform
-   across levels, as the paper and its authors' code split the median budget).  Level ``d`` cuts
+   across the levels that cut at medians, as in Cormode et al.'s kd-hybrid; ``median_share = 0.3`` is our
+   default).  Level ``d`` cuts
    every box once, rows at even depths and columns at odd ones (:func:`.boxes.kd_axes`), at the cut
    drawn by :class:`.medians.KDMedians`: one ``custom`` kernel call per level, charged
    ``eps_m / L`` with score sensitivity 1 (the boxes of a level are disjoint: parallel composition).

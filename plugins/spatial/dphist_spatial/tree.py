@@ -106,8 +106,11 @@ class GridTree:
         return Partition(order, bounds, validate=False)
 
 
-def constrained_inference(tree: GridTree, values: list, variances: list) -> list[np.ndarray]:
+def constrained_inference(tree, values: list, variances: list) -> list[np.ndarray]:
     """Generalised least squares over the tree: every node's estimate, every parent the sum of its children.
+
+    ``tree``: a :class:`GridTree` or a :class:`.boxes.BoxTree` (any fan-out per node; read through
+    ``height``, ``n_nodes`` and ``parent_of_node``).
 
     ``values[d]``: the noisy counts of the nodes at depth ``d`` (root ``d = 0``), or ``None`` when that
     level is not measured (the leaves must be); ``variances[d]``: their noise variance.  Two passes
