@@ -99,6 +99,7 @@ class KDTreeFinalizer(Finalizer):
     spends = True
     dims = (2,)
     vetted_mechanisms = (KDMedians.name,)
+    medians = KDMedians      #: the mechanism of one kd level's cuts (a class attribute: the tests' twins swap it)
     param_constraints = {
         "depth": [Interval(int, 1, None), Options("auto")],
         "quadtree": bool,
@@ -126,7 +127,7 @@ class KDTreeFinalizer(Finalizer):
             axis = kd_axes(r0, r1, c0, c1, d)
             if not np.any(axis >= 0):
                 break                   # every box is one cell: nothing left to cut
-            cuts = ctx.data.custom(KDMedians(), eps_median / levels, shape=shape, r0=r0, r1=r1, c0=c0, c1=c1,
+            cuts = ctx.data.custom(self.medians(), eps_median / levels, shape=shape, r0=r0, r1=r1, c0=c0, c1=c1,
                                    axis=axis)
             tree.grow(np.where(axis == 0, cuts, r1), np.where(axis == 1, cuts, c1))
             grown += 1

@@ -32,6 +32,12 @@ class TenfoldMedians(KDMedians):
         return super().run(counts, 10 * epsilon, noise, **arguments)
 
 
+class ExactMedianKD(KDTreeFinalizer):
+    """Twin: the kd-tree cutting at the true medians (ExactMedians), charged as if private."""
+
+    medians = ExactMedians
+
+
 class OverspendingKD(KDTreeFinalizer):
     """Twin: the medians' share taken on top of the counts' (the counts get the whole budget)."""
 
@@ -264,6 +270,20 @@ def test_fast_audit_on_2d_pairs(name, pairs):
     from dphist.audit.pairs import GRID_FAST_PAIRS
     result = audit(name, level="fast", pairs=GRID_FAST_PAIRS[pairs], seed=3)
     assert result.passed and result.pairs == len(GRID_FAST_PAIRS[pairs]), result
+
+
+def test_audit_catches_true_medians_on_a_pair_that_moves_them():
+    """Kills: a kd-tree cutting at the true median (the twin ExactMedianKD): on the 1 x 3 grid [5, 1, 6] one
+    record added at the first cell moves the true median cut from 2 to 1, which a one-level kd-tree shows
+    in its release (which two cells share a leaf); the auditor's fast level fails the twin and passes the
+    honest kd-tree on the same pair."""
+    from dphist import Pipeline
+    from dphist.audit import audit
+    from dphist.audit.pairs import grid_pair
+    pair = grid_pair("kd-median-flip", np.array([[5, 1, 6]]), (0, 0))
+    for finalizer, ok in ((KDTreeFinalizer(depth=1), True), (ExactMedianKD(depth=1), False)):
+        pipe = Pipeline(None, None, "singleton", finalizer, (0.0, 0.0, 1.0), dims=(2,))
+        assert audit(pipe, epsilon=1.0, level="fast", pairs=[pair], seed=3).passed is ok
 
 
 def test_bad_input_named_before_spending():
