@@ -22,6 +22,13 @@ mechanism over the product of the candidate sets with the summed score, whose se
 The boxes themselves are outputs of earlier levels (adaptive sequential composition across levels).
 Each draw goes through the run's noise source (``noise.exponential_mechanism``), exact in release mode.
 
+Why a vetted mechanism and not the kernel's ``exponential`` primitive: that primitive draws one candidate
+per call and charges every call, so one call per box would charge a level ``2^d`` times for what costs
+epsilon once by parallel composition.  One ``custom`` call per level is charged once, with the score
+sensitivity declared (1) in the ledger; the kernel runs it on the counts behind its gate (the component
+sees only the cuts), probes it on the all-zero histogram first, and the conformance kit replays it on
+neighbours (as P-HP's bisection in ``dphist_acs2012.php``).
+
 The scores are read in the kernel from a summed-area table of the counts: O(cells) to build, O(1)
 per candidate, all candidates of a level at once; only the draws loop over boxes (at most
 ``2^depth`` per level), never over cells.

@@ -138,6 +138,25 @@ def test_cut_scores_match_brute_force():
     assert np.allclose(scores, expect0 + expect1)
 
 
+def test_score_sensitivity_is_one():
+    """Kills: a declared sensitivity below the scores' (e.g. a score -|L - T| or -2|L - R|): one record
+    added or removed at any cell moves every candidate score of every box by at most 1 (brute force)."""
+    x = _grid((5, 6), seed=7)
+    r0, r1, c0, c1 = np.array([0, 1, 2]), np.array([5, 4, 5]), np.array([0, 2, 1]), np.array([6, 6, 3])
+    axis = np.array([0, 1, 1])
+    base, _ = cut_scores(summed_area(x, x.shape), r0, r1, c0, c1, axis)
+    worst = 0.0
+    for cell in range(x.size):
+        for step in (1, -1):
+            y = x.copy().ravel()
+            if y[cell] + step < 0:
+                continue
+            y[cell] += step
+            moved, _ = cut_scores(summed_area(y, x.shape), r0, r1, c0, c1, axis)
+            worst = max(worst, float(np.abs(moved - base).max()))
+    assert worst == KDMedians.sensitivity == 1.0
+
+
 def test_median_draws_follow_the_exponential_mechanism():
     """Kills: the factor 1/2 of the exponential mechanism dropped (too little noise), the score's sign
     flipped (cuts far from the median favoured), a cut offset by one from its candidate."""
