@@ -31,7 +31,7 @@ Error of a Kronecker strategy.  For ``A = A_1 (x) ... (x) A_d``:
 * ``A^T A = (x)_k A_k^T A_k``, so ``(A^T A)^{-1} = (x)_k (A_k^T A_k)^{-1}`` and ``A^+ = (x)_k A_k^+``;
 * with ``G^t = (x)_k G^t_k`` (``G^t_k = W^{tT}_k W^t_k``) and ``tr(P (x) Q) = tr(P) tr(Q)``:
 
-      E||W x_hat - W x||^2 = s^2 sum_t prod_k tr(G^t_k (A_k^T A_k)^{-1})
+      E ||W x_hat - W x||^2 = s^2 sum_t prod_k tr(G^t_k (A_k^T A_k)^{-1})
                           = s^2 sum_t prod_k f(Theta_k; G^t_k)
 
   with ``f`` the 1-D OPT_0 objective (``dphist_hdmm.objective``; every p-Identity factor has
