@@ -227,6 +227,12 @@ def test_presets_conform_on_grids(name, params):
     testing.check_algorithm(name, **params)
 
 
+def test_finalizer_conforms():
+    """Kills: an undeclared or unstored parameter of hdmm.kronecker, a finalizer reading data outside
+    ctx.data, or one that fails on the kit's harness grids (dphist.testing.check_component)."""
+    testing.check_component(KroneckerFinalizer)
+
+
 def test_ledger_is_epsilon_with_the_kernel_computed_sensitivity():
     """Kills: factors whose columns do not sum to 1 (a Kronecker sensitivity != 1), a second charge, a
     partial share, answers other than prod_k (n_k + p_k)."""
