@@ -164,12 +164,13 @@ class Strategy:
         return v - self.theta.T @ (self.minv @ (self.theta @ v))
 
     def reconstruct(self, answers) -> np.ndarray:
-        """The least-squares estimate ``(A^T A)^{-1} A^T y`` from the ``n + p`` answers ``y``."""
+        """The least-squares estimate ``(A^T A)^{-1} A^T y`` from the ``n + p`` answers ``y``
+        (or one estimate per column of an ``(n + p) x k`` block)."""
         y = np.asarray(answers, dtype=float)
-        if y.shape != (self.n + self.p,):
+        if y.shape[:1] != (self.n + self.p,) or y.ndim > 2:
             raise InvalidParameter(f"a strategy of {self.n} + {self.p} rows needs {self.n + self.p} answers, "
                                    f"got shape {y.shape}")
-        d = self.column_sums
+        d = self.column_sums.reshape((-1,) + (1,) * (y.ndim - 1))
         return d * self._x_apply(y[:self.n] + self.theta.T @ y[self.n:])
 
     def inverse_gram(self, U) -> np.ndarray:
@@ -284,19 +285,36 @@ def optimize(workload, n: int, p: int | None = None, seed: int = 0, iterations: 
     if p < 0 or int(iterations) < 1 or int(seed) < 0:
         raise InvalidParameter(f"hdmm: p must be >= 0, iterations >= 1 and seed >= 0 (got {p}, {iterations}, {seed})")
     key = strategy_key(w, p, seed, iterations)
-    name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:40]
-    if cache and name in _MEMORY:
-        return _MEMORY[name]
-    path = cache_dir() / f"{name}.npz"
-    found = _load(path, key) if cache and path.exists() else None
+    found = lookup(key) if cache else None
     if found is None:
         theta, f = _minimize(Gram(w), p, w.n, int(seed), int(iterations))
         found = Strategy(theta, key, f)
         if cache:
-            _store(path, found)
-    if cache:
+            keep(found)
+    return found
+
+
+def _key_name(key: dict) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:40]
+
+
+def lookup(key: dict) -> Strategy | None:
+    """The strategy stored under ``key`` (memory, then the disk cache, checked by :func:`_load`), or None."""
+    name = _key_name(key)
+    if name in _MEMORY:
+        return _MEMORY[name]
+    path = cache_dir() / f"{name}.npz"
+    found = _load(path, key) if path.exists() else None
+    if found is not None:
         _MEMORY[name] = found
     return found
+
+
+def keep(strategy: Strategy) -> None:
+    """Store ``strategy`` under its key, in memory and on disk."""
+    name = _key_name(strategy.key)
+    _store(cache_dir() / f"{name}.npz", strategy)
+    _MEMORY[name] = strategy
 
 
 def clear_memory_cache() -> None:

@@ -84,7 +84,7 @@ from ..validation import are_strict_bounds, is_identity, is_permutation
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
-from .queries import check_intervals, check_order, check_queries, max_interval_coverage
+from .queries import KroneckerQueries, check_intervals, check_order, check_queries, max_interval_coverage
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
@@ -621,12 +621,18 @@ class DataHandle:
         """Answers of a query description plus Laplace noise; the kernel computes the sensitivity.
 
         ``queries``: a dense array, a ``scipy.sparse`` matrix,
-        :class:`~dphist.kernel.queries.IntervalQueries`, or an implicit object
-        with ``shape`` and ``matvec`` (probed column by column on small domains).
-        A declared ``sensitivity`` below the computed one is refused.
+        :class:`~dphist.kernel.queries.IntervalQueries`,
+        :class:`~dphist.kernel.queries.KroneckerQueries` (one factor per axis of the histogram's
+        shape), or an implicit object with ``shape`` and ``matvec`` (probed column by column on
+        small domains).  A declared ``sensitivity`` below the computed one is refused.
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.linear")
         checked = check_queries(queries, self.n)
+        if isinstance(queries, KroneckerQueries) and len(self.shape) > 1:
+            widths = tuple(int(np.shape(f)[1]) for f in queries.factors)
+            if widths != tuple(self.shape):
+                raise InvalidParameter(f"a Kronecker product over a grid of shape {widths} measured on a histogram "
+                                       f"of shape {tuple(self.shape)}; one factor per axis, in the grid's order")
         if checked.sensitivity <= 0:
             raise InvalidParameter("the query matrix is all zeros; nothing to measure")
         sens = _declared_at_least(sensitivity, checked.sensitivity, "laplace.linear")

@@ -10,6 +10,11 @@ query *description*; the kernel derives the sensitivity, never the component:
 * :class:`IntervalQueries` (weighted sums over position intervals, e.g. the
   nodes of a weighted tree): the kernel computes the weighted coverage of every
   bin in O(n + m);
+* :class:`KroneckerQueries` (``A_1 (x) ... (x) A_d`` over a grid's row-major cells, each factor a
+  dense or sparse matrix): the kernel checks every factor as above and multiplies their column
+  norms (column ``(j_1, ..., j_d)`` of the product has L1 norm ``prod_k ||A_k e_{j_k}||_1``, so the
+  largest is the product of the largest), and answers by applying the factors along the grid's
+  axes (reshape, multiply, reshape: the product is never formed);
 * any other object with ``shape`` and ``matvec`` (:class:`ImplicitQueries`):
   the kernel *probes* it, applying it to every unit vector, so its sensitivity
   is measured rather than declared.  That costs n products and is refused above
@@ -54,6 +59,18 @@ class IntervalQueries:
     starts: np.ndarray
     ends: np.ndarray
     weights: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class KroneckerQueries:
+    """The Kronecker product ``factors[0] (x) factors[1] (x) ...`` over the row-major cells of a grid.
+
+    Factor ``k`` (dense or ``scipy.sparse``, ``m_k x n_k``) acts on axis ``k`` of a grid of shape
+    ``(n_1, ..., n_d)``; answer ``(i_1, ..., i_d)`` (row-major) is
+    ``sum_j prod_k A_k[i_k, j_k] x[j_1, ..., j_d]``.
+    """
+
+    factors: tuple
 
 
 @dataclass(frozen=True)
@@ -141,6 +158,8 @@ def check_queries(queries, n: int) -> CheckedQueries:
             return w * (prefix[e] - prefix[s])
         integral = bool(np.all(w == np.round(w)))
         return CheckedQueries(answer, float(col.max()), support, integral, int(s.size))
+    if isinstance(queries, KroneckerQueries):
+        return _check_kronecker(queries, n)
     # a scipy.sparse matrix exists only once its module is loaded: looked up, never imported here
     # (``import dphist`` stays free of scipy.sparse)
     sp = sys.modules.get("scipy.sparse")
@@ -171,7 +190,42 @@ def check_queries(queries, n: int) -> CheckedQueries:
     if isinstance(queries, ImplicitQueries):
         return _probe(queries, n)
     raise InvalidParameter(f"cannot measure a {type(queries).__name__}: give a dense or sparse matrix, "
-                           "IntervalQueries, or an object with shape and matvec")
+                           "IntervalQueries, KroneckerQueries, or an object with shape and matvec")
+
+
+def _check_kronecker(queries: KroneckerQueries, n: int) -> CheckedQueries:
+    """Each factor checked as a matrix over its axis; sensitivity, support and rows are products."""
+    factors = tuple(queries.factors) if isinstance(queries.factors, (tuple, list)) else None
+    if not factors:
+        raise InvalidParameter("KroneckerQueries needs a non-empty tuple of factor matrices, one per axis")
+    if any(isinstance(f, (KroneckerQueries, IntervalQueries)) for f in factors):
+        raise InvalidParameter("a Kronecker factor must be a dense or scipy.sparse matrix")
+    widths = []
+    for k, f in enumerate(factors):
+        shape = getattr(f, "shape", None) if not isinstance(f, (list, tuple)) else np.shape(f)
+        if shape is None or len(shape) != 2:
+            raise InvalidParameter(f"Kronecker factor {k} must be a 2-D matrix, got {type(f).__name__}")
+        widths.append(int(shape[1]))
+    if int(np.prod(widths)) != n:
+        raise InvalidParameter(f"a Kronecker product of factors with {' x '.join(map(str, widths))} columns "
+                               f"acts on {int(np.prod(widths))} cells; the domain has {n}")
+    checked = [check_queries(f, w) for f, w in zip(factors, widths)]
+    sp = sys.modules.get("scipy.sparse")
+    mats = [sp.csr_matrix(f, dtype=float, copy=True) if sp is not None and sp.issparse(f)
+            else np.array(f, dtype=float, copy=True) for f in factors]   # private copies
+    grid = tuple(widths)
+
+    def answer(x):
+        y = np.asarray(x, dtype=float).reshape(grid)
+        for axis, a in enumerate(mats):      # apply A_k along axis k: move it first, multiply, move it back
+            moved = np.moveaxis(y, axis, 0)
+            rest = moved.shape[1:]
+            out = a @ moved.reshape(moved.shape[0], -1)
+            y = np.moveaxis(np.asarray(out).reshape((a.shape[0],) + rest), 0, axis)
+        return y.reshape(-1)
+    return CheckedQueries(answer, float(np.prod([c.sensitivity for c in checked])),
+                          int(np.prod([c.support for c in checked])), all(c.integral for c in checked),
+                          int(np.prod([c.rows for c in checked])))
 
 
 def _probe(queries, n: int) -> CheckedQueries:
