@@ -113,6 +113,8 @@ def _table_entry(table, pattern):
     return lambda table, pattern: np.int64(table[pattern])
 
 
+#: numba's cache of it is keyed to the content of ``_exact_loop.py`` alone: after changing the overloads above,
+#: empty the cache (``dphist.cache.numba_cache_dir()``)
 discrete_laplace_fill = njit(cache=True)(_exact_loop.discrete_laplace_fill)
 
 

@@ -50,7 +50,8 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
     the draw and the bits it read when it reads no more than those; 0 when it reads more), a draw
     whose pattern is in the table is looked up; the others, and every draw within 64 bits of the
     buffer's end, run the loop.  Either way the same bits are read and the same value returned.
-    ``kbits = 0``: no table.  When the buffer runs out inside a draw, ``st[0]`` is set to the
+    ``kbits = 0``: no table.  ``st[0]`` is the bit position (a one-element array when compiled, a
+    one-element list of a Python int when interpreted).  When the buffer runs out inside a draw, ``st[0]`` is set to the
     draw's first bit and its index returned (the caller refills and redoes it); -2 reports a
     1024-bit tie with exp(-1) (probability 2^-1024).
     """
@@ -58,7 +59,7 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
     while (1 << nbits) < t:
         nbits += 1
     total = len(words) * 64
-    pos = int(st[0])
+    pos = st[0]
     for i in range(start, len(out)):
         if kbits > 0 and pos + 64 <= total:
             entry = table_entry(table, read_bits(words, pos, kbits))

@@ -299,7 +299,9 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
 
 
 # ------------------------------------------------- mode (e): AHP's look-ahead lower bound
-# The loops live in :mod:`._lookahead` (plain Python, also run interpreted); compiled here.
+# The loops live in :mod:`._lookahead` (plain Python, also run interpreted); compiled here.  numba's cache of
+# these is keyed to the content of ``_lookahead.py`` alone: after changing ``_penalty_typed``, ``_share_typed``
+# or the registrations below, empty the cache (``dphist.cache.numba_cache_dir()``).
 for _helper in (_lookahead._deviation_sq, _lookahead._candidate):
     register_jitable(inline="always")(_helper)
 for _helper in (_lookahead.scan_lower_bound, _lookahead.lower_bound_exceeds):

@@ -306,6 +306,10 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     return kernels.all_lower_bounds(x, prefix, run_end, _penalty_args(cost)[1], bool(early_stop and can_stop))
 
 
+def _runs_interpreted(n: int) -> bool:
+    return n <= INTERPRETED_MAX and "numba" not in sys.modules
+
+
 def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = True,
            n: int | None = None) -> Segmentation:
     """One left-to-right scan (mode e): the next unit joins the current group C iff
@@ -327,7 +331,7 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
         x, prefix, run_end, early_stop = _lookahead_inputs(cost)
         pen, shares = _penalty_args(cost)
         args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early))
-        if decide_early and early_stop and k <= INTERPRETED_MAX and "numba" not in sys.modules:
+        if decide_early and early_stop and _runs_interpreted(k):
             cuts, total = _lookahead.greedy_lookahead(*(a.tolist() if isinstance(a, np.ndarray) else a for a in args))
         else:
             cuts, total = kernels.greedy_lookahead(*args)
