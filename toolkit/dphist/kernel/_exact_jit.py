@@ -95,10 +95,14 @@ def _read_bit(words, pos):
 
 @overload(_exact_loop.read_bits, inline="always")
 def _read_bits(words, pos, n):
+    # without a branch (a branch here trips numba's SSA check when inlined): the next word, or the last one
+    # at the buffer's end, shifted in two steps (no shift by 64 when o = 0); its bits land at n and above
+    # whenever o + n <= 64, where the mask drops them
     def impl(words, pos, n):
-        o = pos & 63
-        low = words[pos >> 6] >> np.uint64(o)
-        high = words[(pos >> 6) + 1] << np.uint64(64 - o) if o + n > 64 else np.uint64(0)
+        w = pos >> 6
+        o = np.uint64(pos & 63)
+        low = words[w] >> o
+        high = (words[min(w + 1, words.size - 1)] << (np.uint64(63) - o)) << np.uint64(1)
         return np.int64((low | high) & ((np.uint64(1) << np.uint64(n)) - np.uint64(1)))
     return impl
 
