@@ -55,14 +55,22 @@ def identity_vector(n: int) -> np.ndarray:
     return identity_vectors(n)[0] if found is None else found
 
 
+def is_shared_identity(order, n: int) -> bool:
+    """Whether ``order`` is :func:`identity_vectors`' shared ``0, 1, ..., n-1`` and still read-only (the view
+    and the ``arange`` it views): then it is the identity, and cannot change without a deliberate
+    ``setflags`` on that ``arange`` first, which this test sees.  O(1)."""
+    return (order is _IDENTITIES.get(n) and not order.flags.writeable
+            and order.base is not None and not order.base.flags.writeable)
+
+
 def is_identity(order: np.ndarray, n: int) -> bool:
     """Whether the vector ``order`` is ``0, 1, ..., n-1``: one comparison pass, block by block against
     a fixed block of steps (no ``arange(n)`` is built: O(1) extra memory), stopping at the first
     block that differs; no pass for :func:`identity_vector`'s object while it is read-only (made
     writable, it is read like any other).  The common case of singleton bins in domain order needs
     none of :func:`is_permutation`'s counting."""
-    if order is _IDENTITIES.get(n) and not order.flags.writeable and not order.base.flags.writeable:
-        return True         # the shared vector: a view of a read-only arange (identity_vectors)
+    if is_shared_identity(order, n):
+        return True
     if order.shape != (n,) or n == 0:
         return False
     if order[0] != 0 or order[-1] != n - 1:   # most other orders fail here, in O(1)

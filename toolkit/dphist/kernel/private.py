@@ -80,7 +80,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
-from ..validation import are_strict_bounds, is_identity, is_permutation
+from ..validation import are_strict_bounds, is_identity, is_permutation, is_shared_identity
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -300,7 +300,9 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
 
     The caller's object is only read once: a partition built with
     ``validate=False``, or whose arrays were reassigned, is checked here, and
-    later changes to it cannot change what is measured.
+    later changes to it cannot change what is measured.  The one array not copied is the shared
+    read-only domain order (:func:`dphist.validation.is_shared_identity`): it cannot change unless
+    its read-only flags are lifted first, which the next check of it sees.
     """
     return checked_partition_in_order(partition, n)[:2]
 
@@ -311,7 +313,9 @@ def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarra
     if not isinstance(partition, Partition):
         raise InvalidParameter(f"expected a Partition, got {type(partition).__name__}")
     try:
-        order = np.array(partition.order, dtype=np.int64, copy=True)
+        order = partition.order
+        if not is_shared_identity(order, n):
+            order = np.array(order, dtype=np.int64, copy=True)
         bounds = np.array(partition.bounds, dtype=np.int64, copy=True)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
