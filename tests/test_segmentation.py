@@ -275,8 +275,8 @@ def test_greedy_lookahead_interpreted_equals_compiled_bit_for_bit(monkeypatch):
     keyed to ``_lookahead.py`` alone): the typed overload of ``penalty`` in ``kernels`` rounding differently
     from the Python one (``c * (1 / m)`` for ``c / m``)."""
     from dphist.segmentation import search
-    for trial in range(30):
-        n = int(RNG.integers(2, 2000))
+    for trial in range(18):
+        n = int(RNG.integers(2, 1500))
         if trial % 3:
             x = np.where(RNG.random(n) < 0.4, 0.0, RNG.poisson(40, n) + RNG.laplace(0, 1 / 0.85, n))
         else:
