@@ -126,12 +126,14 @@ def test_kernel_exponential_mechanism_in_exact_mode_follows_its_law():
     assert p > 1e-4
 
 
-@pytest.mark.parametrize("table", [False, True])
-def test_draws_match_the_recorded_bit_by_bit_sampler(monkeypatch, table):
+@pytest.mark.parametrize("table, route", [(False, "compiled"), (True, "compiled"), (False, "interpreted")])
+def test_draws_match_the_recorded_bit_by_bit_sampler(monkeypatch, table, route):
     """The sampler's draws on seeded words equal those recorded with its one-bit-at-a-time loops
-    (``tests/make_exact_draws_fixture.py``), with and without the draw table forced on every call.
-    Kills (the first checked by hand): a lookup advancing by a wrong count of bits, a table entry differing
-    from the loop's value, a change in the words a call requests (later calls on the same source differ)."""
+    (``tests/make_exact_draws_fixture.py``), with and without the draw table forced on every call, and
+    with the loop compiled by numba or run by the interpreter (what a small call does before numba is
+    imported).  Kills (the first and the last checked by hand): a lookup advancing by a wrong count of bits,
+    a table entry differing from the loop's value, a change in the words a call requests (later calls on
+    the same source differ), the interpreted route's bit position not handed back after a refill."""
     import sys
     from pathlib import Path
     here = Path(__file__).resolve().parent
@@ -140,6 +142,7 @@ def test_draws_match_the_recorded_bit_by_bit_sampler(monkeypatch, table):
         import make_exact_draws_fixture as maker
     finally:
         sys.path.remove(str(here))
+    monkeypatch.setattr(exact, "_runs_interpreted", lambda size: route == "interpreted")
     if table:   # every call, every scale (a table with no entries for the large ones)
         monkeypatch.setattr(exact, "TABLE_MIN_DRAWS", 1)
         monkeypatch.setattr(exact, "TABLE_MIN_HIT", 0.0)

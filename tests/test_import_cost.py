@@ -9,7 +9,8 @@ Each check runs a fresh interpreter and reads ``sys.modules`` (no timing: the sp
 * ``build_parser`` configuring every subcommand (``from .audit import cli``) for ``--help`` or ``run``
   -> ``test_help_is_light``, ``test_run_parser_skips_audit``;
 * ``configure_numba()`` removed from ``dphist/__init__.py`` -> ``test_numba_cache_dir_default``;
-* ``NUMBA_CACHE_DIR`` overwritten when the user set it -> ``test_numba_cache_dir_respected``.
+* ``NUMBA_CACHE_DIR`` overwritten when the user set it -> ``test_numba_cache_dir_respected``;
+* ``from . import kernels`` back at the top of ``segmentation/costs.py`` -> ``test_run_ahp_on_4096_bins_never_imports_numba``.
 """
 import json
 import os
@@ -70,6 +71,21 @@ def test_run_parser_skips_audit():
                    "build_parser(commands=(_command_of(argv),)).parse_args(argv)")
     assert _heavy(mods) == []
     assert "dphist.experiments" not in mods
+
+
+def test_run_ahp_on_4096_bins_never_imports_numba(tmp_path):
+    """``dphist run -a AHP`` on 4,096 bins in release mode runs its greedy grouping and its exact noise
+    interpreted: numba (0.3-0.5 s to import and load its cache, seconds to compile into an empty one) is
+    never imported.  Kills (the first two checked by hand): ``from . import kernels`` back at the top of
+    ``segmentation/costs.py``; the exact sampler's loop always compiled; the interpreted limits lowered
+    below 4,096."""
+    import numpy as np
+    np.save(tmp_path / "h.npy", np.random.default_rng(1).poisson(50, 4096))
+    mods = _loaded("import dphist.cli\n"
+                   f"dphist.cli.main(['run', '-a', 'AHP', '-i', {str(tmp_path / 'h.npy')!r}, '-e', '1', "
+                   f"'-o', {str(tmp_path / 'out.npy')!r}])")
+    assert (tmp_path / "out.npy").exists()
+    assert _heavy(mods) == []
 
 
 def test_every_subcommand_has_its_options():

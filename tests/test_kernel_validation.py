@@ -41,6 +41,26 @@ def test_laplace_partition_revalidates_the_partition(order, bounds):
     assert_nothing_spent(k, h)
 
 
+def test_the_shared_domain_order_is_trusted_only_while_read_only():
+    """The kernel takes the shared read-only domain order (``Partition.whole``, ``singletons``) without a
+    copy or a pass; lifted to writable and edited (bin 0 twice), it is read and refused like any order.
+    Kills (checked by hand): ``is_shared_identity`` without its test of the viewed array's flag."""
+    k, h = fresh()
+    p = Partition.whole(5)
+    assert h.laplace_partition(p, 1.0).shape == (1,)
+    k, h = fresh()
+    base = p.order.base
+    base.setflags(write=True)
+    try:
+        base[1] = 0
+        with pytest.raises(InvalidParameter, match="permutation"):
+            h.laplace_partition(p, 0.5)
+        assert_nothing_spent(k, h)
+    finally:
+        base[1] = 1
+        base.setflags(write=False)
+
+
 def test_a_partition_with_reassigned_slots_is_checked_again():
     k, h = fresh()
     p = Partition.singletons(5)

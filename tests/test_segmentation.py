@@ -267,6 +267,30 @@ def test_greedy_lookahead_matches_algorithm_3(sorted_values):
         assert np.allclose(S.lookahead_bounds(cost), brute_bounds, rtol=1e-9, atol=1e-12)
 
 
+def test_greedy_lookahead_interpreted_equals_compiled_bit_for_bit(monkeypatch):
+    """The look-ahead greedy run by the interpreter on lists (what ``dphist run -a AHP`` does on a few
+    thousand bins before numba is imported) returns the compiled scan's cuts and total, bit for bit, on
+    sorted noisy-looking values with runs of zeros, and on a few levels in runs (groups of equal values: the
+    total is then a sum of penalties alone).  Kills (checked by hand, with an empty numba cache: the cache is
+    keyed to ``_lookahead.py`` alone): the typed overload of ``penalty`` in ``kernels`` rounding differently
+    from the Python one (``c * (1 / m)`` for ``c / m``)."""
+    from dphist.segmentation import search
+    for trial in range(18):
+        n = int(RNG.integers(2, 1500))
+        if trial % 3:
+            x = np.where(RNG.random(n) < 0.4, 0.0, RNG.poisson(40, n) + RNG.laplace(0, 1 / 0.85, n))
+        else:
+            x = RNG.integers(0, 6, n) * 10.0
+        x = np.sort(x)[::-1] if trial % 2 else np.sort(x)
+        cost = S.SSEPenalty.inverse_size(x, 2 / float(RNG.choice([0.01, 0.15, 1.0, 5.0])) ** 2)
+        found = {}
+        for route in ("compiled", "interpreted"):
+            monkeypatch.setattr(search, "_runs_interpreted", lambda n, route=route: route == "interpreted")
+            found[route] = S.greedy(cost, bound="lookahead")
+        assert np.array_equal(found["compiled"].bounds, found["interpreted"].bounds)
+        assert found["compiled"].cost == found["interpreted"].cost
+
+
 # ------------------------------------------------------------------ tie rules
 def test_tie_rules_are_the_documented_ones():
     """On an all-zero vector every split of SSE + a constant per group ties only where the group

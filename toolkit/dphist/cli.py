@@ -303,6 +303,7 @@ def cmd_warm(args) -> int:
     release mode, so that each kernel a run uses is compiled and written (``make install`` runs this)."""
     import time
 
+    import numba  # noqa: F401 - imported first, so that the loops small inputs run interpreted compile too
     import numpy as np
 
     from .cache import numba_cache_dir

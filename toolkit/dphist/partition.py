@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidParameter
-from .validation import are_strict_bounds, is_identity, is_permutation
+from .validation import are_strict_bounds, identity_vector, identity_vectors, is_identity, is_permutation
 
 
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -63,17 +63,18 @@ class Partition:
     def singletons(cls, n: int, order=None) -> "Partition":
         """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``.
 
-        In domain order the partition is valid by construction and is not re-checked."""
+        In domain order the partition is valid by construction and is not re-checked; its order and
+        bounds are :func:`dphist.validation.identity_vectors`' shared read-only vectors."""
         if order is None:
             if int(n) < 1:
                 raise InvalidParameter("a partition needs a non-empty 1-D order")
-            return cls(np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=np.int64), validate=False)
-        return cls(order, np.arange(n + 1, dtype=np.int64))
+            return cls(*identity_vectors(n), validate=False)
+        return cls(order, identity_vectors(n)[1])
 
     @classmethod
     def whole(cls, n: int, order=None) -> "Partition":
         """A single group holding the whole domain."""
-        order = np.arange(n, dtype=np.int64) if order is None else order
+        order = identity_vector(n) if order is None else order
         return cls(order, np.array([0, n], dtype=np.int64))
 
     @classmethod
@@ -173,6 +174,10 @@ class Partition:
                 out[...] = group_values
             else:
                 out[..., self.order] = group_values
+        elif self.n_groups == 1:               # one group: its value everywhere
+            out[...] = group_values
+        elif self.is_identity_order():         # groups of consecutive bins in domain order: no scatter
+            out[...] = np.repeat(group_values, self.sizes, axis=-1)
         else:
             out[..., self.order] = np.repeat(group_values, self.sizes, axis=-1)
         return out

@@ -25,12 +25,13 @@ import numpy as np
 from .components.base import KINDS, Component, Context
 from .errors import DPHistError, InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon, validate_grid
-from .kernel.private import checked_partition, is_plain_partition
+from .kernel.private import checked_partition_in_order, is_plain_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
 from .partition import Partition
+from .validation import identity_vector
 from . import postprocess as _post
 from .registry import Registry, default_registry
 
@@ -655,8 +656,10 @@ def checked_stage_partition(bins, n: int, stage: str, component: str) -> Partiti
     if is_plain_partition(bins, n):   # singletons in domain order: valid, and fresh arrays need no copy
         return Partition.singletons(n)
     try:
-        order, bounds = checked_partition(bins, n)
+        order, bounds, in_order = checked_partition_in_order(bins, n)
     except InvalidParameter as exc:
         raise InvalidParameter(f"the {stage} {component} returned an invalid partition ({exc}); nothing of the "
                                "next stage was run or charged") from None
+    if in_order:   # domain order: the shared read-only vector, recognised without a pass later
+        order = identity_vector(n)
     return Partition(order, bounds, validate=False)

@@ -15,6 +15,8 @@ the kernel and the layers above it.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .errors import InvalidParameter
@@ -26,11 +28,49 @@ _STEPS = np.arange(_BLOCK, dtype=np.int64)
 _STEPS.setflags(write=False)
 
 
+#: the read-only vectors ``0, 1, ..., n-1`` handed out by :func:`identity_vector`, one per n while in use
+_IDENTITIES: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+
+
+def identity_vectors(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``0, 1, ..., n-1`` and ``0, 1, ..., n`` as read-only int64 vectors (a singleton partition's order and
+    bounds in domain order), one shared object per length while anything holds it: a pipeline builds
+    several such partitions per run.  A new pair is two views of one read-only ``arange(n + 1)`` (one
+    allocation); a view of a read-only array cannot be made writable.  :func:`is_identity` recognises
+    them without reading them, as long as they stay read-only."""
+    n = int(n)
+    order, bounds = _IDENTITIES.get(n), _IDENTITIES.get(n + 1)
+    if order is None or bounds is None:
+        base = np.arange(n + 1, dtype=np.int64)
+        base.setflags(write=False)
+        order = base[:n] if order is None else order
+        bounds = base[:] if bounds is None else bounds
+        _IDENTITIES[n], _IDENTITIES[n + 1] = order, bounds
+    return order, bounds
+
+
+def identity_vector(n: int) -> np.ndarray:
+    """``0, 1, ..., n-1``, read-only and shared (see :func:`identity_vectors`)."""
+    found = _IDENTITIES.get(int(n))
+    return identity_vectors(n)[0] if found is None else found
+
+
+def is_shared_identity(order, n: int) -> bool:
+    """Whether ``order`` is :func:`identity_vectors`' shared ``0, 1, ..., n-1`` and still read-only (the view
+    and the ``arange`` it views): then it is the identity, and cannot change without a deliberate
+    ``setflags`` on that ``arange`` first, which this test sees.  O(1)."""
+    return (order is _IDENTITIES.get(n) and not order.flags.writeable
+            and order.base is not None and not order.base.flags.writeable)
+
+
 def is_identity(order: np.ndarray, n: int) -> bool:
     """Whether the vector ``order`` is ``0, 1, ..., n-1``: one comparison pass, block by block against
     a fixed block of steps (no ``arange(n)`` is built: O(1) extra memory), stopping at the first
-    block that differs.  The common case of singleton bins in domain order needs none of
-    :func:`is_permutation`'s counting."""
+    block that differs; no pass for :func:`identity_vector`'s object while it is read-only (made
+    writable, it is read like any other).  The common case of singleton bins in domain order needs
+    none of :func:`is_permutation`'s counting."""
+    if is_shared_identity(order, n):
+        return True
     if order.shape != (n,) or n == 0:
         return False
     if order[0] != 0 or order[-1] != n - 1:   # most other orders fail here, in O(1)

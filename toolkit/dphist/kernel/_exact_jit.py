@@ -7,6 +7,9 @@ redoes the draw from its first bit; see :mod:`dphist.kernel.exact`).
 """
 import numpy as np
 from numba import njit
+from numba.extending import overload
+
+from . import _exact_loop
 
 
 @njit(cache=True)
@@ -83,127 +86,40 @@ def uniform_below(t, words, st):
         if v < t:
             return v
 
-@njit(cache=True)
-def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
-    """CKS Algorithm 2 (scale t/s) into ``out[start:]``; returns the first index not filled.
+# CKS Algorithm 2 in one loop: the source is :mod:`._exact_loop` (also run interpreted); its bit readers,
+# typed here for uint64 words (numba would mix uint64 and int64 into floats).
+@overload(_exact_loop.read_bit, inline="always")
+def _read_bit(words, pos):
+    return lambda words, pos: np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
 
-    The same steps as the helpers above (uniform U, Bernoulli(exp(-U/t)) by
-    Algorithm 1, V as a run of Bernoulli(exp(-1)), sign), written out in one
-    loop with the bit position in a register: the hot path of release mode.
 
-    A draw is a function of the bits it reads.  With a table of ``kbits``
-    (see :func:`draw_table`: for every pattern of the next ``kbits`` bits, the
-    draw and the bits it read when it reads no more than those; 0 when it
-    reads more), a draw whose
-    pattern is in the table is looked up; the others, and every draw within
-    ``kbits`` of the buffer's end, run the loop.  Either way the same bits are
-    read and the same value returned.  ``kbits = 0``: no table.
-    """
-    nbits = 0
-    while (np.int64(1) << nbits) < t:
-        nbits += 1
-    total = words.size * 64
-    pos = st[0]
-    mask = (np.uint64(1) << np.uint64(kbits)) - np.uint64(1)
-    for i in range(start, out.size):
-        if kbits > 0 and pos + 64 <= total:
-            w = pos >> 6
-            o = pos & 63
-            v = words[w] >> np.uint64(o)
-            if o > 0:
-                v |= words[w + 1] << np.uint64(64 - o)
-            entry = np.int64(table[np.int64(v & mask)])
-            if entry != 0:
-                out[i] = entry >> 8
-                pos += entry & 255
-                continue
-        begin = pos
-        ok = True
-        while True:
-            # U
-            while True:
-                if pos + nbits > total:
-                    ok = False
-                    break
-                w = pos >> 6
-                o = pos & 63
-                v = words[w] >> np.uint64(o)
-                if o + nbits > 64:
-                    v |= words[w + 1] << np.uint64(64 - o)
-                pos += nbits
-                u = np.int64(v & ((np.uint64(1) << np.uint64(nbits)) - np.uint64(1))) if nbits > 0 else 0
-                if u < t:
-                    break
-            if not ok: break
-            # D = Bernoulli(exp(-u/t)): gamma in [0,1)
-            k = 1
-            d = -1
-            while d < 0:
-                # Bernoulli(u / (t k)) lazily
-                r = u
-                b = t * k
-                res = -1
-                while True:
-                    if pos >= total:
-                        ok = False
-                        break
-                    r = 2 * r
-                    dig = 0
-                    if r >= b:
-                        dig = 1
-                        r -= b
-                    bit = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
-                    pos += 1
-                    if bit != dig:
-                        res = dig; break
-                if not ok: break
-                if res == 0:
-                    d = k % 2
-                else:
-                    k += 1
-            if not ok: break
-            if d == 0:
-                continue
-            vv = 0
-            while True:
-                # Bernoulli(exp(-1)) by comparing U bit by bit with exp(-1)'s binary expansion
-                # (E1_BITS, exact to 1024 bits; a tie that long, probability 2^-1024, is reported)
-                a = -1
-                j = 0
-                while a < 0:
-                    if pos >= total:
-                        ok = False
-                        break
-                    if j >= 1024:
-                        st[0] = begin
-                        return -2
-                    c = np.int64((e1[j >> 6] >> np.uint64(63 - (j & 63))) & np.uint64(1))
-                    bit = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
-                    pos += 1
-                    j += 1
-                    if bit != c:
-                        a = c
-                if not ok:
-                    break
-                if a == 0:
-                    break
-                vv += 1
-            if not ok: break
-            y = (u + t * vv) // s
-            if pos >= total:
-                ok = False
-                break
-            neg = np.int64((words[pos >> 6] >> np.uint64(pos & 63)) & np.uint64(1))
-            pos += 1
-            if neg == 1 and y == 0:
-                continue
-            out[i] = -y if neg == 1 else y
-            break
-        if not ok:
-            st[0] = begin
-            return i
-    st[0] = pos
-    return out.size
+@overload(_exact_loop.read_bits, inline="always")
+def _read_bits(words, pos, n):
+    # without a branch (a branch here trips numba's SSA check when inlined): the next word, or the last one
+    # at the buffer's end, shifted in two steps (no shift by 64 when o = 0); its bits land at n and above
+    # whenever o + n <= 64, where the mask drops them
+    def impl(words, pos, n):
+        w = pos >> 6
+        o = np.uint64(pos & 63)
+        low = words[w] >> o
+        high = (words[min(w + 1, words.size - 1)] << (np.uint64(63) - o)) << np.uint64(1)
+        return np.int64((low | high) & ((np.uint64(1) << np.uint64(n)) - np.uint64(1)))
+    return impl
+
+
+@overload(_exact_loop.expansion_bit, inline="always")
+def _expansion_bit(e1, j):
+    return lambda e1, j: np.int64((e1[j >> 6] >> np.uint64(63 - (j & 63))) & np.uint64(1))
+
+
+@overload(_exact_loop.table_entry, inline="always")
+def _table_entry(table, pattern):
+    return lambda table, pattern: np.int64(table[pattern])
+
+
+#: numba's cache of it is keyed to the content of ``_exact_loop.py`` alone: after changing the overloads above,
+#: empty the cache (``dphist.cache.numba_cache_dir()``)
+discrete_laplace_fill = njit(cache=True)(_exact_loop.discrete_laplace_fill)
 
 
 @njit(cache=True)

@@ -113,8 +113,12 @@ class SeededLaplace:
         return SeededLaplace(np.random.default_rng(0))
 
     def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
-        values = np.asarray(values, dtype=float)
-        return values + self.rng.laplace(0.0, float(sensitivity) / float(epsilon), size=values.shape)
+        values = np.asarray(values)
+        if values.dtype.kind not in "iuf":
+            values = np.asarray(values, dtype=float)
+        noisy = self.rng.laplace(0.0, float(sensitivity) / float(epsilon), size=values.shape)
+        noisy += values      # noise + value in place: the floats of value + noise (addition commutes exactly)
+        return noisy
 
     def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
         # Gumbel-max: argmax(c * s + Gumbel) is distributed as the exponential mechanism.

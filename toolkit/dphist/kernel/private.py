@@ -80,7 +80,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
-from ..validation import are_strict_bounds, is_identity, is_permutation
+from ..validation import are_strict_bounds, is_identity, is_permutation, is_shared_identity
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -300,18 +300,29 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
 
     The caller's object is only read once: a partition built with
     ``validate=False``, or whose arrays were reassigned, is checked here, and
-    later changes to it cannot change what is measured.
+    later changes to it cannot change what is measured.  The one array not copied is the shared
+    read-only domain order (:func:`dphist.validation.is_shared_identity`): it cannot change unless
+    its read-only flags are lifted first, which the next check of it sees.
     """
+    return checked_partition_in_order(partition, n)[:2]
+
+
+def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """:func:`checked_partition` and whether the checked order is the domain order (found by the check
+    itself: no second pass)."""
     if not isinstance(partition, Partition):
         raise InvalidParameter(f"expected a Partition, got {type(partition).__name__}")
     try:
-        order = np.array(partition.order, dtype=np.int64, copy=True)
+        order = partition.order
+        if not is_shared_identity(order, n):
+            order = np.array(order, dtype=np.int64, copy=True)
         bounds = np.array(partition.bounds, dtype=np.int64, copy=True)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
-    if not is_permutation(order, n):
+    in_order = is_identity(order, n)
+    if not in_order and not is_permutation(order, n):
         inside = order[(order >= 0) & (order < n)]
         seen = np.bincount(inside, minlength=n) if n else np.zeros(0, dtype=np.int64)
         what = (f"bin {int(np.flatnonzero(seen > 1)[0])} appears twice" if (seen > 1).any() else
@@ -319,7 +330,7 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise InvalidParameter(f"partition order is not a permutation: {what}")
     if not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
-    return order, bounds
+    return order, bounds, in_order
 
 
 class PrivateKernel:
@@ -591,10 +602,12 @@ class DataHandle:
             self._charge("laplace.partition", eps, 1.0, self.n)
             with self._kernel._measuring():
                 return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
-        order, bounds = checked_partition(partition, self.n)
+        order, bounds, in_order = checked_partition_in_order(partition, self.n)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._measuring():
-            sums = np.add.reduceat(self._kernel._true_counts()[order], bounds[:-1])
+            counts = self._kernel._true_counts()
+            sums = np.add.reduceat(counts if in_order else counts[order], bounds[:-1])
+            del counts
             return self._noisy(sums, 1.0, eps, integral=True, support=1)
 
     def laplace_intervals(self, starts, ends, epsilon, order=None, sensitivity=None) -> np.ndarray:

@@ -50,6 +50,12 @@ across ends (each needs the previous ones), took 0.91 s for the first 20,000 end
 23 s extrapolated, measured under load).  A pure-numpy core would miss ``AHP-optimal``'s and
 ``sDAHP``'s recorded times by these factors.
 
+Interpreted: mode (e) with the look-ahead bound on sorted values (AHP's greedy grouping) runs as plain
+Python on up to ``search.INTERPRETED_MAX`` positions while numba is not imported yet (:mod:`._lookahead`,
+the same source the kernels compile; the same cuts and total, bit for bit): ``dphist run -a AHP`` on
+4,096 bins then never imports numba (about 0.05 s of scan against 0.3-0.5 s for numba's import and cache).
+``import dphist.segmentation`` itself imports no numba (:mod:`._lazy`).
+
 Threads: the exact mode (a) on at least ``search.PARALLEL_MIN_UNITS`` units runs on every core
 (:mod:`.parallel`: ``threads=``, ``DPHIST_THREADS``, ``NUMBA_NUM_THREADS``).  Every candidate's total is
 computed by the same arithmetic and compared in the same order as on one thread, so the tie rules

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import InvalidParameter
 from ..intervals import centred_prefix_sums, interval_sse
 from ..validation import finite_vector
-from . import kernels
+from ._lazy import kernels
 
 
 class Cost:

@@ -1,6 +1,7 @@
 """The search modes of :mod:`dphist.segmentation`: exact DPs, the tree DP, the greedy scans."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,13 +10,17 @@ from ..errors import InvalidParameter
 from ..validation import are_strict_bounds
 from functools import partial
 
-from . import kernels, parallel
+from . import _lookahead, parallel
+from ._lazy import kernels
 from .costs import Cost, SSEPenalty, as_cost
 
 LENGTHS = ("all", "power-of-two")
 BOUNDS = ("singleton", "lookahead")
 _NO_MATRIX = np.zeros((0, 0))
 _NO_ARRAY = np.zeros(1)
+#: the look-ahead greedy (mode e) on sorted values runs interpreted up to this many positions while numba
+#: is not imported yet (same cuts and total as compiled; see :mod:`._lookahead`)
+INTERPRETED_MAX = 8192
 #: the exact search runs on threads from this many units on (below, a few milliseconds on one core)
 PARALLEL_MIN_UNITS = 2048
 #: ends per block of the SSE search on threads (the serial part of a block: END_BLOCK^2 / 2 candidates)
@@ -301,6 +306,10 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     return kernels.all_lower_bounds(x, prefix, run_end, _penalty_args(cost)[1], bool(early_stop and can_stop))
 
 
+def _runs_interpreted(n: int) -> bool:
+    return n <= INTERPRETED_MAX and "numba" not in sys.modules
+
+
 def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = True,
            n: int | None = None) -> Segmentation:
     """One left-to-right scan (mode e): the next unit joins the current group C iff
@@ -321,7 +330,11 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
         x, prefix, run_end, early_stop = _lookahead_inputs(cost)
         pen, shares = _penalty_args(cost)
-        cuts, total = kernels.greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, bool(decide_early))
+        args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early))
+        if decide_early and early_stop and _runs_interpreted(k):
+            cuts, total = _lookahead.greedy_lookahead(*(a.tolist() if isinstance(a, np.ndarray) else a for a in args))
+        else:
+            cuts, total = kernels.greedy_lookahead(*args)
         return Segmentation(cuts, float(total))       # the groups' SSE from Welford's recurrences
     if type(cost) is SSEPenalty:
         starts, total = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, _penalty_args(cost)[0],

@@ -1,0 +1,156 @@
+"""The discrete Laplace sampler's loop (CKS 2020, Algorithm 2 with Algorithm 1), as plain Python.
+
+One source, two ways to run it.  :mod:`._exact_jit` compiles :func:`discrete_laplace_fill` with numba
+for arrays of ``uint64`` words (the three bit readers below get typed overloads there).  The same
+function runs interpreted on a list of Python ints (:func:`dphist.kernel.exact.discrete_laplace`
+does so for a few thousand draws while numba is not imported: a ``dphist run`` of AHP on 4,096 bins
+then never imports it).  A draw is a function of the bits it reads; both ways read the same bits in
+the same order and return the same draws (a test compares them, across buffer refills).
+
+This module imports no numba.
+"""
+from __future__ import annotations
+
+
+def read_bit(words, pos):
+    """Bit ``pos`` of the stream (bit 0 = least significant bit of ``words[0]``)."""
+    return (words[pos >> 6] >> (pos & 63)) & 1
+
+
+def read_bits(words, pos, n):
+    """The ``n <= 62`` bits from ``pos`` as an integer (least significant first); the caller
+    checks that they lie in the buffer."""
+    w = pos >> 6
+    o = pos & 63
+    v = words[w] >> o
+    if o + n > 64:
+        v |= words[w + 1] << (64 - o)
+    return v & ((1 << n) - 1)
+
+
+def expansion_bit(e1, j):
+    """Digit ``j`` after the point of the binary expansion in ``e1`` (most significant first)."""
+    return (e1[j >> 6] >> (63 - (j & 63))) & 1
+
+
+def table_entry(table, pattern):
+    """``table[pattern]`` as a (64-bit) integer."""
+    return int(table[pattern])
+
+
+def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
+    """CKS Algorithm 2 (scale t/s) into ``out[start:]``; returns the first index not filled.
+
+    The steps: a uniform U below t, Bernoulli(exp(-U/t)) by Algorithm 1, V as a run of
+    Bernoulli(exp(-1)), then the sign; written out in one loop with the bit position in a local:
+    the hot path of release mode.
+
+    A draw is a function of the bits it reads.  With a table of ``kbits``
+    (see :func:`dphist.kernel._exact_jit.draw_table`: for every pattern of the next ``kbits`` bits,
+    the draw and the bits it read when it reads no more than those; 0 when it reads more), a draw
+    whose pattern is in the table is looked up; the others, and every draw within 64 bits of the
+    buffer's end, run the loop.  Either way the same bits are read and the same value returned.
+    ``kbits = 0``: no table.  ``st[0]`` is the bit position (a one-element array when compiled, a
+    one-element list of a Python int when interpreted).  When the buffer runs out inside a draw, ``st[0]`` is set to the
+    draw's first bit and its index returned (the caller refills and redoes it); -2 reports a
+    1024-bit tie with exp(-1) (probability 2^-1024).
+    """
+    nbits = 0
+    while (1 << nbits) < t:
+        nbits += 1
+    total = len(words) * 64
+    pos = st[0]
+    for i in range(start, len(out)):
+        if kbits > 0 and pos + 64 <= total:
+            entry = table_entry(table, read_bits(words, pos, kbits))
+            if entry != 0:
+                out[i] = entry >> 8
+                pos += entry & 255
+                continue
+        begin = pos
+        ok = True
+        while True:
+            # U
+            while True:
+                if pos + nbits > total:
+                    ok = False
+                    break
+                u = read_bits(words, pos, nbits)
+                pos += nbits
+                if u < t:
+                    break
+            if not ok:
+                break
+            # D = Bernoulli(exp(-u/t)): gamma in [0,1)
+            k = 1
+            d = -1
+            while d < 0:
+                # Bernoulli(u / (t k)) lazily
+                r = u
+                b = t * k
+                res = -1
+                while True:
+                    if pos >= total:
+                        ok = False
+                        break
+                    r = 2 * r
+                    dig = 0
+                    if r >= b:
+                        dig = 1
+                        r -= b
+                    bit = read_bit(words, pos)
+                    pos += 1
+                    if bit != dig:
+                        res = dig
+                        break
+                if not ok:
+                    break
+                if res == 0:
+                    d = k % 2
+                else:
+                    k += 1
+            if not ok:
+                break
+            if d == 0:
+                continue
+            vv = 0
+            while True:
+                # Bernoulli(exp(-1)) by comparing U bit by bit with exp(-1)'s binary expansion
+                # (e1, exact to 1024 bits; a tie that long, probability 2^-1024, is reported)
+                a = -1
+                j = 0
+                while a < 0:
+                    if pos >= total:
+                        ok = False
+                        break
+                    if j >= 1024:
+                        st[0] = begin
+                        return -2
+                    c = expansion_bit(e1, j)
+                    bit = read_bit(words, pos)
+                    pos += 1
+                    j += 1
+                    if bit != c:
+                        a = c
+                if not ok:
+                    break
+                if a == 0:
+                    break
+                vv += 1
+            if not ok:
+                break
+            y = (u + t * vv) // s
+            if pos >= total:
+                ok = False
+                break
+            neg = read_bit(words, pos)
+            pos += 1
+            if neg == 1 and y == 0:
+                continue
+            out[i] = -y if neg == 1 else y
+            break
+        if not ok:
+            st[0] = begin
+            return i
+    st[0] = pos
+    return len(out)

@@ -1,0 +1,154 @@
+"""Mode (e) of :mod:`dphist.segmentation` with AHP's look-ahead lower bound (Zhang et al., SDM 2014,
+Section 4.2 and Algorithm 3): the greedy scan and err*, as plain Python over indexable sequences.
+
+One source, two ways to run it.  :mod:`.kernels` compiles these functions with numba (the helpers
+through ``register_jitable``; ``penalty`` and ``share`` through typed overloads), for arrays.  The
+same functions run interpreted on Python lists (:func:`greedy_interpreted`): AHP on a few thousand
+bins then finishes before numba would have been imported (``dphist run -a AHP`` on 4,096 bins; see
+:func:`dphist.segmentation.search.greedy`).  Both execute the same IEEE double operations in the
+same order, so they return the same cuts and the same total, bit for bit (a test compares them).
+
+This module imports no numba.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def penalty(pen, m):
+    """The penalty of a group of m positions: ``pen[m]`` from a table, or ``pen / m`` when ``pen`` is
+    the coefficient c of a penalty c / size.  Chosen by the argument's type when numba compiles,
+    so neither form pays for the other (a runtime test here made AHP's greedy 15-60% slower);
+    the closed form avoids a table read, a cache miss where sizes jump (galloping, divide and
+    conquer)."""
+    return pen / m if isinstance(pen, float) else pen[m]
+
+
+def share(shares, m):
+    """A position's share of the penalty of a group of m: ``shares[m]``, or c / m^2 (see penalty)."""
+    return shares / (m * m) if isinstance(shares, float) else shares[m]
+
+def _deviation_sq(x, prefix, j, l):
+    m = l - j + 1
+    d = x[j] - (prefix[l + 1] - prefix[j]) / m
+    return d * d
+
+
+def _candidate(x, prefix, shares, j, l):
+    """f_j(l) = (x_j - mean(x_j..x_l))^2 + share(l - j + 1): x_j's part of the group [j, l]."""
+    return _deviation_sq(x, prefix, j, l) + share(shares, l - j + 1)
+
+
+def scan_lower_bound(x, prefix, j, run_end, shares, early_stop):
+    """err*(x_j) = min_{l >= j} f_j(l) by scanning l upwards (AHP Section 4.2), with the paper's
+    early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum."""
+    n = len(x)
+    le_min = share(shares, n - j)
+    l = run_end[j]
+    m = l - j + 1
+    ae = 0.0
+    le = share(shares, m)
+    best = ae + le
+    while l + 1 < n:
+        ae_next = _deviation_sq(x, prefix, j, l + 1)
+        if early_stop and ae_next - ae >= le - le_min:
+            break
+        l += 1
+        m += 1
+        ae = ae_next
+        le = share(shares, m)
+        if ae + le < best:
+            best = ae + le
+    return best
+
+
+def lower_bound_exceeds(x, prefix, j, run_end, shares, target):
+    """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
+    branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target."""
+    n = len(x)
+    le_min = share(shares, n - j)
+    lo = run_end[j]
+    if share(shares, lo - j + 1) <= target:
+        return False
+    limit = target - le_min
+    if limit < 0.0:
+        return True
+    hi = lo
+    step = 1
+    while hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+        hi += step
+        step *= 2
+    while step > 1:
+        step //= 2
+        if hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+            hi += step
+    if hi <= lo:
+        return True
+    stack = np.empty((128, 2), dtype=np.int64)
+    stack[0, 0] = lo + 1
+    stack[0, 1] = hi
+    top = 1
+    while top > 0:
+        top -= 1
+        a = stack[top, 0]
+        b = stack[top, 1]
+        if _candidate(x, prefix, shares, j, b) <= target:
+            return False
+        if _deviation_sq(x, prefix, j, a) + share(shares, b - j + 1) > target:
+            continue
+        if b - a < 8:
+            for l in range(a, b):
+                if _candidate(x, prefix, shares, j, l) <= target:
+                    return False
+            continue
+        mid = (a + b) // 2
+        stack[top, 0] = a
+        stack[top, 1] = mid
+        top += 1
+        stack[top, 0] = mid + 1
+        stack[top, 1] = b - 1
+        top += 1
+    return True
+
+
+def all_lower_bounds(x, prefix, run_end, shares, early_stop):
+    out = np.empty(len(x))
+    for j in range(len(x)):
+        out[j] = scan_lower_bound(x, prefix, j, run_end, shares, early_stop)
+    return out
+
+
+def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early):
+    """Mode (e) with AHP's look-ahead bound (Algorithm 3): x_j joins the current group C iff
+    cost(C u x_j) - cost(C) < err*(x_j).  The group's mean and SSE follow Welford's recurrences."""
+    n = len(x)
+    cuts = np.empty(n + 1, dtype=np.int64)
+    cuts[0] = 0
+    k = 1
+    m = 1
+    mean = x[0]
+    ssd = 0.0
+    total = 0.0                 # the cost of the closed groups (their running SSE + penalty)
+    for j in range(1, n):
+        xj = x[j]
+        d = xj - mean
+        grown = ssd + m / (m + 1.0) * d * d + penalty(pen, m + 1)
+        kept = ssd + penalty(pen, m)
+        target = grown - kept
+        if decide_early and early_stop:
+            merge = lower_bound_exceeds(x, prefix, j, run_end, shares, target)
+        else:
+            merge = scan_lower_bound(x, prefix, j, run_end, shares, early_stop) > target
+        if merge:
+            m += 1
+            mean += d / m
+            ssd += d * (xj - mean)
+        else:
+            total += kept
+            cuts[k] = j
+            k += 1
+            m = 1
+            mean = xj
+            ssd = 0.0
+    cuts[k] = n
+    return cuts[:k + 1], total + ssd + penalty(pen, m)
