@@ -278,9 +278,23 @@ class L1Deviation(Cost):
         return out
 
     def windows(self, length, bounds):
+        k = bounds.size - 1
+        stream = self.window_stream(bounds, [length])
+        if stream is not None and length <= k:   # counted over distinct integers: the same numbers
+            return stream.block(length, k + 1)[0]
         out = np.empty(bounds.size - length)
         kernels.deviations_of_length(self.values, self.weights, self.rank, self.sorted_values, bounds, length, out)
         return out
+
+    def window_stream(self, bounds, lengths):
+        """The windows of every length in ``lengths`` block by block of ends
+        (:class:`._windows.CountingWindows`), or None: on the exact route only (unit weights, integers,
+        exact sums), where counting over the distinct values gives the Fenwick route's numbers bit for
+        bit with O(n + walk) work per length and no rank sort."""
+        if not self._exact_route():
+            return None
+        from ._windows import CountingWindows
+        return CountingWindows(self.values, bounds, lengths)
 
     def nodes(self, starts, ends):
         sizes = ends - starts
@@ -403,6 +417,10 @@ class Perturbed(Cost):
     candidates' sizes in positions), e.g. noise for a private search (DAWA adds Laplace noise and
     a public constant to every candidate's deviation, or removes the expected deviation of noise).
 
+    ``fn.elementwise = True`` declares more: each output depends on its own cost and size alone, so the
+    power-of-two search may stream its windows by blocks of ends (no matrix of every window; the same
+    numbers).
+
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
     unit ascending, each row by end ascending (on threads too, unless ``fn.thread_safe`` is true:
     ``fn`` then declares that its output for a batch depends on that batch's costs and sizes alone,
@@ -440,8 +458,35 @@ class Perturbed(Cost):
         m = bounds.size - length
         return self._apply(self.inner.windows(length, bounds), bounds[length:length + m] - bounds[:m])
 
+    def window_stream(self, bounds, lengths):
+        """The inner cost's window stream with ``fn`` applied to each block, when ``fn.elementwise`` declares
+        that each output depends on its own cost and size alone (no state, no randomness: any slicing of
+        a batch gives the same numbers); otherwise None (the search asks for whole batches in order)."""
+        inner = getattr(self.inner, "window_stream", None)
+        if not getattr(self.fn, "elementwise", False) or inner is None:
+            return None
+        stream = inner(bounds, lengths)
+        return None if stream is None else _TransformedWindows(stream, self, bounds, lengths)
+
     def nodes(self, starts, ends):
         return self._apply(self.inner.nodes(starts, ends), ends - starts)
+
+
+class _TransformedWindows:
+    """A window stream with a :class:`Perturbed` cost's elementwise ``fn`` applied to each block."""
+
+    def __init__(self, stream, cost, bounds, lengths):
+        self.stream, self.cost, self.bounds, self.lengths = stream, cost, bounds, np.asarray(lengths, dtype=np.int64)
+
+    def block(self, e0: int, e1: int, out=None) -> np.ndarray:
+        out = self.stream.block(e0, e1, out)
+        ends = np.arange(e0, e1)
+        for j, L in enumerate(self.lengths):
+            first = max(e0, int(L)) - e0                  # ends before L have no window (inf)
+            if first < out.shape[1]:
+                e = ends[first:]
+                out[j, first:] = self.cost._apply(out[j, first:], self.bounds[e] - self.bounds[e - L])
+        return out
 
 
 def as_cost(cost, n: int | None = None) -> Cost:
