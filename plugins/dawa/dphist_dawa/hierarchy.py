@@ -100,7 +100,8 @@ def build_tree(k: int, branching: int = 2) -> list[Level]:
     groups has them as leaves, a larger one is cut into ``branching`` near-equal parts
     (the smaller parts first, as DPBench/ektelo)."""
     levels = []
-    start, end = np.array([0], dtype=np.int64), np.array([k], dtype=np.int64)
+    index = np.int32 if k < 2 ** 31 else np.int64      # the narrowest group index: the tree's memory
+    start, end = np.array([0], dtype=index), np.array([k], dtype=index)
     while start.size:
         nc, first_child, start_next, end_next = _children(start, end, int(branching))
         levels.append(Level(start, end, first_child, nc))
@@ -113,16 +114,16 @@ def _children(start, end, branching):
     """One level of :func:`build_tree`: each node's number of children (0 for a single group) and first
     child, and the children's ranges: ``nc`` near-equal parts, the ``nc - size % nc`` smaller ones first."""
     m = start.size
-    nc = np.empty(m, dtype=np.int64)
-    first_child = np.empty(m, dtype=np.int64)
+    nc = np.empty(m, dtype=start.dtype)
+    first_child = np.empty(m, dtype=start.dtype)
     total = 0
     for i in range(m):
         size = end[i] - start[i]
         nc[i] = min(size, branching) if size > 1 else 0
         first_child[i] = total
         total += nc[i]
-    child_start = np.empty(total, dtype=np.int64)
-    child_end = np.empty(total, dtype=np.int64)
+    child_start = np.empty(total, dtype=start.dtype)
+    child_end = np.empty(total, dtype=start.dtype)
     for i in range(m):
         c = nc[i]
         if c == 0:
@@ -320,15 +321,15 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
     prefix = type(workload) is PrefixWorkload
     Z = np.empty(int(group_bounds[-1]) + 1) if prefix else None
 
-    def energies(U, start, end):
+    def energies(U, s, e):   # s, e: the nodes' bin ranges
         if prefix:   # compiled, in place: the values of node_energy's prefix route
             _level_prefix_sums(U, group_bounds, Z)
-            out = np.empty(start.size)
-            _prefix_energy_kernel(Z, group_bounds[start], group_bounds[end], out)
+            out = np.empty(s.size)
+            _prefix_energy_kernel(Z, s, e, out)
             return out
-        return node_energy(workload, group_bounds[start], group_bounds[end], prefix_sums(np.repeat(U / sizes, sizes)))
+        return node_energy(workload, s, e, prefix_sums(np.repeat(U / sizes, sizes)))
 
-    leaf_err = energies(np.ones(k), np.arange(k), np.arange(1, k + 1))
+    leaf_err = energies(np.ones(k), group_bounds[:-1], group_bounds[1:])   # every group alone
     U = np.ones(k)                                       # u = S 1 of the node holding each group
     p_by_level = [None] * len(levels)
     err_next = K_next = self_next = None
@@ -346,7 +347,7 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
             for x, out in ((err_next, sum_err), (K_next, K_children), (self_next, self_children)):
                 children_sums(x, lv, out)
             sum_err, K_children, self_children = sum_err[inner], K_children[inner], self_children[inner]
-            energy = energies(U, lv.start[inner], lv.end[inner])
+            energy = energies(U, group_bounds[lv.start[inner]], group_bounds[lv.end[inner]])
             p_in, err_in = choose(d, sum_err, energy, self_children, K_children)
             denom = p_in ** 2 + (1 - p_in) ** 2 * K_children
             err[inner], K[inner], p[inner] = err_in, K_children / denom, p_in

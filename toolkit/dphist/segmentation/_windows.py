@@ -184,9 +184,10 @@ class CountingWindows:
         self.direct = widest <= DIRECT_BINS
         sliding = int(np.count_nonzero(~self.direct))
         if sliding:
-            dv, node = np.unique(values, return_inverse=True)
+            dv = np.unique(values)                        # sorted distinct values; each position's index in it
             self.dv = dv
-            self.node = node.astype(np.int32 if dv.size < 2 ** 31 else np.int64)
+            width = np.int16 if dv.size < 2 ** 15 else (np.int32 if dv.size < 2 ** 31 else np.int64)
+            self.node = np.searchsorted(dv, values).astype(width)   # the narrowest index: memory
         else:
             self.dv, self.node = np.zeros(1), np.zeros(1, dtype=np.int32)
         # multiplicities per distinct value, one row per sliding length (int32: a window holds < 2^31 bins)

@@ -207,7 +207,7 @@ class L1Deviation(Cost):
         self.n = self.values.size
         self._unit_weights = weights is None
         if weights is None:
-            self.weights = np.ones(self.n)
+            self._ones = None                 # unit weights, built on first use (the counting route needs none)
         else:
             self.weights = finite_vector(weights, "weights")
             if self.weights.shape != self.values.shape or np.any(self.weights < 0):
@@ -215,6 +215,18 @@ class L1Deviation(Cost):
         self._ranks = None
         self._rows = None
         self._exact_sums = None
+
+    @property
+    def weights(self) -> np.ndarray:
+        if self._unit_weights:
+            if self._ones is None:
+                self._ones = np.ones(self.n)
+            return self._ones
+        return self.__dict__["weights"]
+
+    @weights.setter
+    def weights(self, value) -> None:
+        self.__dict__["weights"] = value
 
     def _rank_structure(self):
         """1-based rank of every position (ties broken by position) and the sorted values."""

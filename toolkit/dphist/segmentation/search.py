@@ -145,7 +145,7 @@ def _stream_plan(cost, units, n_lengths: int):
     if isinstance(cost, Perturbed) and hasattr(fn, "size_offsets") and inner is not None:
         stream = inner(units, lengths)
         if stream is not None:
-            return stream, fn.size_offsets(cost.n)
+            return stream, fn.size_offsets(cost.n, {})
     own = getattr(cost, "window_stream", None)
     stream = None if own is None else own(units, lengths)
     return None if stream is None else (stream, _no_offsets(cost.n))
@@ -177,8 +177,9 @@ def power_of_two_shared(cost, transforms, bounds=None, *, longest_on_ties: bool 
                         n: int | None = None) -> list[Segmentation]:
     """``[optimal(cost.then(fn), bounds, lengths="power-of-two") for fn in transforms]``, the windows
     computed once for all of them when ``cost`` streams its windows and every ``fn`` states its
-    arithmetic (``fn.size_offsets(n) -> (minus, plus)``: ``fn(costs, sizes) == (costs - minus[sizes]) +
-    plus``, bit for bit); otherwise one search after the other, in order.  The same segmentations."""
+    arithmetic (``fn.size_offsets(n, shared) -> (minus, plus)``: ``fn(costs, sizes) == (costs - minus[sizes])
+    + plus``, bit for bit; ``shared``: one dict per call, where transforms may keep tables for each
+    other); otherwise one search after the other, in order.  The same segmentations."""
     cost, units = _prepare(cost, bounds, n)
     k = units.size - 1
     transforms = list(transforms)
@@ -187,7 +188,8 @@ def power_of_two_shared(cost, transforms, bounds=None, *, longest_on_ties: bool 
         n_lengths = int(np.floor(np.log2(k))) + 1
         stream = stream(units, 1 << np.arange(n_lengths))
         if stream is not None:
-            return _power_of_two_streamed(stream, [fn.size_offsets(cost.n) for fn in transforms], units,
+            shared: dict = {}                     # one dict for the call: equal tables built once
+            return _power_of_two_streamed(stream, [fn.size_offsets(cost.n, shared) for fn in transforms], units,
                                           n_lengths, bool(longest_on_ties))
     return [optimal(cost.then(fn), units, lengths="power-of-two", longest_on_ties=longest_on_ties)
             for fn in transforms]
