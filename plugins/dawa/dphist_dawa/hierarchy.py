@@ -214,13 +214,20 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
 
     Blocks of nodes, the candidate p outside and the nodes inside: the inner loop has no dependence
     between nodes and is vectorised.  Each node sees the same p in the same order (descending) with the
-    same expression and the same strict comparison as one node at a time: the same choice, bit for bit."""
+    same expression and the same strict comparison as one node at a time: the same choice, bit for bit.
+
+    Early stop, exact: the subtracted term ``damped q / (p^2 + q K)`` is at most ``max(damped, 0) / K``,
+    so ``err~(p) >= A / p^2`` with ``A = sum_err - max(damped, 0) / K``, a bound that grows as ``p``
+    falls when ``A > 0``.  Once every node of a block has ``A / p^2`` above its best so far for the next
+    ``p`` (both with a margin of ``1e-9`` relative, far beyond the rounding of either side), no later ``p``
+    can be strictly better: the block stops there, with the choice the full scan would make."""
     m = sum_err.size
     best_p = np.empty(m)
     exact = np.empty(m)
     damped = np.empty(_SPLIT_BLOCK)
     be = np.empty(_SPLIT_BLOCK)
     bp = np.empty(_SPLIT_BLOCK)
+    floor = np.empty(_SPLIT_BLOCK)
     for v0 in range(0, m, _SPLIT_BLOCK):
         nb = min(_SPLIT_BLOCK, m - v0)
         for i in range(nb):
@@ -228,6 +235,8 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
             damped[i] = discount * (energy[v] - self_energy[v]) + self_energy[v]
             be[i] = np.inf
             bp[i] = 1.0
+            cap = max(damped[i], 0.0) / K[v]
+            floor[i] = (sum_err[v] - cap) - 1e-9 * (abs(sum_err[v]) + cap)
         for t in range(granularity):
             p = (granularity - t) / granularity
             q = discount * (1.0 - p) ** 2
@@ -238,6 +247,16 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
                 lower = err < was
                 be[i] = err if lower else was
                 bp[i] = p if lower else bp[i]
+            if t % 4 == 3 and t + 1 < granularity:   # every later p bounded away above the best: stop
+                p_next = (granularity - t - 1) / granularity
+                grow = 1.0 / (p_next * p_next)
+                done = True
+                for i in range(nb):
+                    if not (floor[i] > 0.0 and floor[i] * grow > be[i] + 1e-9 * abs(be[i])):
+                        done = False
+                        break
+                if done:
+                    break
         for i in range(nb):
             v = v0 + i
             b = bp[i]
@@ -355,7 +374,11 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
             _scale_groups(U, lv.start[inner], lv.end[inner], denom)
         p_by_level[d] = p
         err_next, K_next, self_next = err, K, self_energy
-    # top-down: root scale 1; a node keeps (1 - p) of its scale, its children get p of it
+    return WeightedTree(levels, _top_down(levels, p_by_level), float(err_next[0]))
+
+
+def _top_down(levels: list[Level], p_by_level: list[np.ndarray]) -> list[np.ndarray]:
+    """The node weights: root scale 1; a node keeps (1 - p) of its scale, its children get p of it."""
     weights = []
     scale = np.ones(1)
     for d, lv in enumerate(levels):
@@ -364,7 +387,96 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
         weights.append(np.where(leaf, scale, scale * (1 - p)))
         if d + 1 < len(levels):
             scale = np.repeat(scale * p, lv.n_children)
-    return WeightedTree(levels, weights, float(err_next[0]))
+    return weights
+
+
+@njit(cache=True, nogil=True)
+def _greedy_prefix_level(U, group_bounds, Z, start, end, n_children, first_child, leaf_err, err_next, K_next,
+                         self_next, granularity, discount):
+    """One level of the sweep for the prefix workload and the greedy choice, compiled: the numpy route's
+    steps (children's sums, energies, the weight search, the node's K, error and energy, U scaled) with
+    the same operations in the same order.  Children's sums as a running sum: at most 8 children."""
+    m = start.size
+    err = np.empty(m)
+    K = np.ones(m)
+    self_energy = np.empty(m)
+    p = np.ones(m)
+    inner = 0
+    for i in range(m):
+        if n_children[i] == 0:
+            err[i] = leaf_err[start[i]]
+            self_energy[i] = err[i]
+        else:
+            inner += 1
+    if inner == 0:
+        return err, K, self_energy, p
+    idx = np.empty(inner, dtype=np.int64)
+    sum_err = np.empty(inner)
+    K_children = np.empty(inner)
+    self_children = np.empty(inner)
+    s_bins = np.empty(inner, dtype=np.int64)
+    e_bins = np.empty(inner, dtype=np.int64)
+    at = 0
+    for i in range(m):
+        c = n_children[i]
+        if c == 0:
+            continue
+        f = first_child[i]
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        for j in range(f + 1, f + c):
+            r0 += err_next[j]
+            r1 += K_next[j]
+            r2 += self_next[j]
+        sum_err[at] = err_next[f] + r0
+        K_children[at] = K_next[f] + r1
+        self_children[at] = self_next[f] + r2
+        s_bins[at] = group_bounds[start[i]]
+        e_bins[at] = group_bounds[end[i]]
+        idx[at] = i
+        at += 1
+    _level_prefix_sums(U, group_bounds, Z)
+    energy = np.empty(inner)
+    _prefix_energy_kernel(Z, s_bins, e_bins, energy)
+    p_in, err_in = _best_split(sum_err, energy, self_children, K_children, granularity, discount)
+    denom = np.empty(inner)
+    for a in range(inner):
+        b = p_in[a]
+        denom[a] = b ** 2 + (1 - b) ** 2 * K_children[a]
+        i = idx[a]
+        err[i] = err_in[a]
+        K[i] = K_children[a] / denom[a]
+        p[i] = b
+        self_energy[i] = energy[a] / denom[a] ** 2
+    for a in range(inner):
+        f = 1.0 / denom[a]
+        i = idx[a]
+        for g in range(start[i], end[i]):
+            U[g] = U[g] * f
+    return err, K, self_energy, p
+
+
+def _greedy_prefix_sweep(group_bounds, branching: int, granularity: int, discount: bool) -> WeightedTree:
+    """:func:`_weighted_sweep` with the greedy choice on the prefix workload, each level compiled
+    (:func:`_greedy_prefix_level`): the same tree, weights and error, bit for bit."""
+    group_bounds = np.asarray(group_bounds, dtype=np.int64)
+    k = group_bounds.size - 1
+    levels = build_tree(k, branching)
+    Z = np.empty(int(group_bounds[-1]) + 1)
+    _level_prefix_sums(np.ones(k), group_bounds, Z)
+    leaf_err = np.empty(k)
+    _prefix_energy_kernel(Z, group_bounds[:-1], group_bounds[1:], leaf_err)
+    U = np.ones(k)
+    p_by_level = [None] * len(levels)
+    err = K = self_energy = np.zeros(1)
+    for d in range(len(levels) - 1, -1, -1):
+        lv = levels[d]
+        factor = float(branching) ** (-d / 2.0) if discount else 1.0
+        err, K, self_energy, p_by_level[d] = _greedy_prefix_level(
+            U, group_bounds, Z, lv.start, lv.end, lv.n_children, lv.first_child, leaf_err, err, K, self_energy,
+            int(granularity), factor)
+    return WeightedTree(levels, _top_down(levels, p_by_level), float(err[0]))
 
 
 def greedy_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching: int = 2,
@@ -378,6 +490,8 @@ def greedy_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching:
     Uses only the workload and the group boundaries: no data.
     """
     g = int(granularity)
+    if type(workload) is PrefixWorkload and branching <= 8:
+        return _greedy_prefix_sweep(group_bounds, int(branching), g, discount)
 
     def choose(depth, sum_err, energy, self_energy, K):
         factor = float(branching) ** (-depth / 2.0) if discount else 1.0

@@ -150,6 +150,34 @@ def power_of_two_block(best, back_j, V, e0, e1, longest):
 
 
 @njit(cache=True, nogil=True)
+def power_of_two_block_singles(best, back_j, W, minus_j, plus, e0, e1, longest):
+    """:func:`power_of_two_block` when every unit is one position: a window of ``2^j`` units has ``2^j``
+    positions, so its offset is ``minus_j[j] = minus[2^j]``; the cost ``(W[j, e - e0] - minus_j[j]) + plus``
+    is computed in the loop (the same two operations on the same numbers), no window matrix per search."""
+    for e in range(e0, e1):
+        top = np.inf
+        arg = 0
+        top_j = 0
+        while (2 << top_j) <= e:
+            top_j += 1
+        row = e - e0
+        if longest:
+            for j in range(top_j, -1, -1):
+                c = best[e - (1 << j)] + ((W[j, row] - minus_j[j]) + plus)
+                if c < top:
+                    top = c
+                    arg = j
+        else:
+            for j in range(top_j + 1):
+                c = best[e - (1 << j)] + ((W[j, row] - minus_j[j]) + plus)
+                if c < top:
+                    top = c
+                    arg = j
+        best[e] = top
+        back_j[e] = arg
+
+
+@njit(cache=True, nogil=True)
 def trace_power_of_two(back_j, k):
     """The unit bounds of the best segmentation from ``back_j`` (the last group of units ``[0, e)`` has
     ``2^back_j[e]`` units), in increasing order."""
