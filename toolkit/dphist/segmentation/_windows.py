@@ -109,51 +109,25 @@ def count_windows_block(node, dv, values, bounds, lengths, direct, slot, mult, p
 
 @njit(cache=True, nogil=True)
 def offset_windows(W, bounds, minus, plus, e0, e1, out):
-    """``out[e - e0, j] = (W[j, e - e0] - minus[size]) + plus`` (``size``: the positions of units
-    ``[e - 2^j, e)``; a cost transform's own arithmetic, :func:`search.power_of_two_shared`), one end per
-    row (what the search reads together), ``inf`` where ``e < 2^j``."""
+    """``out[j, e - e0] = (W[j, e - e0] - minus[size]) + plus`` (``size``: the positions of units
+    ``[e - 2^j, e)``; a cost transform's own arithmetic, :func:`search.power_of_two_shared`), ``inf``
+    where ``e < 2^j``.  Never ``-0.0`` (a deviation is ``+0.0`` or more), so adding zeros later is exact."""
     for j in range(W.shape[0]):
         L = 1 << j
         for e in range(e0, e1):
             if e < L:
-                out[e - e0, j] = np.inf
+                out[j, e - e0] = np.inf
             else:
-                out[e - e0, j] = (W[j, e - e0] - minus[bounds[e] - bounds[e - L]]) + plus
+                out[j, e - e0] = (W[j, e - e0] - minus[bounds[e] - bounds[e - L]]) + plus
 
 
 @njit(cache=True, nogil=True)
-def power_of_two_block(best, back_j, V, e0, e1, longest):
+def power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, longest):
     """:func:`.kernels.power_of_two_lengths` on the ends ``[e0, e1)`` (``e0 >= 1``; ``best`` final below
-    ``e0``), the windows by end: ``V[e - e0, j]`` is the cost of units ``[e - 2^j, e)``.  The same
+    ``e0``), the windows by end: units ``[e - 2^j, e)`` cost ``(W[j, e - e0] - minus_j[j]) + plus``
+    (every unit one position: ``minus_j[j] = minus[2^j]``, the transform's two operations on the same
+    numbers; other units: ``W`` already offset by :func:`offset_windows`, zeros here).  The same
     candidates in the same order with the same comparison; ``back_j[e]`` = the ``j`` of the last group."""
-    for e in range(e0, e1):
-        top = np.inf
-        arg = 0
-        top_j = 0
-        while (2 << top_j) <= e:
-            top_j += 1
-        row = e - e0
-        if longest:
-            for j in range(top_j, -1, -1):
-                c = best[e - (1 << j)] + V[row, j]
-                if c < top:
-                    top = c
-                    arg = j
-        else:
-            for j in range(top_j + 1):
-                c = best[e - (1 << j)] + V[row, j]
-                if c < top:
-                    top = c
-                    arg = j
-        best[e] = top
-        back_j[e] = arg
-
-
-@njit(cache=True, nogil=True)
-def power_of_two_block_singles(best, back_j, W, minus_j, plus, e0, e1, longest):
-    """:func:`power_of_two_block` when every unit is one position: a window of ``2^j`` units has ``2^j``
-    positions, so its offset is ``minus_j[j] = minus[2^j]``; the cost ``(W[j, e - e0] - minus_j[j]) + plus``
-    is computed in the loop (the same two operations on the same numbers), no window matrix per search."""
     for e in range(e0, e1):
         top = np.inf
         arg = 0

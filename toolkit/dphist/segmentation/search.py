@@ -164,17 +164,18 @@ def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool
         searches.append((best, np.zeros(k + 1, dtype=np.int8)))
     out = np.empty((n_lengths, min(STREAM_BLOCK, k)))
     singles = units[-1] == k                    # every unit one position: the offsets per length
-    costs = None if singles else np.empty((min(STREAM_BLOCK, k), n_lengths))
+    costs = None if singles else np.empty((n_lengths, min(STREAM_BLOCK, k)))
+    zeros = np.zeros(n_lengths)
     by_length = [np.ascontiguousarray(minus[1 << np.arange(n_lengths)]) for minus, _ in offsets] if singles else None
     for e0 in range(1, k + 1, STREAM_BLOCK):
         e1 = min(k + 1, e0 + STREAM_BLOCK)
         W = stream.block(e0, e1, out[:, :e1 - e0])
         for i, ((best, back_j), (minus, plus)) in enumerate(zip(searches, offsets)):
             if singles:
-                _windows.power_of_two_block_singles(best, back_j, W, by_length[i], float(plus), e0, e1, longest)
+                _windows.power_of_two_block(best, back_j, W, by_length[i], float(plus), e0, e1, longest)
             else:
                 _windows.offset_windows(W, units, minus, float(plus), e0, e1, costs)
-                _windows.power_of_two_block(best, back_j, costs, e0, e1, longest)
+                _windows.power_of_two_block(best, back_j, costs, zeros, 0.0, e0, e1, longest)
     return [Segmentation(_windows.trace_power_of_two(back_j, k), float(best[k])) for best, back_j in searches]
 
 
