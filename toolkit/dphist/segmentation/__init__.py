@@ -64,11 +64,11 @@ post-processing; running it on true counts is allowed only inside the kernel, wh
 from .costs import (Cost, GroupCost, IntervalCost, L1Deviation, Perturbed, RelativeError, SSEPenalty,
                     as_cost)
 from . import parallel
-from .search import (Segmentation, greedy, k_groups, lookahead_bounds, monge_violation, optimal, power_of_two_shared,
-                     total_cost, tree, units_of)
+from .search import (Segmentation, greedy, k_groups, lookahead_bounds, monge_violation, optimal,
+                     power_of_two_shared, total_cost, tree, units_of)
 
 __all__ = [
     "Cost", "GroupCost", "IntervalCost", "L1Deviation", "Perturbed", "RelativeError", "SSEPenalty",
-    "Segmentation", "as_cost", "greedy", "parallel", "k_groups", "lookahead_bounds", "monge_violation", "optimal", "power_of_two_shared",
-    "total_cost", "tree", "units_of",
+    "Segmentation", "as_cost", "greedy", "parallel", "k_groups", "lookahead_bounds", "monge_violation", "optimal",
+    "power_of_two_shared", "total_cost", "tree", "units_of",
 ]

@@ -203,6 +203,6 @@ class CountingWindows:
         if np.any(self.ends[~self.direct] >= e0):
             raise ValueError("CountingWindows: blocks of ends must come in increasing order")
         out = np.empty((self.lengths.size, e1 - e0)) if out is None else out
-        count_windows_block(self.node, self.dv, self.values, self.bounds, self.lengths, self.direct, self.slot, self.mult,
-                            self.ptrs, self.accs, self.ends, e0, e1, out)
+        count_windows_block(self.node, self.dv, self.values, self.bounds, self.lengths, self.direct, self.slot,
+                            self.mult, self.ptrs, self.accs, self.ends, e0, e1, out)
         return out
