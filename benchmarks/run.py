@@ -1,7 +1,7 @@
-"""Run the speed benchmarks: ``make bench`` (all) or ``python benchmarks/run.py TOPIC... [--only A,B]``.
+"""Run the speed benchmarks: ``make bench`` (all) or ``python benchmarks/run.py TOPIC... [--only "A|B"]``.
 
-``--only A,B`` runs the cases whose name contains ``A`` or ``B`` and keeps the topic's other rows from
-its results file (said in the file's first line).
+``--only "A|B"`` runs the cases whose name contains ``A`` or ``B`` (names hold commas: ``|`` separates)
+and keeps the topic's other rows from its results file (said in the file's first line).
 
 Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 
@@ -109,14 +109,12 @@ def _base_name(row: str) -> str:
     return name.split(" (run / reference = ")[0]
 
 
-def _merged_rows(path: Path, cases: list[dict], fresh: dict[str, str]) -> tuple[list[str], str]:
-    """The table of ``--only``: the re-run cases' rows, the other cases' rows kept from the results file
-    (marked as from the earlier run), in the topic's case order; and the earlier run's first line."""
-    old, earlier = {}, ""
+def _merged_rows(path: Path, cases: list[dict], fresh: dict[str, str]) -> list[str]:
+    """The table of ``--only``: the re-run cases' rows and the other cases' rows kept from the results
+    file (a row without a load column marked "(earlier run)"), in the topic's case order."""
+    old = {}
     if path.exists():
-        lines = path.read_text().splitlines()
-        earlier = next((ln for ln in lines if ln.startswith("Measured")), "")
-        for ln in lines:
+        for ln in path.read_text().splitlines():
             if ln.startswith("| ") and not ln.startswith("| case") and not ln.startswith("|---"):
                 cells = ln.rstrip(" |").split(" | ")
                 if len(cells) == 4:           # a results file written before the load column
@@ -128,14 +126,14 @@ def _merged_rows(path: Path, cases: list[dict], fresh: dict[str, str]) -> tuple[
             rows.append(fresh[case["name"]])
         elif case["name"] in old:
             rows.append(old[case["name"]])
-    return rows, earlier
+    return rows
 
 
 def main(argv: list[str]) -> int:
     only = None
-    if "--only" in argv:    # --only A,B: the cases whose name contains A or B; the other rows are kept
+    if "--only" in argv:    # --only "A|B": the cases whose name contains A or B; the other rows are kept
         at = argv.index("--only")
-        only = [part for part in argv[at + 1].split(",") if part]
+        only = [part for part in argv[at + 1].split("|") if part]
         argv = argv[:at] + argv[at + 2:]
     topics = argv or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -165,14 +163,14 @@ def main(argv: list[str]) -> int:
             fresh[case["name"]] = rows[-1]
             print(f"[{topic}] {name}: {secs:.4f} (target {tgt}) {verdict}, load {load_avg}", flush=True)
         path = HERE / "results" / f"{topic}.md"
-        earlier = ""
         if only is not None:
-            rows, earlier = _merged_rows(path, mod.CASES, fresh)
+            rows = _merged_rows(path, mod.CASES, fresh)
         table = ["| case | best of runs (s) | target (s) | verdict | load average (1, 5, 15 min) |",
                  "|---|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        scope = "" if only is None else (f" Only the cases naming {', '.join(only)} were run then (`--only`); "
-                                         f"the rows marked or measured earlier are from the earlier run: {earlier}")
+        scope = "" if only is None else (f" Only the cases naming {' or '.join(only)} were run then (`--only`); "
+                                         "the other rows are from earlier runs (their load column says when "
+                                         "it was read; \"(earlier run)\" where none was)")
         path.write_text(
             f"### {topic}\n\nMeasured {stamp} on {machine}; load average (1, 5, 15 min) {load_before} at the start, "
             f"{_load_average()} at the end.{scope}\n\n" + "\n".join(table) + "\n")

@@ -169,11 +169,18 @@ def trace_power_of_two(back_j, k):
     return out
 
 
+def distinct_values(values):
+    """The sorted distinct values and each position's index among them (the narrowest integer type)."""
+    dv = np.unique(values)
+    width = np.int16 if dv.size < 2 ** 15 else (np.int32 if dv.size < 2 ** 31 else np.int64)
+    return dv, np.searchsorted(dv, values).astype(width)
+
+
 class CountingWindows:
     """The L1 deviations of windows of ``lengths`` units (integers, unit weights, exact sums), block by
     block of ends in increasing order (``block(e0, e1)``, each block starting where the last ended)."""
 
-    def __init__(self, values, bounds, lengths):
+    def __init__(self, values, bounds, lengths, distinct=None):
         self.values = values
         self.bounds = np.ascontiguousarray(bounds, dtype=np.int64)
         self.lengths = np.asarray(lengths, dtype=np.int64)
@@ -186,10 +193,7 @@ class CountingWindows:
         self.direct = widest <= DIRECT_BINS
         sliding = int(np.count_nonzero(~self.direct))
         if sliding:
-            dv = np.unique(values)                        # sorted distinct values; each position's index in it
-            self.dv = dv
-            width = np.int16 if dv.size < 2 ** 15 else (np.int32 if dv.size < 2 ** 31 else np.int64)
-            self.node = np.searchsorted(dv, values).astype(width)   # the narrowest index: memory
+            self.dv, self.node = distinct_values(values) if distinct is None else distinct()
         else:
             self.dv, self.node = np.zeros(1), np.zeros(1, dtype=np.int32)
         # multiplicities per distinct value, one row per sliding length (int32: a window holds < 2^31 bins)

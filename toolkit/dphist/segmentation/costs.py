@@ -215,6 +215,7 @@ class L1Deviation(Cost):
         self._ranks = None
         self._rows = None
         self._exact_sums = None
+        self._distinct = None
 
     @property
     def weights(self) -> np.ndarray:
@@ -305,8 +306,13 @@ class L1Deviation(Cost):
         bit with O(n + walk) work per length and no rank sort."""
         if not self._exact_route():
             return None
-        from ._windows import CountingWindows
-        return CountingWindows(self.values, bounds, lengths)
+        from ._windows import CountingWindows, distinct_values
+
+        def distinct():     # sorted once per cost, on first need (one window length after another reuses it)
+            if self._distinct is None:
+                self._distinct = distinct_values(self.values)
+            return self._distinct
+        return CountingWindows(self.values, bounds, lengths, distinct)
 
     def nodes(self, starts, ends):
         sizes = ends - starts
@@ -429,9 +435,10 @@ class Perturbed(Cost):
     candidates' sizes in positions), e.g. noise for a private search (DAWA adds Laplace noise and
     a public constant to every candidate's deviation, or removes the expected deviation of noise).
 
-    ``fn.elementwise = True`` declares more: each output depends on its own cost and size alone, so the
-    power-of-two search may stream its windows by blocks of ends (no matrix of every window; the same
-    numbers).
+    ``fn.size_offsets(n, shared) -> (minus, plus)`` declares more: ``fn(costs, sizes)`` is
+    ``(costs - minus[sizes]) + plus`` bit for bit (no state, no randomness), so the power-of-two search
+    streams the windows by blocks of ends and applies it in its compiled loop
+    (:func:`dphist.segmentation.power_of_two_shared`; the same numbers).
 
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
     unit ascending, each row by end ascending (on threads too, unless ``fn.thread_safe`` is true:
@@ -470,35 +477,8 @@ class Perturbed(Cost):
         m = bounds.size - length
         return self._apply(self.inner.windows(length, bounds), bounds[length:length + m] - bounds[:m])
 
-    def window_stream(self, bounds, lengths):
-        """The inner cost's window stream with ``fn`` applied to each block, when ``fn.elementwise`` declares
-        that each output depends on its own cost and size alone (no state, no randomness: any slicing of
-        a batch gives the same numbers); otherwise None (the search asks for whole batches in order)."""
-        inner = getattr(self.inner, "window_stream", None)
-        if not getattr(self.fn, "elementwise", False) or inner is None:
-            return None
-        stream = inner(bounds, lengths)
-        return None if stream is None else _TransformedWindows(stream, self, bounds, lengths)
-
     def nodes(self, starts, ends):
         return self._apply(self.inner.nodes(starts, ends), ends - starts)
-
-
-class _TransformedWindows:
-    """A window stream with a :class:`Perturbed` cost's elementwise ``fn`` applied to each block."""
-
-    def __init__(self, stream, cost, bounds, lengths):
-        self.stream, self.cost, self.bounds, self.lengths = stream, cost, bounds, np.asarray(lengths, dtype=np.int64)
-
-    def block(self, e0: int, e1: int, out=None) -> np.ndarray:
-        out = self.stream.block(e0, e1, out)
-        ends = np.arange(e0, e1)
-        for j, L in enumerate(self.lengths):
-            first = max(e0, int(L)) - e0                  # ends before L have no window (inf)
-            if first < out.shape[1]:
-                e = ends[first:]
-                out[j, first:] = self.cost._apply(out[j, first:], self.bounds[e] - self.bounds[e - L])
-        return out
 
 
 def as_cost(cost, n: int | None = None) -> Cost:
