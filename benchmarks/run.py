@@ -1,4 +1,7 @@
-"""Run the speed benchmarks: ``make bench`` (all) or ``python benchmarks/run.py TOPIC...``.
+"""Run the speed benchmarks: ``make bench`` (all) or ``python benchmarks/run.py TOPIC... [--only "A|B"]``.
+
+``--only "A|B"`` runs the cases whose name contains ``A`` or ``B`` (names hold commas: ``|`` separates)
+and keeps the topic's other rows from its results file (said in the file's first line).
 
 Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 
@@ -100,7 +103,38 @@ def _load_average() -> str:
         return "-"
 
 
+def _base_name(row: str) -> str:
+    """A table row's case name without the measured ratio or note appended to it."""
+    name = row.split(" | ")[0].lstrip("| ").strip()
+    return name.split(" (run / reference = ")[0]
+
+
+def _merged_rows(path: Path, cases: list[dict], fresh: dict[str, str]) -> list[str]:
+    """The table of ``--only``: the re-run cases' rows and the other cases' rows kept from the results
+    file (a row without a load column marked "(earlier run)"), in the topic's case order."""
+    old = {}
+    if path.exists():
+        for ln in path.read_text().splitlines():
+            if ln.startswith("| ") and not ln.startswith("| case") and not ln.startswith("|---"):
+                cells = ln.rstrip(" |").split(" | ")
+                if len(cells) == 4:           # a results file written before the load column
+                    ln = ln.rstrip() + " (earlier run) |"
+                old[_base_name(ln)] = ln
+    rows = []
+    for case in cases:
+        if case["name"] in fresh:
+            rows.append(fresh[case["name"]])
+        elif case["name"] in old:
+            rows.append(old[case["name"]])
+    return rows
+
+
 def main(argv: list[str]) -> int:
+    only = None
+    if "--only" in argv:    # --only "A|B": the cases whose name contains A or B; the other rows are kept
+        at = argv.index("--only")
+        only = [part for part in argv[at + 1].split("|") if part]
+        argv = argv[:at] + argv[at + 2:]
     topics = argv or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     failed = 0
@@ -108,8 +142,11 @@ def main(argv: list[str]) -> int:
     for topic in topics:
         mod = load(topic)
         rows = []
+        fresh = {}
         load_before = _load_average()
         for case in mod.CASES:
+            if only is not None and not any(part in case["name"] for part in only):
+                continue
             if "measure" in case:
                 secs, case["target"] = case["measure"]()
             else:
@@ -123,13 +160,20 @@ def main(argv: list[str]) -> int:
             name += f" ({case['note']})" if case.get("note") else ""
             load_avg = _load_average()
             rows.append(f"| {name} | {secs:.4f} | {tgt} | {verdict} | {load_avg} |")
+            fresh[case["name"]] = rows[-1]
             print(f"[{topic}] {name}: {secs:.4f} (target {tgt}) {verdict}, load {load_avg}", flush=True)
+        path = HERE / "results" / f"{topic}.md"
+        if only is not None:
+            rows = _merged_rows(path, mod.CASES, fresh)
         table = ["| case | best of runs (s) | target (s) | verdict | load average (1, 5, 15 min) |",
                  "|---|---|---|---|---|", *rows]
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        (HERE / "results" / f"{topic}.md").write_text(
+        scope = "" if only is None else (f" Only the cases naming {' or '.join(only)} were run then (`--only`); "
+                                         "the other rows are from earlier runs (their load column says when "
+                                         "it was read; \"(earlier run)\" where none was)")
+        path.write_text(
             f"### {topic}\n\nMeasured {stamp} on {machine}; load average (1, 5, 15 min) {load_before} at the start, "
-            f"{_load_average()} at the end.\n\n" + "\n".join(table) + "\n")
+            f"{_load_average()} at the end.{scope}\n\n" + "\n".join(table) + "\n")
     collect()
     return 1 if failed else 0
 

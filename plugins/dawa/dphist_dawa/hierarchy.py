@@ -100,26 +100,43 @@ def build_tree(k: int, branching: int = 2) -> list[Level]:
     groups has them as leaves, a larger one is cut into ``branching`` near-equal parts
     (the smaller parts first, as DPBench/ektelo)."""
     levels = []
-    start, end = np.array([0]), np.array([k])
+    index = np.int32 if k < 2 ** 31 else np.int64      # the narrowest group index: the tree's memory
+    start, end = np.array([0], dtype=index), np.array([k], dtype=index)
     while start.size:
-        size = end - start
-        nc = np.where(size > 1, np.minimum(size, branching), 0)
-        internal = nc > 0
-        base = np.where(internal, size // np.maximum(nc, 1), 0)
-        rem = np.where(internal, size % np.maximum(nc, 1), 0)
-        first_child = np.concatenate(([0], np.cumsum(nc)[:-1]))
+        nc, first_child, start_next, end_next = _children(start, end, int(branching))
         levels.append(Level(start, end, first_child, nc))
-        total = int(nc.sum())
-        if total == 0:
-            break
-        parent = np.repeat(np.arange(start.size), nc)
-        slot = np.arange(total) - np.repeat(first_child, nc)
-        small = nc[parent] - rem[parent]                 # how many children get `base` groups
-        child_size = base[parent] + (slot >= small)
-        offset = slot * base[parent] + np.maximum(slot - small, 0)
-        start = start[parent] + offset
-        end = start + child_size
+        start, end = start_next, end_next
     return levels
+
+
+@njit(cache=True, nogil=True)
+def _children(start, end, branching):
+    """One level of :func:`build_tree`: each node's number of children (0 for a single group) and first
+    child, and the children's ranges: ``nc`` near-equal parts, the ``nc - size % nc`` smaller ones first."""
+    m = start.size
+    nc = np.empty(m, dtype=start.dtype)
+    first_child = np.empty(m, dtype=start.dtype)
+    total = 0
+    for i in range(m):
+        size = end[i] - start[i]
+        nc[i] = min(size, branching) if size > 1 else 0
+        first_child[i] = total
+        total += nc[i]
+    child_start = np.empty(total, dtype=start.dtype)
+    child_end = np.empty(total, dtype=start.dtype)
+    for i in range(m):
+        c = nc[i]
+        if c == 0:
+            continue
+        size = end[i] - start[i]
+        base = size // c
+        small = c - size % c                              # how many children get `base` groups
+        at = start[i]
+        for j in range(c):
+            child_start[first_child[i] + j] = at
+            at += base + (1 if j >= small else 0)
+            child_end[first_child[i] + j] = at
+    return nc, first_child, child_start, child_end
 
 
 def node_energy(workload: RangeWorkload, s: np.ndarray, e: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -186,28 +203,112 @@ def _prefix_node_energy(n: int, s: np.ndarray, e: np.ndarray, Z: np.ndarray, T: 
     return out
 
 
-@njit(cache=True, nogil=True)
+#: nodes per block of :func:`_best_split`: the candidate weights loop outside, the nodes inside (vectorised)
+_SPLIT_BLOCK = 256
+
+
+@njit(cache=True, nogil=True, error_model="numpy")   # no zero-division branch (none can occur): vectorised
 def _best_split(sum_err, energy, self_energy, K, granularity, discount):
     """Per node, the p in {1, 1-1/g, ..., 1/g} minimising the discounted err~(p)
-    (module docstring; first minimum = largest p) and the exact err(p) of that p."""
+    (module docstring; first minimum = largest p) and the exact err(p) of that p.
+
+    Blocks of nodes, the candidate p outside and the nodes inside: the inner loop has no dependence
+    between nodes and is vectorised.  Each node sees the same p in the same order (descending) with the
+    same expression and the same strict comparison as one node at a time: the same choice, bit for bit.
+
+    Early stop, exact: the subtracted term ``damped q / (p^2 + q K)`` is at most ``max(damped, 0) / K``,
+    so ``err~(p) >= A / p^2`` with ``A = sum_err - max(damped, 0) / K``, a bound that grows as ``p``
+    falls when ``A > 0``.  Once every node of a block has ``A / p^2`` above its best so far for the next
+    ``p`` (both with a margin of ``1e-9`` relative, far beyond the rounding of either side), no later ``p``
+    can be strictly better: the block stops there, with the choice the full scan would make."""
     m = sum_err.size
     best_p = np.empty(m)
     exact = np.empty(m)
-    for v in range(m):
-        damped = discount * (energy[v] - self_energy[v]) + self_energy[v]
-        be = np.inf
-        bp = 1.0
+    damped = np.empty(_SPLIT_BLOCK)
+    be = np.empty(_SPLIT_BLOCK)
+    bp = np.empty(_SPLIT_BLOCK)
+    floor = np.empty(_SPLIT_BLOCK)
+    for v0 in range(0, m, _SPLIT_BLOCK):
+        nb = min(_SPLIT_BLOCK, m - v0)
+        for i in range(nb):
+            v = v0 + i
+            damped[i] = discount * (energy[v] - self_energy[v]) + self_energy[v]
+            be[i] = np.inf
+            bp[i] = 1.0
+            cap = max(damped[i], 0.0) / K[v]
+            floor[i] = (sum_err[v] - cap) - 1e-9 * (abs(sum_err[v]) + cap)
         for t in range(granularity):
             p = (granularity - t) / granularity
             q = discount * (1.0 - p) ** 2
-            err = (sum_err[v] - damped * q / (p * p + q * K[v])) / (p * p)
-            if err < be:
-                be = err
-                bp = p
-        q = (1.0 - bp) ** 2
-        best_p[v] = bp
-        exact[v] = (sum_err[v] - energy[v] * q / (bp * bp + q * K[v])) / (bp * bp)
+            pp = p * p
+            for i in range(nb):   # branch-free, so that the loop is vectorised
+                err = (sum_err[v0 + i] - damped[i] * q / (pp + q * K[v0 + i])) / pp
+                was = be[i]
+                lower = err < was
+                be[i] = err if lower else was
+                bp[i] = p if lower else bp[i]
+            if t % 4 == 3 and t + 1 < granularity:   # every later p bounded away above the best: stop
+                p_next = (granularity - t - 1) / granularity
+                grow = 1.0 / (p_next * p_next)
+                done = True
+                for i in range(nb):
+                    if not (floor[i] > 0.0 and floor[i] * grow > be[i] + 1e-9 * abs(be[i])):
+                        done = False
+                        break
+                if done:
+                    break
+        for i in range(nb):
+            v = v0 + i
+            b = bp[i]
+            q = (1.0 - b) ** 2
+            best_p[v] = b
+            exact[v] = (sum_err[v] - energy[v] * q / (b * b + q * K[v])) / (b * b)
     return best_p, exact
+
+
+@njit(cache=True, nogil=True)
+def _level_prefix_sums(U, group_bounds, Z):
+    """``Z`` = prefix sums over the bins of ``U`` spread evenly over each group (``U[g] / size_g`` per bin),
+    in place: the values of ``prefix_sums(np.repeat(U / sizes, sizes))`` (one running sum in bin order)."""
+    Z[0] = 0.0
+    acc = 0.0
+    for g in range(U.size):
+        a = group_bounds[g]
+        b = group_bounds[g + 1]
+        z = U[g] / (b - a)
+        for h in range(a, b):
+            acc += z
+            Z[h + 1] = acc
+
+
+@njit(cache=True, nogil=True)
+def _prefix_energy_kernel(Z, s, e, out):
+    """:func:`_prefix_node_energy` compiled: per node the whole-node term, then the cut prefixes summed
+    in increasing ``h`` from 0.0 (as ``bincount`` accumulates), added last: the same values."""
+    n = Z.size - 1
+    for v in range(s.size):
+        a = s[v]
+        b = e[v]
+        T = Z[b] - Z[a]
+        whole = float(n - b + 1) * (T * T)
+        if b - a > 1:
+            acc = 0.0
+            za = Z[a]
+            for h in range(a + 1, b):
+                d = Z[h] - za
+                acc += d * d
+            whole = whole + acc
+        out[v] = whole
+
+
+@njit(cache=True, nogil=True)
+def _scale_groups(U, start, end, denom):
+    """``U[g] *= 1 / denom[i]`` for the groups ``start[i] <= g < end[i]`` (the reciprocal, then a product, as
+    ``U * factor`` with ``factor = 1 / denom`` repeated): in place."""
+    for i in range(start.size):
+        f = 1.0 / denom[i]
+        for g in range(start[i], end[i]):
+            U[g] = U[g] * f
 
 
 @dataclass
@@ -236,11 +337,18 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
     sizes = np.diff(group_bounds)
     levels = build_tree(k, branching)
 
-    def energies(U, start, end):
-        Z = prefix_sums(np.repeat(U / sizes, sizes))
-        return node_energy(workload, group_bounds[start], group_bounds[end], Z)
+    prefix = type(workload) is PrefixWorkload
+    Z = np.empty(int(group_bounds[-1]) + 1) if prefix else None
 
-    leaf_err = energies(np.ones(k), np.arange(k), np.arange(1, k + 1))
+    def energies(U, s, e):   # s, e: the nodes' bin ranges
+        if prefix:   # compiled, in place: the values of node_energy's prefix route
+            _level_prefix_sums(U, group_bounds, Z)
+            out = np.empty(s.size)
+            _prefix_energy_kernel(Z, s, e, out)
+            return out
+        return node_energy(workload, s, e, prefix_sums(np.repeat(U / sizes, sizes)))
+
+    leaf_err = energies(np.ones(k), group_bounds[:-1], group_bounds[1:])   # every group alone
     U = np.ones(k)                                       # u = S 1 of the node holding each group
     p_by_level = [None] * len(levels)
     err_next = K_next = self_next = None
@@ -254,23 +362,23 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
         p = np.ones(lv.start.size)
         inner = ~leaf
         if inner.any():
-            heads = lv.first_child[inner]
-            sum_err = np.add.reduceat(err_next, heads)
-            K_children = np.add.reduceat(K_next, heads)
-            energy = energies(U, lv.start[inner], lv.end[inner])
-            p_in, err_in = choose(d, sum_err, energy, np.add.reduceat(self_next, heads), K_children)
+            sum_err, K_children, self_children = (np.empty(lv.start.size) for _ in range(3))
+            for x, out in ((err_next, sum_err), (K_next, K_children), (self_next, self_children)):
+                children_sums(x, lv, out)
+            sum_err, K_children, self_children = sum_err[inner], K_children[inner], self_children[inner]
+            energy = energies(U, group_bounds[lv.start[inner]], group_bounds[lv.end[inner]])
+            p_in, err_in = choose(d, sum_err, energy, self_children, K_children)
             denom = p_in ** 2 + (1 - p_in) ** 2 * K_children
             err[inner], K[inner], p[inner] = err_in, K_children / denom, p_in
             self_energy[inner] = energy / denom ** 2     # u_v = u / denom
-            factor = np.ones(k)
-            sizes_in = lv.size[inner]
-            idx = np.repeat(lv.start[inner], sizes_in) + (np.arange(sizes_in.sum())
-                                                          - np.repeat(np.cumsum(sizes_in) - sizes_in, sizes_in))
-            factor[idx] = np.repeat(1.0 / denom, sizes_in)
-            U = U * factor
+            _scale_groups(U, lv.start[inner], lv.end[inner], denom)
         p_by_level[d] = p
         err_next, K_next, self_next = err, K, self_energy
-    # top-down: root scale 1; a node keeps (1 - p) of its scale, its children get p of it
+    return WeightedTree(levels, _top_down(levels, p_by_level), float(err_next[0]))
+
+
+def _top_down(levels: list[Level], p_by_level: list[np.ndarray]) -> list[np.ndarray]:
+    """The node weights: root scale 1; a node keeps (1 - p) of its scale, its children get p of it."""
     weights = []
     scale = np.ones(1)
     for d, lv in enumerate(levels):
@@ -279,7 +387,96 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
         weights.append(np.where(leaf, scale, scale * (1 - p)))
         if d + 1 < len(levels):
             scale = np.repeat(scale * p, lv.n_children)
-    return WeightedTree(levels, weights, float(err_next[0]))
+    return weights
+
+
+@njit(cache=True, nogil=True)
+def _greedy_prefix_level(U, group_bounds, Z, start, end, n_children, first_child, leaf_err, err_next, K_next,
+                         self_next, granularity, discount):
+    """One level of the sweep for the prefix workload and the greedy choice, compiled: the numpy route's
+    steps (children's sums, energies, the weight search, the node's K, error and energy, U scaled) with
+    the same operations in the same order.  Children's sums as a running sum: at most 8 children."""
+    m = start.size
+    err = np.empty(m)
+    K = np.ones(m)
+    self_energy = np.empty(m)
+    p = np.ones(m)
+    inner = 0
+    for i in range(m):
+        if n_children[i] == 0:
+            err[i] = leaf_err[start[i]]
+            self_energy[i] = err[i]
+        else:
+            inner += 1
+    if inner == 0:
+        return err, K, self_energy, p
+    idx = np.empty(inner, dtype=np.int64)
+    sum_err = np.empty(inner)
+    K_children = np.empty(inner)
+    self_children = np.empty(inner)
+    s_bins = np.empty(inner, dtype=np.int64)
+    e_bins = np.empty(inner, dtype=np.int64)
+    at = 0
+    for i in range(m):
+        c = n_children[i]
+        if c == 0:
+            continue
+        f = first_child[i]
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        for j in range(f + 1, f + c):
+            r0 += err_next[j]
+            r1 += K_next[j]
+            r2 += self_next[j]
+        sum_err[at] = err_next[f] + r0
+        K_children[at] = K_next[f] + r1
+        self_children[at] = self_next[f] + r2
+        s_bins[at] = group_bounds[start[i]]
+        e_bins[at] = group_bounds[end[i]]
+        idx[at] = i
+        at += 1
+    _level_prefix_sums(U, group_bounds, Z)
+    energy = np.empty(inner)
+    _prefix_energy_kernel(Z, s_bins, e_bins, energy)
+    p_in, err_in = _best_split(sum_err, energy, self_children, K_children, granularity, discount)
+    denom = np.empty(inner)
+    for a in range(inner):
+        b = p_in[a]
+        denom[a] = b ** 2 + (1 - b) ** 2 * K_children[a]
+        i = idx[a]
+        err[i] = err_in[a]
+        K[i] = K_children[a] / denom[a]
+        p[i] = b
+        self_energy[i] = energy[a] / denom[a] ** 2
+    for a in range(inner):
+        f = 1.0 / denom[a]
+        i = idx[a]
+        for g in range(start[i], end[i]):
+            U[g] = U[g] * f
+    return err, K, self_energy, p
+
+
+def _greedy_prefix_sweep(group_bounds, branching: int, granularity: int, discount: bool) -> WeightedTree:
+    """:func:`_weighted_sweep` with the greedy choice on the prefix workload, each level compiled
+    (:func:`_greedy_prefix_level`): the same tree, weights and error, bit for bit."""
+    group_bounds = np.asarray(group_bounds, dtype=np.int64)
+    k = group_bounds.size - 1
+    levels = build_tree(k, branching)
+    Z = np.empty(int(group_bounds[-1]) + 1)
+    _level_prefix_sums(np.ones(k), group_bounds, Z)
+    leaf_err = np.empty(k)
+    _prefix_energy_kernel(Z, group_bounds[:-1], group_bounds[1:], leaf_err)
+    U = np.ones(k)
+    p_by_level = [None] * len(levels)
+    err = K = self_energy = np.zeros(1)
+    for d in range(len(levels) - 1, -1, -1):
+        lv = levels[d]
+        factor = float(branching) ** (-d / 2.0) if discount else 1.0
+        err, K, self_energy, p_by_level[d] = _greedy_prefix_level(
+            U, group_bounds, Z, lv.start, lv.end, lv.n_children, lv.first_child, leaf_err, err, K, self_energy,
+            int(granularity), factor)
+    return WeightedTree(levels, _top_down(levels, p_by_level), float(err[0]))
 
 
 def greedy_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching: int = 2,
@@ -293,6 +490,8 @@ def greedy_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching:
     Uses only the workload and the group boundaries: no data.
     """
     g = int(granularity)
+    if type(workload) is PrefixWorkload and branching <= 8:
+        return _greedy_prefix_sweep(group_bounds, int(branching), g, discount)
 
     def choose(depth, sum_err, energy, self_energy, K):
         factor = float(branching) ** (-depth / 2.0) if discount else 1.0
@@ -366,6 +565,9 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
     ``w_v = 0``).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the
     solution is unique.  Noise variances are relative (all answers share one Laplace scale).
+
+    Each level's pass is compiled (:func:`_upward`, :func:`_downward`); the children's sums are
+    numpy's ``add.reduceat`` (:func:`children_sums`).
     """
     levels, weights = tree.levels, tree.weights
     depth = len(levels)
@@ -373,32 +575,80 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -
     child_sum, child_var = [None] * depth, [None] * depth
     # upward: each node's best estimate from its own subtree, and its variance
     for d in range(depth - 1, -1, -1):
-        lv, w, y = levels[d], weights[d], answers_by_level[d]
-        asked = w > 0
-        safe_w = np.where(asked, w, 1.0)
-        obs = np.where(asked, y / safe_w, 0.0)             # y / w estimates the node total ...
-        obs_prec = np.where(asked, w ** 2, 0.0)            # ... with precision w^2
-        e, v = obs, np.where(asked, 1.0 / safe_w ** 2, np.inf)
-        cs, cv = np.zeros(lv.start.size), np.ones(lv.start.size)
-        inner = lv.n_children > 0
-        if inner.any():
-            heads = lv.first_child[inner]
-            cs[inner] = np.add.reduceat(est[d + 1], heads)
-            cv[inner] = np.add.reduceat(var[d + 1], heads)
-            prec = 1.0 / cv[inner] + obs_prec[inner]
-            e = e.copy()
-            v = v.copy()
-            e[inner] = (cs[inner] / cv[inner] + obs[inner] * obs_prec[inner]) / prec
-            v[inner] = 1.0 / prec
-        est[d], var[d], child_sum[d], child_var[d] = e, v, cs, cv
+        lv = levels[d]
+        m = lv.start.size
+        cs, cv = np.zeros(m), np.ones(m)
+        if d + 1 < depth:
+            children_sums(est[d + 1], lv, cs)
+            children_sums(var[d + 1], lv, cv)
+        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), lv.n_children, cs, cv)
+        child_sum[d], child_var[d] = cs, cv
     # downward: share each node's final discrepancy among its children in proportion to their variances
     final = est[0]
     totals = np.empty(int(levels[0].end[0]))
     for d, lv in enumerate(levels):
-        leaf = lv.n_children == 0
-        totals[lv.start[leaf]] = final[leaf]
-        if d + 1 < depth:
-            nc = lv.n_children
-            gap = np.repeat(final - child_sum[d], nc)
-            final = est[d + 1] + var[d + 1] / np.repeat(child_var[d], nc) * gap
+        final = _downward(final, lv.start, lv.n_children, lv.first_child, child_sum[d], child_var[d],
+                          est[d + 1] if d + 1 < depth else final, var[d + 1] if d + 1 < depth else final, totals)
     return totals
+
+
+def children_sums(x: np.ndarray, lv: Level, out: np.ndarray) -> None:
+    """``out[v] = sum of x over the children of v`` for the internal nodes ``v`` of ``lv`` (others left
+    alone): the values of ``np.add.reduceat(x, first_child[inner])``, which adds a node's first child to
+    the sum of the others (numpy's pairwise sum: a plain running sum below 8 terms, compiled here)."""
+    if lv.n_children.size and int(lv.n_children.max()) <= 8:
+        _children_sums(x, lv.first_child, lv.n_children, out)
+    else:
+        inner = lv.n_children > 0
+        if inner.any():
+            out[inner] = np.add.reduceat(x, lv.first_child[inner])
+
+
+@njit(cache=True, nogil=True)
+def _children_sums(x, first_child, n_children, out):
+    for v in range(n_children.size):
+        c = n_children[v]
+        if c == 0:
+            continue
+        f = first_child[v]
+        rest = 0.0
+        for j in range(f + 1, f + c):
+            rest += x[j]
+        out[v] = x[f] + rest
+
+
+@njit(cache=True, nogil=True)
+def _upward(w, y, n_children, cs, cv):
+    """One level upward: a node's own observation ``y / w`` with precision ``w^2`` (none when ``w = 0``)
+    combined with its children's estimate ``cs`` of variance ``cv`` by inverse-variance weighting."""
+    m = w.size
+    e = np.empty(m)
+    v = np.empty(m)
+    for i in range(m):
+        asked = w[i] > 0
+        obs = y[i] / w[i] if asked else 0.0
+        obs_prec = w[i] * w[i] if asked else 0.0
+        if n_children[i] > 0:
+            prec = 1.0 / cv[i] + obs_prec
+            e[i] = (cs[i] / cv[i] + obs * obs_prec) / prec
+            v[i] = 1.0 / prec
+        else:
+            e[i] = obs
+            v[i] = 1.0 / (w[i] * w[i]) if asked else np.inf
+    return e, v
+
+
+@njit(cache=True, nogil=True)
+def _downward(final, start, n_children, first_child, child_sum, child_var, est_next, var_next, totals):
+    """One level downward: a leaf's value is its group's total; a node's discrepancy with its children's
+    sum is shared among them in proportion to their variances.  Returns the next level's values."""
+    out = np.empty(est_next.size)
+    for i in range(final.size):
+        c = n_children[i]
+        if c == 0:
+            totals[start[i]] = final[i]
+            continue
+        gap = final[i] - child_sum[i]
+        for j in range(first_child[i], first_child[i] + c):
+            out[j] = est_next[j] + var_next[j] / child_var[i] * gap
+    return out

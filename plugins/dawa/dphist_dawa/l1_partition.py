@@ -196,6 +196,20 @@ class DebiasedCosts:
         out += self.measure_cost
         return out
 
+    def size_offsets(self, n: int, shared: dict | None = None):
+        """``(minus, plus)`` with ``self(dev, lengths) == (dev - minus[lengths]) + plus`` bit for bit, for
+        lengths up to ``n`` (the same table entries, the same two operations): the power-of-two search
+        applies it inside its compiled loop (:func:`dphist.segmentation.power_of_two_shared`), which
+        passes one ``shared`` dict to all its transforms: those of one scale share one table."""
+        shared = {} if shared is None else shared
+        key = ("dawa.debiased", float(self.scale), float(self.correction), int(n))
+        if key not in shared:
+            L = np.arange(1, int(n) + 1)
+            shared[key] = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
+        return shared[key], float(self.measure_cost)
+
+
+
 
 def least_cost_partition(values, bounds, variant: str, branching: int, costs) -> np.ndarray:
     """Cut points (in units) of the partition minimising the sum of ``costs(dev, lengths)`` over
@@ -218,9 +232,29 @@ def least_cost_partition(values, bounds, variant: str, branching: int, costs) ->
     return segmentation.optimal(cost, bounds, lengths=lengths, longest_on_ties=True).bounds
 
 
+def least_cost_partitions(values, bounds, variant: str, branching: int, costs_list) -> list[np.ndarray]:
+    """``[least_cost_partition(values, bounds, variant, branching, costs) for costs in costs_list]``; the
+    power-of-two variant computes the windows' deviations once for all of them
+    (:func:`dphist.segmentation.power_of_two_shared`: the same partitions)."""
+    if variant != "power-of-two":
+        return [least_cost_partition(values, bounds, variant, branching, costs) for costs in costs_list]
+    found = segmentation.power_of_two_shared(segmentation.L1Deviation(values), costs_list, bounds,
+                                             longest_on_ties=True)
+    return [seg.bounds for seg in found]
+
+
 def _ordered(counts, order):
+    """The counts in the units' order as float64: a new array (the caller may change it in place)."""
     counts = np.asarray(counts)
-    return (counts if order is None else counts[np.asarray(order)]).astype(np.float64)
+    if order is None or _is_identity(order):   # domain order: one conversion, no gather
+        return counts.astype(np.float64)
+    return counts[np.asarray(order)].astype(np.float64, copy=False)
+
+
+def _is_identity(order) -> bool:
+    from dphist.validation import is_identity
+    order = np.asarray(order)
+    return is_identity(order, order.size)
 
 
 class DPBenchL1Partition(VettedMechanism):
@@ -265,12 +299,13 @@ def partition_costs(x, bounds_list, eps_2: float) -> np.ndarray:
 
     Adding or removing one record moves one group's ``dev`` by at most ``2 (1 - 1/|b|) < 2`` (module
     docstring) and leaves ``|B| / eps_2`` unchanged: sensitivity 2 for every candidate."""
-    x = np.asarray(x, dtype=np.float64)
+    from ._kernels import partition_deviation   # numpy's sums in numpy's order: the same numbers, compiled
+    x = np.ascontiguousarray(x, dtype=np.float64)
     out = np.empty(len(bounds_list))
+    scratch = np.empty(x.size)
     for j, b in enumerate(bounds_list):
-        sizes = np.diff(b)
-        means = np.add.reduceat(x, b[:-1]) / sizes
-        out[j] = np.abs(x - np.repeat(means, sizes)).sum() + sizes.size / eps_2
+        b = np.ascontiguousarray(b, dtype=np.int64)
+        out[j] = partition_deviation(x, b, scratch) + (b.size - 1) / eps_2
     return out
 
 
@@ -280,24 +315,26 @@ def select_candidates(noisy_ordered, bounds, variant, branching, scale, eps_2, c
     at each penalty of :data:`SELECT_PENALTIES` (units of ``scale = 1/eps_a``); duplicates removed,
     order kept.  Post-processing of the noisy counts."""
     k = bounds.size - 1
+    fine = [DebiasedCosts(scale, 1.0 / eps_2 + penalty * scale, correction) for penalty in SELECT_PENALTIES]
+    searched = [np.asarray(c, dtype=np.int64)   # first: the equal blocks are not held while the searches run
+                for c in least_cost_partitions(noisy_ordered, bounds, variant, branching, fine)]
     found = [np.array([0, k], dtype=np.int64)]
-    found += [np.unique(np.append(np.arange(0, k, width), k)) for width in SELECT_BLOCKS if width < k]
-    for penalty in SELECT_PENALTIES:
-        costs = DebiasedCosts(scale, 1.0 / eps_2 + penalty * scale, correction)
-        found.append(np.asarray(least_cost_partition(noisy_ordered, bounds, variant, branching, costs), dtype=np.int64))
+    found += [np.append(np.arange(0, k, width), k) for width in SELECT_BLOCKS if width < k]   # strictly increasing
+    found += searched
+    del searched
     units = np.add.reduceat(np.asarray(noisy_ordered, dtype=np.float64), bounds[:-1])
     for width in SELECT_COARSE:
         if 2 * width > k:
             continue
         blocks = np.append(np.arange(0, k, width), k)
         sums = np.add.reduceat(units, blocks[:-1])            # noisy block sums: noise ~ sqrt(width) / eps_a
-        for penalty in SELECT_PENALTIES[:2]:
-            costs = DebiasedCosts(scale * np.sqrt(width), 1.0 / eps_2 + penalty * scale * np.sqrt(width), correction)
-            cuts = least_cost_partition(sums, None, variant, branching, costs)
-            found.append(blocks[np.asarray(cuts, dtype=np.int64)])
+        coarse = [DebiasedCosts(scale * np.sqrt(width), 1.0 / eps_2 + penalty * scale * np.sqrt(width), correction)
+                  for penalty in SELECT_PENALTIES[:2]]
+        found += [blocks[np.asarray(c, dtype=np.int64)]
+                  for c in least_cost_partitions(sums, None, variant, branching, coarse)]
     out, seen = [], set()
     for cuts in found:
-        key = tuple(cuts.tolist())
+        key = cuts.tobytes()                                  # every candidate is int64: equal bytes = equal cuts
         if key not in seen:
             seen.add(key)
             out.append(cuts)
@@ -311,10 +348,11 @@ def selected_partition(bins: Partition, ctx, variant: str, branching: int, eps_2
     and score ``-pcost(x, B)`` (sensitivity 2) picks one.  eps_1-DP by sequential composition."""
     eps_1 = float(ctx.budget)
     eps_a, eps_s = (1.0 - share) * eps_1, share * eps_1
-    noisy = np.round(ctx.data.laplace_identity(eps_a))            # eps_a-DP; post-processing below
-    ordered = _ordered(noisy, bins.order)
+    ordered = _ordered(ctx.data.laplace_identity(eps_a), bins.order)   # eps_a-DP; post-processing below
+    np.round(ordered, out=ordered)                                     # a new array: rounded in place
     candidates = select_candidates(ordered, bins.bounds, variant, branching, 1.0 / eps_a, eps_2, correction)
     parts = [bins.merge(c) for c in candidates]
+    del ordered, candidates                       # not needed by the exponential mechanism: memory
     order, bounds_list = bins.order, [p.bounds for p in parts]
 
     def score(counts):   # runs in the kernel; the candidates and eps_2 are public

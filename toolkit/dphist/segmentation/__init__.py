@@ -71,10 +71,10 @@ from .costs import (Cost, GroupCost, IntervalCost, L1Deviation, Perturbed, Relat
                     as_cost)
 from . import parallel
 from .search import (Segmentation, greedy, k_groups, lookahead_bounds, monge_violation, optimal,
-                     total_cost, tree, units_of)
+                     power_of_two_shared, total_cost, tree, units_of)
 
 __all__ = [
     "Cost", "GroupCost", "IntervalCost", "L1Deviation", "Perturbed", "RelativeError", "SSEPenalty",
     "Segmentation", "as_cost", "greedy", "parallel", "k_groups", "lookahead_bounds", "monge_violation", "optimal",
-    "total_cost", "tree", "units_of",
+    "power_of_two_shared", "total_cost", "tree", "units_of",
 ]

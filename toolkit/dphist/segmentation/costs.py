@@ -207,7 +207,7 @@ class L1Deviation(Cost):
         self.n = self.values.size
         self._unit_weights = weights is None
         if weights is None:
-            self.weights = np.ones(self.n)
+            self._ones = None                 # unit weights, built on first use (the counting route needs none)
         else:
             self.weights = finite_vector(weights, "weights")
             if self.weights.shape != self.values.shape or np.any(self.weights < 0):
@@ -215,6 +215,19 @@ class L1Deviation(Cost):
         self._ranks = None
         self._rows = None
         self._exact_sums = None
+        self._distinct = None
+
+    @property
+    def weights(self) -> np.ndarray:
+        if self._unit_weights:
+            if self._ones is None:
+                self._ones = np.ones(self.n)
+            return self._ones
+        return self.__dict__["weights"]
+
+    @weights.setter
+    def weights(self, value) -> None:
+        self.__dict__["weights"] = value
 
     def _rank_structure(self):
         """1-based rank of every position (ties broken by position) and the sorted values."""
@@ -278,9 +291,28 @@ class L1Deviation(Cost):
         return out
 
     def windows(self, length, bounds):
+        k = bounds.size - 1
+        stream = self.window_stream(bounds, [length])
+        if stream is not None and length <= k:   # counted over distinct integers: the same numbers
+            return stream.block(length, k + 1)[0]
         out = np.empty(bounds.size - length)
         kernels.deviations_of_length(self.values, self.weights, self.rank, self.sorted_values, bounds, length, out)
         return out
+
+    def window_stream(self, bounds, lengths):
+        """The windows of every length in ``lengths`` block by block of ends
+        (:class:`._windows.CountingWindows`), or None: on the exact route only (unit weights, integers,
+        exact sums), where counting over the distinct values gives the Fenwick route's numbers bit for
+        bit with O(n + walk) work per length and no rank sort."""
+        if not self._exact_route():
+            return None
+        from ._windows import CountingWindows, distinct_values
+
+        def distinct():     # sorted once per cost, on first need (one window length after another reuses it)
+            if self._distinct is None:
+                self._distinct = distinct_values(self.values)
+            return self._distinct
+        return CountingWindows(self.values, bounds, lengths, distinct)
 
     def nodes(self, starts, ends):
         sizes = ends - starts
@@ -402,6 +434,11 @@ class Perturbed(Cost):
     """``fn(costs, sizes)`` applied to every batch of costs the search asks for (``sizes``: the
     candidates' sizes in positions), e.g. noise for a private search (DAWA adds Laplace noise and
     a public constant to every candidate's deviation, or removes the expected deviation of noise).
+
+    ``fn.size_offsets(n, shared) -> (minus, plus)`` declares more: ``fn(costs, sizes)`` is
+    ``(costs - minus[sizes]) + plus`` bit for bit (no state, no randomness), so the power-of-two search
+    streams the windows by blocks of ends and applies it in its compiled loop
+    (:func:`dphist.segmentation.power_of_two_shared`; the same numbers).
 
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
     unit ascending, each row by end ascending (on threads too, unless ``fn.thread_safe`` is true:

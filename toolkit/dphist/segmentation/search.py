@@ -12,7 +12,7 @@ from functools import partial
 
 from . import _lookahead, parallel
 from ._lazy import kernels
-from .costs import Cost, SSEPenalty, as_cost
+from .costs import Cost, Perturbed, SSEPenalty, as_cost
 
 LENGTHS = ("all", "power-of-two")
 BOUNDS = ("singleton", "lookahead")
@@ -121,12 +121,89 @@ def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = 
                                                       _NO_MATRIX, cost.penalty_last, bool(longest_on_ties))
         else:
             n_lengths = int(np.floor(np.log2(k))) + 1
+            plan = _stream_plan(cost, units, n_lengths)
+            if plan is not None:
+                return _power_of_two_streamed(plan[0], [plan[1]], units, n_lengths, bool(longest_on_ties))[0]
             windows = np.full((n_lengths, k), np.inf)
             for j in range(n_lengths):
                 windows[j, :k - (1 << j) + 1] = cost.windows(1 << j, units)
             best, back = kernels.power_of_two_lengths(units, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, windows, False,
                                                       bool(longest_on_ties))
     return Segmentation(_trace(back, k), float(best[k]))
+
+
+#: ends per block of the streamed power-of-two search (the windows of one block: log2(k) x STREAM_BLOCK costs)
+STREAM_BLOCK = 8192
+
+
+def _no_offsets(n: int):
+    return np.zeros(n + 1), 0.0
+
+
+def _stream_plan(cost, units, n_lengths: int):
+    """``(window stream, (minus, plus))`` for the streamed power-of-two search of ``cost``, or None: a
+    :class:`Perturbed` cost whose ``fn`` states its arithmetic (``fn.size_offsets``) over a cost that
+    streams its windows (``window_stream``), or any cost that streams them itself."""
+    lengths = 1 << np.arange(n_lengths)
+    fn = getattr(cost, "fn", None)
+    inner = getattr(getattr(cost, "inner", None), "window_stream", None)
+    if isinstance(cost, Perturbed) and hasattr(fn, "size_offsets") and inner is not None:
+        stream = inner(units, lengths)
+        if stream is not None:
+            return stream, fn.size_offsets(cost.n, {})
+    own = getattr(cost, "window_stream", None)
+    stream = None if own is None else own(units, lengths)
+    return None if stream is None else (stream, _no_offsets(cost.n))
+
+
+def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool) -> list[Segmentation]:
+    """Mode (b) with the windows streamed by blocks of ends, one search per ``(minus, plus)`` of
+    ``offsets`` on the same windows: :func:`.kernels.power_of_two_lengths`, block after block, without
+    the ``log2(k) x k`` matrix (each search keeps ``best`` and one byte per end)."""
+    from . import _windows
+    k = units.size - 1
+    searches = []
+    for _ in offsets:
+        best = np.empty(k + 1)
+        best[0] = 0.0
+        searches.append((best, np.zeros(k + 1, dtype=np.int8)))
+    out = np.empty((n_lengths, min(STREAM_BLOCK, k)))
+    singles = units[-1] == k                    # every unit one position: the offsets per length
+    costs = None if singles else np.empty((n_lengths, min(STREAM_BLOCK, k)))
+    zeros = np.zeros(n_lengths)
+    by_length = [np.ascontiguousarray(minus[1 << np.arange(n_lengths)]) for minus, _ in offsets] if singles else None
+    for e0 in range(1, k + 1, STREAM_BLOCK):
+        e1 = min(k + 1, e0 + STREAM_BLOCK)
+        W = stream.block(e0, e1, out[:, :e1 - e0])
+        for i, ((best, back_j), (minus, plus)) in enumerate(zip(searches, offsets)):
+            if singles:
+                _windows.power_of_two_block(best, back_j, W, by_length[i], float(plus), e0, e1, longest)
+            else:
+                _windows.offset_windows(W, units, minus, float(plus), e0, e1, costs)
+                _windows.power_of_two_block(best, back_j, costs, zeros, 0.0, e0, e1, longest)
+    return [Segmentation(_windows.trace_power_of_two(back_j, k), float(best[k])) for best, back_j in searches]
+
+
+def power_of_two_shared(cost, transforms, bounds=None, *, longest_on_ties: bool = True,
+                        n: int | None = None) -> list[Segmentation]:
+    """``[optimal(cost.then(fn), bounds, lengths="power-of-two") for fn in transforms]``, the windows
+    computed once for all of them when ``cost`` streams its windows and every ``fn`` states its
+    arithmetic (``fn.size_offsets(n, shared) -> (minus, plus)``: ``fn(costs, sizes) == (costs - minus[sizes])
+    + plus``, bit for bit; ``shared``: one dict per call, where transforms may keep tables for each
+    other); otherwise one search after the other, in order.  The same segmentations."""
+    cost, units = _prepare(cost, bounds, n)
+    k = units.size - 1
+    transforms = list(transforms)
+    stream = getattr(cost, "window_stream", None)
+    if k >= 1 and stream is not None and all(hasattr(fn, "size_offsets") for fn in transforms):
+        n_lengths = int(np.floor(np.log2(k))) + 1
+        stream = stream(units, 1 << np.arange(n_lengths))
+        if stream is not None:
+            shared: dict = {}                     # one dict for the call: equal tables built once
+            return _power_of_two_streamed(stream, [fn.size_offsets(cost.n, shared) for fn in transforms], units,
+                                          n_lengths, bool(longest_on_ties))
+    return [optimal(cost.then(fn), units, lengths="power-of-two", longest_on_ties=longest_on_ties)
+            for fn in transforms]
 
 
 def _sse_on_threads(args, k: int, threads: int):

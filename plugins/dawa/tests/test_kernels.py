@@ -1,0 +1,58 @@
+"""The dawa plugin's compiled loops against numpy and against a plain one-node-at-a-time search."""
+import numpy as np
+
+from dphist_dawa._kernels import pairwise_sum, partition_deviation
+from dphist_dawa.hierarchy import _best_split
+from dphist_dawa.l1_partition import partition_costs
+
+
+def test_pairwise_sum_is_numpys_sum():
+    """Kills: a running sum, eight running sums combined in another order, halves not rounded to a multiple
+    of 8 (numpy's pairwise summation; the exponential mechanism's scores depend on it)."""
+    rng = np.random.default_rng(0)
+    for n in [*range(1, 300), 1000, 4097, 65537]:
+        a = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 12, n)
+        assert pairwise_sum(a, 0, n) == a.sum(), n
+
+
+def test_partition_costs_are_numpys():
+    """Kills: a group mean summed in another order than ``add.reduceat`` (first + pairwise rest), the group
+    count charged per bin, a deviation from the wrong mean."""
+    rng = np.random.default_rng(1)
+    x = np.round(rng.laplace(0, 30, 5000) * 10.0 ** rng.uniform(0, 4, 5000))
+    cands = [np.array([0, 5000]), np.arange(5001), np.unique(np.r_[0, rng.integers(1, 5000, 300), 5000])]
+    want = [np.abs(x - np.repeat(np.add.reduceat(x, b[:-1]) / np.diff(b), np.diff(b))).sum() + (b.size - 1) / 0.3
+            for b in cands]
+    assert np.array_equal(partition_costs(x, cands, 0.3), np.array(want))
+    assert partition_deviation(x, cands[0], np.empty(x.size)) == want[0] - 1 / 0.3
+
+
+def _best_split_one_by_one(sum_err, energy, self_energy, K, g, discount):
+    """The search node by node, candidate by candidate (the blocked kernel's reference)."""
+    p_out, e_out = np.empty(sum_err.size), np.empty(sum_err.size)
+    for v in range(sum_err.size):
+        damped = discount * (energy[v] - self_energy[v]) + self_energy[v]
+        be, bp = np.inf, 1.0
+        for t in range(g):
+            p = (g - t) / g
+            q = discount * (1.0 - p) ** 2
+            err = (sum_err[v] - damped * q / (p * p + q * K[v])) / (p * p)
+            if err < be:
+                be, bp = err, p
+        q = (1.0 - bp) ** 2
+        p_out[v], e_out[v] = bp, (sum_err[v] - energy[v] * q / (bp * bp + q * K[v])) / (bp * bp)
+    return p_out, e_out
+
+
+def test_blocked_weight_search_is_the_one_node_search():
+    """Kills: the last minimum kept instead of the first (ties keep the largest p), a block boundary that
+    skips or repeats a node, the exact error of another p than the chosen one."""
+    rng = np.random.default_rng(2)
+    m = 1000                                                 # several blocks and a partial one
+    args = [rng.random(m) * 10, rng.random(m) * 10, rng.random(m), rng.random(m) * 3]
+    args[0][::7] = args[1][::7] = args[2][::7] = 0.0         # zero errors: every p ties
+    for discount in (1.0, 0.5):
+        got = _best_split(*args, 100, discount)
+        want = _best_split_one_by_one(*args, 100, discount)
+        assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert np.all(_best_split(*args, 100, 1.0)[0][::7] == 1.0)

@@ -1,0 +1,105 @@
+"""The power-of-two search streamed by blocks of ends, its L1 windows counted over distinct integers,
+and searches sharing one pass over the windows: the numbers of the Fenwick-tree route and of the
+matrix search, bit for bit."""
+import numpy as np
+import pytest
+
+from dphist import segmentation
+from dphist.segmentation import _windows, kernels, search
+
+
+def _fenwick(values, bounds, length):
+    cost = segmentation.L1Deviation(values)
+    out = np.empty(bounds.size - length)
+    kernels.deviations_of_length(cost.values, cost.weights, cost.rank, cost.sorted_values, bounds, length, out)
+    return out
+
+
+def _data(seed, n=700):
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.laplace(0, 4, n) + np.where(rng.random(n) < 0.05, rng.integers(0, 3000, n), 0))
+    cuts = np.sort(rng.choice(np.arange(1, n), n // 3, replace=False))
+    return x, np.arange(n + 1), np.concatenate(([0], cuts, [n]))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_counting_windows_equal_the_fenwick_route(seed):
+    """Kills: a wrong count or sum below the pointer (the ``d < ptr`` test as ``<=``), a pointer walk that
+    stops one value early, a window that forgets to remove its oldest unit, multi-bin units read as bins."""
+    x, singles, grouped = _data(seed)
+    for bounds in (singles, grouped):
+        k = bounds.size - 1
+        for length in (1, 2, 3, 8, 16, 17, 64, 200, k):
+            got = segmentation.L1Deviation(x).windows(length, bounds)
+            assert np.array_equal(got, _fenwick(x, bounds, length)), (bounds.size, length)
+
+
+def test_streamed_blocks_equal_whole_windows_and_refuse_going_back():
+    """Kills: a block that restarts its window state (wrong windows after the first block), a stream that
+    accepts a block it has passed."""
+    x, bounds, _ = _data(2, n=500)
+    lengths = 1 << np.arange(9)
+    stream = segmentation.L1Deviation(x).window_stream(bounds, lengths)
+    blocks = [stream.block(e0, min(501, e0 + 37)) for e0 in range(1, 501, 37)]
+    got = np.concatenate(blocks, axis=1)
+    for j, L in enumerate(lengths):
+        want = np.full(500, np.inf)
+        want[L - 1:] = _fenwick(x, bounds, int(L))
+        assert np.array_equal(got[j], want)
+    with pytest.raises(ValueError):
+        stream.block(1, 10)
+
+
+def test_non_integer_values_take_the_fenwick_route():
+    """Kills: counting windows used where sums are not exact (non-integer values)."""
+    x = np.random.default_rng(3).random(100)
+    assert segmentation.L1Deviation(x).window_stream(np.arange(101), [1, 2]) is None
+
+
+class _Offsets:
+    """A transform stating its arithmetic: (dev - table[size]) + plus."""
+
+    def __init__(self, plus):
+        self.plus = plus
+
+    def _table(self, n):
+        return np.sqrt(np.arange(n + 1.0)) * 1.7
+
+    def __call__(self, dev, sizes):
+        return (dev - self._table(int(np.max(sizes)))[sizes]) + self.plus
+
+    def size_offsets(self, n, shared):
+        return self._table(n), self.plus
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_shared_searches_equal_one_matrix_search_each(grouped, monkeypatch):
+    """Kills: searches sharing windows that mix up their ``best`` arrays or offsets, a streamed block that
+    reads the window of the wrong end, a traceback off by one group, a tie rule lost in the block kernel."""
+    x, singles, groups = _data(4, n=900)
+    bounds = groups if grouped else singles
+    fns = [_Offsets(p) for p in (0.0, 3.0, 40.0)]
+    monkeypatch.setattr(search, "STREAM_BLOCK", 128)          # several blocks
+    shared = segmentation.power_of_two_shared(segmentation.L1Deviation(x), fns, bounds)
+    for fn, seg in zip(fns, shared):
+        class Plain:            # the same transform without its stated arithmetic: the matrix search
+            def __call__(self, dev, sizes, fn=fn):
+                return fn(dev, sizes)
+        want = segmentation.optimal(segmentation.L1Deviation(x).then(Plain()), bounds, lengths="power-of-two")
+        assert np.array_equal(seg.bounds, want.bounds) and seg.cost == want.cost
+    for longest in (True, False):     # the plain cost streams too (zero offsets), both tie rules
+        cost = segmentation.L1Deviation(x)
+        n_lengths = int(np.log2(bounds.size - 1)) + 1
+        windows = np.full((n_lengths, bounds.size - 1), np.inf)
+        for j in range(n_lengths):
+            windows[j, :bounds.size - (1 << j)] = _fenwick(x, bounds, 1 << j)
+        best, back = kernels.power_of_two_lengths(bounds, np.zeros(1), np.zeros(1), np.zeros(1), windows, False,
+                                                  longest)
+        got = segmentation.optimal(cost, bounds, lengths="power-of-two", longest_on_ties=longest)
+        assert np.array_equal(got.bounds, search._trace(back, bounds.size - 1)) and got.cost == best[-1]
+
+
+def test_trace_of_powers_of_two():
+    """Kills: a traceback that drops the first group or the last cut."""
+    back_j = np.array([0, 0, 1, 0, 2, 0], dtype=np.int8)   # [0,4) then [4,5) then ... from e = 5
+    assert _windows.trace_power_of_two(back_j, 5).tolist() == [0, 4, 5]
