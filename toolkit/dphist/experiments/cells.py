@@ -154,9 +154,10 @@ def _score(ran: _Ran, job: Job) -> list[dict]:
     """One row per workload x metric (x reference) for a finished run."""
     cell, release = ran.cell, ran.release
     estimate = release.estimate
-    references = [("sample", ran.counts.astype(float))]
+    # a grid's cells in row-major order, as the release's estimate (the workloads take either form)
+    references = [("sample", ran.counts.astype(float).reshape(-1))]
     if job.population and cell.sampled:
-        references.append(("population", ran.population))
+        references.append(("population", np.asarray(ran.population, dtype=float).reshape(-1)))
     if release.unattributed:
         # an unattributed release is a sorted vector (Hay et al. 2010, Sec. 3): score it against sorted truth
         references = [(r, np.sort(x)) for r, x in references]
