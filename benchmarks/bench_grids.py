@@ -49,7 +49,8 @@ CASES = [
 
 
 def _paired(algorithm: str, counts_of, label: str, epsilon: float = 0.01, repeat: int = 15) -> dict:
-    from bench_peers import REFERENCE
+    from bench_peers import PEERS
+    REFERENCE = PEERS["DPBench"]
     case: dict = {}
 
     def setup():
