@@ -59,21 +59,25 @@ def test_a_sweep_refuses_a_1d_preset_on_a_grid_before_any_cell(grid_source):
 def test_grid_search_moves_stay_neighbouring_grid_pairs():
     """Kills: a 2-D move that leaves a negative count, a cell outside its grid or more than MAX_CELLS
     cells, a grid flattened to a vector, or moves that never change the grid's shape or never move
-    the changed cell along both axes."""
+    the changed cell along both axes, or no transpose (checked by hand: the transpose move removed fails)."""
     rng = np.random.default_rng(1)
     p = random_grid_pair(rng)
-    shapes, rows_moved, cols_moved = set(), 0, 0
+    shapes, rows_moved, cols_moved, reshaped, transposed = set(), 0, 0, 0, 0
     for _ in range(3000):
-        q = mutate(p, rng) if rng.random() < 0.9 else random_grid_pair(rng)
+        moved = rng.random() < 0.9
+        q = mutate(p, rng) if moved else random_grid_pair(rng)
         assert q.shape is not None and len(q.shape) == 2 and 1 <= len(q.x) <= MAX_CELLS
         assert 0 <= q.bin < len(q.x) and min(q.x) >= 0 and q.counts_prime.min() >= 0
-        if q.shape == p.shape:
+        if moved and q.shape == p.shape:
             (a, b), (c, d) = divmod(p.bin, p.shape[1]), divmod(q.bin, q.shape[1])
             rows_moved += a != c
             cols_moved += b != d
+        elif moved:
+            reshaped += 1
+            transposed += q.shape == p.shape[::-1]
         shapes.add(q.shape)
         p = q
-    assert rows_moved > 50 and cols_moved > 50
+    assert rows_moved > 50 and cols_moved > 50 and reshaped > 50 and transposed > 10
     assert any(r > c for r, c in shapes) and any(r < c for r, c in shapes)
     assert {r for r, _ in shapes} >= set(SIDES) - {1}
 
