@@ -32,6 +32,7 @@ import os
 import select
 import subprocess
 import tempfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,8 @@ class Reference:
             self.proc = None
 
     def input_path(self, counts: np.ndarray) -> str:
-        path = Path(self.folder.name) / f"counts-{counts.size}.npy"
+        # keyed by size and content: two inputs of one size (a grid's scales) are different files
+        path = Path(self.folder.name) / f"counts-{counts.size}-{zlib.crc32(np.ascontiguousarray(counts).tobytes())}.npy"
         if not path.exists():
             np.save(path, counts)
         return str(path)

@@ -37,6 +37,8 @@ ENGINES = {
     "DAWA": ("dpcomp_core.algorithm.dawa", "dawa_engine", {"_partition_engine": "exact"}),
     "GreedyH": ("dpcomp_core.algorithm.dawa", "greedyH_only_engine", {}),
     "MWEM": ("dpcomp_core.algorithm.mwemND", "mwemND_engine", {}),
+    "UG": ("dpcomp_core.algorithm.UG", "UG_engine", {}),          # 2-D: the counts file holds the grid
+    "AG": ("dpcomp_core.algorithm.AG", "AG_engine", {}),
 }
 
 

@@ -7,7 +7,8 @@ import pytest
 
 import dphist
 from dphist import InvalidParameter, Pipeline, testing
-from dphist_grids.grid import (AdaptiveGrid, AdaptiveInference, UniformGrid, block_labels, cell_side)
+from dphist_grids.grid import (AdaptiveGrid, AdaptiveInference, UniformGrid, block_labels, block_partition, cell_side,
+                               refine)
 
 
 def _blob(n=64, total=20000, seed=0):
@@ -52,6 +53,28 @@ def test_blocks_are_square_grid_blocks():
     lab = block_labels((5, 7), 3).reshape(5, 7)
     assert lab[0, :].tolist() == [0, 0, 0, 1, 1, 1, 2] and lab[3, :].tolist() == [3, 3, 3, 4, 4, 4, 5]
     assert lab.max() == 5
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (5, 7), (7, 5), (16, 16), (17, 3), (64, 48)])
+def test_block_partitions_without_a_sort_equal_the_labels_sort(shape):
+    """Kills: UG's or AG's partition built without a sort in another order than ``from_labels`` (blocks
+    column-major, cells of a block column-major, edge blocks cut wrongly, or AG's level 2 not ordered by
+    label inside a level-1 block)."""
+    rng = np.random.default_rng(1)
+    for side in (1, 2, 3, 5, 16, 100):
+        want = dphist.Partition.from_labels(block_labels(shape, side))
+        got = block_partition(shape, side)
+        assert np.array_equal(got.order, want.order) and np.array_equal(got.bounds, want.bounds)
+        labels2, sizes = AdaptiveGrid.second_level_labels(shape, side, rng.integers(1, 6, got.n_groups))
+        want2, got2 = dphist.Partition.from_labels(labels2), refine(got, labels2)
+        assert np.array_equal(got2.order, want2.order) and np.array_equal(got2.bounds, want2.bounds)
+        # every level-2 group: a full rectangle of cells inside one level-1 block
+        r, c = np.divmod(np.arange(labels2.size), shape[1])
+        level1 = block_labels(shape, side)
+        for group in got2.groups():
+            assert (np.ptp(r[group]) + 1) * (np.ptp(c[group]) + 1) == group.size
+            assert np.unique(level1[group]).size == 1
+        assert got2.n_groups == sizes.sum()
 
 
 def test_adaptive_levels_and_budget():

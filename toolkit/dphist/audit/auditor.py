@@ -56,7 +56,7 @@ from .events import Event, features_for, describe_row, extract, select_categoric
 from ..kernel.persons import check_contributions
 from .pairs import (FAST_PAIRS, FULL_PAIRS, GRID_FAST_PAIRS, GRID_PAIRS, STRUCTURED_PAIRS,  # noqa: F401
                     THOROUGH_PAIRS, Pair, as_pair, pair_family)
-from .search import hill_climb
+from .search import hill_climb, random_grid_pair, random_pair
 from .sampling import NOISES, Outputs, batch_capable, default_workers, forked, forked_pool, sample
 
 MIN_SAMPLES = 100
@@ -420,11 +420,15 @@ def _forked_confirm(args):
 
 def grid_level(level: Level) -> Level:
     """The level for a pipeline that runs on grids only: the 2-D families in place of the 1-D ones
-    (:data:`GRID_FAST_PAIRS` at the fast level, :data:`GRID_PAIRS` otherwise); the search, which moves
-    1-D pairs, is off."""
+    (:data:`GRID_FAST_PAIRS` at the fast level, :data:`GRID_PAIRS` otherwise); the level's search
+    moves over grid pairs (:func:`~dphist.audit.search.random_grid_pair`, local moves in two
+    dimensions), with the same evaluations, restarts and kept pairs as on 1-D."""
     pairs = GRID_FAST_PAIRS if level.name == "fast" else GRID_PAIRS
-    return replace(level, pairs=pairs, secondary=GRID_FAST_PAIRS[:2], release=GRID_FAST_PAIRS[:1],
-                   search=0, keep=0, restarts=0)
+    return replace(level, pairs=pairs, secondary=GRID_FAST_PAIRS[:2], release=GRID_FAST_PAIRS[:1])
+
+
+def _on_grids(level: Level) -> bool:
+    return bool(level.pairs) and level.pairs[0].shape is not None
 
 
 def resolve_level(level, pairs) -> tuple[str, tuple | None]:
@@ -542,7 +546,8 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     if not supports_dims(pipelines[0].dims, 1):
         lvl = grid_level(lvl)
         if user_pairs is None:
-            notes.append("2-D pipeline: the grid pair families (spikes, corners, blocks), no search")
+            notes.append("2-D pipeline: the grid pair families (spikes, corners, blocks)"
+                         + (", and the search over grid pairs" if lvl.search else ", no search"))
     if k != 1:
         pipelines = [p.at_contributions(k) for p in pipelines]
     releasable, why = _releasable(pipelines[0])
@@ -606,7 +611,8 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
                 return [_score(job, *arg) for arg in args]
 
             starts = _search_starts(rows, lvl)
-            found = hill_climb(evaluate, starts, moves, lvl.search, keep, lvl.restarts, width, search_deadline)
+            found = hill_climb(evaluate, starts, moves, lvl.search, keep, lvl.restarts, width, search_deadline,
+                               propose=random_grid_pair if _on_grids(lvl) else random_pair)
             searched = [{"pair": p.to_dict(), "estimated_loss": sc} for p, sc in found]
             slots = [Case(0, p, "float", "search") for p, _ in found]
             items = [(c, _seq(entropy, len(cases) + k)) for k, c in enumerate(slots)]
@@ -682,7 +688,10 @@ def _releasable(pipeline: Pipeline) -> tuple[bool, str]:
 
 def _search_starts(rows, lvl: Level) -> list[Pair]:
     """Where the search starts besides its random restarts: two public shapes (a tie and spikes at
-    both ends), not the fixed cases' results, so the search's choice uses only its own runs."""
+    both ends; on grids, spikes at four corners and a grid neither square nor a power of two), not
+    the fixed cases' results, so the search's choice uses only its own runs."""
+    if _on_grids(lvl):
+        return [p for p in GRID_PAIRS if p.name in ("grid-corners8-remove", "grid-zeros5x7")]
     return [p for p in STRUCTURED_PAIRS if p.name in ("ends8", "near-ties8")]
 
 

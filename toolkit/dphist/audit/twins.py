@@ -20,6 +20,12 @@ proof, so only an audit can find the fault):
   of multi-bin groups only, single-bin groups noiseless, noisy costs floored
   at 0.  Written here from that description (no code copied) so that the
   audit tests do not depend on the dawa plugin's own ``calibration`` option.
+* :class:`AxisSwapLaplaceFinalizer` - a 2-D Laplace mechanism with its grid's
+  axes swapped in one comparison: a cell whose row index is at least the number
+  of COLUMNS gets a quarter of the noise.  Exact on square and wide grids (every
+  fixed grid pair of :mod:`.pairs`); it leaks only on a tall grid, below its
+  first ``columns`` rows, which the search over grid pairs reaches (a transpose,
+  an axis doubled or halved).  Batch-capable.
 """
 from __future__ import annotations
 
@@ -176,3 +182,36 @@ def dpbench_dawa(ratio: float = 0.25):
     from ..pipeline import Pipeline
     return Pipeline(None, None, DPBenchL1Partitioner(), "group-mean", (0.0, ratio, 1.0 - ratio),
                     name="DAWA (DPBench calibration, twin)")
+
+
+# ------------------------------------------------------------ 2-D: axes swapped in one comparison
+class _AxisSwapLaplace(VettedMechanism):
+    name = "twin.axis-swap-laplace"
+    proof = _NOT_DP + ": cells in rows at or below the number of columns get a quarter of the noise"
+    sensitivity = 1.0
+
+    def check(self, n, **arguments):
+        return {"rows": int(arguments["rows"]), "columns": int(arguments["columns"])}
+
+    def run(self, counts, epsilon, noise, *, rows, columns):
+        row = np.arange(counts.size) // columns
+        factor = np.where(row >= columns, 0.25, 1.0)      # the bug: a row index compared with the columns
+        return counts.astype(float) + factor * noise.laplace_mechanism(np.zeros(counts.size), 1.0, epsilon)
+
+
+class AxisSwapLaplaceFinalizer(Finalizer):
+    """Laplace on every cell of a grid (singleton bins in domain order), except that the cells of rows
+    ``i >= columns`` get a quarter of the scale: exact on square and wide grids, a loss of 4 epsilon
+    on a tall one below its first ``columns`` rows."""
+
+    name = "twin.axis-swap-laplace"
+    citation = _NOT_DP
+    vetted_mechanisms = ("twin.axis-swap-laplace",)
+    differentially_private = False
+    requires_domain_order = True
+    batch_capable = True
+    dims = (2,)
+
+    def finalize(self, bins: Partition, ctx: Context):
+        rows, columns = ctx.shape
+        return ctx.data.custom(_AxisSwapLaplace(), ctx.budget, rows=rows, columns=columns)

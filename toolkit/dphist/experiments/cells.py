@@ -22,6 +22,7 @@ from ..errors import DPHistError
 from ..metrics import evaluate_workloads, kl_divergence
 from ..presets import make_algorithm
 from ..workloads import make as make_workload
+from ..workloads import make_rectangles
 
 _DATA_STREAM, _ALGORITHM_STREAM = 0, 1
 
@@ -38,7 +39,7 @@ def _word(text: str) -> int:
 class Cell:
     algorithm: str        #: label of the algorithm in the sweep
     dataset: str          #: label of the dataset
-    domain: int           #: number of bins after domain reduction
+    domain: int           #: number of bins (a grid's cells) after domain reduction
     scale: int            #: records in the data (sampled, or the source's total)
     sampled: bool         #: True when the data are a DPBench multinomial sample
     epsilon: float
@@ -85,10 +86,11 @@ def cell_data(cell: Cell, source: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hit = _data_cache.get(key)
     if hit is not None:
         return hit
-    reduced = reduce_domain(source, cell.domain) if cell.domain != source.size else np.asarray(source)
+    reduced = reduce_domain(source, domain_target(source, cell.domain)) if cell.domain != source.size \
+        else np.asarray(source)
     if cell.sampled:
         p = reduced / reduced.sum()
-        counts = np.random.default_rng(cell.data_seed()).multinomial(cell.scale, p)
+        counts = np.random.default_rng(cell.data_seed()).multinomial(cell.scale, p.reshape(-1)).reshape(p.shape)
         population = cell.scale * p
     else:
         counts, population = reduced, reduced.astype(float)
@@ -98,10 +100,27 @@ def cell_data(cell: Cell, source: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return counts, population
 
 
-def _workload(name: str, n: int):
-    wl = _workload_cache.get((name, n))
+def domain_target(source: np.ndarray, cells: int):
+    """What :func:`~dphist.datasets.generator.reduce_domain` reduces ``source`` to for a cell of
+    ``cells`` bins: that number for a vector; for a grid, the side ``d`` with ``d ** ndim == cells``
+    (every axis reduced to ``d``, the generator's one-integer form)."""
+    if source.ndim == 1:
+        return cells
+    side = round(cells ** (1.0 / source.ndim))
+    return next(d for d in (side - 1, side, side + 1) if d ** source.ndim == cells)
+
+
+def workload_for(name: str, shape: tuple):
+    """Workload ``name`` over a vector of ``shape[0]`` bins, or the rectangles of that name over a grid."""
+    if len(shape) == 1:
+        return make_workload(name, shape[0])
+    return make_rectangles(name, shape)
+
+
+def _workload(name: str, shape: tuple):
+    wl = _workload_cache.get((name, shape))
     if wl is None:
-        wl = _workload_cache[(name, n)] = make_workload(name, n)
+        wl = _workload_cache[(name, shape)] = workload_for(name, shape)
     return wl
 
 
@@ -135,9 +154,10 @@ def _score(ran: _Ran, job: Job) -> list[dict]:
     """One row per workload x metric (x reference) for a finished run."""
     cell, release = ran.cell, ran.release
     estimate = release.estimate
-    references = [("sample", ran.counts.astype(float))]
+    # a grid's cells in row-major order, as the release's estimate (the workloads take either form)
+    references = [("sample", ran.counts.astype(float).reshape(-1))]
     if job.population and cell.sampled:
-        references.append(("population", ran.population))
+        references.append(("population", np.asarray(ran.population, dtype=float).reshape(-1)))
     if release.unattributed:
         # an unattributed release is a sorted vector (Hay et al. 2010, Sec. 3): score it against sorted truth
         references = [(r, np.sort(x)) for r, x in references]
@@ -150,7 +170,7 @@ def _score(ran: _Ran, job: Job) -> list[dict]:
     workload_metrics = [m for m in job.metrics if m != "kl"]
     for ref, truth in references:
         # one pass over each workload's query errors for all its metrics (dphist.metrics.evaluate_workloads)
-        values = evaluate_workloads({w: _workload(w, cell.domain) for w in job.workloads}, truth, estimate,
+        values = evaluate_workloads({w: _workload(w, ran.counts.shape) for w in job.workloads}, truth, estimate,
                                     workload_metrics)
         for metric in job.metrics:
             if metric == "kl":

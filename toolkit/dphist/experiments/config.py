@@ -6,7 +6,7 @@ A configuration (every key optional except ``algorithms`` and ``datasets``)::
     datasets   = ["flights-dep-minute", {name = "synthetic", shape = "zipf", n = 4096}]
     epsilons   = [0.01, 0.1, 1.0]
     scales     = ["original", 1000, 100000]   # DPBench generator: records sampled from the shape
-    domains    = ["original", 1024]           # DPBench generator: merge adjacent bins
+    domains    = ["original", 1024]           # DPBench generator: merge adjacent bins (a grid: its side per axis)
     trials     = 10
     workloads  = ["identity", "prefix", "all-ranges"]
     metrics    = ["mse", "scaled-l1"]         # and scaled-l2, max, mre, kl

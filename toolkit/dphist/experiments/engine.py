@@ -31,8 +31,7 @@ from ..datasets.generator import reduce_domain
 from ..errors import InvalidParameter
 from ..presets import make_algorithm
 from ..registry import default_registry, import_modules
-from ..workloads import make as make_workload
-from .cells import Cell, Job, expected_rows
+from .cells import Cell, Job, expected_rows, workload_for
 from .config import SweepConfig
 from .executors import EXECUTORS, dask_client, default_workers
 from .results import CsvAppender, Results, _atomic_write, cell_key, read_csv_rows
@@ -84,24 +83,35 @@ def plan(config: SweepConfig) -> Plan:
             raise InvalidParameter(f"dataset {d.name!r}: bad parameters {d.params}: {exc}") from None
         sources[d.key] = ds.counts
         datasets[d.key] = ds
-    sizes = set()
+    shapes = set()
     variants = []   # (dataset label, domain, scale, sampled)
     for label, counts in sources.items():
         for dom in config.domains:
-            n = counts.size if dom is None else dom
+            # a grid's domain is given per axis (the generator's one-integer form) and counted in cells
+            n = counts.size if dom is None else dom ** counts.ndim
             try:
-                reduced = reduce_domain(counts, n) if n != counts.size else counts
+                reduced = reduce_domain(counts, dom) if n != counts.size else counts
             except InvalidParameter as exc:
                 raise InvalidParameter(f"dataset {label!r}: {exc}") from None
-            sizes.add(n)
+            shapes.add(reduced.shape)
             for s in config.scales:
                 variants.append((label, n, int(reduced.sum()) if s is None else s, s is not None))
+    for key, (name, params) in algorithms.items():
+        pipe = make_algorithm(name, **params)
+        for label, counts in sources.items():
+            check = getattr(pipe, "check_dims", None)
+            if check is not None:
+                try:
+                    check(counts.shape)   # a 1-D preset on a grid: the error names both, before any cell
+                except InvalidParameter as exc:
+                    raise InvalidParameter(f"algorithm {key!r} on dataset {label!r}: {exc}") from None
     for w in config.workloads:
-        for n in sorted(sizes):
+        for shape in sorted(shapes):
             try:
-                make_workload(w, n)
+                workload_for(w, shape)
             except InvalidParameter as exc:
-                raise InvalidParameter(f"workload {w!r} on {n} bins: {exc}") from None
+                where = f"{shape[0]} bins" if len(shape) == 1 else f"a grid of {'x'.join(map(str, shape))} cells"
+                raise InvalidParameter(f"workload {w!r} on {where}: {exc}") from None
     job = Job(sources, algorithms, tuple(config.workloads), tuple(config.metrics), config.population,
               plugins=tuple(config.plugins))
     cells, skipped, limited = [], [], []
