@@ -165,8 +165,8 @@ def test_the_statement_reads_no_data():
 
 def test_data_dependent_presets_state_the_noise_given_the_partition_and_name_the_bias():
     """AHP: group means of a data-chosen partition: 2 / (eps_f^2 |g|^2) per bin, kind noise-only, the bias
-    named unknown, the interval's note says so.  A finalizer that is not linear (sortaki.waf) states nothing
-    and says why.  Kills a data-dependent release stated as exact (unbiased)."""
+    named unknown, the interval's note says so.  A finalizer with no exact noise part (MWEM's multiplicative
+    weights) states nothing and says why.  Kills a data-dependent release stated as exact (unbiased)."""
     x = np.r_[np.zeros(20, int), np.full(20, 50), np.arange(24)]
     release = dphist.make_algorithm("AHP").run(x, 1.0, seed=4)
     stated = release.stated
@@ -177,10 +177,10 @@ def test_data_dependent_presets_state_the_noise_given_the_partition_and_name_the
     np.testing.assert_allclose(release.bin_variances(), release.partition.expand(per_bin), rtol=1e-12)
     assert "bias" in release.confidence_interval((0, 10), 0.9).note
     assert release.to_dict()["stated_error"]["kind"] == "noise-only"
-    waf = dphist.make_algorithm("sDAWA").run(x, 1.0, seed=4)
-    assert waf.stated is None
-    with pytest.raises(InvalidParameter, match="states no error.*sortaki.waf"):
-        waf.variance((0, 3))
+    mwem = dphist.make_algorithm("MWEM").run(x, 1.0, seed=4)
+    assert mwem.stated is None
+    with pytest.raises(InvalidParameter, match="states no error.*mwem.mw states no error: MWEM"):
+        mwem.variance((0, 3))
 
 
 def test_confidence_intervals_name_their_method():
@@ -311,13 +311,13 @@ def test_the_explorer_and_the_release_figure_show_the_stated_error():
     view = render.HistogramFigure()
     view.update(snap)
     assert view.lines["original", "high"].get_ydata().size == 64
-    names, shares = model.preset_stage_names("sDAWA")
-    waf = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="sDAWA", components=names, shares=shares,
-                                        epsilon=0.5, seed="1"), data)
-    assert "does not state its error" in waf.stated["reason"] and "does not state" in render.errors_html(waf)
+    names, shares = model.preset_stage_names("MWEM")
+    mwem = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="MWEM", components=names, shares=shares,
+                                         epsilon=0.5, seed="1"), data)
+    assert "states no error: MWEM" in mwem.stated["reason"] and "states no error" in render.errors_html(mwem)
     fig = plots.release(snap.release, truth=x)
     assert "Chebyshev" in fig.axes[0].get_legend().get_texts()[0].get_text()
-    fig = plots.release(waf.release)
+    fig = plots.release(mwem.release)
     assert "no band" in fig.axes[0].get_title()
 
 

@@ -29,10 +29,13 @@ Kinds of statement (:attr:`StatedError.kind`):
 
 * ``"exact"`` - a data-independent linear algorithm: the variance is exact, the estimate is
   unbiased.
-* ``"noise-only"`` - the partition (or order) was chosen from the data (DAWA, AHP, SF, ...): the
-  variance is that of the finalizer's fresh noise *given the released partition* (exact for
-  that partition); the bias of averaging within groups depends on the true counts and is
-  **unknown**: the statement names it and gives no number.
+* ``"noise-only"`` - the partition (or order) was chosen from the data (DAWA, AHP, ...): the
+  variance is that of the finalizer's fresh noise *given the published structure* (``given``: the
+  released partition; for WAF also H~, for EFPA the number of kept coefficients), exact for that
+  structure; the bias (averaging within groups, H~'s share in WAF, EFPA's dropped frequencies)
+  depends on the true counts and is **unknown**: the statement names it and gives no number, and an
+  interval covers the noise part only.  A finalizer that estimates every bin without bias given the
+  groups (SF's trees) states over the bins and stays ``"exact"`` (``conditional``: given the groups).
 * ``"before-postprocessing"`` - a non-linear post-processing (non-negativity, integrality) was
   applied after the linear estimate: the variance describes the linear estimate before it; the
   released values are biased by the post-processing and no longer follow that variance.
@@ -50,7 +53,8 @@ The hook (:meth:`dphist.Finalizer.stated_error`).  A finalizer states its error 
 weight its least squares gives them) - the generic route, turned into a
 :class:`LinearStatedError` by the pipeline with the run's noise law - or any
 :class:`StatedError` it builds itself (``ctx.noise_law`` gives the variances), e.g. one that
-exploits its structure.  Its contract: the finalizer's estimate over the strategy's columns is
+exploits its structure (:class:`GroupNoiseStatedError`; EFPA's ``FourierStatedError``), or an
+:class:`Unstated` with the reason no part of its error can be stated (MWEM, NoiseFirst).  Its contract: the finalizer's estimate over the strategy's columns is
 the weighted least-squares solution ``(A^T W A)^{-1} A^T W y`` (an exact inverse when ``A`` is
 square), and the first ``n_groups`` columns are the groups of the partition in its order (more
 columns are padding whose true value is 0).  ``tests/test_stated_error.py`` checks every
