@@ -106,49 +106,68 @@ def test_noise_only_intervals_say_they_cover_the_noise_part_given_the_structure(
 
 
 @pytest.mark.parametrize("name,why", [("NF", "chosen from H~ itself"), ("MWEM", "not a linear function"),
-                                      ("SF", "not differentially private"), ("EFPA", "not differentially private")])
+                                      ("SF", "not differentially private"), ("EFPA", "not differentially private"),
+                                      ("kellaris.S2+H", "inference=False")])
 def test_presets_without_an_exact_noise_part_say_why(name, why):
     """NoiseFirst (all its noise chose the groups), MWEM (multiplicative weights), and the non-private
     reference calibrations state nothing and give the reason.  Kills a statement made where no part of
     the error has a known law."""
-    params = {"finalizer__calibration": "dpbench"} if name in ("SF", "EFPA") else {}
+    params = ({"finalizer__calibration": "dpbench"} if name in ("SF", "EFPA") else
+              {"finalizer__inference": False} if name == "kellaris.S2+H" else {})
     release = dphist.make_algorithm(name, **params).run(X, EPS, seed=1)
     assert release.stated is None and why in release.stated_reason
 
 
-def test_structurefirst_tree_statement_is_its_least_squares():
-    """SF's statement against the release itself: a noise source that adds 1 to one answer reads the
-    finalizer's linear map, whose covariance with the answers' law is what the statement says (exact to
-    rounding).  Kills padding slots left out of the least squares or a tree weighted unequally."""
-    pipe = dphist.make_algorithm("SF")
-    release = pipe.run(X, EPS, seed=5)
+class Unit:
+    """A research-mode noise source adding one noise scale to the answer at global position ``j`` (None:
+    no noise): the finalizer's linear map, read column by column."""
+
+    name, mode = "unit", "research"
+
+    def __init__(self, j):
+        self.j, self.at = j, 0
+
+    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
+        v = np.asarray(values, dtype=float).copy()
+        flat = v.reshape(-1)
+        if self.j is not None and self.at <= self.j < self.at + flat.size:
+            flat[self.j - self.at] += sensitivity / epsilon
+        self.at += flat.size
+        return v
+
+
+STEPS = np.r_[np.zeros(48, int), np.full(32, 50), np.arange(48) % 5]      # flat runs: groups of 16 bins
+PROBED = [("SF", {}, X), ("kellaris.S2+H", {}, STEPS), ("kellaris.S1+H", {}, STEPS),
+          ("kellaris.S2+H", {"finalizer__average_pruned": False}, STEPS)]
+
+
+@pytest.mark.parametrize("name,params,x", PROBED, ids=["SF", "S2+H", "S1+H", "S2+H-no-averaging"])
+def test_tree_statements_are_the_finalizers_own_least_squares(name, params, x):
+    """SF's trees in each group and Kellaris's pruned tree over the groups, against the finalizer itself:
+    a noise source that adds one noise scale to one answer reads its linear map on the release's
+    structure, whose covariance under Laplace noise is what the statement must say (exact to rounding).
+    Kills SF's padding slots left out of the least squares or a tree weighted unequally, and a pruned
+    tree with a level's intervals or the averaged pruned sums left out.  Checked by hand: dropping the
+    pruned tree's last level and SF's noiseless rows each fail here."""
+    pipe = dphist.make_algorithm(name, **params)
+    release = pipe.run(x, EPS, seed=5)
     bins, fin = release.partition, pipe.finalizer
-    ctx = Context(X.size, EPS, *pipe.shares, rng=np.random.default_rng(0))
-
-    class Unit:
-        name, mode = "unit", "research"
-
-        def __init__(self, j):
-            self.j = j
-
-        def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
-            v = np.asarray(values, dtype=float).copy()
-            if self.j is not None:
-                v[self.j] += sensitivity / epsilon
-            return v
+    assert bins.sizes.max() > 1
+    ctx = Context(x.size, EPS, *pipe.shares, rng=np.random.default_rng(0))
 
     def run(j):
-        ctx.data = PrivateKernel(X, Unit(j)).handle(fin.name, "finalizer", ctx.eps_f)
-        return fin.finalize(bins, ctx)
+        kernel = PrivateKernel(x, Unit(j))
+        ctx.data = kernel.handle(fin.name, "finalizer", ctx.eps_f)
+        return fin.finalize(bins, ctx), kernel
 
-    base = run(None)
-    from dphist_structurefirst.group_trees import tree_nodes
-    k = tree_nodes(bins.bounds)[0].size
-    C = np.array([run(j) - base for j in range(k)]).T        # bins x answers: Laplace(1/eps_f) units
+    base, kernel = run(None)
+    answers = sum(e.answers for e in kernel.ledger.entries)
+    C = np.array([run(j)[0] - base for j in range(answers)]).T      # bins x answers, in noise scales
     cov = 2.0 * C @ C.T
     np.testing.assert_allclose(release.bin_variances(), np.diag(cov), rtol=1e-9)
-    Q = ranges(X.size, 6)
+    Q = ranges(x.size, 6)
     np.testing.assert_allclose(release.variance(Q), np.einsum("ij,jk,ik->i", Q, cov, Q), rtol=1e-9)
+    assert release.stated.kind == ("exact" if name == "SF" else "noise-only") and release.stated.conditional
 
 
 def test_php_states_its_group_means_before_the_clipping():
