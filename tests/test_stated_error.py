@@ -22,31 +22,9 @@ from dphist.errors import InvalidParameter
 from dphist.kernel.exact import GeneratorWords
 from dphist.kernel.noise import ExactNoise, SeededLaplace
 from dphist.stated_error import DiscreteLaplaceLaw, LaplaceLaw, noise_law
+from dphist.testing.stated import UnitNoise
 
 X13 = np.array([5, 0, 3, 8, 1, 1, 0, 20, 7, 2, 0, 0, 9])
-
-
-class UnitNoise:
-    """A research-mode noise source adding 1 to the answer at global position ``j`` (None: no noise)."""
-
-    name, mode = "unit", "research"
-
-    def __init__(self, j):
-        self.j, self.at = j, 0
-
-    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
-        v = np.asarray(values, dtype=float).copy()
-        flat = v.reshape(-1)
-        if self.j is not None and self.at <= self.j < self.at + flat.size:
-            flat[self.j - self.at] += 1.0
-        self.at += flat.size
-        return v
-
-    def exponential_mechanism(self, *args, **kwargs):
-        raise AssertionError("a linear preset draws no exponential mechanism")
-
-    def laplace(self, scale, size):
-        raise AssertionError("a linear preset draws no raw noise")
 
 
 def probed_covariance(pipe, x, eps):

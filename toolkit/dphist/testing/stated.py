@@ -21,6 +21,31 @@ from ..kernel import PrivateKernel
 from ..kernel.noise import SeededLaplace
 
 
+class UnitNoise:
+    """A research-mode noise source adding 1 to the answer at global position ``j`` (None: no noise):
+    run once per answer, it reads a linear finalizer's map from its noise to its estimate, column by
+    column (the exact check of a linear statement, beside simulation)."""
+
+    name, mode = "unit", "research"
+
+    def __init__(self, j):
+        self.j, self.at = j, 0
+
+    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
+        v = np.asarray(values, dtype=float).copy()
+        flat = v.reshape(-1)
+        if self.j is not None and self.at <= self.j < self.at + flat.size:
+            flat[self.j - self.at] += 1.0
+        self.at += flat.size
+        return v
+
+    def exponential_mechanism(self, *args, **kwargs):
+        raise AssertionError("a linear finalizer draws no exponential mechanism")
+
+    def laplace(self, scale, size):
+        raise AssertionError("a linear finalizer draws no raw noise")
+
+
 class FixedChoices(SeededLaplace):
     """Laplace noise from the run's generator; every exponential-mechanism draw from a generator seeded
     with ``choice_seed``, fresh per instance, so one instance per run repeats the same choices."""
