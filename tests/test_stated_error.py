@@ -22,31 +22,9 @@ from dphist.errors import InvalidParameter
 from dphist.kernel.exact import GeneratorWords
 from dphist.kernel.noise import ExactNoise, SeededLaplace
 from dphist.stated_error import DiscreteLaplaceLaw, LaplaceLaw, noise_law
+from dphist.testing.stated import UnitNoise
 
 X13 = np.array([5, 0, 3, 8, 1, 1, 0, 20, 7, 2, 0, 0, 9])
-
-
-class UnitNoise:
-    """A research-mode noise source adding 1 to the answer at global position ``j`` (None: no noise)."""
-
-    name, mode = "unit", "research"
-
-    def __init__(self, j):
-        self.j, self.at = j, 0
-
-    def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
-        v = np.asarray(values, dtype=float).copy()
-        flat = v.reshape(-1)
-        if self.j is not None and self.at <= self.j < self.at + flat.size:
-            flat[self.j - self.at] += 1.0
-        self.at += flat.size
-        return v
-
-    def exponential_mechanism(self, *args, **kwargs):
-        raise AssertionError("a linear preset draws no exponential mechanism")
-
-    def laplace(self, scale, size):
-        raise AssertionError("a linear preset draws no raw noise")
 
 
 def probed_covariance(pipe, x, eps):
@@ -165,8 +143,8 @@ def test_the_statement_reads_no_data():
 
 def test_data_dependent_presets_state_the_noise_given_the_partition_and_name_the_bias():
     """AHP: group means of a data-chosen partition: 2 / (eps_f^2 |g|^2) per bin, kind noise-only, the bias
-    named unknown, the interval's note says so.  A finalizer that is not linear (sortaki.waf) states nothing
-    and says why.  Kills a data-dependent release stated as exact (unbiased)."""
+    named unknown, the interval's note says so.  A finalizer with no exact noise part (MWEM's multiplicative
+    weights) states nothing and says why.  Kills a data-dependent release stated as exact (unbiased)."""
     x = np.r_[np.zeros(20, int), np.full(20, 50), np.arange(24)]
     release = dphist.make_algorithm("AHP").run(x, 1.0, seed=4)
     stated = release.stated
@@ -177,10 +155,10 @@ def test_data_dependent_presets_state_the_noise_given_the_partition_and_name_the
     np.testing.assert_allclose(release.bin_variances(), release.partition.expand(per_bin), rtol=1e-12)
     assert "bias" in release.confidence_interval((0, 10), 0.9).note
     assert release.to_dict()["stated_error"]["kind"] == "noise-only"
-    waf = dphist.make_algorithm("sDAWA").run(x, 1.0, seed=4)
-    assert waf.stated is None
-    with pytest.raises(InvalidParameter, match="states no error.*sortaki.waf"):
-        waf.variance((0, 3))
+    mwem = dphist.make_algorithm("MWEM").run(x, 1.0, seed=4)
+    assert mwem.stated is None
+    with pytest.raises(InvalidParameter, match="states no error.*mwem.mw states no error: MWEM"):
+        mwem.variance((0, 3))
 
 
 def test_confidence_intervals_name_their_method():
@@ -311,13 +289,13 @@ def test_the_explorer_and_the_release_figure_show_the_stated_error():
     view = render.HistogramFigure()
     view.update(snap)
     assert view.lines["original", "high"].get_ydata().size == 64
-    names, shares = model.preset_stage_names("sDAWA")
-    waf = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="sDAWA", components=names, shares=shares,
-                                        epsilon=0.5, seed="1"), data)
-    assert "does not state its error" in waf.stated["reason"] and "does not state" in render.errors_html(waf)
+    names, shares = model.preset_stage_names("MWEM")
+    mwem = model.evaluate(model.Settings(dataset=model.ARRAY, algorithm="MWEM", components=names, shares=shares,
+                                         epsilon=0.5, seed="1"), data)
+    assert "states no error: MWEM" in mwem.stated["reason"] and "states no error" in render.errors_html(mwem)
     fig = plots.release(snap.release, truth=x)
     assert "Chebyshev" in fig.axes[0].get_legend().get_texts()[0].get_text()
-    fig = plots.release(waf.release)
+    fig = plots.release(mwem.release)
     assert "no band" in fig.axes[0].get_title()
 
 

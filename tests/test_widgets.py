@@ -275,6 +275,13 @@ def test_compare_presets_and_error_vs_epsilon_through_the_engine(ex, counts):
     res = result["results"]
     assert len(res.filter(algorithm="identity", metric="mse")) == 2 * 3
     assert result["means"]["identity", 0.01] > 100 * result["means"]["identity", 1.0]
+    # the SVD bound of data-independent linear mechanisms: a row and a caption, at the value numpy's SVD of
+    # the prefix matrix gives (kills a bound per total, without 2 / eps^2, or missing from the explorer)
+    sigma = np.linalg.svd(np.tril(np.ones((N, N))), compute_uv=False)
+    for eps in (0.01, 1.0):
+        assert result["bound"][eps] == pytest.approx(2.0 / eps ** 2 * sigma.sum() ** 2 / N / N, rel=1e-9)
+    from dphist.plots import BOUND_LABEL
+    assert BOUND_LABEL in result["html"] and "Gaussian" in result["html"]
     bar = ex.progress.children[0]
     assert bar.children[1].value == bar.children[1].max == 2 * 2 * 3          # tqdm's widget bar, complete
 

@@ -611,7 +611,7 @@ class Pipeline:
 
 def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
     """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`)."""
-    from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError
+    from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError, Unstated
     try:
         declared = finalizer.stated_error(bins, ctx)
     except DPHistError:
@@ -619,7 +619,9 @@ def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
     except Exception as exc:   # a plugin's bug must not break an export of a release it already made
         return None, f"the finalizer {finalizer.name}'s stated_error failed ({type(exc).__name__}: {exc})"
     if declared is None:
-        return None, f"the finalizer {finalizer.name} does not state its error (not a linear estimate)"
+        return None, f"the finalizer {finalizer.name} does not state its error (its stated_error declares nothing)"
+    if isinstance(declared, Unstated):
+        return None, f"the finalizer {finalizer.name} states no error: {declared.reason}"
     if isinstance(declared, LinearStrategy):
         stated = LinearStatedError(declared, law, bins)
         if declared.postprocess:
@@ -628,12 +630,15 @@ def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
         stated = declared
     else:
         raise InvalidParameter(f"finalizer {finalizer.name}: stated_error() must return a LinearStrategy, "
-                               f"a StatedError or None, got {declared!r}")
-    if stated.kind == "exact" and bins.n_groups < bins.n_bins:
+                               f"a StatedError, an Unstated or None, got {declared!r}")
+    # the statement's own partition: a finalizer that estimates every bin (SF's trees in each group)
+    # states over singletons and stays unbiased given the groups
+    if stated.bias is None and stated.partition.n_groups < stated.partition.n_bins:
         bias = (BIAS_UNKNOWN if chosen else "unknown: averaging within a group of several bins is biased by "
                 "the spread of the true counts in it, which is private and not stated")
-        stated = stated.marked("noise-only", bias=bias)
-    stated.conditional = bool(chosen)
+        # after post-processing the kind stays "before-postprocessing"; the averaging's bias is named either way
+        stated = stated.marked("noise-only" if stated.kind == "exact" else stated.kind, bias=bias)
+    stated.conditional = bool(chosen) or stated.conditional   # a finalizer's own choice (EFPA's K) counts
     # singletons in a data-chosen order stay exact: given the order the estimate is unbiased
     return stated, ""
 

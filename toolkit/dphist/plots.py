@@ -15,7 +15,9 @@ when saving files); in a notebook the figure displays inline.
 * :func:`regret` - DPBench regret per algorithm;
 * :func:`dataset_shapes` - the histograms themselves (2-D datasets as heat maps);
 * :func:`release_heatmap` - 2-D releases as heat maps with their groups outlined (:func:`group_outlines`);
-* :func:`use_style` - the notebooks' one figure style (:data:`STYLE`): readable at the committed size.
+* :func:`use_style` - the notebooks' one figure style (:data:`STYLE`): readable at the committed size;
+* :func:`linear_bound` - the SVD lower bound on the per-query MSE of any data-independent linear
+  mechanism, drawn as a dashed line in the error-against-epsilon figures (:data:`BOUND_CAPTION`).
 
 Figures that put methods side by side (error against epsilon or range length,
 skyline, error table, regret) draw one comparability class at a time
@@ -108,6 +110,82 @@ def _interval(mean: float, low: float, high: float) -> tuple[float, float]:
     return mean - max(low, mean * CI_FLOOR), high - mean
 
 
+#: the legend label of the SVD bound line
+BOUND_LABEL = "lower bound, data-independent linear mechanisms (SVD)"
+#: what the line is, for figure captions (the report, the explorer)
+BOUND_CAPTION = (
+    "The dashed black line is the SVD lower bound (Li and Miklau, ICDT 2013) on the expected per-query MSE of "
+    "any data-independent linear mechanism (a fixed strategy measured with noise, then least squares) on this "
+    "workload: (2 / eps^2) (s_1 + ... + s_n)^2 / (n m), with s_i the workload's singular values and m its "
+    "number of queries. Under Gaussian noise (L2 sensitivity) it is the matrix mechanism's exact optimum "
+    "when the optimal strategy's Gram root has a constant diagonal; under the Laplace noise dphist uses (L1 "
+    "sensitivity, never below L2) it is still a lower bound, but a loose one: the best optimised strategies "
+    "stay several times above it. Data-dependent methods are not bound by it and may fall below it.")
+
+
+def linear_bound(workload: str, n: int, epsilon=1.0):
+    """The SVD lower bound on the expected per-query MSE of any data-independent linear mechanism on
+    ``workload`` (a 1-D range workload's name) over ``n`` bins at ``epsilon`` (a number or an array):
+    ``(2 / eps^2) svd_bound / m`` (``dphist_hdmm.bounds``).  None when it has none: the ``hdmm``
+    plugin is not installed, or the workload is not a 1-D range workload it can bound (e.g. a
+    rectangle workload, or a domain beyond its dense eigendecomposition)."""
+    per_unit = _bound_at_unit_epsilon(str(workload), int(n))
+    if per_unit is None:
+        return None
+    eps = np.asarray(epsilon, dtype=float)
+    out = per_unit / eps ** 2
+    return float(out) if out.ndim == 0 else out
+
+
+_BOUNDS: dict = {}
+
+
+def _bound_at_unit_epsilon(workload: str, n: int):
+    key = (workload, n)
+    if key not in _BOUNDS:
+        _BOUNDS[key] = _compute_bound(workload, n)
+    return _BOUNDS[key]
+
+
+def _compute_bound(workload: str, n: int):
+    from importlib.util import find_spec
+
+    from . import workloads as wl
+    from .errors import DPHistError
+    if find_spec("dphist_hdmm") is None:
+        return None
+    from dphist_hdmm.bounds import svd_bound
+    try:
+        w = wl.resolve(workload, n, "the bound's workload")
+        return 2.0 * svd_bound(w, n) / len(w)
+    except (DPHistError, MemoryError):
+        return None
+
+
+def bound_lines(results: Results, metric: str, workload: str, unattributed: bool) -> dict:
+    """``{dataset: (epsilons, bound)}`` for the panels of an error-against-epsilon figure: the MSE
+    metric, attributed releases, one domain size per dataset, and a workload with a bound."""
+    if metric != "mse" or unattributed:
+        return {}
+    sel = analysis.comparable(results, unattributed).filter(metric=metric, workload=workload, reference="sample")
+    out = {}
+    for ds in sel.unique("dataset"):
+        rows = sel.filter(dataset=ds)
+        domains = rows.unique("domain")
+        if len(domains) != 1:
+            continue
+        eps = np.geomspace(min(rows.unique("epsilon")), max(rows.unique("epsilon")), 24)
+        line = linear_bound(workload, int(domains[0]), eps)
+        if line is not None:
+            out[ds] = (eps, line)
+    return out
+
+
+def _draw_bound(ax, line) -> None:
+    if line is not None:
+        ax.plot(*line, color="black", ls="--", lw=1.2, zorder=2, label=BOUND_LABEL)
+
+
 def _epsilon_curves(results: Results, metric: str, workload: str, unattributed: bool) -> dict[str, dict]:
     """``{dataset: {algorithm: (epsilons, means, below, above)}}`` with the 95% t intervals of the means."""
     stats = analysis.mean_errors(analysis.comparable(results, unattributed), metric, workload,
@@ -165,7 +243,7 @@ def _grey_proxy(n_grey: int):
 
 
 def _highlighted_figure(panels: dict[str, dict], highlight: int, algorithms, xlabel: str, ylabel: str,
-                        title_suffix: str = "") -> Figure:
+                        title_suffix: str = "", bounds: dict | None = None) -> Figure:
     """One panel per dataset; at most ``highlight`` methods named (the best overall), the rest grey."""
     if not panels:
         raise InvalidParameter("no results to draw (for error against range length: no ranges-<r>% workload)")
@@ -176,11 +254,14 @@ def _highlighted_figure(panels: dict[str, dict], highlight: int, algorithms, xla
     two_lines = any("\n" in _wrap(ds + title_suffix) for ds in panels)
     fig, axes = _grid(len(panels), legend=_legend_columns(len(named) + bool(grey), len(panels)),
                       title_space=0.25 if two_lines else 0.0)
+    bounds = bounds or {}
     for ax, (ds, curves) in zip(axes, panels.items()):
         _draw_curves(ax, curves, named, colour_of)
+        _draw_bound(ax, bounds.get(ds))
         ax.set(xscale="log", yscale="log", title=_wrap(ds + title_suffix), xlabel=xlabel, ylabel=ylabel)
         _finish(ax)
-    handles = [h for h in _legend_handles(axes, named)] + ([_grey_proxy(len(grey))] if grey else [])
+    handles = [h for h in _legend_handles(axes, named + ([BOUND_LABEL] if bounds else []))] + \
+        ([_grey_proxy(len(grey))] if grey else [])
     if handles:
         fig.legend(handles=handles, loc="center right", fontsize="small", frameon=False,
                    ncol=math.ceil(len(handles) / max(8, int(fig.get_figheight() * 4.5))))
@@ -204,7 +285,7 @@ def _legend_handles(axes, named: list[str]) -> list:
     return [found[a] for a in named if a in found]
 
 
-def _family_figure(curves: dict, families: dict, xlabel: str, ylabel: str, title: str) -> Figure:
+def _family_figure(curves: dict, families: dict, xlabel: str, ylabel: str, title: str, bound=None) -> Figure:
     """One panel per family (``{family: [method, ...]}``): its methods named in colour with error
     bars, every other method a grey line; methods in no family form the panel "other"."""
     members = {fam: [a for a in algs if a in curves] for fam, algs in families.items()}
@@ -216,6 +297,7 @@ def _family_figure(curves: dict, families: dict, xlabel: str, ylabel: str, title
     fig, axes = _grid(len(members), width=4.2, height=3.4, max_cols=3, title_space=0.3)
     for ax, (fam, algs) in zip(axes, members.items()):
         _draw_curves(ax, curves, algs, {a: _style(i) for i, a in enumerate(algs)})
+        _draw_bound(ax, bound)
         ax.set(xscale="log", yscale="log", title=f"{fam} ({len(algs)})")
         ax.set_xlabel(xlabel, fontsize="small")
         ax.set_ylabel(ylabel, fontsize="small")
@@ -236,27 +318,35 @@ def _pick_dataset(panels: dict, dataset):
 
 
 def error_vs_epsilon(results: Results, metric: str = "mse", workload: str = "all-ranges",
-                     datasets=None, algorithms=None, unattributed: bool = False, highlight: int = HIGHLIGHT) -> Figure:
+                     datasets=None, algorithms=None, unattributed: bool = False, highlight: int = HIGHLIGHT,
+                     bound: bool = True) -> Figure:
     """Mean error against epsilon, one panel per dataset; error bars are the 95% Student-t confidence
     intervals of the means.  With more than ``highlight`` methods only the ``highlight`` best (smallest
     mean log-ratio to the best at each point) are named in colour, the others are grey lines;
     ``algorithms`` names a chosen set instead.  :func:`error_vs_epsilon_by_family` draws every method
-    named, one panel per family."""
+    named, one panel per family.  With the MSE metric, a dashed line in each panel is the SVD lower bound of
+    data-independent linear mechanisms on the workload (:func:`linear_bound`, :data:`BOUND_CAPTION`),
+    absent where there is none; ``bound=False`` leaves it out."""
     panels = _epsilon_curves(results, metric, workload, unattributed)
     panels = {ds: panels[ds] for ds in (datasets or sorted(panels)) if ds in panels}
-    return _highlighted_figure(panels, highlight, algorithms, "epsilon", f"{metric} ({workload})")
+    bounds = bound_lines(results, metric, workload, unattributed) if bound else {}
+    return _highlighted_figure(panels, highlight, algorithms, "epsilon", f"{metric} ({workload})", bounds=bounds)
 
 
 def error_vs_epsilon_by_family(results: Results, families: dict, metric: str = "mse", workload: str = "all-ranges",
-                               dataset: str | None = None, unattributed: bool = False) -> Figure:
+                               dataset: str | None = None, unattributed: bool = False, bound: bool = True) -> Figure:
     """Mean error against epsilon on one dataset (default: the first), one panel per family
     (``{family: [algorithm, ...]}``, e.g. :func:`dphist.experiments.demo.preset_families`), the
-    family's methods named with 95% confidence intervals against the grey lines of all the others."""
+    family's methods named with 95% confidence intervals against the grey lines of all the others;
+    the SVD bound's dashed line as in :func:`error_vs_epsilon`."""
     panels = _epsilon_curves(results, metric, workload, unattributed)
     dataset = _pick_dataset(panels, dataset)
+    line = bound_lines(results, metric, workload, unattributed).get(dataset) if bound else None
     return _family_figure(panels[dataset], families, "epsilon", f"{metric} ({workload})",
                           f"error against epsilon by family, {dataset} (grey: the other families; "
-                          "bars: 95% confidence intervals)")
+                          "bars: 95% confidence intervals" + ("; dashed: the SVD bound of data-independent "
+                                                              "linear mechanisms" if line is not None else "")
+                          + ")", bound=line)
 
 
 def error_vs_range_length(results: Results, metric: str = "mse", epsilon=None, datasets=None,

@@ -29,10 +29,13 @@ Kinds of statement (:attr:`StatedError.kind`):
 
 * ``"exact"`` - a data-independent linear algorithm: the variance is exact, the estimate is
   unbiased.
-* ``"noise-only"`` - the partition (or order) was chosen from the data (DAWA, AHP, SF, ...): the
-  variance is that of the finalizer's fresh noise *given the released partition* (exact for
-  that partition); the bias of averaging within groups depends on the true counts and is
-  **unknown**: the statement names it and gives no number.
+* ``"noise-only"`` - the partition (or order) was chosen from the data (DAWA, AHP, ...): the
+  variance is that of the finalizer's fresh noise *given the published structure* (``given``: the
+  released partition; for WAF also H~, for EFPA the number of kept coefficients), exact for that
+  structure; the bias (averaging within groups, H~'s share in WAF, EFPA's dropped frequencies)
+  depends on the true counts and is **unknown**: the statement names it and gives no number, and an
+  interval covers the noise part only.  A finalizer that estimates every bin without bias given the
+  groups (SF's trees) states over the bins and stays ``"exact"`` (``conditional``: given the groups).
 * ``"before-postprocessing"`` - a non-linear post-processing (non-negativity, integrality) was
   applied after the linear estimate: the variance describes the linear estimate before it; the
   released values are biased by the post-processing and no longer follow that variance.
@@ -50,7 +53,8 @@ The hook (:meth:`dphist.Finalizer.stated_error`).  A finalizer states its error 
 weight its least squares gives them) - the generic route, turned into a
 :class:`LinearStatedError` by the pipeline with the run's noise law - or any
 :class:`StatedError` it builds itself (``ctx.noise_law`` gives the variances), e.g. one that
-exploits its structure.  Its contract: the finalizer's estimate over the strategy's columns is
+exploits its structure (:class:`GroupNoiseStatedError`; EFPA's ``FourierStatedError``), or an
+:class:`Unstated` with the reason no part of its error can be stated (MWEM, NoiseFirst).  Its contract: the finalizer's estimate over the strategy's columns is
 the weighted least-squares solution ``(A^T W A)^{-1} A^T W y`` (an exact inverse when ``A`` is
 square), and the first ``n_groups`` columns are the groups of the partition in its order (more
 columns are padding whose true value is 0).  ``tests/test_stated_error.py`` checks every
@@ -214,6 +218,9 @@ class Measurement:
     integral: bool = True
     support: int | None = None
     weight: float | None = None
+    #: answers known exactly (no noise: e.g. a tree's slots past a group, entered as zeros whose true
+    #: value is 0): variance 0, but they still enter the least squares with ``weight``
+    noiseless: bool = False
 
     @property
     def row_weight(self) -> float:
@@ -277,6 +284,14 @@ class StatedError:
     postprocess: tuple = ()
     #: True when the partition (or order) was chosen from the data: the variance is given it
     conditional: bool = False
+    #: what the statement is conditional on, when ``conditional`` (a finalizer whose fresh noise is
+    #: combined with earlier outputs names them: "the released partition and H~", "the number K of
+    #: kept Fourier coefficients")
+    given: str | None = None
+
+    @property
+    def given_text(self) -> str:
+        return self.given or "the released partition"
 
     def __init__(self, partition, n_columns: int | None = None):
         self.partition = partition
@@ -360,7 +375,8 @@ class StatedError:
             name, guaranteed = "chebyshev", True
         note = ""
         if self.kind == "noise-only":
-            note = ("covers the estimate's mean given the released partition; the bias is " + BIAS_UNKNOWN)
+            note = (f"covers the noise part only: the estimate's mean given {self.given_text}; the bias is "
+                    + (self.bias or BIAS_UNKNOWN))
         elif self.kind == "before-postprocessing":
             guaranteed = False
             note = (f"stated for the linear estimate before {', '.join(self.postprocess)}; the released values "
@@ -370,7 +386,7 @@ class StatedError:
     def describe(self) -> dict[str, Any]:
         """A plain-data summary (release exports): nothing in it reproduces the noise."""
         return {"kind": self.kind, "exact": self.exact, "noise_law": self.law_name,
-                "given": "the released partition" if self.conditional else "nothing (data-independent)",
+                "given": self.given_text if self.conditional else "nothing (data-independent)",
                 "bias": self.bias or "none (unbiased)", "postprocess": list(self.postprocess)}
 
     def marked(self, kind: str, bias: str | None = None, postprocess: tuple = ()) -> "StatedError":
@@ -414,7 +430,8 @@ class LinearStatedError(StatedError):
                 raise InvalidParameter(f"a measurement has {A.shape[1]} columns, the strategy {self.n_columns}")
             rows = A.shape[0]
             blocks.append(A)
-            var.append(np.full(rows, self.law.variance(m.sensitivity, m.epsilon, m.integral, m.support)))
+            var.append(np.full(rows, 0.0 if m.noiseless else
+                                self.law.variance(m.sensitivity, m.epsilon, m.integral, m.support)))
             w.append(np.full(rows, m.row_weight))
             laws.append(np.full(rows, len(laws)))
         self._A = sp.vstack(blocks, format="csr")
@@ -490,7 +507,7 @@ class LinearStatedError(StatedError):
         return self.row_variance @ (T * T)
 
     def single_half_widths(self, U, level):
-        T = np.abs(self.error_terms(U))
+        T = np.abs(self.error_terms(U)) * (self.row_variance > 0)[:, None]   # noiseless rows add nothing
         nz = T > 1e-9 * T.max(axis=0, initial=0.0)
         if not np.all(nz.sum(axis=0) == 1):
             return None
@@ -515,6 +532,47 @@ class LinearStatedError(StatedError):
             c = self.row_weight[0] * self.row_variance[0]      # W Sigma = c I: the sandwich is c M^-1
             return c * np.einsum("ij,ij->j", Li, Li)
         return super().group_diagonal()
+
+
+class GroupNoiseStatedError(StatedError):
+    """Group totals whose noise is ``scale_g Z_g`` with ``Z_g`` independent draws of one call's law
+    (sensitivity, epsilon, integral route, support): a group-mean release (``scale = 1``) or one whose
+    fresh group totals are mixed with earlier outputs held fixed (WAF: ``scale = a2``, the weight of the
+    fresh mean).  The error of ``u . g^`` is ``sum_g u_g scale_g Z_g``: variance
+    ``sum_g u_g^2 scale_g^2 sigma^2``, exactly; a query that reads one group has the exact quantile."""
+
+    def __init__(self, partition, scale, law: NoiseLaw, sensitivity: float, epsilon: float,
+                 integral: bool = True, support: int | None = None):
+        super().__init__(partition)
+        self.scale = np.broadcast_to(np.asarray(scale, dtype=float), (partition.n_groups,)).copy()
+        self.law, self.law_name = law, law.name
+        self.call = (float(sensitivity), float(epsilon), bool(integral), support)
+        self.unit_variance = law.variance(*self.call)
+
+    def group_variance(self, U):
+        U = np.atleast_2d(np.asarray(U, dtype=float))
+        return (U * U) @ (self.scale * self.scale * self.unit_variance)
+
+    def group_diagonal(self):
+        return self.scale * self.scale * self.unit_variance
+
+    def single_half_widths(self, U, level):
+        T = np.abs(np.atleast_2d(np.asarray(U, dtype=float)) * self.scale)
+        nz = T > 1e-12 * T.max(axis=1, initial=0.0)[:, None]
+        if not np.all(nz.sum(axis=1) == 1):
+            return None
+        s, e, integral, support = self.call
+        return T.max(axis=1) * self.law.half_width(s, e, level, integral, support)
+
+
+@dataclass(frozen=True)
+class Unstated:
+    """What a finalizer's :meth:`~dphist.Finalizer.stated_error` returns when no part of its error can be
+    stated exactly, with the reason (the release's ``stated_reason``): e.g. an estimate that is not a
+    linear function of noise independent of the published structure (MWEM's multiplicative weights;
+    NoiseFirst's means of H~ over groups chosen from H~ itself)."""
+
+    reason: str
 
 
 def query_matrix(query, n: int):
@@ -566,6 +624,14 @@ def query_matrix(query, n: int):
     rows = np.repeat(np.arange(lo.size), lengths)
     cols = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(lo, lengths)
     return sp.csr_matrix((np.ones(total), (rows, cols)), shape=(lo.size, n)), False
+
+
+def group_mean_strategy(n_groups: int, epsilon: float, postprocess: tuple = ()) -> LinearStrategy:
+    """One noisy total per group (``laplace_partition``: identity over the groups, sensitivity 1, the
+    integer route, one answer per record), the group-mean finalizer's strategy."""
+    k = int(n_groups)
+    return LinearStrategy([Measurement(identity_matrix(k), 1.0, epsilon, integral=True, support=1)], k,
+                          reconstruction="the noisy group totals themselves", postprocess=tuple(postprocess))
 
 
 def identity_matrix(k: int):

@@ -58,9 +58,10 @@ import math
 
 import numpy as np
 
-from dphist import Finalizer, InvalidParameter, VettedMechanism
+from dphist import Finalizer, InvalidParameter, Partition, VettedMechanism
 from dphist.components import ReferenceCalibration
 from dphist.params import UNIT_SHARE, Options
+from dphist.stated_error import StatedError
 
 CITATION = ("Acs, Castelluccia, Chen, Differentially private histogram publishing through lossy "
             "compression, ICDM 2012, Section IV (EFPA)")
@@ -281,3 +282,60 @@ class EFPAFinalizer(ReferenceCalibration, Finalizer):
         ctx.notes["efpa.coefficients"] = K          # public: the output of the eps_1-DP selection
         noisy = ctx.data.custom(FourierCoefficients(kept, calibration, n), eps_2)
         return from_components(noisy, n)           # post-processing
+
+    def stated_error(self, bins, ctx):
+        """The noise of the kept coefficients, exactly, given the chosen ``K`` (:class:`FourierStatedError`);
+        the dropped frequencies named as the unknown bias.  Nothing for the non-private ``"dpbench"``."""
+        from dphist.stated_error import Unstated
+        if self.calibration == "dpbench":
+            return Unstated("the 'dpbench' calibration is not differentially private and perturbs magnitudes "
+                            "with exact phases: its error has no exact noise part")
+        eps_2 = ctx.eps_f - float(self.ratio) * ctx.eps_f
+        kept = min(2 * int(ctx.notes["efpa.coefficients"]) - 1, ctx.n)
+        return FourierStatedError(Partition.singletons(ctx.n), kept, ctx.noise_law,
+                                  float(noise_bound(kept, ctx.n, self.calibration)), eps_2)
+
+
+class FourierStatedError(StatedError):
+    """EFPA's statement given ``K``: the release is ``R_k^T (R_k x + Z)`` with ``R_k`` the first ``kept``
+    rows of the orthonormal real DFT and ``Z`` independent noise of one law per kept component, so the
+    error of ``w . x^`` is ``(R_k w) . Z - w . (I - R_k^T R_k) x``: the first term has variance
+    ``sigma^2 ||R_k w||^2`` (from the half spectrum of ``w``), exactly; the second, the dropped
+    frequencies of the true histogram, is the unknown bias.  Per bin, ``||R_k e_i||^2 = kept / n``
+    (DC and Nyquist contribute ``1/n``, every Re/Im pair ``2/n (cos^2 + sin^2)``)."""
+
+    kind = "noise-only"
+    conditional = True
+    given = "the number K of kept Fourier coefficients (the release's notes, 'efpa.coefficients')"
+    bias = ("unknown: the dropped Fourier components (frequencies K and above) of the true histogram, "
+            "which are private")
+
+    def __init__(self, partition, kept: int, law, sensitivity: float, epsilon: float):
+        super().__init__(partition)
+        self.kept, self.law, self.law_name = int(kept), law, law.name
+        self.call = (float(sensitivity), float(epsilon), False, self.kept)   # FourierCoefficients' route
+        self.unit_variance = law.variance(*self.call)
+
+    def kept_energy(self, U) -> np.ndarray:
+        """``||R_k u||^2`` for every row ``u`` of ``U``."""
+        U = np.atleast_2d(np.asarray(U, dtype=float))
+        n = U.shape[1]
+        z = np.fft.rfft(U, axis=1, norm="ortho")
+        power = z.real * z.real + z.imag * z.imag
+        pairs = min((self.kept - 1) // 2, (n - 1) // 2)
+        out = power[:, 0] + 2.0 * power[:, 1:1 + pairs].sum(axis=1)
+        if self.kept == n and n % 2 == 0 and n > 1:
+            out = out + power[:, n // 2]
+        return out
+
+    def group_variance(self, U):
+        return self.unit_variance * self.kept_energy(U)
+
+    def group_diagonal(self):
+        return np.full(self.n_columns, self.unit_variance * self.kept / self.n_columns)
+
+    def single_half_widths(self, U, level):
+        if self.kept != 1:             # a query's error is a sum of several kept components
+            return None
+        U = np.atleast_2d(np.asarray(U, dtype=float))
+        return np.abs(U.sum(axis=1)) / math.sqrt(U.shape[1]) * self.law.half_width(*self.call[:2], level, *self.call[2:])

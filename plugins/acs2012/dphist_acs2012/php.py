@@ -270,3 +270,9 @@ class ClippedGroupMean(Finalizer):
 
     def finalize(self, bins, ctx) -> np.ndarray:
         return np.maximum(bins.spread(ctx.data.laplace_partition(bins, ctx.budget)), 0.0)
+
+    def stated_error(self, bins, ctx):
+        """The group-mean statement before the clipping at 0 (marked ``before-postprocessing``: the
+        clipped values are biased upwards where the noisy mean was negative)."""
+        from dphist.stated_error import group_mean_strategy
+        return group_mean_strategy(bins.n_groups, ctx.eps_f, postprocess=("clipping at 0",))

@@ -197,6 +197,32 @@ class PrunedTreeFinalizer(Finalizer):
                            "estimates": final, "group_totals": totals}
         return bins.spread(totals)
 
+    def stated_error(self, bins: Partition, ctx):
+        """With ``inference`` (default): the least squares of the measured intervals over the groups, one
+        :class:`~dphist.stated_error.Measurement` per level (disjoint intervals, sensitivity 1, the level's
+        epsilon; equal weights, as :func:`least_squares_tree`'s equal variances): the pipeline states it
+        given the groups, the averaging within them named unknown.  Without inference (each group's own
+        estimates averaged, not a least squares) nothing is stated."""
+        from dphist.stated_error import LinearStrategy, Measurement, Unstated
+        if not self.inference:
+            return Unstated("with inference=False each group total is the mean of its own estimates, not the "
+                            "least squares of the tree: not stated")
+        import scipy.sparse as sp
+        bounds = np.asarray(bins.bounds, dtype=np.int64)
+        levels, _ = pruned_tree_intervals(bounds, bins.n_bins, int(self.branching), bool(self.average_pruned))
+        eps_level = float(ctx.eps_f) / len(levels)
+        k = bins.n_groups
+        blocks = []
+        for cuts, measured in levels:
+            lo = np.searchsorted(bounds, cuts[:-1][measured])          # first group of each interval
+            hi = np.searchsorted(bounds, cuts[1:][measured])           # one past its last group
+            width = hi - lo
+            rows = np.repeat(np.arange(lo.size), width)
+            cols = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width) + np.repeat(lo, width)
+            A = sp.csr_matrix((np.ones(cols.size), (rows, cols)), shape=(lo.size, k))
+            blocks.append(Measurement(A, 1.0, eps_level, integral=True, support=1, weight=1.0))
+        return LinearStrategy(blocks, k, reconstruction="least squares over the pruned tree (Hay et al.'s passes)")
+
     @staticmethod
     def _root_averages(bounds, levels, values, roots):
         """Each group's total: the mean of its measured estimates at levels 0..root (1 without the

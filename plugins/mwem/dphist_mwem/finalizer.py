@@ -177,6 +177,13 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
             return bins.spread(estimate)
         return bins.spread(self._private(bins, ctx, k, lo, hi, rounds))
 
+    def stated_error(self, bins: Partition, ctx):
+        """No statement, and why: the estimate is not a linear function of its noise."""
+        from dphist.stated_error import Unstated
+        return Unstated("MWEM's estimate is a multiplicative-weights fit to noisy answers of queries chosen by "
+                        "the exponential mechanism: not a linear function of its noise, so no part of its error "
+                        "has an exact variance")
+
     def _private(self, bins: Partition, ctx, k: int, lo, hi, rounds: int) -> np.ndarray:
         budget = float(ctx.budget)
         if self.public_total is None:

@@ -52,10 +52,34 @@ class WeightedAverageFinalizer(Finalizer):
         fresh_means = ctx.data.laplace_partition(bins, ctx.budget) / bins.sizes
         if ctx.noisy is None:
             return bins.expand(fresh_means)
+        a1 = self._mean_weights(bins, ctx, ctx.budget)
+        return bins.expand(a1 * bins.means(ctx.noisy) + (1.0 - a1) * fresh_means)
+
+    @staticmethod
+    def _mean_weights(bins, ctx, eps_f: float) -> np.ndarray:
+        """a1 per group (public: the sizes, the shares, H~'s noise model)."""
         model = ctx.noise_model
         if model is not None and model.thresholded:
             # H~'s zeroed bins do not carry Laplace(1/eps_in) noise (dphist.noise_model): per-bin variances
-            a1 = waf_weights_from_variances(bins.sums(model.variances(ctx.noisy)), ctx.budget)
-        else:
-            a1 = waf_weights(bins.sizes, ctx.eps_in, ctx.budget)   # Equation 3 as the paper writes it
-        return bins.expand(a1 * bins.means(ctx.noisy) + (1.0 - a1) * fresh_means)
+            return waf_weights_from_variances(bins.sums(model.variances(ctx.noisy)), eps_f)
+        return waf_weights(bins.sizes, ctx.eps_in, eps_f)   # Equation 3 as the paper writes it
+
+    def stated_error(self, bins, ctx):
+        """The fresh noise, exactly, given the released groups and H~; H~'s share is named unknown.
+
+        A group's total estimate is ``a1 sum(H~_v) + a2 sum~_v`` with ``a2 = 1 - a1``: its fresh part
+        ``a2 Z_v`` (Laplace of sensitivity 1 and the whole share, one per group) is independent of
+        everything published before it, so its variance ``a2^2 sigma^2`` is exact given the groups and
+        H~.  H~'s part is not stated: the groups (and their order) were chosen from H~ by the sorter or
+        partitioner, so given them H~'s noise no longer has its unconditional law; it goes with the
+        bias of averaging within a group into the unknown part.  Without H~, the group-mean statement."""
+        from dphist.stated_error import GroupNoiseStatedError, group_mean_strategy
+        if ctx.noisy is None:
+            return group_mean_strategy(bins.n_groups, ctx.eps_f)
+        a2 = 1.0 - self._mean_weights(bins, ctx, ctx.eps_f)
+        out = GroupNoiseStatedError(bins, a2, ctx.noise_law, 1.0, ctx.eps_f, integral=True, support=1)
+        out.kind, out.given = "noise-only", "the released partition and H~"
+        out.bias = ("unknown: H~'s share of each group's mean (weight a1 = 1 - a2; H~'s noise is not independent "
+                    "of groups chosen from it) and the averaging within groups, which depends on the private "
+                    "spread of the true counts")
+        return out

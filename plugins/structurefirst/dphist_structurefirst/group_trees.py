@@ -181,3 +181,76 @@ class GroupTreesFinalizer(ReferenceCalibration, Finalizer):
         weights = 1.0 / tree_heights(sizes)[group]
         answers = ctx.data.laplace_linear(IntervalQueries(start, end, weights), ctx.budget)
         return hay_inference(np.asarray(answers) / weights, group, level, index, sizes)
+
+    def stated_error(self, bins: Partition, ctx):
+        """Exact given the groups: every bin's estimate is the least squares of its group's tree.
+
+        ``"tree"``: Hay et al.'s two passes are the least-squares solution of the tree's node values
+        (equal variance ``H_g^2 sigma^2`` within a group, groups disjoint), with the slots past a
+        group entered as answers 0 of true value 0 (noiseless rows of :func:`tree_strategy`).  Given
+        the groups (chosen with the partitioner's own budget) the estimate of every bin is unbiased:
+        the statement is over the bins (singletons), not marked noise-only.  ``"mean"``: the
+        group-mean statement (noise-only: the averaging is biased).  ``"dpbench"``: none."""
+        from dphist.stated_error import LinearStatedError, Unstated, group_mean_strategy
+        if self.calibration == "dpbench":
+            return Unstated("the 'dpbench' calibration leaves internal nodes of late groups exact (not "
+                            "differentially private): no noise law describes them")
+        if self.counts == "mean":
+            return group_mean_strategy(bins.n_groups, ctx.eps_f)
+        return LinearStatedError(tree_strategy(bins.bounds, ctx.eps_f), ctx.noise_law,
+                                 Partition.singletons(bins.n_bins))
+
+
+def tree_strategy(bounds, epsilon: float):
+    """The group trees as a :class:`~dphist.stated_error.LinearStrategy` over the bins (columns
+    ``0 .. n-1``) and the slots past each group (padding columns ``n ..``, true value 0).
+
+    Rows are the kernel's answers, ``1/H_g`` times a node's indicator (the ``IntervalQueries`` of
+    :meth:`GroupTreesFinalizer.finalize`: sensitivity 1, the grid route unless every group is one
+    bin, support ``max H_g``); the nodes starting past a group are noiseless zeros.  Equal weights:
+    within a group the least squares is Hay et al.'s, and groups share no column."""
+    from dphist.stated_error import LinearStrategy, Measurement
+    b = np.asarray(bounds, dtype=np.int64)
+    n = int(b[-1])
+    sizes = np.diff(b)
+    heights = tree_heights(sizes)
+    width = np.left_shift(1, heights - 1)
+    slot_start = np.r_[0, np.cumsum(width)]
+    local = np.arange(slot_start[-1]) - np.repeat(slot_start[:-1], width)
+    owner = np.repeat(np.arange(sizes.size), width)
+    real = local < sizes[owner]
+    column = np.empty(local.size, dtype=np.int64)
+    column[real] = b[owner[real]] + local[real]
+    column[~real] = n + np.arange(int((~real).sum()))
+    rows = {True: ([], [], []), False: ([], [], [])}      # measured / noiseless: (row, column, value)
+    count = {True: 0, False: 0}
+    for lv in range(int(heights.max())):
+        span = 1 << lv
+        has = np.flatnonzero(heights > lv)
+        per = width[has] >> lv
+        g = np.repeat(has, per)
+        i = np.arange(g.size) - np.repeat(np.cumsum(per) - per, per)
+        first = i * span
+        for measured in (True, False):
+            sel = (first < sizes[g]) if measured else (first >= sizes[g])
+            gs, fs = g[sel], first[sel]
+            r = count[measured] + np.repeat(np.arange(gs.size), span)
+            slots = np.repeat(slot_start[gs] + fs, span) + np.tile(np.arange(span), gs.size)
+            rows[measured][0].append(r)
+            rows[measured][1].append(column[slots])
+            rows[measured][2].append(np.repeat(1.0 / heights[gs], span))
+            count[measured] += gs.size
+    n_columns = n + int((~real).sum())
+
+    def matrix(measured):
+        def build():
+            import scipy.sparse as sp
+            r, c, v = (np.concatenate(part) for part in rows[measured])
+            return sp.csr_matrix((v, (r, c)), shape=(count[measured], n_columns))
+        return build
+
+    integral = bool(np.all(heights == 1))
+    blocks = [Measurement(matrix(True), 1.0, epsilon, integral=integral, support=int(heights.max()), weight=1.0)]
+    if count[False]:
+        blocks.append(Measurement(matrix(False), 1.0, epsilon, weight=1.0, noiseless=True))
+    return LinearStrategy(blocks, n_columns, reconstruction="Hay et al.'s tree least squares in every group")

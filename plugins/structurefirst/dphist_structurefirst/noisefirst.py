@@ -127,3 +127,10 @@ class ConditionalMeanFinalizer(Finalizer):
         if not bins.is_identity_order():
             raise InvalidParameter(f"{self.name} needs the groups in domain order (no sorter)")
         return conditional_means(ctx.noisy, bins.bounds, variance, self.conditional)
+
+    def stated_error(self, bins: Partition, ctx):
+        """No statement, and why: every part of the estimate is H~, from which the groups were chosen."""
+        from dphist.stated_error import Unstated
+        return Unstated("NoiseFirst publishes means of H~ over groups chosen from H~ itself (and keeps H~ where "
+                        "the rule says so): no noise in it is independent of the published groups, so no part "
+                        "of its error can be stated exactly given them")

@@ -307,8 +307,9 @@ class Finalizer(Component):
         Return a :class:`dphist.stated_error.LinearStrategy` (the measurements over the groups;
         the pipeline turns it into an exact statement with the run's noise law) when the
         estimate is the weighted least-squares solution of those measurements (an exact
-        inverse when square), any :class:`dphist.stated_error.StatedError`, or None (the
-        default: no statement; the release says so).  See :mod:`dphist.stated_error`.
+        inverse when square), any :class:`dphist.stated_error.StatedError`, a
+        :class:`dphist.stated_error.Unstated` (no statement, and why), or None (the default: no
+        statement; the release says so).  See :mod:`dphist.stated_error`.
         """
         return None
 

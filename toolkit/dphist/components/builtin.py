@@ -111,7 +111,5 @@ class GroupMeanFinalizer(Finalizer):
 
     def stated_error(self, bins: Partition, ctx: Context):
         """One noisy total per group (identity over the groups, sensitivity 1, the whole share)."""
-        from ..stated_error import LinearStrategy, Measurement, identity_matrix
-        k = bins.n_groups
-        return LinearStrategy([Measurement(identity_matrix(k), 1.0, ctx.eps_f, integral=True, support=1)], k,
-                              reconstruction="the noisy group totals themselves")
+        from ..stated_error import group_mean_strategy
+        return group_mean_strategy(bins.n_groups, ctx.eps_f)

@@ -126,14 +126,17 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
     add(f"{tag}error-table", plots.error_table(results, metric, workload, mid_eps, unattributed=unattributed),
         f"Mean {metric} ({workload}{against}) at epsilon={mid_eps:g}, coloured by ratio to the best per dataset.")
     if len(epsilons) > 1:
+        lines = plots.bound_lines(results, metric, workload, unattributed)
+        bound = (" " + plots.BOUND_CAPTION) if lines else ""
         add(f"{tag}error-vs-epsilon", plots.error_vs_epsilon(results, metric, workload, unattributed=unattributed),
             f"Mean {metric} ({workload}{against}) against epsilon; bars are 95% Student-t confidence intervals "
-            f"of the means; {_named(len(algorithms))}.")
+            f"of the means; {_named(len(algorithms))}.{bound}")
         if families and not unattributed and len(algorithms) > 1:
             add("error-vs-epsilon-by-family", plots.error_vs_epsilon_by_family(results, families, metric, workload,
                                                                                 dataset=first),
                 f"Mean {metric} ({workload}) against epsilon on {first}, one panel per family of methods "
-                "(grey: the other families; bars: 95% confidence intervals).")
+                f"(grey: the other families; bars: 95% confidence intervals)."
+                + (" " + plots.BOUND_CAPTION if first in lines else ""))
     if any(w.startswith("ranges-") for w in results.unique("workload")):
         add(f"{tag}error-vs-range-length", plots.error_vs_range_length(results, metric, mid_eps,
                                                                        unattributed=unattributed),

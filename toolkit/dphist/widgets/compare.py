@@ -141,6 +141,9 @@ def sweep(names: list[str], settings: Settings, data: DataCache, trials: int, ep
         "executor": "serial", "seed": 0 if seed is None else seed})
     outcome = run_sweep(config, output=False, progress=progress)
     fig = error_vs_epsilon(outcome.results, metric="mse", workload=settings.workload)
+    from ..plots import BOUND_CAPTION, BOUND_LABEL, linear_bound
+    n = int(outcome.results["domain"][0]) if len(outcome.results) else 0
+    bound = linear_bound(settings.workload, n, [float(e) for e in epsilons]) if n else None
     from ..experiments.results import mean_confidence_interval
     res = outcome.results
     means, halves = {}, {}
@@ -155,10 +158,16 @@ def sweep(names: list[str], settings: Settings, data: DataCache, trials: int, ep
         return f"<td>{means[n, float(e)]:.3g}" + (f" &plusmn; {h:.2g}" if np.isfinite(h) else "") + "</td>"
     body = "".join(f"<tr><td>{html.escape(n)}</td>" + "".join(cell(n, e) for e in epsilons) + "</tr>"
                    for n in names)
+    caption = ""
+    if bound is not None:
+        body += (f"<tr><td><i>{html.escape(BOUND_LABEL)}</i></td>"
+                 + "".join(f"<td><i>{b:.3g}</i></td>" for b in bound) + "</tr>")
+        caption = f"<div style='font-size:11px;max-width:640px'>{html.escape(BOUND_CAPTION)}</div>"
     return {"kind": "sweep", "means": means, "results": res, "png": _png(fig),
             "seconds": outcome.wall_seconds,
             "halves": halves,
+            "bound": None if bound is None else dict(zip((float(e) for e in epsilons), bound.tolist())),
             "html": (f"<div>mean MSE on {html.escape(settings.workload)} over {trials} trial(s) &plusmn; the 95% "
                      f"t interval, "
                      f"{outcome.wall_seconds:.1f} s</div><table style='font-size:12px'><tr><th>eps</th>{head}</tr>"
-                     f"{body}</table>")}
+                     f"{body}</table>{caption}")}
