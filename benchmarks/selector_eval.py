@@ -88,7 +88,7 @@ def choices(config, models, held_rows):
                         cell = Cell(auto_label(wl, share, k), dataset, DOMAIN, int(scale), True, float(eps), trial,
                                     config.seed)
                         counts, _ = cell_data(cell, sources[dataset])
-                        _, choice, _ = pipes[(k, share, wl)].select(counts, eps, seed=cell.algorithm_seed())
+                        _, choice = pipes[(k, share, wl)].select(counts, eps, seed=cell.algorithm_seed())
                         out[(dataset, scale, eps, wl, share, trial)] = choice["label"].split("@")[0]
     return out
 
