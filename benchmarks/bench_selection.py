@@ -7,8 +7,9 @@ the whole `auto` run on the same input).  `auto` validates and copies the input 
 chosen preset's stages on the same kernel (``Pipeline.prepare`` / ``execute``), so what it adds is the
 noisy total, one vetted mechanism's pass (and its public probe) over the counts, and the tree walk.
 Inputs: dphist's seeded synthetic shapes at 2^16 bins with 10 records per bin; the cases are chosen
-so that the chosen presets include the fastest ones (Hb, NF, identity, AHP: a few O(n) passes each,
-where a fixed cost weighs most) and one data-dependent partitioner (DAWA-approx).
+so that the chosen presets include the fastest ones (Hb, identity, AHP: a few O(n) passes each,
+where a fixed cost weighs most) and one data-dependent partitioner (DAWA-approx); NF, which `auto`
+also chooses, takes tens of seconds a run at 2^16 bins (a dynamic program), so its case is left out.
 """
 from dphist import make_algorithm
 from dphist.datasets import load
@@ -42,10 +43,10 @@ def _case(workload, shape, eps, expected, repeat):
 
 
 CASES = [
-    _case("prefix", "zipf", 1.0, "Hb", 15),
-    _case("prefix", "steps", 1.0, "Hb", 15),
-    _case("identity", "zipf", 1.0, "NF", 15),
-    _case("identity", "uniform", 1.0, "identity", 15),
-    _case("identity", "spikes", 0.1, "AHP", 7),
-    _case("prefix", "zipf", 0.1, "DAWA-approx", 3),
+    _case("prefix", "zipf", 1.0, "Hb", 21),
+    _case("prefix", "steps", 1.0, "Hb", 21),
+    _case("dpbench-random-2000", "spikes", 1.0, "Hb", 21),
+    _case("identity", "uniform", 1.0, "identity", 21),
+    _case("identity", "spikes", 0.1, "AHP", 11),
+    _case("prefix", "zipf", 0.1, "DAWA-approx", 2),
 ]

@@ -70,9 +70,16 @@ COARSE_BLOCKS, FINE_BLOCK = 16, 4
 def l1_to_uniform(counts) -> float:
     """``D(x) = sum_i |x_i - T/n|``: the unnormalised L1 distance of a histogram to the uniform one of
     the same total (public helper; the private measurement is :class:`ShapeStatistics`)."""
-    x = np.asarray(counts, dtype=float)
-    dev = x - x.sum() / x.size
+    x = _numbers(counts)
+    dev = x - x.sum() / x.size                      # a float array also for integer counts
     return float(np.abs(dev, out=dev).sum())
+
+
+def _numbers(counts) -> np.ndarray:
+    """The counts as a flat numeric array, integers kept (no conversion pass: the arithmetic below
+    produces floats where it needs them)."""
+    x = np.asarray(counts).ravel()
+    return x if x.dtype.kind in "iuf" else x.astype(float)
 
 
 def _bounds(n: int, blocks: int) -> np.ndarray:
@@ -83,7 +90,7 @@ def _bounds(n: int, blocks: int) -> np.ndarray:
 def coarse_l1(counts, blocks: int | None = None) -> float:
     """``C(x)``: the L1 distance of the block sums over ``min(blocks, n)`` contiguous blocks to the
     uniform histogram's block sums ``T s_j / n``."""
-    x = np.asarray(counts, dtype=float).ravel()
+    x = _numbers(counts)
     b = _bounds(x.size, min(COARSE_BLOCKS if blocks is None else blocks, x.size))
     sums = np.add.reduceat(x, b[:-1])
     return float(np.abs(sums - x.sum() * np.diff(b) / x.size).sum())
@@ -92,11 +99,15 @@ def coarse_l1(counts, blocks: int | None = None) -> float:
 def within_block_l1(counts, k: int | None = None) -> float:
     """``W(x)``: the L1 distance of every bin to the mean of its block of ``k`` neighbouring bins (the
     last block may be shorter)."""
-    x = np.asarray(counts, dtype=float).ravel()
+    x = _numbers(counts)
     k = min(FINE_BLOCK if k is None else k, x.size)
     full = x.size - x.size % k
     blocks = x[:full].reshape(-1, k)
-    dev = blocks - np.add.reduceat(x[:full], np.arange(0, full, k))[:, None] / k
+    sums = blocks[:, 0].copy()                      # column sums: k strided passes, not a reduction per row
+    for j in range(1, k):
+        sums += blocks[:, j]
+    means = sums / k
+    dev = blocks - means[:, None]
     out = float(np.abs(dev, out=dev).sum())
     if full < x.size:                               # a shorter last block
         out += l1_to_uniform(x[full:])
@@ -116,7 +127,9 @@ def statistic_sensitivities(n: int) -> np.ndarray:
 
 def statistics(counts) -> np.ndarray:
     """``(D, C, W)`` of a histogram (public helper; the private measurement is :class:`ShapeStatistics`)."""
-    x = np.asarray(counts, dtype=float).ravel()        # one conversion for the three
+    x = _numbers(counts)
+    if not x.any():     # counts are non-negative: a zero total makes every bin 0 and every statistic 0
+        return np.zeros(3)
     return np.array([l1_to_uniform(x), coarse_l1(x), within_block_l1(x)])
 
 
