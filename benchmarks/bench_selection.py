@@ -50,3 +50,30 @@ CASES = [
     _case("identity", "spikes", 0.1, "AHP", 11),
     _case("prefix", "zipf", 0.1, "DAWA-approx", 2),
 ]
+
+
+def cpu_overhead(setup, repeat=21):
+    """``(auto's CPU seconds / the chosen preset's - 1, 0.10)``: both timed with ``time.process_time``
+    (the process's own CPU time, which other sessions' load inflates far less than wall time),
+    alternating, the least of ``repeat`` each."""
+    import time
+
+    def measure():
+        args = setup()
+        run_chosen(*args), run_auto(*args)                 # warm
+        best = [float("inf"), float("inf")]
+        for _ in range(repeat):
+            for i, f in enumerate((run_chosen, run_auto)):
+                t = time.process_time()
+                f(*args)
+                best[i] = min(best[i], time.process_time() - t)
+        return round(best[1] / best[0] - 1, 3), 0.10
+    return measure
+
+
+CASES += [
+    dict(name=f"auto ({wl}) CPU time over the preset it chooses ({expected}), minus 1, N=2^16, {shape}, eps={eps:g}",
+         measure=cpu_overhead(setup_for(shape, eps, wl, expected)))
+    for wl, shape, eps, expected in (("prefix", "zipf", 1.0, "Hb"), ("prefix", "steps", 1.0, "Hb"),
+                                     ("identity", "uniform", 1.0, "identity"), ("identity", "spikes", 0.1, "AHP"))
+]
