@@ -13,7 +13,7 @@ from dphist import default_registry, make_algorithm
 from dphist.errors import InvalidParameter
 from dphist.selection import (DEFAULT_MODEL, FEATURE_NAMES, MODEL_VERSION, RegretTree, ShapeStatistics, coarse_l1,
                               describe, fit, l1_sensitivity, l1_to_uniform, load_model, statistic_sensitivities,
-                              within_block_l1)
+                              statistics, within_block_l1)
 from dphist.selection.auto import TRAINING_CONFIG, AutoPipeline, FeatureFinalizer
 from dphist.pipeline import Pipeline
 
@@ -34,8 +34,19 @@ def _brute_force(feature, n):
     return worst
 
 
-def _rows(stat):
-    return lambda v: np.array([stat(row) for row in v])
+def _block_l1_rows(v, starts):
+    """Per row of v: sum over bins of |count - the mean of its block| (blocks starting at ``starts``)."""
+    sizes = np.diff(np.append(starts, v.shape[1]))
+    means = np.add.reduceat(v, starts, axis=1) / sizes
+    return np.abs(v - np.repeat(means, sizes, axis=1)).sum(axis=1)
+
+
+def _coarse_rows(v, blocks):
+    """Per row of v: the L1 distance of the sums over ``blocks`` contiguous blocks to uniform's."""
+    n = v.shape[1]
+    bounds = (np.arange(blocks + 1) * n) // blocks
+    sums = np.add.reduceat(v, bounds[:-1], axis=1)
+    return np.abs(sums - v.sum(axis=1, keepdims=True) * np.diff(bounds) / n).sum(axis=1)
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 6])
@@ -43,15 +54,21 @@ def test_charged_sensitivities_match_brute_force(n, monkeypatch):
     """The ledger's sensitivity of each feature equals the largest change over every neighbouring pair
     on n bins (counts 0..3), each statistic's sensitivity its brute-force maximum, and the charged
     vector's L1 change at most 1, reached.  n = 5 and 6 have blocks of two sizes (coarse blocks of one
-    bin each, fine blocks of 4 and 1 or 2).  Kills: an understated sensitivity (e.g. 1 for the L1
-    distance, the (1 - 1/n) factor's bound to 1/n, the coarse one computed from the largest block
-    instead of the smallest, the fine one from the domain instead of the block), an overstated one,
-    and a vector scaled so that its L1 sensitivity exceeds the charged 1."""
+    and two bins, fine blocks of 4 and 1 or 2).  The statistics are recomputed here independently, row
+    by row of all histograms at once, and checked against the library's.  Kills: an understated
+    sensitivity (e.g. 1 for the L1 distance, the (1 - 1/n) factor's bound to 1/n, the coarse one
+    computed from the largest block instead of the smallest, the fine one from the domain instead of
+    the block), an overstated one, a vector scaled so that its L1 sensitivity exceeds the charged 1,
+    and a statistic computed otherwise than defined."""
     monkeypatch.setattr("dphist.selection.features.COARSE_BLOCKS", 4)      # blocks of several bins at small n
     release = Pipeline(None, None, "singleton", FeatureFinalizer(), (0, 0, 1)).run(np.arange(n), 1.0, seed=1)
     charged = {e.primitive: e.sensitivity for e in release.ledger}
     assert charged["laplace.intervals"] == pytest.approx(_brute_force(lambda v: v.sum(axis=1), n))
-    stats = [_rows(l1_to_uniform), _rows(lambda r: coarse_l1(r, 4)), _rows(within_block_l1)]
+    stats = [lambda v: _block_l1_rows(v, [0]), lambda v: _coarse_rows(v, min(4, n)),
+             lambda v: _block_l1_rows(v, np.arange(0, n, 4))]
+    sample = np.random.default_rng(n).integers(0, 9, (20, n))
+    assert np.allclose(np.column_stack([f(sample.astype(float)) for f in stats]),
+                       [statistics(row) for row in sample])
     brute = [_brute_force(f, n) for f in stats]
     assert statistic_sensitivities(n) == pytest.approx(brute)
     assert l1_sensitivity(n) == pytest.approx(brute[0])
