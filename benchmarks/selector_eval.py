@@ -88,7 +88,7 @@ def choices(config, models, held_rows):
                         cell = Cell(auto_label(wl, share, k), dataset, DOMAIN, int(scale), True, float(eps), trial,
                                     config.seed)
                         counts, _ = cell_data(cell, sources[dataset])
-                        _, choice, _ = pipes[(k, share, wl)].select(counts, eps, seed=cell.algorithm_seed())
+                        _, choice = pipes[(k, share, wl)].select(counts, eps, seed=cell.algorithm_seed())
                         out[(dataset, scale, eps, wl, share, trial)] = choice["label"].split("@")[0]
     return out
 
@@ -135,7 +135,30 @@ def main(argv=None) -> int:
     Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.csv, index=False, float_format="%.6g")
     print(summary(df, [c.split("@")[0] for c in candidates(config, "prefix")]))
+    print()
+    print(floor_table(tables, df))
     return 0
+
+
+def floor_table(tables, df) -> str:
+    """Markdown: the regret of a selector that always chose the best candidate but ran it with
+    ``(1 - share) epsilon`` (its error interpolated in epsilon from the training sweep's runs of the
+    same samples, :func:`dphist.selection.train.errors_at`): what the share alone costs, per workload."""
+    from dphist.selection.train import WORKLOADS, errors_at
+    lines = ["| workload | " + " | ".join(f"perfect choice at share {s:g}" for s in SHARES) + " |",
+             "|---|" + "---|" * len(SHARES)]
+    for wl in WORKLOADS:
+        t = tables[wl].xs(DOMAIN, level="domain")
+        keys = set(zip(df.loc[df["workload"] == wl, "dataset"], df.loc[df["workload"] == wl, "scale"],
+                       df.loc[df["workload"] == wl, "epsilon"]))
+        t = t[[k in keys for k in t.index]]
+        full = tables[wl].xs(DOMAIN, level="domain", drop_level=False)
+        cells = []
+        for share in SHARES:
+            at = errors_at(full, 1 - share).xs(DOMAIN, level="domain").loc[t.index]
+            cells.append(f"{float((at.min(axis=1) / t.min(axis=1)).mean()):.3f}")
+        lines.append(f"| {wl} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def regrets(df, presets):

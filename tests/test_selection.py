@@ -11,8 +11,9 @@ import pytest
 
 from dphist import default_registry, make_algorithm
 from dphist.errors import InvalidParameter
-from dphist.selection import (DEFAULT_MODEL, FEATURE_NAMES, MODEL_VERSION, RegretTree, describe, fit,
-                              l1_sensitivity, l1_to_uniform, load_model)
+from dphist.selection import (DEFAULT_MODEL, FEATURE_NAMES, MODEL_VERSION, RegretTree, ShapeStatistics, coarse_l1,
+                              describe, fit, l1_sensitivity, l1_to_uniform, load_model, statistic_sensitivities,
+                              statistics, within_block_l1)
 from dphist.selection.auto import TRAINING_CONFIG, AutoPipeline, FeatureFinalizer
 from dphist.pipeline import Pipeline
 
@@ -33,21 +34,51 @@ def _brute_force(feature, n):
     return worst
 
 
-def _l1_rows(v):
-    return np.abs(v - v.sum(axis=1, keepdims=True) / v.shape[1]).sum(axis=1)
+def _block_l1_rows(v, starts):
+    """Per row of v: sum over bins of |count - the mean of its block| (blocks starting at ``starts``)."""
+    sizes = np.diff(np.append(starts, v.shape[1]))
+    means = np.add.reduceat(v, starts, axis=1) / sizes
+    return np.abs(v - np.repeat(means, sizes, axis=1)).sum(axis=1)
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5])
-def test_charged_sensitivities_match_brute_force(n):
+def _coarse_rows(v, blocks):
+    """Per row of v: the L1 distance of the sums over ``blocks`` contiguous blocks to uniform's."""
+    n = v.shape[1]
+    bounds = (np.arange(blocks + 1) * n) // blocks
+    sums = np.add.reduceat(v, bounds[:-1], axis=1)
+    return np.abs(sums - v.sum(axis=1, keepdims=True) * np.diff(bounds) / n).sum(axis=1)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 6])
+def test_charged_sensitivities_match_brute_force(n, monkeypatch):
     """The ledger's sensitivity of each feature equals the largest change over every neighbouring pair
-    on n bins (counts 0..3).  Kills: an understated sensitivity (e.g. 1 for the L1 distance, or
-    dropping the (1 - 1/n) factor's bound to 1/n), and an overstated one."""
+    on n bins (counts 0..3), each statistic's sensitivity its brute-force maximum, and the charged
+    vector's L1 change at most 1, reached.  n = 5 and 6 have blocks of two sizes (coarse blocks of one
+    and two bins, fine blocks of 4 and 1 or 2).  The statistics are recomputed here independently, row
+    by row of all histograms at once, and checked against the library's.  Kills: an understated
+    sensitivity (e.g. 1 for the L1 distance, the (1 - 1/n) factor's bound to 1/n, the coarse one
+    computed from the largest block instead of the smallest, the fine one from the domain instead of
+    the block), an overstated one, a vector scaled so that its L1 sensitivity exceeds the charged 1,
+    and a statistic computed otherwise than defined."""
+    monkeypatch.setattr("dphist.selection.features.COARSE_BLOCKS", 4)      # blocks of several bins at small n
     release = Pipeline(None, None, "singleton", FeatureFinalizer(), (0, 0, 1)).run(np.arange(n), 1.0, seed=1)
     charged = {e.primitive: e.sensitivity for e in release.ledger}
     assert charged["laplace.intervals"] == pytest.approx(_brute_force(lambda v: v.sum(axis=1), n))
-    assert charged["custom:selection.l1-to-uniform"] == pytest.approx(_brute_force(_l1_rows, n))
-    assert l1_sensitivity(n) == pytest.approx(_brute_force(_l1_rows, n))
-    assert l1_to_uniform([3, 0, 0]) == pytest.approx(4.0)
+    stats = [lambda v: _block_l1_rows(v, [0]), lambda v: _coarse_rows(v, min(4, n)),
+             lambda v: _block_l1_rows(v, np.arange(0, n, 4))]
+    sample = np.random.default_rng(n).integers(0, 9, (20, n))
+    assert np.allclose(np.column_stack([f(sample.astype(float)) for f in stats]),
+                       [statistics(row) for row in sample])
+    brute = [_brute_force(f, n) for f in stats]
+    assert statistic_sensitivities(n) == pytest.approx(brute)
+    assert l1_sensitivity(n) == pytest.approx(brute[0])
+    scale = ShapeStatistics(n).scale
+    worst = 0.0
+    for x, y in _neighbour_pairs(n):
+        worst = max(worst, float(np.max(sum(np.abs(f(y) - f(x)) / s for f, s in zip(stats, scale)))))
+    assert charged["custom:selection.shape-statistics"] == pytest.approx(1.0) == pytest.approx(worst)
+    assert l1_to_uniform([3, 0, 0]) == pytest.approx(4.0) and coarse_l1([3, 0, 0, 1], 2) == pytest.approx(2.0)
+    assert within_block_l1([3, 0, 0, 1, 5], 4) == pytest.approx(4.0)
 
 
 def test_tree_minimises_summed_regret_not_wins():
@@ -80,11 +111,12 @@ def test_tree_round_trip_and_path():
     assert "<=" in tree.path(x)[0] and tree.path(x)[-1].startswith(f"leaf {leaf}:")
 
 
-def test_auto_ledger_notes_and_modes():
+def test_auto_ledger_notes_and_modes(monkeypatch):
     """Both parts in the ledger: the features' share under 'selector', the chosen preset's shares of
     the rest; the release names the preset and the tree's path; reruns repeat; release mode keeps
-    no seed.  Kills: features charged to the chosen preset's stages, the share not taken from the
-    chosen preset's budget, a research seed reused for both parts."""
+    no seed; the input is checked and copied once (one kernel).  Kills: features charged to the
+    chosen preset's stages, the share not taken from the chosen preset's budget, the chosen part run
+    on a fresh noise stream equal to its own run's, a second kernel for the chosen preset."""
     x = np.random.default_rng(2).poisson(40, 256)
     pipe = make_algorithm("auto", workload="prefix", share=0.2)
     r = pipe.run(x, 0.5, seed=4)
@@ -96,7 +128,13 @@ def test_auto_ledger_notes_and_modes():
     assert a["preset"] in describe(r) and r.spec["chosen"]["name"] == a["preset"]
     assert np.array_equal(r.rerun(x).estimate, r.estimate)
     chosen = make_algorithm(a["preset"], **a["params"]).run(x, 0.4, seed=4)
-    assert not np.array_equal(chosen.estimate, r.estimate)     # the chosen part has its own seed
+    assert not np.array_equal(chosen.estimate, r.estimate)     # the features' draws came first
+    import dphist.pipeline as pipeline_module
+    made = []
+    real = pipeline_module.PrivateKernel
+    monkeypatch.setattr(pipeline_module, "PrivateKernel", lambda *a, **k: made.append(1) or real(*a, **k))
+    pipe.run(x, 0.5, seed=4)
+    assert len(made) == 1
     released = pipe.run(x, 0.5)
     assert released.mode == "release" and released.seed is None and released.pipeline is None
 
@@ -171,3 +209,20 @@ def test_packaged_model_matches_its_training_configuration():
     assert model["training"]["excluded_sources"] == []
     for entry in model["trees"].values():
         assert entry["tree"].depth <= model["training"]["max_depth"]
+
+
+def test_parts_of_one_run_are_held_to_the_whole_epsilon():
+    """Pipeline.prepare/execute (what auto runs on): a part spending more than the prepared run's epsilon
+    is refused, and a part whose own shares fit but whose kernel already holds another part's charges
+    is refused when the ledger would exceed the run's epsilon.  Kills: execute auditing the total
+    against the part's epsilon only (the features' charge unchecked), or not at all."""
+    from dphist.errors import PrivacyViolation
+    x = np.arange(16)
+    pipe = make_algorithm("identity")
+    prepared = pipe.prepare(x, 1.0, seed=1)
+    with pytest.raises(InvalidParameter, match="more than the run's"):
+        pipe.execute(prepared, 1.5)
+    prepared.kernel.handle("other", "selector", 0.5).laplace_identity(0.5)
+    with pytest.raises(PrivacyViolation, match="ledger totals"):
+        pipe.execute(prepared, 0.6)
+    assert pipe.execute(pipe.prepare(x, 1.0, seed=1), 0.4).ledger.total == pytest.approx(0.4)

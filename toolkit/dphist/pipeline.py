@@ -301,6 +301,19 @@ def checked_noise_model(initializer, ctx: Context):
     return model
 
 
+@dataclass
+class PreparedRun:
+    """A run's checked input and its kernel (:meth:`Pipeline.prepare`), before any stage ran."""
+    kernel: PrivateKernel
+    epsilon: float
+    mode: str
+    seed: int | None
+    public_rng: np.random.Generator
+    contributions: int
+    binning: Any
+    shape: tuple
+
+
 class Pipeline:
     """An algorithm: four component slots and the budget shares (gamma_in, gamma_p, gamma_f).
 
@@ -439,6 +452,14 @@ class Pipeline:
         (or :meth:`at_contributions`) calibrates every measurement to ``k``
         records per person; it may not be below the histogram's own ``k``.
         """
+        return self.execute(self.prepare(histogram, epsilon, seed, noise, mode, contributions))
+
+    def prepare(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None,
+                contributions: int | None = None) -> "PreparedRun":
+        """The run's checked input, mode, noise source and kernel (:meth:`run`'s first half: nothing is
+        spent).  :meth:`execute` runs this pipeline's stages on it; a meta-algorithm (the ``auto``
+        preset) measures through the same kernel first and hands it on, so the input is validated and
+        copied once and one ledger holds every part."""
         binning, bounded = None, 1
         if hasattr(histogram, "release_input"):   # a histogram built from records (dphist.records)
             histogram, bounded, binning = histogram.release_input()
@@ -454,10 +475,7 @@ class Pipeline:
         kind = _noise_kind(noise)
         run_mode = self._run_mode(seed, None if kind else noise, mode)
         if run_mode == "release":
-            unsafe = [c.name for c in self.components() if not _is_dp(c)]
-            if unsafe:
-                raise PrivacyViolation(f"release mode refuses {', '.join(unsafe)}: {NOT_DP} "
-                                       "(run it with a seed, in research mode, to reproduce published numbers)")
+            self._check_release_safe()
             if kind == "float":
                 raise InvalidParameter("release mode needs exact noise; floating-point Laplace noise is "
                                        "attackable (Mironov 2012): drop noise='float' or give a seed")
@@ -475,6 +493,28 @@ class Pipeline:
                 noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
         kernel = PrivateKernel(counts, noise, contributions=k, shape=shape)
+        return PreparedRun(kernel=kernel, epsilon=eps, mode=run_mode, seed=None if root is None else int(root.entropy),
+                           public_rng=public_rng, contributions=k, binning=binning, shape=shape)
+
+    def _check_release_safe(self) -> None:
+        unsafe = [c.name for c in self.components() if not _is_dp(c)]
+        if unsafe:
+            raise PrivacyViolation(f"release mode refuses {', '.join(unsafe)}: {NOT_DP} "
+                                   "(run it with a seed, in research mode, to reproduce published numbers)")
+
+    def execute(self, prepared: "PreparedRun", epsilon: float | None = None) -> Release:
+        """This pipeline's stages on a prepared run (:meth:`prepare`) with ``epsilon`` (default: the
+        run's).  With a smaller ``epsilon`` the kernel may already hold other parts' charges (a
+        meta-algorithm's): each stage is held to its share of ``epsilon``, the whole ledger to the
+        prepared run's epsilon."""
+        kernel, shape, run_mode = prepared.kernel, prepared.shape, prepared.mode
+        eps = prepared.epsilon if epsilon is None else validate_epsilon(epsilon)
+        if eps > prepared.epsilon * (1 + _SHARE_TOLERANCE):
+            raise InvalidParameter(f"a part of a run cannot spend {eps:.6g}, more than the run's {prepared.epsilon:.6g}")
+        self.check_dims(shape)
+        if run_mode == "release":
+            self._check_release_safe()
+        public_rng, noise, k, binning = prepared.public_rng, kernel.noise, prepared.contributions, prepared.binning
         n = kernel.n
         for c in self.components():   # parameters against the domain, before anything is spent
             c.check_input(n)
@@ -522,7 +562,7 @@ class Pipeline:
             raise InvalidParameter(f"finalizer {self.finalizer.name} returned shape {estimate.shape}, expected ({n},)")
         timings["finalizer"] = time.perf_counter() - t
         ctx.data = None
-        self._audit_books(kernel, eps)
+        self._audit_books(kernel, eps, prepared.epsilon)
         # post-processing from here on: public quantities only, nothing charged
         source = self._statement_source(bins, ctx, kernel.noise)
         applied = []
@@ -536,8 +576,7 @@ class Pipeline:
 
         return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
                        timings=timings, spec=self.spec, epsilon=eps,
-                       seed=None if root is None else int(root.entropy),
-                       noise=getattr(noise, "name", type(noise).__name__),
+                       seed=prepared.seed, noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,
                        warnings=list(ctx.warnings), contributions=k, binning=binning, shape=shape,
@@ -594,8 +633,9 @@ class Pipeline:
                                        f"({'a seed was given' if seed is not None else 'no seed was given'})")
         return implied
 
-    def _audit_books(self, kernel: PrivateKernel, eps: float) -> None:
-        """Refuse a release whose ledger exceeds its budgets or whose kernel saw a violation."""
+    def _audit_books(self, kernel: PrivateKernel, eps: float, total_eps: float | None = None) -> None:
+        """Refuse a release whose ledger exceeds its budgets (each stage its share of ``eps``, the
+        whole ledger ``total_eps``, by default ``eps``) or whose kernel saw a violation."""
         if kernel.violations:
             raise PrivacyViolation(f"the run read the data outside the kernel: {kernel.violations[0]}")
         by_stage = kernel.ledger.by_stage()
@@ -603,9 +643,9 @@ class Pipeline:
             if by_stage.get(stage, 0.0) > share * eps * (1 + _SHARE_TOLERANCE) + 1e-15:
                 raise PrivacyViolation(f"the {stage} spent {by_stage[stage]:.6g}, more than its share "
                                        f"{share * eps:.6g}")
-        total = kernel.ledger.total
-        if total > eps * (1 + _SHARE_TOLERANCE) + 1e-15:
-            raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {eps:.6g}")
+        total, limit = kernel.ledger.total, eps if total_eps is None else total_eps
+        if total > limit * (1 + _SHARE_TOLERANCE) + 1e-15:
+            raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {limit:.6g}")
 
 
 

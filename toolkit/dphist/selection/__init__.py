@@ -1,7 +1,8 @@
 """Private algorithm selection (Pythia, Kotsogiannis, Machanavajjhala, Hay, Miklau, SIGMOD 2017).
 
-* ``features.py``: the private features (the noisy total; the noisy L1 distance to uniform,
-  ``L1ToUniform``, and its sensitivity) and the tree's input built from them and the public values;
+* ``features.py``: the private features (the noisy total; three L1 distances to uniform at three
+  granularities, ``ShapeStatistics``, and their sensitivities) and the tree's input built from them
+  and the public values;
 * ``regret_tree.py``: ``RegretTree``, a decision tree fitted to a regret matrix (numpy), its
   prediction and the path of one input;
 * ``auto.py``: the ``auto`` preset (``AutoPipeline``), the model file (``load_model``: format,
@@ -12,8 +13,10 @@
 Importing this package loads no plugin; the preset is registered as ``auto`` under ``dphist.algorithms``.
 """
 from .auto import DEFAULT_MODEL, DEFAULT_SHARE, MODEL_VERSION, AutoPipeline, describe, load_model
-from .features import FEATURE_NAMES, L1ToUniform, feature_vector, l1_sensitivity, l1_to_uniform
+from .features import (FEATURE_NAMES, ShapeStatistics, coarse_l1, feature_vector, l1_sensitivity, l1_to_uniform,
+                       statistic_sensitivities, statistics, within_block_l1)
 from .regret_tree import RegretTree, fit
 
 __all__ = ["AutoPipeline", "describe", "load_model", "DEFAULT_MODEL", "DEFAULT_SHARE", "MODEL_VERSION",
-           "FEATURE_NAMES", "L1ToUniform", "feature_vector", "l1_sensitivity", "l1_to_uniform", "RegretTree", "fit"]
+           "FEATURE_NAMES", "ShapeStatistics", "feature_vector", "l1_sensitivity", "l1_to_uniform",
+           "coarse_l1", "within_block_l1", "statistics", "statistic_sensitivities", "RegretTree", "fit"]

@@ -3,18 +3,18 @@
 ``make_algorithm("auto", workload="prefix", share=0.1)`` returns an :class:`AutoPipeline`.  A run
 with ``epsilon``:
 
-1. spends ``share * epsilon`` on the private features (:mod:`dphist.selection.features`: the noisy
-   total and the noisy L1 distance to uniform) through a pipeline of its own whose finalizer,
-   :class:`FeatureFinalizer`, measures them through the kernel;
+1. checks the input and copies it into the run's kernel once (:meth:`Pipeline.prepare`) and spends
+   ``share * epsilon`` on the private features through it (:mod:`dphist.selection.features`: the noisy
+   total and three noisy measures of non-uniformity), charged under the stage ``selector``;
 2. forms the tree's input from them and the public values (domain size, the epsilon left for the
    chosen preset, the workload picks the tree) and walks the tree (post-processing);
-3. runs the chosen preset with ``(1 - share) * epsilon``.
+3. runs the chosen preset's stages with ``(1 - share) * epsilon`` on the same kernel
+   (:meth:`Pipeline.execute`): no second validation, copy or ledger.
 
 Sequential composition (Dwork & Roth 2014, Thm 3.14) makes the whole run ``epsilon``-DP.  The release
 is the chosen preset's, with the ledger of both parts (the features under the stage ``selector``), and
-``notes["auto"]`` names the preset, the features, the tree's path and any fallback.  In research mode
-the two parts' seeds are children of the run's ``SeedSequence``; in release mode both draw from the
-operating system.
+``notes["auto"]`` names the preset, the features, the tree's path and any fallback.  Both parts draw
+from the run's one noise source (seeded in research mode, the operating system's in release mode).
 
 The model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, the
 format version and the training configuration.  A leaf whose preset is not installed (its plugin is
@@ -34,19 +34,17 @@ import numpy as np
 
 from ..components.base import Context, Finalizer
 from ..errors import InvalidParameter, PrivacyViolation
-from ..kernel import Ledger, validate_epsilon
-from ..kernel.ledger import LedgerEntry
 from ..params import UNIT_SHARE, InstanceOf
 from ..partition import Partition
 from ..pipeline import Pipeline, Release
 from ..presets import make_algorithm, preset
 from ..registry import default_registry
-from .features import FEATURE_NAMES, L1ToUniform, feature_vector, measure
+from .features import FEATURE_NAMES, ShapeStatistics, feature_vector, measure
 from .regret_tree import RegretTree
 
 #: the JSON format name and version of selector models this code reads
 MODEL_FORMAT = "dphist-selector"
-MODEL_VERSION = 1
+MODEL_VERSION = 2
 #: the packaged 1-D model and its training configuration (``make selector`` rebuilds it)
 DEFAULT_MODEL = Path(__file__).with_name("auto-1d.json")
 TRAINING_CONFIG = Path(__file__).with_name("auto-1d.training.toml")
@@ -62,7 +60,7 @@ class FeatureFinalizer(Finalizer):
 
     name = "selection.features"
     citation = "Kotsogiannis, Machanavajjhala, Hay, Miklau, SIGMOD 2017 (Pythia's feature extraction)"
-    vetted_mechanisms = (L1ToUniform.name,)
+    vetted_mechanisms = (ShapeStatistics.name,)
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
         features = measure(ctx.data, ctx.n, ctx.budget)
@@ -146,8 +144,6 @@ class AutoPipeline(Pipeline):
                                    f"({', '.join(sorted({n for n, _ in self.presets.values()}))}); install their "
                                    "plugins (dphist list shows what is missing)")
         self._chosen: dict = {}
-        # the features' own pipeline: the core's singleton partition and the feature finalizer
-        self._features = Pipeline(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto.features")
         super().__init__(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto")
 
     #: the stages are the chosen preset's, per run (``dphist describe``, stage overrides refused)
@@ -165,9 +161,9 @@ class AutoPipeline(Pipeline):
         raise InvalidParameter("auto chooses its preset (and that preset's shares) per run; give share= instead")
 
     # ------------------------------------------------------------------ choice
-    def choose(self, total: float, l1: float, n: int, eps_run: float) -> dict:
+    def choose(self, total: float, stats, n: int, eps_run: float) -> dict:
         """The tree's choice for measured features (post-processing only): label, preset, path, note."""
-        x = feature_vector(total, l1, n, eps_run)
+        x = feature_vector(total, stats, n, eps_run)
         leaf = int(self.tree.leaves(x)[0])
         label = self.tree.labels[self.tree.label[leaf]]
         note = ""
@@ -183,12 +179,15 @@ class AutoPipeline(Pipeline):
                 "note": note}
 
     def chosen_pipeline(self, choice: dict) -> Pipeline:
-        """The chosen preset's pipeline (built once per label and privacy unit, then reused)."""
-        key = (choice["label"], self.contributions)
-        pipe = self._chosen.get(key)
+        """The chosen preset's pipeline (built once per label, then reused).  It runs on the kernel of
+        ``auto``'s run (:meth:`Pipeline.execute`), so it must be a plain :class:`Pipeline`."""
+        pipe = self._chosen.get(choice["label"])
         if pipe is None:
             pipe = make_algorithm(choice["preset"], registry=self.registry, **choice["params"])
-            pipe = self._chosen[key] = pipe.at_contributions(self.contributions) if self.contributions != 1 else pipe
+            if type(pipe).execute is not Pipeline.execute or type(pipe).run is not Pipeline.run:
+                raise InvalidParameter(f"auto: the selector's preset {choice['preset']} is a {type(pipe).__name__}, "
+                                       "which runs its own way; auto runs plain pipelines only")
+            self._chosen[choice["label"]] = pipe
         return pipe
 
     def books(self, release: Release) -> dict[str, float]:
@@ -201,53 +200,36 @@ class AutoPipeline(Pipeline):
         return out
 
     # --------------------------------------------------------------------- run
-    def _seeds(self, seed) -> tuple:
-        """The two parts' seeds: children of the run's SeedSequence (research), or None (release)."""
-        if seed is None:
-            return None, None
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-        return tuple(int(s.generate_state(2, np.uint32).view(np.uint64)[0] >> 1)
-                     for s in np.random.SeedSequence(int(seed)).spawn(2))
-
     def select(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None):
-        """The first part alone: ``(features release, choice, seeds)`` (spends ``share * epsilon``)."""
-        eps = validate_epsilon(epsilon)
-        seeds = self._seeds(seed)
-        if contributions is None and self.contributions != 1:
-            contributions = self.contributions
-        first = self._features.run(histogram, eps * self.share, seed=seeds[0], noise=noise, mode=mode,
-                                   contributions=contributions)
-        measured = first.notes["features"]
-        choice = self.choose(measured["total"], measured["l1"], first.estimate.size, eps * (1 - self.share))
-        return first, choice, seeds
+        """The first part alone: ``(prepared run, choice)``.  The input is checked and copied into the
+        run's kernel once (:meth:`Pipeline.prepare`), the features are measured through it with
+        ``share * epsilon`` under the stage ``selector``, and the tree chooses."""
+        prepared = self.prepare(histogram, epsilon, seed, noise, mode, contributions)
+        eps = prepared.epsilon
+        data = prepared.kernel.handle(FeatureFinalizer.name, SELECTOR_STAGE, eps * self.share,
+                                      vetted=FeatureFinalizer.vetted_mechanisms)
+        measured = measure(data, prepared.kernel.n, eps * self.share)
+        return prepared, self.choose(measured["total"], measured["stats"], prepared.kernel.n, eps * (1 - self.share))
 
     def run(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None) -> Release:
-        eps = validate_epsilon(epsilon)
-        eps_features, eps_run = eps * self.share, eps * (1 - self.share)
-        if contributions is None and self.contributions != 1:
-            contributions = self.contributions
         t = time.perf_counter()
-        first, choice, seeds = self.select(histogram, eps, seed, noise, mode, contributions)
+        prepared, choice = self.select(histogram, epsilon, seed, noise, mode, contributions)
         chosen = self.chosen_pipeline(choice)
         elapsed = time.perf_counter() - t
-        second = chosen.run(histogram, eps_run, seed=seeds[1], noise=noise, mode=mode, contributions=contributions)
-        ledger = Ledger(mode=second.ledger.mode, contributions=second.ledger.contributions)
-        for e in first.ledger:
-            ledger.record(LedgerEntry(e.component, SELECTOR_STAGE, e.primitive, e.epsilon, e.sensitivity,
-                                      e.answers, e.note))
-        for e in second.ledger:
-            ledger.record(e)
-        if ledger.total > eps * (1 + 1e-9) + 1e-15:    # each part was audited by its own run; the sum here
-            raise PrivacyViolation(f"auto: the ledger totals {ledger.total:.6g}, more than epsilon = {eps:.6g}")
+        eps = prepared.epsilon
+        eps_features, eps_run = eps * self.share, eps * (1 - self.share)
+        # the same kernel: one validation, one copy, one ledger; each stage is held to its share of
+        # eps_run, the whole ledger (features included) to eps
+        second = chosen.execute(prepared, eps_run)
+        if second.ledger.total > eps * (1 + 1e-9) + 1e-15:
+            raise PrivacyViolation(f"auto: the ledger totals {second.ledger.total:.6g}, more than epsilon = {eps:.6g}")
         notes = dict(second.notes)
         notes["auto"] = {"workload": self.workload, "share": self.share, "epsilon_features": eps_features,
                          "epsilon_chosen": eps_run, **choice, "model_sha256": self.model["sha256"]}
         warnings = list(second.warnings) + ([choice["note"]] if choice["note"] else [])
-        return replace(second, ledger=ledger, epsilon=eps, notes=notes, warnings=warnings,
+        return replace(second, epsilon=eps, notes=notes, warnings=warnings,
                        spec={**self.spec, "chosen": second.spec},
                        timings={SELECTOR_STAGE: elapsed, **second.timings},
-                       seed=None if seed is None else int(seed),
                        pipeline=self if second.mode == "research" else None)
 
     def __repr__(self) -> str:

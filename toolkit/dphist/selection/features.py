@@ -1,36 +1,57 @@
 """The selector's features: private ones measured through the kernel, public ones from the request.
 
 Pythia (Kotsogiannis, Machanavajjhala, Hay, Miklau, SIGMOD 2017) spends a small share of epsilon on
-low-sensitivity properties of the input and adds the public ones (domain size, epsilon, the task);
-a tree trained offline maps them to an algorithm.  The private features here:
+low-sensitivity properties of the input (the scale, measures of non-uniformity) and adds the public
+ones (domain size, epsilon, the task); a tree trained offline maps them to an algorithm.  The private
+features here, all over the bins in domain order ``x_0 .. x_{n-1}`` with total ``T``:
 
-* **the noisy total** ``T~ = sum(x) + Laplace(1/eps_T)``: the interval ``[0, n)`` through the kernel's
+* **the noisy total** ``T~ = T + Laplace(1/eps_T)``: the interval ``[0, n)`` through the kernel's
   ``laplace_intervals`` (L1 sensitivity 1: one record moves the total by one);
-* **the noisy L1 distance to uniform** ``D~ = D(x) + Laplace(s_n/eps_D)`` with
-  ``D(x) = sum_i |x_i - T/n|``, measured unnormalised by the vetted mechanism
-  :class:`L1ToUniform`.  Sensitivity: adding one record to bin ``j`` moves the mean ``T/n`` by ``1/n``,
-  so each of the other ``n - 1`` terms moves by at most ``1/n`` and the term of bin ``j`` (``x_j`` up by
-  1, its mean by ``1/n``) by at most ``1 - 1/n``: ``|D(x') - D(x)| <= (n - 1)/n + (n - 1)/n =
-  2 (1 - 1/n) = s_n`` (removing a record is the same pair read backwards).  The bound is attained
-  (all records in one bin, one more added there), so it is the sensitivity, not just a bound
-  (``tests/test_selection.py`` checks it by brute force on neighbouring pairs).  Normalising by the
-  true total first would make the sensitivity depend on the data (``D / T`` changes by up to ``~2/T``,
-  unbounded at small ``T``); dividing by the *noisy* total afterwards is post-processing:
-  ``tvd~ = D~ / (2 max(T~, 1))`` clipped to ``[0, 1]`` (the total-variation distance of the shape to
-  uniform).
+* **three non-uniformity statistics at three granularities**, measured together by the vetted
+  mechanism :class:`ShapeStatistics`:
 
-The budget of the features, ``share * eps``, is split evenly between the two measurements.  On one
-bin ``D`` is identically 0 (public), so only the total is measured, with the whole feature budget.
+  - ``D(x) = sum_i |x_i - T/n|``, the L1 distance to uniform over the whole domain;
+  - ``C(x) = sum_j |X_j - T s_j/n|`` over ``b`` contiguous blocks ``j`` (sizes ``s_j``, block sums
+    ``X_j``): the distance to uniform at a coarse granularity (is the mass spread over the domain?);
+  - ``W(x) = sum_i |x_i - m_j(i)|`` with ``m_j`` the mean of the block of ``k`` neighbouring bins that
+    holds bin ``i``: the deviation from local uniformity at a fine granularity (is the histogram
+    smooth within small blocks, what partitioning algorithms such as DAWA exploit?).
 
-The tree sees derived values (:func:`feature_vector`), all functions of ``T~``, ``D~`` and public
-numbers: ``log10 T~``, ``log10 (T~ eps_run)`` (signal against the chosen algorithm's noise),
-``log10 (T~ eps_run / n)`` (per bin), ``tvd~``, ``log2 n`` and ``log10 eps_run``, where ``eps_run``
-is the epsilon the chosen preset runs with.  2-D inputs slot in through the same path: more public
-features (the grid's shape) and the same private measurements over the flattened grid.
+  Sensitivity of each: adding one record to bin ``i`` in a group of ``s`` bins (the whole domain for
+  ``D``; a block for ``W``; for ``C`` the block sums play the bins' part with the target ``T s_j/n``)
+  moves that group's mean by ``1/s``: the term of bin ``i`` moves by at most ``1 - 1/s``, each of the
+  ``s - 1`` others by at most ``1/s``, terms outside the group not at all (``W``) or by their share
+  (``C``: block ``l``'s target moves by ``s_l/n``, block ``j``'s term by at most ``1 - s_j/n``).  So
+  ``D`` moves by at most ``2 (1 - 1/n)``, ``W`` by ``2 (1 - 1/k')`` (``k'`` the largest block) and ``C``
+  by ``2 (1 - s_min/n)`` (``s_min`` the smallest block); removing a record is the same pair read
+  backwards.  Each bound is attained (all records in one bin, one more added there), and at the same
+  pair for all three, so they are the sensitivities, not just bounds (``tests/test_selection.py``
+  checks them by brute force on neighbouring pairs).  The mechanism adds Laplace noise to the vector
+  ``(w_D D / s_D, w_C C / s_C, w_W W / s_W) / w`` whose L1 sensitivity is ``(w_D + w_C + w_W)/w = 1``
+  and divides back: the same as three Laplace mechanisms with ``w_D eps``, ``w_C eps`` and ``w_W eps``
+  (Dwork & Roth 2014, Thm 3.6 and 3.14), in one pass over the counts.
+
+Normalising by the true total first would make the sensitivities depend on the data (``D / T``
+changes by up to ``~2/T``, unbounded at small ``T``); dividing by the *noisy* total afterwards is
+post-processing: ``tvd~ = D~ / (2 max(T~, 1))`` (the total-variation distance of the shape to
+uniform), likewise ``coarse_tvd~`` from ``C~`` and ``fine_dev~`` from ``W~``, each clipped to
+``[0, 1]``.  Blocks: ``C`` over :data:`COARSE_BLOCKS` (16) blocks, ``W`` over blocks of
+:data:`FINE_BLOCK` (4) bins; on fewer bins than that, one bin per block (``C = D``) or one block
+(``W = D``).
+
+Budget of the features, ``share * eps``: :data:`TOTAL_WEIGHT` (0.4) on the total, the rest split
+evenly over the three statistics (0.2 each).  The total gets the most because the signal level
+``T eps`` decides most choices (at low signal the uniform estimate or a coarse partition wins, at high
+signal the data-independent trees and identity).  On one bin every statistic is identically 0
+(public), so only the total is measured, with the whole feature budget.
+
+The tree sees derived values (:func:`feature_vector`), all functions of the noisy measurements and
+public numbers: ``log10 T~``, ``log10 (T~ eps_run)`` (the signal against the chosen algorithm's noise,
+Pythia's scale times epsilon), ``log10 (T~ eps_run / n)`` (per bin), ``tvd~``, ``coarse_tvd~``,
+``fine_dev~``, ``log2 n`` and ``log10 eps_run``, where ``eps_run`` is the epsilon the chosen preset
+runs with.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -38,14 +59,59 @@ from ..errors import InvalidParameter
 from ..kernel.private import VettedMechanism
 
 #: names of the tree's inputs, in the order of :func:`feature_vector`
-FEATURE_NAMES = ("log10_total", "log10_total_eps", "log10_total_eps_per_bin", "tvd", "log2_domain", "log10_eps")
+FEATURE_NAMES = ("log10_total", "log10_total_eps", "log10_total_eps_per_bin", "tvd", "coarse_tvd", "fine_dev",
+                 "log2_domain", "log10_eps")
+#: the share of the feature budget spent on the total; the statistics split the rest evenly
+TOTAL_WEIGHT = 0.4
+#: blocks of the coarse statistic ``C`` and bins per block of the fine one ``W``
+COARSE_BLOCKS, FINE_BLOCK = 16, 4
 
 
 def l1_to_uniform(counts) -> float:
     """``D(x) = sum_i |x_i - T/n|``: the unnormalised L1 distance of a histogram to the uniform one of
-    the same total (public helper; the private measurement is :class:`L1ToUniform`)."""
-    x = np.asarray(counts, dtype=float)
-    return float(np.abs(x - x.sum() / x.size).sum())
+    the same total (public helper; the private measurement is :class:`ShapeStatistics`)."""
+    x = _numbers(counts)
+    dev = x - x.sum() / x.size                      # a float array also for integer counts
+    return float(np.abs(dev, out=dev).sum())
+
+
+def _numbers(counts) -> np.ndarray:
+    """The counts as a flat numeric array, integers kept (no conversion pass: the arithmetic below
+    produces floats where it needs them)."""
+    x = np.asarray(counts).ravel()
+    return x if x.dtype.kind in "iuf" else x.astype(float)
+
+
+def _bounds(n: int, blocks: int) -> np.ndarray:
+    """Start of each of ``blocks`` contiguous blocks of ``n`` bins (sizes differ by at most one), and ``n``."""
+    return (np.arange(blocks + 1) * n) // blocks
+
+
+def coarse_l1(counts, blocks: int | None = None) -> float:
+    """``C(x)``: the L1 distance of the block sums over ``min(blocks, n)`` contiguous blocks to the
+    uniform histogram's block sums ``T s_j / n``."""
+    x = _numbers(counts)
+    b = _bounds(x.size, min(COARSE_BLOCKS if blocks is None else blocks, x.size))
+    sums = np.add.reduceat(x, b[:-1])
+    return float(np.abs(sums - x.sum() * np.diff(b) / x.size).sum())
+
+
+def within_block_l1(counts, k: int | None = None) -> float:
+    """``W(x)``: the L1 distance of every bin to the mean of its block of ``k`` neighbouring bins (the
+    last block may be shorter)."""
+    x = _numbers(counts)
+    k = min(FINE_BLOCK if k is None else k, x.size)
+    full = x.size - x.size % k
+    blocks = x[:full].reshape(-1, k)
+    sums = blocks[:, 0].copy()                      # column sums: k strided passes, not a reduction per row
+    for j in range(1, k):
+        sums += blocks[:, j]
+    means = sums / k
+    dev = blocks - means[:, None]
+    out = float(np.abs(dev, out=dev).sum())
+    if full < x.size:                               # a shorter last block
+        out += l1_to_uniform(x[full:])
+    return out
 
 
 def l1_sensitivity(n: int) -> float:
@@ -53,18 +119,35 @@ def l1_sensitivity(n: int) -> float:
     return 2.0 * (1.0 - 1.0 / n)
 
 
-class L1ToUniform(VettedMechanism):
-    """``D(x) + Laplace(s_n / eps)``: the noisy L1 distance to uniform on ``n >= 2`` bins."""
+def statistic_sensitivities(n: int) -> np.ndarray:
+    """The sensitivities of ``(D, C, W)`` on ``n >= 2`` bins (module docstring)."""
+    b = _bounds(n, min(COARSE_BLOCKS, n))
+    return np.array([l1_sensitivity(n), 2.0 * (1.0 - np.diff(b).min() / n), l1_sensitivity(min(FINE_BLOCK, n))])
 
-    name = "selection.l1-to-uniform"
-    proof = ("Laplace mechanism on D(x) = sum_i |x_i - sum(x)/n|, whose sensitivity is 2(1 - 1/n) "
+
+def statistics(counts) -> np.ndarray:
+    """``(D, C, W)`` of a histogram (public helper; the private measurement is :class:`ShapeStatistics`)."""
+    x = _numbers(counts)
+    if not x.any():     # counts are non-negative: a zero total makes every bin 0 and every statistic 0
+        return np.zeros(3)
+    return np.array([l1_to_uniform(x), coarse_l1(x), within_block_l1(x)])
+
+
+class ShapeStatistics(VettedMechanism):
+    """``(D, C, W)`` on ``n >= 2`` bins, each with Laplace noise of ``s_i / (eps / 3)``: one Laplace
+    mechanism on the vector scaled to L1 sensitivity 1 (module docstring)."""
+
+    name = "selection.shape-statistics"
+    proof = ("Laplace mechanism on (D, C, W) / (3 s), the three L1 distances to uniform at three granularities "
+             "scaled by their sensitivities s = (2(1-1/n), 2(1-s_min/n), 2(1-1/k)): L1 sensitivity 1 "
              "(dphist.selection.features, module docstring)")
+    sensitivity = 1.0
 
     def __init__(self, n: int):
         if n < 2:
-            raise InvalidParameter("the L1 distance to uniform is identically 0 on one bin; it is not measured")
+            raise InvalidParameter("the shape statistics are identically 0 on one bin; they are not measured")
         self.n = int(n)
-        self.sensitivity = l1_sensitivity(self.n)
+        self.scale = 3.0 * statistic_sensitivities(self.n)      # y = stats / scale has L1 sensitivity 1
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -72,36 +155,35 @@ class L1ToUniform(VettedMechanism):
         return arguments
 
     def answers(self, n: int, **arguments) -> int:
-        return 1
+        return 3
 
     def run(self, counts, epsilon, noise, **arguments):
-        d = np.array([l1_to_uniform(counts)])
-        return noise.laplace_mechanism(d, self.sensitivity, epsilon)
+        y = noise.laplace_mechanism(statistics(counts) / self.scale, 1.0, epsilon)
+        return np.asarray(y, dtype=float) * self.scale
 
 
 def measure(data, n: int, epsilon: float) -> dict:
-    """``{"total": T~, "l1": D~}`` measured through ``data`` (a kernel handle) with ``epsilon`` in all."""
+    """``{"total": T~, "stats": (D~, C~, W~)}`` measured through ``data`` (a kernel handle) with
+    ``epsilon`` in all (:data:`TOTAL_WEIGHT` of it on the total)."""
     if n < 2:
         total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon)
-        return {"total": float(total[0]), "l1": 0.0}
-    total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon / 2)
-    l1 = data.custom(L1ToUniform(n), epsilon / 2)
-    return {"total": float(total[0]), "l1": float(np.asarray(l1).ravel()[0])}
+        return {"total": float(total[0]), "stats": (0.0, 0.0, 0.0)}
+    total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon * TOTAL_WEIGHT)
+    stats = data.custom(ShapeStatistics(n), epsilon * (1 - TOTAL_WEIGHT))
+    return {"total": float(total[0]), "stats": tuple(float(v) for v in np.asarray(stats).ravel())}
 
 
-def feature_vector(total: float, l1: float, n: int, eps_run: float) -> np.ndarray:
-    """The tree's input (:data:`FEATURE_NAMES`) from the measured ``T~``, ``D~`` and public values."""
-    t = max(float(total), 1.0)
-    tvd = min(max(float(l1) / (2.0 * t), 0.0), 1.0)
-    return np.array([math.log10(t), math.log10(t * eps_run), math.log10(t * eps_run / n), tvd,
-                     math.log2(n), math.log10(eps_run)])
+def feature_matrix(total, stats, n, eps_run) -> np.ndarray:
+    """The tree's input (:data:`FEATURE_NAMES`), one row per measurement: ``total`` (m,), ``stats``
+    (m, 3) noisy ``(D, C, W)``, ``n`` and ``eps_run`` public (scalars or (m,))."""
+    t = np.maximum(np.atleast_1d(np.asarray(total, dtype=float)), 1.0)
+    stats = np.atleast_2d(np.asarray(stats, dtype=float))
+    n = np.broadcast_to(np.asarray(n, dtype=float), t.shape)
+    e = np.broadcast_to(np.asarray(eps_run, dtype=float), t.shape)
+    shape = np.clip(stats / (2.0 * t[:, None]), 0.0, 1.0)
+    return np.column_stack([np.log10(t), np.log10(t * e), np.log10(t * e / n), shape, np.log2(n), np.log10(e)])
 
 
-def feature_matrix(total, l1, n, eps_run) -> np.ndarray:
-    """:func:`feature_vector` for arrays of cells (training): one row per cell."""
-    t = np.maximum(np.asarray(total, dtype=float), 1.0)
-    n = np.asarray(n, dtype=float)
-    e = np.asarray(eps_run, dtype=float)
-    tvd = np.clip(np.asarray(l1, dtype=float) / (2.0 * t), 0.0, 1.0)
-    return np.column_stack([np.log10(t), np.log10(t * e), np.log10(t * e / n), tvd, np.log2(n),
-                            np.log10(e) * np.ones_like(t)])
+def feature_vector(total: float, stats, n: int, eps_run: float) -> np.ndarray:
+    """:func:`feature_matrix` of one measurement."""
+    return feature_matrix(total, np.asarray(stats, dtype=float)[None, :], n, eps_run)[0]

@@ -6,10 +6,12 @@
    the DPBench generator's samples of the 18 shipped 1-D sources and six synthetic shapes, three domain
    sizes, six scales, three epsilons, two trials; scaled L2 error on each workload;
 2. per workload, the candidates (the workload-free presets and the workload-aware ones run with that
-   workload), each setting's mean error per candidate and its regret (error over the setting's best);
+   workload), each setting's mean error per candidate and its regret: the candidate's error at the
+   epsilon it gets inside ``auto``, ``(1 - share) epsilon`` (:func:`errors_at`, interpolated between the
+   sweep's epsilons), over the setting's best error at the full epsilon (the per-input oracle's);
 3. training rows: for every setting and trial, the features the selector would measure, with the
    noise of ``share * epsilon`` drawn afresh (``draws`` times) so that the tree learns from noisy
-   features as it will see them; the tree's epsilon is the one the chosen preset runs with (the cell's);
+   features as it will see them;
 4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
    with its candidates and the training configuration's hash to ``auto-1d.json``.
 
@@ -30,13 +32,13 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from .auto import DEFAULT_MODEL, DEFAULT_SHARE, MODEL_FORMAT, MODEL_VERSION, TRAINING_CONFIG
-from .features import FEATURE_NAMES, feature_matrix, l1_sensitivity
+from .features import FEATURE_NAMES, TOTAL_WEIGHT, feature_matrix, statistic_sensitivities, statistics
 from .regret_tree import fit
 
 #: the workloads the selector has trees for
 WORKLOADS = ("identity", "prefix", "dpbench-random-2000")
 #: the tree's size: depth and the fewest training rows in a leaf
-MAX_DEPTH, MIN_LEAF = 4, 40
+MAX_DEPTH, MIN_LEAF = 5, 20
 #: noisy-feature draws per training cell
 DRAWS = 4
 def training_config(data_dir, output=None):
@@ -80,38 +82,64 @@ def error_table(results_csv, config):
     return tables
 
 
-def regret_matrix(errors) -> np.ndarray:
-    """Each setting's errors over its best (a setting whose best error is 0 gets regret 1 for 0s)."""
+def regret_matrix(errors, best=None) -> np.ndarray:
+    """Each setting's errors over its best (``best``: default the row's least error; a setting whose
+    best error is 0 gets regret 1 for 0s)."""
     e = np.asarray(errors, dtype=float)
-    best = e.min(axis=1, keepdims=True)
+    best = e.min(axis=1, keepdims=True) if best is None else np.asarray(best, dtype=float).reshape(-1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(best > 0, e / np.where(best > 0, best, 1), np.where(e == 0, 1.0, np.inf))
     return np.minimum(r, 1e6)
 
 
+def errors_at(table, factor: float):
+    """The errors of ``table`` (rows dataset, domain, scale, epsilon) at ``epsilon * factor``: log-log
+    interpolation between the sweep's two neighbouring epsilons of the same dataset, domain and scale
+    (below the smallest, the line through the two smallest).  The chosen preset runs with
+    ``(1 - share) epsilon``, so its regret is its error there over the best error at the full epsilon."""
+    import pandas as pd
+    eps_all = np.array(sorted(set(table.index.get_level_values("epsilon"))), dtype=float)
+    if eps_all.size < 2:
+        return table
+    log = np.log(table.clip(lower=1e-300))
+    out = np.empty(table.shape)
+    for i, (dataset, domain, scale, eps) in enumerate(table.index):
+        target = float(eps) * factor
+        j = int(np.clip(np.searchsorted(eps_all, target) - 1, 0, eps_all.size - 2))
+        lo, hi = eps_all[j], eps_all[j + 1]
+        try:
+            a, b = log.loc[(dataset, domain, scale, lo)].to_numpy(), log.loc[(dataset, domain, scale, hi)].to_numpy()
+        except KeyError:
+            out[i] = table.iloc[i].to_numpy()
+            continue
+        w = (np.log(target) - np.log(lo)) / (np.log(hi) - np.log(lo))
+        out[i] = np.exp(a + w * (b - a))
+    return pd.DataFrame(out, index=table.index, columns=table.columns)
+
+
 def cell_features(index, config, share: float, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Training rows for the settings ``index`` (dataset, domain, scale, epsilon): the features of
-    every trial's sample with ``draws`` fresh noise draws at ``share``.  Returns ``(X, setting)``,
-    ``setting[i]`` the position in ``index`` of row ``i``."""
+    every trial's sample with ``draws`` fresh noise draws at ``share`` of the epsilon (split as
+    :func:`~dphist.selection.features.measure` splits it).  Returns ``(X, setting)``, ``setting[i]``
+    the position in ``index`` of row ``i``."""
     from ..experiments.cells import Cell, cell_data
     from ..experiments.engine import plan
     sources = plan_sources(config, plan)
     rng = np.random.default_rng(seed)
-    totals, l1s, ns, eps_runs, setting = [], [], [], [], []
+    totals, stats, ns, eps_runs, setting = [], [], [], [], []
     for i, (dataset, domain, scale, eps) in enumerate(index):
         for trial in range(config.trials):
             cell = Cell("-", dataset, int(domain), int(scale), True, float(eps), trial, config.seed)
             counts, _ = cell_data(cell, sources[dataset])
-            t = float(counts.sum())
-            d = float(np.abs(counts - t / counts.size).sum())
-            eps_f = float(eps) * share / (1 - share)          # the features' epsilon when eps is the run's
             n = counts.size
-            totals.append(t + rng.laplace(0, 2 / eps_f, draws))
-            l1s.append(d + rng.laplace(0, 2 * l1_sensitivity(n) / eps_f, draws))
+            eps_f = float(eps) * share                      # the features' epsilon; eps is the whole run's
+            totals.append(counts.sum() + rng.laplace(0, 1 / (eps_f * TOTAL_WEIGHT), draws))
+            scale_s = statistic_sensitivities(n) / (eps_f * (1 - TOTAL_WEIGHT) / 3)
+            stats.append(statistics(counts)[None, :] + rng.laplace(0, 1, (draws, 3)) * scale_s)
             ns += [n] * draws
-            eps_runs += [float(eps)] * draws
+            eps_runs += [float(eps) * (1 - share)] * draws
             setting += [i] * draws
-    X = feature_matrix(np.concatenate(totals), np.concatenate(l1s), np.array(ns), np.array(eps_runs))
+    X = feature_matrix(np.concatenate(totals), np.concatenate(stats), np.array(ns), np.array(eps_runs))
     return X, np.array(setting)
 
 
@@ -135,7 +163,8 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
             X, setting = cell_features(list(t.index), config, share, draws, seed)
             features = (tuple(t.index), X, setting)
         _, X, setting = features
-        R = regret_matrix(t.to_numpy())
+        # regret of each candidate at the epsilon it runs with, against the best at the full epsilon
+        R = regret_matrix(errors_at(t, 1 - share).to_numpy(), t.to_numpy().min(axis=1))
         labels = list(t.columns)
         tree = fit(X, R[setting], labels, FEATURE_NAMES, max_depth=max_depth, min_leaf=min_leaf)
         leaves = tree.leaves(X)
