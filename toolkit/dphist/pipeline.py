@@ -475,8 +475,9 @@ class Pipeline:
             public_rng = np.random.default_rng(public_seq)
         kernel = PrivateKernel(counts, noise, contributions=k, shape=shape)
         n = kernel.n
-        for c in self.components():   # parameters against the domain, before anything is spent
+        for c in self.components():   # parameters against the domain and its shape, before anything is spent
             c.check_input(n)
+            c.check_shape(kernel.shape)
         g_in, g_p, g_f = self.shares
         ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode,
                       shape=shape)
