@@ -1,24 +1,28 @@
-"""Every preset with a DPBench counterpart against the DPBench code, at N = 4,096, 32,768 and 2^20.
+"""Every preset with a DPBench or ektelo counterpart against that code, at N = 4,096, 32,768 and 2^20.
 
-Target: each preset at least as fast as the DPBench code's engine (``factor`` 1: run / reference
-<= 1).  Paired cases: the runner alternates one dphist run (research mode, seeded) and one run of
-the reference, which is timed inside its own process (``dpbench_timer.py``, the reference's Python
-on a scratch copy of github:dpcomp-org/dpcomp_core; its start-up and the exchange of a JSON line are
-not counted), so both sides see the same load.  Inputs: dphist's seeded synthetic power law (10
-records per bin on average), the same counts on both sides, epsilon = 1; DPBench's engines get
-DPBench's 1-D prefix workload (built once, not timed).
+Target: each preset at least as fast as the peer's engine (``factor`` 1: run / reference <= 1).
+Paired cases: the runner alternates one dphist run (research mode, seeded) and one run of the
+reference, which is timed inside its own process (``dpbench_timer.py`` or ``ektelo_timer.py``, the
+peer's own Python on a scratch copy of its code; its start-up and the exchange of a JSON line are not
+counted), so both sides see the same load.  Inputs: dphist's seeded synthetic power law (10 records per
+bin on average), the same counts on both sides, epsilon = 1; the peers' engines get their own 1-D
+prefix workload (built once, not timed).
 
-Where the reference lives: ``DPHIST_DPBENCH`` (the scratch copy) and ``DPHIST_DPBENCH_PYTHON`` (a
-Python with numpy, scipy and ``future``, and the copy's extensions built: DAWA's ``cutils`` with swig,
-AHP's ``ahp_fast`` with ``cythonize -2``; its ``dpcomp_core/algorithm/__init__.py`` emptied and
-``query_nd_union.ndRangeUnion.slice`` returning a tuple, the patches of ``dpbench_privelet_mwem.py``).
-Without them every case is information only and says so.  A reference that does not finish within
-``TIMEOUT`` seconds is stopped: its time is at least that, and the case is judged against that lower
-bound (the note says so); one that fails (e.g. out of the timer's memory cap) leaves the case unpaired.
+Where the references live: ``DPHIST_DPBENCH`` / ``DPHIST_DPBENCH_PYTHON`` (a scratch copy of
+github:dpcomp-org/dpcomp_core and a Python with numpy, scipy and ``future``, the copy's extensions built:
+DAWA's ``cutils`` with swig, AHP's ``ahp_fast`` with ``cythonize -2``; its
+``dpcomp_core/algorithm/__init__.py`` emptied and ``query_nd_union.ndRangeUnion.slice`` returning a
+tuple, the patches of ``dpbench_privelet_mwem.py``) and ``DPHIST_EKTELO`` / ``DPHIST_EKTELO_PYTHON`` (a
+scratch copy of github:ektelo/ektelo and a Python with numpy, scipy, pandas, networkx, future and
+Cython, prepared as ``ektelo_timer.py`` says).  Without them a peer's cases are information only and say
+so.  A reference that does not finish within ``TIMEOUT`` seconds is stopped: its time is at least that,
+and the case is judged against that lower bound (the note says so); one that fails (e.g. out of the
+timer's memory cap) leaves the case unpaired.
 
-Not covered: DAWA (exact) at 2^20 (an O(n^2) dynamic program on both sides); presets without a DPBench counterpart (GS, the SORTaki, Kellaris and SReB-GCA presets:
-no reference code exists), and EFPA, P-HP, SF and NF, whose DPBench code needs third-party extensions
-(``thirdparty/Acs12``, ``xiaokui``) that do not build here.  ektelo is not on this machine.
+Not covered: DAWA (exact) at 2^20 (an O(n^2) dynamic program on both sides); presets without a
+counterpart (GS, the SORTaki, Kellaris and SReB-GCA presets: no reference code exists), and EFPA, P-HP,
+SF and NF, whose DPBench code needs third-party extensions (``thirdparty/Acs12``, ``xiaokui``) that do
+not build here and which ektelo does not have.
 """
 from __future__ import annotations
 
@@ -49,11 +53,14 @@ SKIP = {("DAWA", 2 ** 20)}
 
 
 class Reference:
-    """The DPBench timer process: started on first use, restarted after a timeout."""
+    """A peer's timer process (``dpbench_timer.py`` or ``ektelo_timer.py`` in the peer's own Python):
+    started on first use, restarted after a timeout."""
 
-    def __init__(self):
-        self.root = os.environ.get("DPHIST_DPBENCH")
-        self.python = os.environ.get("DPHIST_DPBENCH_PYTHON")
+    def __init__(self, label: str, variable: str, timer: str, extra_env=None):
+        self.label, self.variable, self.timer = label, variable, timer
+        self.root = os.environ.get(variable)
+        self.python = os.environ.get(f"{variable}_PYTHON")
+        self.extra_env = extra_env or {}
         self.proc = None
         self.folder = tempfile.TemporaryDirectory(prefix="dphist-peers-")
         atexit.register(self.stop)
@@ -63,8 +70,9 @@ class Reference:
         return bool(self.root and self.python and Path(self.root).is_dir() and Path(self.python).exists())
 
     def start(self):
-        env = {**os.environ, "PYTHONPATH": self.root, "OPENBLAS_NUM_THREADS": "1"}
-        self.proc = subprocess.Popen([self.python, str(HERE / "dpbench_timer.py")], stdin=subprocess.PIPE,
+        env = {**os.environ, "PYTHONPATH": self.root, "OPENBLAS_NUM_THREADS": "1",
+               **{k: v.format(root=self.root) for k, v in self.extra_env.items()}}
+        self.proc = subprocess.Popen([self.python, str(HERE / self.timer)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, env=env)
 
     def stop(self):
@@ -86,13 +94,13 @@ class Reference:
         request = dict(algorithm=algorithm, input=self.input_path(counts), epsilon=epsilon, seed=seed)
         answer = self._ask({**request, "prepare": True}, PREPARE_TIMEOUT)   # start-up, input, workload
         if answer is None:
-            return None, f"DPBench's timer did not load the input and workload within {PREPARE_TIMEOUT:g} s"
+            return None, f"{self.label}'s timer did not load the input and workload within {PREPARE_TIMEOUT:g} s"
         if "error" not in answer:
             answer = self._ask(request, TIMEOUT)
             if answer is None:
-                return TIMEOUT, f"DPBench stopped after {TIMEOUT:g} s: its time is at least that"
+                return TIMEOUT, f"{self.label} stopped after {TIMEOUT:g} s: its time is at least that"
         if "error" in answer:
-            return None, f"DPBench failed: {answer['error'][:120]}"
+            return None, f"{self.label} failed: {answer['error'][:120]}"
         return float(answer["seconds"]), ""
 
     def _ask(self, request: dict, timeout: float) -> dict | None:
@@ -107,10 +115,15 @@ class Reference:
         return json.loads(line)
 
 
-REFERENCE = Reference()
+PEERS = {
+    "DPBench": Reference("DPBench", "DPHIST_DPBENCH", "dpbench_timer.py"),
+    # ektelo's data module reads both variables at import; any folder will do for EKTELO_DATA
+    "ektelo": Reference("ektelo", "DPHIST_EKTELO", "ektelo_timer.py",
+                        {"EKTELO_HOME": "{root}", "EKTELO_DATA": tempfile.gettempdir()}),
+}
 
 
-def _case(preset: str, n: int) -> dict:
+def _case(preset: str, n: int, peer: str = "DPBench") -> dict:
     from dphist import make_algorithm
     from dphist.datasets import load
     case: dict = {}
@@ -121,23 +134,26 @@ def _case(preset: str, n: int) -> dict:
         return make_algorithm(preset), counts, 1.0
 
     def reference_seconds(pipeline, counts, epsilon):
-        if not REFERENCE.configured:
-            case["note"] = "DPBench code not configured: DPHIST_DPBENCH, DPHIST_DPBENCH_PYTHON"
+        reference = PEERS[peer]
+        if not reference.configured:
+            case["note"] = (f"{peer} code not configured: {reference.variable}, "
+                            f"{reference.variable}_PYTHON")
             return None
         if "final" in done:          # stopped or failed once: not run again
             return done["final"]
-        seconds, note = REFERENCE.seconds(preset, counts, epsilon, 1)
+        seconds, note = reference.seconds(preset, counts, epsilon, 1)
         if note:
             case["note"] = note
             done["final"] = seconds
         return seconds
 
     size = "2^20" if n == 2 ** 20 else f"{n:,}"
-    case.update(name=f"{preset}, N={size}, power law, eps=1: dphist vs DPBench", setup=setup, run=run_seeded,
+    case.update(name=f"{preset}, N={size}, power law, eps=1: dphist vs {peer}", setup=setup, run=run_seeded,
                 reference_seconds=reference_seconds, factor=1.0,
                 repeat=1 if preset in SLOW and n > 4096 else 3,
                 warmup=not (preset in SLOW and n > 4096))
     return case
 
 
-CASES = [_case(preset, n) for preset in PRESETS for n in SIZES if (preset, n) not in SKIP]
+CASES = [_case(preset, n, peer) for peer in PEERS for preset in PRESETS for n in SIZES
+         if (preset, n) not in SKIP]
