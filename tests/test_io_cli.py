@@ -27,8 +27,8 @@ def test_parse_errors_name_the_line(tmp_path):
         read_histogram(tmp_path / "x.json")
     with pytest.raises(InputFileError, match="does not exist"):
         read_histogram(tmp_path / "missing.npy")
-    np.save(tmp_path / "m.npy", np.ones((2, 2), dtype=int))
-    with pytest.raises(InvalidHistogram, match="1-D"):
+    np.save(tmp_path / "m.npy", np.ones((2, 2, 2), dtype=int))     # a grid is 2-D at most (a 2-D one is read)
+    with pytest.raises(InvalidHistogram, match="3 dimensions"):
         read_histogram(tmp_path / "m.npy")
 
 

@@ -243,7 +243,8 @@ def cmd_run(args) -> int:
         print("dphist: release mode: exact noise from the operating system; no seed is kept", file=sys.stderr)
     for warning in release.warnings:
         print(f"dphist: warning: {warning}", file=sys.stderr)
-    print(f"{pipeline.name}: {counts.size} bins, epsilon={eps:g}, {release.mode} mode, "
+    cells = f"{counts.size} bins" if len(release.shape) == 1 else f"a {' x '.join(map(str, release.shape))} grid"
+    print(f"{pipeline.name}: {cells}, epsilon={eps:g}, {release.mode} mode, "
           f"{release.partition.n_groups} groups{' (unattributed)' if release.unattributed else ''}",
           file=sys.stderr)
     if "auto" in release.notes:     # the auto preset: which preset ran, and the tree's path
@@ -251,11 +252,12 @@ def cmd_run(args) -> int:
         print(describe(release), file=sys.stderr)
     print(release.ledger, file=sys.stderr)
     header = _output_header(release, pipeline.name)
+    values = release.grid if len(release.shape) == 2 else release.estimate   # a 2-D release: one row per line
     if args.output:
-        write_array(args.output, release.estimate, force=args.force, header=header)
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_array(args.output, values, force=args.force, header=header)
+        print(f"wrote {args.output} (shape {' x '.join(map(str, values.shape))})", file=sys.stderr)
     else:
-        np.savetxt(sys.stdout, release.estimate, fmt="%.10g", header=header)
+        np.savetxt(sys.stdout, values, fmt="%.10g", header=header)
     return 0
 
 
@@ -268,7 +270,12 @@ def _column_histogram(args):
                                "one-value-per-line files (give the domain in --bins, e.g. 0:24:1)")
     if not args.bins:
         raise InvalidParameter("--column needs --bins: a public binning spec such as 0:24:1 (lo:hi:width)")
-    return histogram(args.input, args.column, args.bins, user_id=args.user_id,
+    columns, specs = list(args.column), list(args.bins)
+    if len(columns) > 2 or len(specs) != len(columns):
+        raise InvalidParameter(f"--column is given {len(columns)} time(s) and --bins {len(specs)}: give one column "
+                               "and one spec for a 1-D histogram, two of each (in the same order) for a 2-D one")
+    return histogram(args.input, columns[0] if len(columns) == 1 else tuple(columns),
+                     specs[0] if len(specs) == 1 else tuple(specs), user_id=args.user_id,
                      max_contributions=args.max_contributions, seed=args.seed)
 
 
@@ -276,6 +283,9 @@ def _bin_count(bins):
     """``--bins`` for ``--records``: a number of equal-width bins (a spec such as 0:24:1 needs --column)."""
     if bins is None:
         return None
+    if len(bins) > 1:
+        raise InvalidParameter("--bins is given more than once; with --records it takes one number of bins")
+    bins = bins[0]
     try:
         return int(bins)
     except ValueError:
@@ -365,7 +375,8 @@ def _configure_describe(s: argparse.ArgumentParser) -> None:
 
 def _configure_run(s: argparse.ArgumentParser) -> None:
     s.add_argument("--algorithm", "-a", required=True)
-    s.add_argument("--input", "-i", required=True, help=".npy, .csv or .txt (one count per line)")
+    s.add_argument("--input", "-i", required=True, help=".npy (a vector, or a 2-D grid of counts), .csv or .txt "
+                   "(one count per line)")
     s.add_argument("--epsilon", "-e", required=True)
     s.add_argument("--seed", type=int, help="research mode: reproducible from the seed, never for publication "
                    "(default: release mode, exact noise from the operating system)")
@@ -376,9 +387,11 @@ def _configure_run(s: argparse.ArgumentParser) -> None:
     s.add_argument("--force", action="store_true", help="overwrite an existing output file")
     s.add_argument("--records", action="store_true", help="the input lists one record value per line")
     s.add_argument("--domain", help="public domain LO:HI for --records")
-    s.add_argument("--bins", help="with --column: a public binning spec (0:24:1 = lo:hi:width, lo:hi/n, "
+    s.add_argument("--bins", action="append", help="with --column: a public binning spec (twice, in order, with "
+                   "two --column for a 2-D histogram: 0:24:1 = lo:hi:width, lo:hi/n, "
                    "int:lo..hi, 2013-01-01:2014-01-01:1d); with --records: a number of equal-width bins")
-    s.add_argument("--column", help="bin this column of a CSV, Parquet or .npy file of records (dphist.histogram)")
+    s.add_argument("--column", action="append", help="bin this column of a CSV, Parquet or .npy file of records "
+                   "(dphist.histogram); twice for a 2-D histogram of two columns (run by 2-D presets)")
     s.add_argument("--user-id", help="with --column: the person column; each person keeps at most "
                    "--max-contributions records (person-level privacy; default: record level)")
     s.add_argument("--max-contributions", type=int, help="records kept per person (with --user-id)")

@@ -2,7 +2,7 @@
 
 Input formats:
 
-* ``.npy``: a 1-D integer array of counts;
+* ``.npy``: a 1-D integer array of counts, or a 2-D grid of counts (a 2-D histogram);
 * ``.csv`` / ``.txt``: one number per line; blank lines and ``#`` comments are
   skipped; a CSV may start with one header line.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputFileError, InvalidParameter
-from .kernel import validate_counts
+from .kernel import validate_counts, validate_grid
 
 SUFFIXES = (".npy", ".csv", ".txt")
 
@@ -71,6 +71,9 @@ def read_histogram(path, records: bool = False, domain: tuple[float, float] | No
         if data.size == 0:
             raise InputFileError(f"{path}: no values found")
     if not records:
+        if data.ndim == 2 and suffix == ".npy":     # a grid: validated cell by cell, kept in its shape
+            flat, shape = validate_grid(data)
+            return flat.reshape(shape)
         return validate_counts(data)
     return bin_records(data, domain, bins, clip, str(path))
 

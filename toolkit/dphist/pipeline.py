@@ -516,8 +516,9 @@ class Pipeline:
             self._check_release_safe()
         public_rng, noise, k, binning = prepared.public_rng, kernel.noise, prepared.contributions, prepared.binning
         n = kernel.n
-        for c in self.components():   # parameters against the domain, before anything is spent
+        for c in self.components():   # parameters against the domain and its shape, before anything is spent
             c.check_input(n)
+            c.check_shape(kernel.shape)
         g_in, g_p, g_f = self.shares
         ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode,
                       shape=shape)

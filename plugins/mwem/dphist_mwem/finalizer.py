@@ -36,6 +36,7 @@ from dphist import workloads as wl
 from dphist.components import ReferenceCalibration
 from dphist.params import UNIT_SHARE, Interval, Options, Satisfies
 
+from .grid import mwem_grid_loop, rectangle_answers, rectangle_errors
 from .weights import effective_rounds, mwem_loop, range_errors
 
 CITATION = ("Hardt, Ligett, McSherry, A Simple and Practical Algorithm for Differentially Private Data Release, "
@@ -43,6 +44,44 @@ CITATION = ("Hardt, Ligett, McSherry, A Simple and Practical Algorithm for Diffe
             "2016) mwemND_engine: 10 rounds, ratio 0.5, 100 update passes, prefix workload")
 CALIBRATIONS = ("noisy-total", "dpbench")
 DEFAULT_TOTAL_RATIO = 0.1
+#: DPBench's 2-D workload (Hay et al., SIGMOD 2016: 2,000 random rectangles, RandomRange's seed 9001),
+#: which DPBench's mwemND_engine selects from on a grid: the default of the preset MWEM-2D
+GRID_WORKLOAD = "dpbench-random-2000"
+
+
+def is_workload(value) -> bool:
+    """A form the ``workload`` parameter takes: a 1-D form of :func:`dphist.workloads.is_spec`, a
+    rectangle workload name (``marginals``, ``all-rectangles``) or a :class:`~dphist.workloads.RectangleWorkload`."""
+    return (wl.is_spec(value) or isinstance(value, wl.RectangleWorkload)
+            or (isinstance(value, str) and value in wl.RECTANGLE_BUILTIN))
+
+
+def grid_workload(spec, shape, who: str = "mwem.mw") -> wl.RectangleWorkload:
+    """The workload over the cells of a grid: a name (:func:`dphist.workloads.make_rectangles`:
+    identity, prefix, marginals, dpbench-random-<m>; all-rectangles up to 10^5 of them) or a
+    :class:`~dphist.workloads.RectangleWorkload` over that grid.  InvalidParameter naming the problem
+    otherwise."""
+    shape = tuple(int(s) for s in shape)
+    if isinstance(spec, wl.RectangleWorkload) and not isinstance(spec, wl.AllRectangles):
+        if tuple(spec.shape) != shape:
+            raise InvalidParameter(f"{who}: workload {spec.name!r} is over a grid of shape {spec.shape}, "
+                                   f"the histogram has shape {shape}")
+        return spec
+    name = spec.name if isinstance(spec, wl.AllRectangles) else spec
+    if not isinstance(name, str):
+        raise InvalidParameter(f"{who}: on a {len(shape)}-D histogram the workload is a name (identity, prefix, "
+                               "marginals, all-rectangles, dpbench-random-<m>) or a dphist.workloads."
+                               f"RectangleWorkload; got {type(spec).__name__} (ranges over a 1-D domain)")
+    try:
+        out = wl.make_rectangles(name, shape)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"{who}: {exc}") from None
+    if isinstance(out, wl.AllRectangles):
+        if len(out) > 100_000:
+            raise InvalidParameter(f"{who}: 'all-rectangles' on a grid of shape {shape} has {len(out):,} queries; "
+                                   "MWEM scores every one each round: use dpbench-random-<m> or a RectangleWorkload")
+        out = wl.RectangleWorkload(shape, out.lo, out.hi, out.name)
+    return out
 
 
 def _unit_sums(counts, order, bounds) -> np.ndarray:
@@ -89,6 +128,34 @@ class DPBenchMWEM(VettedMechanism):
         return mwem_loop(x.size, float(x.sum()), lo, hi, rounds, updates, select, measure)
 
 
+class DPBenchMWEMGrid(VettedMechanism):
+    """The DPBench code's MWEM on the cells of a 2-D grid with rectangle queries: starts from the
+    TRUE total.  NOT differentially private (as :class:`DPBenchMWEM`)."""
+
+    name = "mwem.dpbench-grid"
+    sensitivity = 1.0   #: nominal: every selection and measurement has sensitivity 1; the total has none
+    differentially_private = False
+    proof = DPBenchMWEM.proof
+
+    def answers(self, n: int, **_) -> int:
+        return n
+
+    def run(self, counts, epsilon, noise, shape=None, lo=None, hi=None, rounds=10, ratio=0.5, updates=100):
+        x = np.asarray(counts, dtype=np.float64)
+        eps_select = ratio * epsilon / rounds
+        eps_measure = (1.0 - ratio) * epsilon / rounds
+        truth = rectangle_answers(wl.summed_area_table(x, shape), lo, hi)
+
+        def select(estimated, candidates):
+            scores = np.abs(truth[candidates] - estimated)
+            return noise.exponential_mechanism(scores, 1.0, eps_select)
+
+        def measure(j):
+            return float(noise.laplace_mechanism(np.array([truth[j]]), 1.0, eps_measure)[0])
+
+        return mwem_grid_loop(shape, float(x.sum()), lo, hi, rounds, updates, select, measure)
+
+
 class MWEMFinalizer(ReferenceCalibration, Finalizer):
     """``mwem.mw``: MWEM (Hardt et al. 2012) on the groups of its input, in their current order.
 
@@ -116,15 +183,17 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
     name = "mwem.mw"
     citation = CITATION
     #: opt-in to the privacy proofs of vetted mechanisms (the kernel cannot check them)
-    vetted_mechanisms = ("mwem.dpbench",)
+    vetted_mechanisms = ("mwem.dpbench", "mwem.dpbench-grid")
+    dims = (1, 2)   # 1-D: ranges over the groups; a grid: rectangles over its cells (module grid)
     spends = True
     param_constraints = {
         "rounds": Interval(int, 1, None),
         "ratio": UNIT_SHARE,
         "updates": Interval(int, 1, None),
-        "workload": Satisfies(wl.is_spec, "a workload name (identity, prefix, all-ranges, small-ranges, "
-                                          "big-ranges, ranges-<r>%), a RangeWorkload, (starts, ends), a list of "
-                                          "(lo, hi) pairs or a 0/1 query matrix"),
+        "workload": Satisfies(is_workload, "a workload name (identity, prefix, all-ranges, small-ranges, "
+                                           "big-ranges, ranges-<r>%, dpbench-random-<m>; on a grid also marginals, "
+                                           "all-rectangles), a RangeWorkload, (starts, ends), a list of (lo, hi) "
+                                           "pairs, a 0/1 query matrix, or a RectangleWorkload"),
         "calibration": Options(*CALIBRATIONS),
         "total_ratio": UNIT_SHARE,
         "public_total": [None, Interval(float, 0, None)],
@@ -138,7 +207,9 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
         if public_total is not None and calibration == "dpbench":
             raise InvalidParameter("mwem.mw: public_total and calibration='dpbench' exclude each other "
                                    "(the dpbench calibration reads the true total)")
-        wl.check_spec(workload, "mwem.mw")   # empty, zero-sensitivity or non-range queries: refused here
+        if not isinstance(workload, wl.RectangleWorkload) and not (isinstance(workload, str)
+                                                                    and workload in wl.RECTANGLE_BUILTIN):
+            wl.check_spec(workload, "mwem.mw")   # empty, zero-sensitivity or non-range queries: refused here
         self.rounds = rounds
         self.ratio = ratio
         self.updates = updates
@@ -148,10 +219,23 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
         self.public_total = public_total
 
     def check_input(self, n: int) -> None:
-        """An explicit workload against the domain (ranges beyond it, a matrix of another width),
-        before any spending."""
-        if not isinstance(self.workload, str):
+        """An explicit 1-D workload against the domain (ranges beyond it, a matrix of another width),
+        before any spending (a grid's workload is checked by :meth:`check_shape`)."""
+        if not isinstance(self.workload, (str, wl.RectangleWorkload)):
             wl.resolve(self.workload, n, "mwem.mw")
+
+    def check_shape(self, shape) -> None:
+        """The workload against the histogram's shape, before any spending: on a grid, rectangles
+        over it (a name it can build, a RectangleWorkload of that shape); on a 1-D histogram, not a
+        RectangleWorkload of another domain or a grid-only name."""
+        if len(shape) > 1:
+            grid_workload(self.workload, shape)
+        elif isinstance(self.workload, wl.RectangleWorkload) or (
+                isinstance(self.workload, str) and self.workload in wl.RECTANGLE_BUILTIN
+                and not wl.is_name(self.workload)):
+            raise InvalidParameter(f"mwem.mw: workload {getattr(self.workload, 'name', self.workload)!r} is over a "
+                                   "grid; a 1-D histogram takes ranges (a name such as 'prefix', a RangeWorkload, "
+                                   "(starts, ends), (lo, hi) pairs or a query matrix)")
 
     def queries(self, bins: Partition, n: int) -> wl.RangeWorkload:
         """The workload over the units: a name is built over the groups; any other form is over the
@@ -167,6 +251,9 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("mwem.mw spends budget: give the finalizer a share gamma_f > 0")
+        shape = tuple(getattr(ctx, "shape", None) or (ctx.n,))
+        if len(shape) == 2:
+            return self._finalize_grid(bins, ctx, shape)
         k = bins.n_groups
         queries = self.queries(bins, ctx.n)
         lo, hi = np.asarray(queries.lo, dtype=np.int64), np.asarray(queries.hi, dtype=np.int64)
@@ -184,7 +271,9 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
                         "the exponential mechanism: not a linear function of its noise, so no part of its error "
                         "has an exact variance")
 
-    def _private(self, bins: Partition, ctx, k: int, lo, hi, rounds: int) -> np.ndarray:
+    def _budgets(self, ctx, rounds: int) -> tuple[float, float, float]:
+        """``(total, eps_select, eps_measure)``: the noisy total (charged here) or the public one, and
+        the per-round budgets of the rest of the share."""
         budget = float(ctx.budget)
         if self.public_total is None:
             eps_total = self.total_ratio * budget
@@ -193,7 +282,41 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
             eps_total, total = 0.0, float(self.public_total)
         eps_mw = budget - eps_total
         eps_select = self.ratio * eps_mw / rounds
-        eps_measure = eps_mw / rounds - eps_select
+        return total, eps_select, eps_mw / rounds - eps_select
+
+    def _finalize_grid(self, bins: Partition, ctx, shape) -> np.ndarray:
+        """MWEM over the cells of a grid with rectangle queries (module :mod:`.grid`): selection by
+        ``ctx.data.exponential`` (score from a summed-area table), measurement by
+        ``ctx.data.laplace_linear`` on the chosen rectangle's 0/1 row (sensitivity 1, computed by the
+        kernel), the closed-form update.  The rectangles are over the cells whatever the partition:
+        with groups of several cells (a partitioner before), each group gets the mean of its cells'
+        estimates (post-processing)."""
+        queries = grid_workload(self.workload, shape)
+        lo, hi = queries.lo, queries.hi
+        rounds = effective_rounds(self.rounds, len(queries))
+        if self.calibration == "dpbench":
+            cells = ctx.data.custom(DPBenchMWEMGrid(), ctx.budget, shape=shape, lo=lo, hi=hi, rounds=rounds,
+                                    ratio=float(self.ratio), updates=int(self.updates))
+        else:
+            total, eps_select, eps_measure = self._budgets(ctx, rounds)
+
+            def select(estimated, candidates):
+                def score(counts):   # runs in the kernel; the estimate's answers and the candidates are public
+                    return rectangle_errors(counts, shape, estimated, lo[candidates], hi[candidates])
+                return ctx.data.exponential(score, candidates.size, 1.0, eps_select)
+
+            def measure(j):
+                row = np.zeros(shape)
+                row[lo[j, 0]:hi[j, 0], lo[j, 1]:hi[j, 1]] = 1.0
+                return float(ctx.data.laplace_linear(row.reshape(1, -1), eps_measure)[0])
+
+            cells = mwem_grid_loop(shape, total, lo, hi, rounds, int(self.updates), select, measure)
+        if bins.is_plain():
+            return cells
+        return bins.spread(np.add.reduceat(np.asarray(cells)[bins.order], bins.bounds[:-1]))
+
+    def _private(self, bins: Partition, ctx, k: int, lo, hi, rounds: int) -> np.ndarray:
+        total, eps_select, eps_measure = self._budgets(ctx, rounds)
         order, bounds = bins.order, bins.bounds
 
         def select(estimate, candidates):

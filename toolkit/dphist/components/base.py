@@ -155,6 +155,11 @@ class Component(metaclass=_ValidatedConstruction):
         """Check the parameters against the domain size ``n`` (e.g. a workload's ranges); the pipeline
         calls it for every component before any budget is spent.  Default: nothing to check."""
 
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Check the parameters against the histogram's public shape (e.g. a workload of rectangles
+        over another grid); the pipeline calls it for every component, after :meth:`check_input`,
+        before any budget is spent.  Default: nothing to check."""
+
     @classmethod
     def declared_constraints(cls) -> dict[str, tuple[Constraint, ...]]:
         """``{parameter: (accepted alternatives, ...)}`` of this class (inherited ones included)."""
