@@ -14,16 +14,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# Every editable install builds with the environment's own setuptools (--no-build-isolation): pip would
+# otherwise make a fresh build environment, and install setuptools into it, for each of the 17 distributions
+# and again for every later `pip install -e .[extra]`.  The build backend is installed first (its version
+# is every pyproject's build-system requirement).
+PIP_E := $(BIN)/python -m pip install -q --no-build-isolation
+
 $(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(PLUGIN_DIRS))
-	$(BIN)/python -m pip install -q -e . $(addprefix -e ,$(PLUGIN_DIRS))
+	$(BIN)/python -m pip install -q 'setuptools>=77'
+	$(PIP_E) -e . $(addprefix -e ,$(PLUGIN_DIRS))
 	@# numba's kernels compiled once into the per-user cache (~/.cache/dphist/numba, or NUMBA_CACHE_DIR):
 	@# the first `dphist run` then loads them instead of compiling (README "Speed")
 	$(BIN)/dphist warm
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.installed
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	$(BIN)/python -m pip install -q -e '.[docs,coursework]'
+	$(PIP_E) -e '.[dev,docs,coursework]'
 	@# the Citation File Format schema, for tests/test_project.py: cffconvert ships it but pins jsonschema<4,
 	@# which the Jupyter stack above cannot share, so only its files are installed (its CLI is not used)
 	$(BIN)/python -m pip install -q --no-deps 'cffconvert==2.0.0'
@@ -45,7 +51,7 @@ test: dev
 # The explorer served by Voila, opened in the system's headless Chromium (Debian package; Playwright is told
 # its path, it never downloads a browser).  apt-get needs root, as on CI; elsewhere install chromium first.
 $(VENV)/.browser: $(VENV)/.dev
-	$(BIN)/python -m pip install -q -e '.[browser]'
+	$(PIP_E) -e '.[browser]'
 	touch $@
 
 test-browser: $(VENV)/.browser

@@ -160,18 +160,20 @@ def test_pruned_nodes_sum_to_the_group_root(average_pruned, inference):
 def test_root_average_uses_every_level_estimate():
     """With the optimisation and no inference, a group root at level r is the mean of r + 1 noisy
     estimates, so its variance is 1/(r + 1) of one node's (paper: 3^2/(2 eps^2) -> 3^2/(4 eps^2)).
-    Seeded, 3,000 runs; tolerance 10% (the sample variance's relative s.d. is about 4%).
-    Kills: averaging over the wrong number of levels, or not averaging."""
+    Kills: averaging over the wrong number of levels, or not averaging.  Power: here the group's root is
+    at level 1, so either mutation publishes one node's estimate and doubles the variance (+100%).  With
+    1,000 seeded runs the sample variance of a Laplace draw (kurtosis 6) has a relative s.d. of
+    sqrt(5 / 1000) = 7.1%: the 20% tolerance is 2.8 s.d. from the truth and 11 s.d. from a mutation."""
     n, cuts = 4, [0, 1, 2, 4]            # Figure 1: leaves b1, b2 and the group {b3, b4}
     x = np.array([5, 9, 2, 4])
     out = {}
     for avg in (False, True):
         pipe = Pipeline(None, None, FixedGroups(cuts), PrunedTreeFinalizer(2, avg, False), (0, 0, 1))
-        est = np.array([pipe.run(x, 1.0, seed=s).estimate[2] for s in range(3000)])
+        est = np.array([pipe.run(x, 1.0, seed=s).estimate[2] for s in range(1000)])
         out[avg] = np.var(est - 3.0)
     eps_2 = 1.0
-    assert abs(out[False] / (9 / (2 * eps_2 ** 2)) - 1) < 0.1, out
-    assert abs(out[True] / (9 / (4 * eps_2 ** 2)) - 1) < 0.1, out
+    assert abs(out[False] / (9 / (2 * eps_2 ** 2)) - 1) < 0.2, out
+    assert abs(out[True] / (9 / (4 * eps_2 ** 2)) - 1) < 0.2, out
 
 
 def test_pruned_tree_with_singletons_is_h():
