@@ -146,22 +146,25 @@ def test_all_coefficients_without_noise_reproduce_the_histogram():
 
 
 def test_selection_frequencies_follow_the_exponential_mechanism():
-    """4,000 seeded EFPA runs on 8 bins: the frequency of each K is within 0.025 of
-    softmax(eps_1 score / 2) (binomial sd <= 0.008, so about 3 sd).
+    """1,000 seeded EFPA runs on 8 bins: the frequency of each K is within 0.05 of
+    softmax(eps_1 score / 2) (binomial sd <= 0.015, so 3.4 sd).
 
-    Kills: a selection with the wrong epsilon (eps instead of eps_1) or sensitivity, or the argmax."""
+    Kills: a selection with the wrong epsilon (eps instead of eps_1) or sensitivity, or the argmax.
+    Power: the probabilities are (0.05, 0.68, 0.17, 0.07, 0.03); eps for eps_1 (in the scores or the
+    mechanism) or a doubled sensitivity moves one of them by 0.23 to 0.25, at least 11 of their
+    standard errors beyond the tolerance; the argmax by 0.32."""
     x = np.array([3, 9, 14, 20, 20, 14, 9, 3])
     eps = 1.0
     pipe = make_algorithm("EFPA")
     counts = np.zeros(5)
-    for s in range(4000):
+    for s in range(1000):
         r = pipe.run(x, eps, seed=s)
         kept = next(e.answers for e in r.ledger if e.primitive.startswith("custom:"))
         counts[list(kept_components(8)).index(kept)] += 1
     scores = efpa_scores(x, eps / 2, "parseval")
     p = np.exp(eps / 2 * scores / 2 - np.max(eps / 2 * scores / 2))
     p /= p.sum()
-    np.testing.assert_allclose(counts / counts.sum(), p, atol=0.025)
+    np.testing.assert_allclose(counts / counts.sum(), p, atol=0.05)
 
 
 def test_efpa_draws_come_from_the_kernel_not_the_global_rng(monkeypatch):
