@@ -50,3 +50,33 @@ def test_two_columns_give_a_2d_histogram(tmp_path, capsys):
     assert main(["run", "-a", "MWEM-2D", "-i", str(path), "--column", "x", "--column", "y", "--bins", "0:4:1",
                  "-e", "1", "--seed", "2"]) != 0
     assert "two of each" in capsys.readouterr().err
+
+
+def test_run_takes_a_2d_dataset_by_name_and_saves_a_grid(tmp_path, capsys):
+    """Kills: --input read only as a file path (a dataset name "does not exist"), the built-in grid's release
+    saved flattened, a misspelt name without the close match."""
+    out = tmp_path / "release.npy"
+    assert main(["run", "-a", "UG", "-i", "flights-delays", "-e", "1", "--seed", "3", "-o", str(out)]) == 0
+    assert np.load(out).shape == (256, 256) and "a 256 x 256 grid" in capsys.readouterr().err
+    assert main(["run", "-a", "UG", "-i", "flights-delay", "-e", "1", "--seed", "3"]) == 2
+    assert "did you mean 'flights-delays'" in capsys.readouterr().err
+
+
+def test_run_takes_a_dpbench_2d_name_from_a_data_directory(tmp_path, monkeypatch, capsys):
+    """Kills: DPBench's 2-D names (GOWALLA is checkin_256_256.npy) not looked up in the data directories."""
+    grid = np.arange(16, dtype=np.int64).reshape(4, 4)
+    np.save(tmp_path / "checkin_256_256.npy", grid)
+    monkeypatch.setenv("DPHIST_DATA", str(tmp_path))
+    out = tmp_path / "release.npy"
+    assert main(["run", "-a", "identity", "-i", "GOWALLA", "-e", "1", "--seed", "3", "-o", str(out)]) == 0
+    assert np.load(out).shape == (4, 4)
+
+
+def test_a_1d_preset_on_a_2d_name_exits_2_naming_it_and_writes_nothing(tmp_path, capsys):
+    """Kills: a 1-D preset run on a named grid's flattened cells, the output written before the refusal,
+    an exit status other than the user-error 2."""
+    out = tmp_path / "release.npy"
+    assert main(["run", "-a", "DAWA", "-i", "flights-delays", "-e", "1", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "'DAWA' supports 1-D" in err and "(256, 256)" in err and "nothing was spent" in err
+    assert not out.exists()
