@@ -230,6 +230,29 @@ def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
     return flat, shape
 
 
+class CheckedCounts:
+    """A histogram checked and copied by the kernel, once: ``counts``, a private read-only int64 copy of
+    its cells (flattened in row-major order) clamped at :func:`count_cap`, and its ``shape``.
+
+    Made only by its constructor, which runs :func:`validate_grid` and copies and clamps in one pass;
+    :class:`PrivateKernel` takes one as it is (no second check, no second copy).  The pipeline checks
+    its input this way before it chooses the mode and the noise, then hands it to the kernel.
+    """
+
+    __slots__ = ("counts", "shape")
+
+    def __init__(self, counts):
+        flat, shape = validate_grid(counts)
+        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass
+        private = np.minimum(flat, count_cap(flat.size))
+        private.setflags(write=False)
+        object.__setattr__(self, "counts", private)
+        object.__setattr__(self, "shape", shape)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("CheckedCounts is read-only")
+
+
 def _grid_message(message: str, shape: tuple[int, ...]) -> str:
     """A flattened-cell error message with the cell's grid index (``bin 7`` -> ``cell (1, 3)``)."""
     m = re.search(r"bin (\d+)", message)
@@ -353,14 +376,12 @@ class PrivateKernel:
 
     def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1,
                  shape=None):
-        counts, grid_shape = validate_grid(counts)
-        counts = np.array(counts, dtype=np.int64, copy=True)  # never the caller's array
+        checked = counts if type(counts) is CheckedCounts else CheckedCounts(counts)   # never the caller's array
+        counts, grid_shape = checked.counts, checked.shape
         #: the histogram's public shape (d axes); the counts are kept flattened in row-major order
         self.shape = check_shape(shape, counts.size) if shape is not None else grid_shape
         if shape is not None and len(grid_shape) > 1 and tuple(grid_shape) != self.shape:
             raise InvalidParameter(f"shape {self.shape} given for a histogram of shape {grid_shape}")
-        np.minimum(counts, count_cap(counts.size), out=counts)   # 1-Lipschitz: sensitivities stand
-        counts.setflags(write=False)
         self.__counts = counts
         self.__n = int(counts.size)
         self.__budgets: list[float] = []
@@ -491,12 +512,12 @@ def _probe_counts(n: int) -> np.ndarray:
 
 def _probe_noise(noise: NoiseSource) -> NoiseSource:
     """A throwaway source of the run's kind for a probe (its draws are never published; the run's
-    own source is not touched): the source's ``probe()``, else seeded float Laplace."""
+    own source is not touched): the source's ``probe()``, else research mode's probe source."""
     probe = getattr(noise, "probe", None)
     if callable(probe):
         return probe()
-    from .noise import SeededLaplace
-    return SeededLaplace(np.random.default_rng(0))
+    from .noise import _ProbeLaplace
+    return _ProbeLaplace()
 
 
 def _refused_on_probe(what: str, exc: Exception) -> Exception:
