@@ -226,3 +226,108 @@ def test_parts_of_one_run_are_held_to_the_whole_epsilon():
     with pytest.raises(PrivacyViolation, match="ledger totals"):
         pipe.execute(prepared, 0.6)
     assert pipe.execute(pipe.prepare(x, 1.0, seed=1), 0.4).ledger.total == pytest.approx(0.4)
+
+
+def _grid_pairs(shape, top=2):
+    """Every grid of ``shape`` with counts 0..top (rows, flattened), and each with a record added to each cell."""
+    n = shape[0] * shape[1]
+    xs = np.array(list(itertools.product(range(top + 1), repeat=n)), dtype=float)
+    for j in range(n):
+        y = xs.copy()
+        y[:, j] += 1
+        yield xs, y
+
+
+def _membership(shape, row_starts, col_starts):
+    """(cells x blocks) 0/1 matrix of the blocks cut at ``row_starts`` x ``col_starts`` (row-major cells)."""
+    r = np.searchsorted(row_starts, np.arange(shape[0]), side="right") - 1
+    c = np.searchsorted(col_starts, np.arange(shape[1]), side="right") - 1
+    block = (r[:, None] * len(col_starts) + c[None, :]).ravel()
+    return np.eye(len(row_starts) * len(col_starts))[block]
+
+
+def _grid_rows(shape, coarse_side, fine_side):
+    """(D, C, W) of every row of v, from block-membership matrices (an independent formulation)."""
+    n = shape[0] * shape[1]
+    coarse = _membership(shape, *[(np.arange(min(coarse_side, s) + 1) * s // min(coarse_side, s))[:-1] for s in shape])
+    fine = _membership(shape, *[np.arange(0, s, fine_side) for s in shape])
+    cs, fs = coarse.sum(axis=0), fine.sum(axis=0)
+
+    def stats(v):
+        t = v.sum(axis=1, keepdims=True)
+        d = np.abs(v - t / n).sum(axis=1)
+        c = np.abs(v @ coarse - t * cs / n).sum(axis=1)
+        w = np.abs(v - ((v @ fine) / fs) @ fine.T).sum(axis=1)
+        return np.column_stack([d, c, w])
+    return stats
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (2, 2), (3, 2), (3, 3)])
+def test_grid_sensitivities_match_brute_force(shape, monkeypatch):
+    """On a grid, each statistic's sensitivity is its largest change over every neighbouring pair (counts
+    0..2) and the charged vector's L1 change is at most 1, reached.  With 2 x 2 coarse blocks a 3 x 3 grid
+    has coarse blocks of 1, 2 and 4 cells and fine blocks of 4, 2 and 1.  The statistics are recomputed
+    from block-membership matrices and checked against the library's.  Kills: the coarse sensitivity from
+    the largest block (or one axis's smallest length alone), the fine one from the domain or from 1-D's
+    4-bin blocks, the 1-D statistics used on the flattened cells, 2-D blocks cut along one axis only."""
+    from dphist.selection.features import grid_statistic_sensitivities, grid_statistics
+    monkeypatch.setattr("dphist.selection.features.COARSE_SIDE", 2)
+    stats = _grid_rows(shape, 2, 2)
+    sample = np.random.default_rng(shape[0] * 7 + shape[1]).integers(0, 9, (20, shape[0] * shape[1]))
+    assert np.allclose(stats(sample.astype(float)), [grid_statistics(row, shape) for row in sample])
+    brute = np.zeros(3)
+    for x, y in _grid_pairs(shape):
+        brute = np.maximum(brute, np.abs(stats(y) - stats(x)).max(axis=0))
+    assert grid_statistic_sensitivities(shape) == pytest.approx(brute)
+    scale = ShapeStatistics(shape[0] * shape[1], shape).scale
+    worst = max(float((np.abs(stats(y) - stats(x)) / scale).sum(axis=1).max()) for x, y in _grid_pairs(shape))
+    grid = np.arange(shape[0] * shape[1]).reshape(shape)
+    release = Pipeline(None, None, "singleton", FeatureFinalizer(), (0, 0, 1), dims=(1, 2)).run(grid, 1.0, seed=1)
+    charged = {e.primitive: e.sensitivity for e in release.ledger}
+    assert charged["laplace.intervals"] == pytest.approx(1.0)
+    assert charged["custom:selection.shape-statistics"] == pytest.approx(1.0) == pytest.approx(worst)
+
+
+def test_auto_on_a_grid_uses_the_grid_model(tmp_path):
+    """On a grid: the 2-D tree chooses among the 2-D presets, from the grid statistics; the ledger holds
+    both parts (a linearised choice, DAWA-2D, runs on the run's one kernel reordered: the same as its own
+    run seeded alike, one ledger); a grid model given as the 1-D one, or a 2-D model without a tree for
+    the workload, is refused naming the problem, before anything is spent.  Kills: the 1-D tree or 1-D
+    statistics used on grids, a linearised choice run on a second kernel whose ledger misses the
+    features, a grid silently run through the 1-D model."""
+    from dphist.selection.auto import DEFAULT_MODEL_2D
+    from dphist.selection.features import grid_statistics
+    x = np.random.default_rng(3).poisson(20, (32, 32))
+    pipe = make_algorithm("auto", workload="dpbench-random-2000")
+    assert pipe.dims == (1, 2)
+    r = pipe.run(x, 1.0, seed=2)
+    a = r.notes["auto"]
+    assert a["dims"] == 2 and r.shape == (32, 32) and a["label"] in load_model(None, dims=2)["trees"][
+        "dpbench-random-2000"]["presets"]
+    assert r.ledger.by_stage()["selector"] == pytest.approx(0.1) and r.ledger.total == pytest.approx(1.0)
+    assert a["features"]["log2_domain"] == 10
+    # the tree's tvd input is the grid's D over the noisy total (noise small at this eps and scale)
+    assert a["features"]["tvd"] == pytest.approx(grid_statistics(x, x.shape)[0] / (2 * x.sum()), abs=0.02)
+    # a linearised choice on the run's kernel: DAWA-2D forced by a one-leaf model
+    model = json.loads(DEFAULT_MODEL_2D.read_text())
+    entry = model["workloads"]["prefix"]
+    labels = entry["tree"]["labels"]
+    one = RegretTree([-1], [0.0], [-1], [-1], [labels.index("DAWA-2D")], [10], [1.0], labels, FEATURE_NAMES)
+    model["workloads"] = {"prefix": {"presets": entry["presets"], "tree": one.to_dict(),
+                                     "leaf_regret": [[1.0] * len(labels)]}}
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(model))
+    auto = make_algorithm("auto", workload="prefix", grid_model=str(path))
+    r = auto.run(x, 1.0, seed=2)
+    assert r.notes["auto"]["preset"] == "DAWA-2D" and r.notes["linearise"] == "hilbert"
+    stages = r.ledger.by_stage()
+    assert stages.pop("selector") == pytest.approx(0.1) and sum(stages.values()) == pytest.approx(0.9)
+    dawa = make_algorithm("DAWA-2D")
+    alone = dawa.run(x, 1.0, seed=7)
+    assert np.array_equal(dawa.execute(dawa.prepare(x, 1.0, seed=7)).estimate, alone.estimate)
+    with pytest.raises(InvalidParameter, match="serves 2-D"):
+        make_algorithm("auto", model=str(DEFAULT_MODEL_2D))
+    no_tree = make_algorithm("auto", workload="identity", grid_model=str(path))
+    with pytest.raises(InvalidParameter, match="supports 1-D histograms only.*not 'identity'"):
+        no_tree.run(x, 1.0, seed=1)
+

@@ -369,6 +369,20 @@ class PrivateKernel:
         """Domain size (public)."""
         return self.__n
 
+    def reordered(self, order) -> "PrivateKernel":
+        """A kernel over the cells listed in the public ``order`` (a permutation of ``0..n-1``), as a
+        vector of ``n`` bins, sharing this kernel's noise source and ledger (every charge of either lands
+        in the one ledger; the run's total is audited on it).  What a linearisation runs on when
+        another part of the run already measured through this kernel (the ``auto`` preset on a grid:
+        :meth:`dphist.linearise.Linearised.execute`).  The order is checked; nothing is spent."""
+        order = np.asarray(order)
+        if order.shape != (self.__n,) or order.dtype.kind not in "iu" or not is_permutation(order, self.__n):
+            raise InvalidParameter(f"a kernel can be reordered only by a permutation of its {self.__n} bins")
+        noise = self.noise.inner if isinstance(self.noise, PersonLevelNoise) else self.noise
+        child = PrivateKernel(self.__counts[order], noise, ledger=self.ledger, contributions=self.contributions)
+        child.violations = self.violations       # one list: a violation in either part fails the run
+        return child
+
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
         """A metered view of the data for one component with ``budget`` epsilon.
 

@@ -45,6 +45,19 @@ evenly over the three statistics (0.2 each).  The total gets the most because th
 signal the data-independent trees and identity).  On one bin every statistic is identically 0
 (public), so only the total is measured, with the whole feature budget.
 
+**On a grid** (``r x c`` cells, flattened row-major by the kernel; the shape is public) the same three
+statistics are taken over blocks of the grid instead of runs of the vector: ``D`` over every cell (the
+order of the cells does not matter to it), ``C`` over :data:`COARSE_SIDE` x :data:`COARSE_SIDE` (4 x 4)
+rectangular blocks (each axis split as the 1-D blocks are; 16 blocks, as in 1-D), ``W`` within blocks
+of :data:`FINE_SIDE` x :data:`FINE_SIDE` (2 x 2) neighbouring cells (4 cells, as in 1-D; the last row
+or column of blocks thinner on an odd side).  The argument above used only that the blocks partition
+the bins, never that they are contiguous runs, so it holds word for word with the blocks' cell counts:
+``D`` ``2 (1 - 1/n)``, ``C`` ``2 (1 - s_min/n)`` with ``s_min`` the product of the two axes' smallest
+block lengths, ``W`` ``2 (1 - 1/k')`` with ``k'`` the largest block's cell count
+(:func:`grid_statistic_sensitivities`; ``tests/test_selection.py`` checks them by brute force on small
+grids).  A grid of ``n >= 2`` cells has an axis of length >= 2, so ``k' >= 2`` and ``s_min < n``: every
+sensitivity is positive.
+
 The tree sees derived values (:func:`feature_vector`), all functions of the noisy measurements and
 public numbers: ``log10 T~``, ``log10 (T~ eps_run)`` (the signal against the chosen algorithm's noise,
 Pythia's scale times epsilon), ``log10 (T~ eps_run / n)`` (per bin), ``tvd~``, ``coarse_tvd~``,
@@ -65,6 +78,8 @@ FEATURE_NAMES = ("log10_total", "log10_total_eps", "log10_total_eps_per_bin", "t
 TOTAL_WEIGHT = 0.4
 #: blocks of the coarse statistic ``C`` and bins per block of the fine one ``W``
 COARSE_BLOCKS, FINE_BLOCK = 16, 4
+#: on a grid: coarse blocks per axis (``C``) and cells per axis of a fine block (``W``)
+COARSE_SIDE, FINE_SIDE = 4, 2
 
 
 def l1_to_uniform(counts) -> float:
@@ -133,6 +148,57 @@ def statistics(counts) -> np.ndarray:
     return np.array([l1_to_uniform(x), coarse_l1(x), within_block_l1(x)])
 
 
+def _grid(counts, shape) -> np.ndarray:
+    x = _numbers(counts)
+    shape = tuple(int(v) for v in shape)
+    if len(shape) != 2 or x.size != shape[0] * shape[1]:
+        raise InvalidParameter(f"the grid statistics take a 2-D shape matching the counts; got {shape} for "
+                               f"{x.size} cells")
+    return x.reshape(shape)
+
+
+def _grid_blocks(shape, coarse: bool):
+    """Per axis, the start of each block and the axis length: ``min(COARSE_SIDE, side)`` near-equal blocks
+    (``coarse``) or runs of ``FINE_SIDE`` cells (the last one shorter on an odd side)."""
+    if coarse:
+        return [_bounds(s, min(COARSE_SIDE, s)) for s in shape]
+    return [np.append(np.arange(0, s, FINE_SIDE), s) for s in shape]
+
+
+def _block_sums(x: np.ndarray, bounds) -> np.ndarray:
+    return np.add.reduceat(np.add.reduceat(x, bounds[0][:-1], axis=0), bounds[1][:-1], axis=1)
+
+
+def grid_statistics(counts, shape) -> np.ndarray:
+    """``(D, C, W)`` of a grid of ``shape`` (counts flattened row-major or in that shape; module
+    docstring): ``C`` over 4 x 4 blocks, ``W`` within 2 x 2 blocks.  Public helper; the private
+    measurement is :class:`ShapeStatistics` built with the shape."""
+    x = _grid(counts, shape)
+    if not x.any():
+        return np.zeros(3)
+    n, total = x.size, float(x.sum())
+    d = l1_to_uniform(x)
+    cb = _grid_blocks(x.shape, coarse=True)
+    sizes = np.outer(np.diff(cb[0]), np.diff(cb[1]))
+    c = float(np.abs(_block_sums(x, cb) - total * sizes / n).sum())
+    fb = _grid_blocks(x.shape, coarse=False)
+    rows, cols = np.diff(fb[0]), np.diff(fb[1])
+    means = _block_sums(x, fb) / np.outer(rows, cols)
+    dev = x - np.repeat(np.repeat(means, rows, axis=0), cols, axis=1)
+    w = float(np.abs(dev, out=dev).sum())
+    return np.array([d, c, w])
+
+
+def grid_statistic_sensitivities(shape) -> np.ndarray:
+    """The sensitivities of the grid's ``(D, C, W)`` on ``n >= 2`` cells (module docstring)."""
+    shape = tuple(int(v) for v in shape)
+    n = shape[0] * shape[1]
+    cb = _grid_blocks(shape, coarse=True)
+    s_min = float(np.diff(cb[0]).min() * np.diff(cb[1]).min())
+    k = min(FINE_SIDE, shape[0]) * min(FINE_SIDE, shape[1])
+    return np.array([l1_sensitivity(n), 2.0 * (1.0 - s_min / n), l1_sensitivity(k)])
+
+
 class ShapeStatistics(VettedMechanism):
     """``(D, C, W)`` on ``n >= 2`` bins, each with Laplace noise of ``s_i / (eps / 3)``: one Laplace
     mechanism on the vector scaled to L1 sensitivity 1 (module docstring)."""
@@ -143,11 +209,15 @@ class ShapeStatistics(VettedMechanism):
              "(dphist.selection.features, module docstring)")
     sensitivity = 1.0
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, shape=None):
         if n < 2:
             raise InvalidParameter("the shape statistics are identically 0 on one bin; they are not measured")
         self.n = int(n)
-        self.scale = 3.0 * statistic_sensitivities(self.n)      # y = stats / scale has L1 sensitivity 1
+        self.shape = None if shape is None or len(shape) < 2 else tuple(int(v) for v in shape)
+        if self.shape is not None and (len(self.shape) != 2 or self.shape[0] * self.shape[1] != self.n):
+            raise InvalidParameter(f"{self.name}: shape {self.shape} is not a 2-D grid of {self.n} cells")
+        sens = statistic_sensitivities(self.n) if self.shape is None else grid_statistic_sensitivities(self.shape)
+        self.scale = 3.0 * sens      # y = stats / scale has L1 sensitivity 1
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -158,18 +228,20 @@ class ShapeStatistics(VettedMechanism):
         return 3
 
     def run(self, counts, epsilon, noise, **arguments):
-        y = noise.laplace_mechanism(statistics(counts) / self.scale, 1.0, epsilon)
+        stats = statistics(counts) if self.shape is None else grid_statistics(counts, self.shape)
+        y = noise.laplace_mechanism(stats / self.scale, 1.0, epsilon)
         return np.asarray(y, dtype=float) * self.scale
 
 
-def measure(data, n: int, epsilon: float) -> dict:
+def measure(data, n: int, epsilon: float, shape=None) -> dict:
     """``{"total": T~, "stats": (D~, C~, W~)}`` measured through ``data`` (a kernel handle) with
-    ``epsilon`` in all (:data:`TOTAL_WEIGHT` of it on the total)."""
+    ``epsilon`` in all (:data:`TOTAL_WEIGHT` of it on the total); ``shape`` a grid's (public) shape
+    for the grid statistics, None (or one axis) for a vector."""
     if n < 2:
         total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon)
         return {"total": float(total[0]), "stats": (0.0, 0.0, 0.0)}
     total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon * TOTAL_WEIGHT)
-    stats = data.custom(ShapeStatistics(n), epsilon * (1 - TOTAL_WEIGHT))
+    stats = data.custom(ShapeStatistics(n, shape), epsilon * (1 - TOTAL_WEIGHT))
     return {"total": float(total[0]), "stats": tuple(float(v) for v in np.asarray(stats).ravel())}
 
 
