@@ -73,7 +73,7 @@ import math
 import re
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Callable
 
 import numpy as np
@@ -474,8 +474,10 @@ def _score_vector(score: Callable, counts: np.ndarray) -> np.ndarray:
     return np.array(score(counts), dtype=float).reshape(-1)
 
 
+@lru_cache(maxsize=4)
 def _probe_counts(n: int) -> np.ndarray:
-    """The public probe histogram: all zeros over the domain (read-only)."""
+    """The public probe histogram: all zeros over the domain (read-only; one per domain size, kept for
+    the next probe: a run probes its mechanisms on the same size)."""
     probe = np.zeros(n, dtype=np.int64)
     probe.setflags(write=False)
     return probe

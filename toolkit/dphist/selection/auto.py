@@ -44,7 +44,7 @@ from ..partition import Partition
 from ..pipeline import Pipeline, Release
 from ..presets import make_algorithm, preset
 from ..registry import default_registry
-from .features import FEATURE_NAMES, ShapeStatistics, feature_vector, measure
+from .features import FEATURE_NAMES, ShapeStatistics, feature_row, measure
 from .regret_tree import RegretTree
 
 #: the JSON format name and version of selector models this code reads
@@ -227,8 +227,8 @@ class AutoPipeline(Pipeline):
         ``dims`` picks the 1-D or the 2-D tree."""
         e = self.entries[dims]
         tree, installed = e["tree"], e["installed"]
-        x = feature_vector(total, stats, n, eps_run)
-        leaf = int(tree.leaves(x)[0])
+        x = feature_row(total, stats, n, eps_run)
+        leaf, path = tree.walk(x)
         label = tree.labels[tree.label[leaf]]
         note = ""
         if label not in installed:
@@ -239,7 +239,7 @@ class AutoPipeline(Pipeline):
             label = fallback
         name, params = e["presets"][label]
         return {"label": label, "preset": name, "params": params, "leaf": leaf, "dims": dims,
-                "path": tree.path(x), "features": dict(zip(FEATURE_NAMES, (float(v) for v in x))),
+                "path": path, "features": dict(zip(FEATURE_NAMES, x)),
                 "note": note}
 
     def chosen_pipeline(self, choice: dict) -> Pipeline:
