@@ -304,7 +304,7 @@ def test_auto_on_a_grid_uses_the_grid_model(tmp_path):
     run seeded alike, one ledger); a grid model given as the 1-D one, or a 2-D model without a tree for
     the workload, is refused naming the problem, before anything is spent.  Kills: the 1-D tree or 1-D
     statistics used on grids, a linearised choice run on a second kernel whose ledger misses the
-    features, a grid silently run through the 1-D model."""
+    features, a grid silently run through the 1-D model, a kernel reordered by a non-permutation."""
     from dphist.selection.auto import DEFAULT_MODEL_2D
     from dphist.selection.features import grid_statistics
     x = np.random.default_rng(3).poisson(20, (32, 32))
@@ -316,8 +316,13 @@ def test_auto_on_a_grid_uses_the_grid_model(tmp_path):
         "dpbench-random-2000"]["presets"]
     assert r.ledger.by_stage()["selector"] == pytest.approx(0.1) and r.ledger.total == pytest.approx(1.0)
     assert a["features"]["log2_domain"] == 10
-    # the tree's tvd input is the grid's D over the noisy total (noise small at this eps and scale)
-    assert a["features"]["tvd"] == pytest.approx(grid_statistics(x, x.shape)[0] / (2 * x.sum()), abs=0.02)
+    # the tree's coarse input is the grid's C (4 x 4 blocks) over the noisy total, not the 1-D C of the
+    # flattened cells (16 runs of two rows): a ramp along the columns tells them apart
+    ramp = np.random.default_rng(4).poisson(5 + 4 * np.arange(32))[None, :].repeat(32, axis=0)
+    f = pipe.run(ramp, 1.0, seed=3).notes["auto"]["features"]
+    grid_c, flat_c = grid_statistics(ramp, ramp.shape)[1], statistics(ramp.ravel())[1]
+    assert f["coarse_tvd"] == pytest.approx(grid_c / (2 * ramp.sum()), abs=0.02)
+    assert grid_c / (2 * ramp.sum()) > flat_c / (2 * ramp.sum()) + 0.1
     # a linearised choice on the run's kernel: DAWA-2D forced by a one-leaf model
     model = json.loads(DEFAULT_MODEL_2D.read_text())
     entry = model["workloads"]["prefix"]
@@ -335,6 +340,8 @@ def test_auto_on_a_grid_uses_the_grid_model(tmp_path):
     dawa = make_algorithm("DAWA-2D")
     alone = dawa.run(x, 1.0, seed=7)
     assert np.array_equal(dawa.execute(dawa.prepare(x, 1.0, seed=7)).estimate, alone.estimate)
+    with pytest.raises(InvalidParameter, match="permutation"):       # a cell twice would count its records twice
+        dawa.prepare(x, 1.0, seed=7).kernel.reordered(np.zeros(x.size, dtype=np.int64))
     with pytest.raises(InvalidParameter, match="serves 2-D"):
         make_algorithm("auto", model=str(DEFAULT_MODEL_2D))
     no_tree = make_algorithm("auto", workload="identity", grid_model=str(path))
