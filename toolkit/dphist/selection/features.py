@@ -168,19 +168,30 @@ def _vector(counts, shape=None) -> np.ndarray:
         w = _within_blocks(xf, min(FINE_BLOCK, n), buf)
         return np.array([float(total), d, c, w])
     g = _grid(xf, shape)
+    r, k = g.shape
     cb = _grid_blocks(g.shape, coarse=True)
     sizes = np.outer(np.diff(cb[0]), np.diff(cb[1]))
-    c = float(np.abs(_block_sums(g, cb) - total * sizes / n).sum())
-    fb = _grid_blocks(g.shape, coarse=False)
-    rows, cols = np.diff(fb[0]), np.diff(fb[1])
-    means = _block_sums(g, fb) / np.outer(rows, cols)
-    r, k = g.shape
     dev = buf.reshape(g.shape)
-    if r % FINE_SIDE == 0 and k % FINE_SIDE == 0:   # whole blocks: a broadcast, no expanded copy
-        four = (r // FINE_SIDE, FINE_SIDE, k // FINE_SIDE, FINE_SIDE)
-        np.subtract(g.reshape(four), means[:, None, :, None], out=dev.reshape(four))
+    if FINE_SIDE == 2 and r % 2 == 0 and k % 2 == 0:
+        # whole 2 x 2 blocks: their sums by strided adds (rows in pairs, then columns in pairs), the coarse
+        # sums from them when the coarse cuts fall between blocks; the deviations against the block means
+        # repeated along the columns only (a broadcast over the row pairs)
+        pairs = g.reshape(r // 2, 2, k)
+        rows2 = pairs[:, 0, :] + pairs[:, 1, :]
+        cols2 = rows2.reshape(r // 2, k // 2, 2)
+        fine = cols2[:, :, 0] + cols2[:, :, 1]
+        if not (cb[0] % 2).any() and not (cb[1] % 2).any():
+            coarse = np.add.reduceat(np.add.reduceat(fine, cb[0][:-1] // 2, axis=0), cb[1][:-1] // 2, axis=1)
+        else:
+            coarse = _block_sums(g, cb)
+        np.subtract(pairs, np.repeat(fine * 0.25, 2, axis=1)[:, None, :], out=dev.reshape(r // 2, 2, k))
     else:
+        coarse = _block_sums(g, cb)
+        fb = _grid_blocks(g.shape, coarse=False)
+        rows, cols = np.diff(fb[0]), np.diff(fb[1])
+        means = _block_sums(g, fb) / np.outer(rows, cols)
         np.subtract(g, np.repeat(np.repeat(means, rows, axis=0), cols, axis=1), out=dev)
+    c = float(np.abs(coarse - total * sizes / n).sum())
     w = float(np.abs(dev, out=dev).sum())
     return np.array([float(total), d, c, w])
 
