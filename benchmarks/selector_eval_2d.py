@@ -9,10 +9,10 @@ else found as ``benchmarks/dpbench_2d_sweep.py`` finds them).  Steps:
    (``dphist.selection.train.train_models(..., dims=2)``) on the *other* eight sources only;
 2. the real `auto` preset, with that model as its ``grid_model``, runs on the fold's sources (the
    experiment engine: 64 x 64 cells, scales 1e3 .. 1e8, epsilon 0.01, 0.1, 1, three trials, the same root
-   seed as training, so the same DPBench samples every 2-D preset ran on);
-3. per setting (source, scale, epsilon, workload), the regret of `auto` and of every 2-D preset against the
-   per-input oracle (the preset of least mean error at the full epsilon, over all ten 2-D presets, every
-   one of them a candidate of `auto`);
+   seed as training, so the same DPBench samples every candidate ran on);
+3. per setting (source, scale, epsilon, workload), the regret of `auto` and of every candidate against the
+   per-input oracle (the candidate of least mean error at the full epsilon: the ten 2-D presets of
+   ``benchmarks/dpbench-2d.toml``, every one of them a candidate of `auto`);
 4. ``notebooks/data/selection-2d-heldout.csv`` (one row per setting: every preset's and every share's mean
    error, the preset `auto` chose in each trial at the default share) and a Markdown summary on stdout.
 
@@ -72,7 +72,7 @@ def choices(config, models, held_rows):
 
 
 def all_presets(results_csv):
-    """Mean scaled L2 error per (dataset, domain, scale, epsilon) and every 2-D preset of the sweep, per workload."""
+    """Mean scaled L2 error per (dataset, domain, scale, epsilon) and every preset of the sweep, per workload."""
     import pandas as pd
     df = pd.read_csv(results_csv)
     df = df[df["metric"] == "scaled-l2"]
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
         parser.error("DPBench's 2-D sources were not found: give --data-dir")
     config = training_config(data_dir, args.results, dims=2)
     tables = error_table(Path(args.results) / "results.csv", config)       # auto's candidates
-    everything = all_presets(Path(args.results) / "results.csv")           # every 2-D preset of the sweep
+    everything = all_presets(Path(args.results) / "results.csv")           # every preset of the sweep
     out = Path(args.out)
     models, csvs = run_folds(config, tables, out)
     auto = pd.concat([pd.read_csv(c) for c in csvs])

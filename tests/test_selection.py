@@ -210,8 +210,10 @@ def test_missing_plugin_falls_back_with_a_note(tmp_path):
 
 
 def test_packaged_model_matches_its_training_configuration():
-    """The shipped model loads, has a tree per workload over installed presets, and was trained from the
-    shipped configuration (its SHA-256).  Kills: the training TOML edited without retraining."""
+    """The shipped models (1-D and grids) load, have a tree per workload over installed presets (the grid
+    model's: every preset of its sweep, all installed 2-D presets), and were trained from the shipped
+    configurations (their SHA-256).  Kills: a training TOML edited without retraining, a preset of the
+    2-D sweep left out of the grid model's candidates."""
     import hashlib
     model = load_model()
     assert set(model["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
@@ -219,6 +221,15 @@ def test_packaged_model_matches_its_training_configuration():
     assert model["training"]["excluded_sources"] == []
     for entry in model["trees"].values():
         assert entry["tree"].depth <= model["training"]["max_depth"]
+    from dphist.selection.auto import TRAINING_CONFIG_2D
+    grid = load_model(dims=2)
+    assert grid["dims"] == 2 and set(grid["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
+    assert grid["training"]["config_sha256"] == hashlib.sha256(TRAINING_CONFIG_2D.read_bytes()).hexdigest()
+    assert grid["training"]["excluded_sources"] == []
+    from dphist.experiments.config import SweepConfig
+    swept = {a.name for a in SweepConfig.from_toml(TRAINING_CONFIG_2D).algorithms}
+    assert {name for name, _ in grid["trees"]["prefix"]["presets"].values()} == swept
+    assert swept <= set(default_registry.available_names("algorithm")) and {"AHP-2D", "DAWA-2D"} <= swept
 
 
 def test_parts_of_one_run_are_held_to_the_whole_epsilon():

@@ -18,7 +18,7 @@ from the run's one noise source (seeded in research mode, the operating system's
 
 On a grid (2-D, the shape public) the same steps run with the grid's features (the statistics over
 blocks of the grid, :func:`dphist.selection.features.grid_statistics`) and the 2-D model
-(``auto-2d.json``: trees over every 2-D preset, the linearised AHP-2D and DAWA-2D included, trained on
+(``auto-2d.json``: trees over the ten presets of DPBench's 2-D sweep, the linearised AHP-2D and DAWA-2D included, trained on
 the DPBench 2-D sources; the workload names the rectangles of that name, :func:`dphist.workloads.make_rectangles`).
 
 A model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, the number of

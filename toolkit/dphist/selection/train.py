@@ -16,8 +16,8 @@
    with its candidates and the training configuration's hash to ``auto-1d.json``.
 
 ``--dims 2`` trains the grid model the same way: the sweep of ``auto-2d.training.toml`` (the ten DPBench
-2-D sources at 32 x 32 and 64 x 64 cells, every 2-D preset scored on the three rectangle workloads), the
-grid statistics as features (:func:`~dphist.selection.features.grid_statistics`), every 2-D preset a
+2-D sources at 32 x 32 and 64 x 64 cells, the ten presets of ``benchmarks/dpbench-2d.toml`` scored on the three rectangle workloads), the
+grid statistics as features (:func:`~dphist.selection.features.grid_statistics`), every one of them a
 candidate (AHP-2D and DAWA-2D, linearised, run on ``auto``'s kernel reordered along their curve),
 written to ``auto-2d.json``.
 
