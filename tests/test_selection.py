@@ -197,8 +197,9 @@ def _one_leaf_model(tmp_path, label_order):
 
 def test_missing_plugin_falls_back_with_a_note(tmp_path):
     """Without dphist-dawa the leaf's DAWA-approx is replaced by the installed candidate of least
-    training regret in that leaf (Hb before identity), and the release says so.  Kills: an error
-    instead of the fallback, a fallback to the first installed label rather than the least regret."""
+    training regret in that leaf (Hb before identity), and the release says so; a model file rewritten
+    in place is read again.  Kills: an error instead of the fallback, a fallback to the first installed
+    label rather than the least regret, a model cache keyed by the path alone (a stale tree)."""
     model = _one_leaf_model(tmp_path, ["DAWA-approx@prefix", "Hb", "identity"])
     x = np.arange(32)
     assert make_algorithm("auto", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "DAWA-approx"
@@ -207,6 +208,9 @@ def test_missing_plugin_falls_back_with_a_note(tmp_path):
     assert r.notes["auto"]["preset"] == "Hb" and "not installed" in r.warnings[-1]
     with default_registry.without("dphist-dawa", "dphist-boost"):
         assert AutoPipeline("prefix", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "identity"
+    # the same file rewritten with another tree: read again (the cache is per file version, not per path)
+    assert _one_leaf_model(tmp_path, ["Hb", "identity", "DAWA-approx@prefix"]) == model
+    assert make_algorithm("auto", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "Hb"
 
 
 def test_packaged_model_matches_its_training_configuration():

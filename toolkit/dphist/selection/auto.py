@@ -86,7 +86,12 @@ def load_model(path=None, dims: int = 1) -> dict:
     another number of axes."""
     default = DEFAULT_MODEL if dims == 1 else DEFAULT_MODEL_2D
     path = default if path is None else Path(path)
-    model = _load_model(str(path.resolve()) if path.exists() else str(path))
+    try:    # read and checked once per file version: the cache key holds its modification time and size
+        st = path.stat()
+        version = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        version = None
+    model = _load_model(str(path.resolve()) if version is not None else str(path), version)
     if model["dims"] != dims:
         raise InvalidParameter(f"selector model file {model['path']} serves {model['dims']}-D histograms, "
                                f"not {dims}-D (give it as {'model' if model['dims'] == 1 else 'grid_model'}=)")
@@ -94,7 +99,7 @@ def load_model(path=None, dims: int = 1) -> dict:
 
 
 @lru_cache(maxsize=8)
-def _load_model(path: str) -> dict:
+def _load_model(path: str, version=None) -> dict:
     p = Path(path)
     if not p.is_file():
         hint = " (rebuild the packaged one with `make selector`)" if p in (DEFAULT_MODEL, DEFAULT_MODEL_2D) else ""
