@@ -73,7 +73,7 @@ import math
 import re
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Callable
 
 import numpy as np
@@ -402,6 +402,20 @@ class PrivateKernel:
         """Domain size (public)."""
         return self.__n
 
+    def reordered(self, order) -> "PrivateKernel":
+        """A kernel over the cells listed in the public ``order`` (a permutation of ``0..n-1``), as a
+        vector of ``n`` bins, sharing this kernel's noise source and ledger (every charge of either lands
+        in the one ledger; the run's total is audited on it).  What a linearisation runs on when
+        another part of the run already measured through this kernel (the ``auto`` preset on a grid:
+        :meth:`dphist.linearise.Linearised.execute`).  The order is checked; nothing is spent."""
+        order = np.asarray(order)
+        if order.shape != (self.__n,) or order.dtype.kind not in "iu" or not is_permutation(order, self.__n):
+            raise InvalidParameter(f"a kernel can be reordered only by a permutation of its {self.__n} bins")
+        noise = self.noise.inner if isinstance(self.noise, PersonLevelNoise) else self.noise
+        child = PrivateKernel(self.__counts[order], noise, ledger=self.ledger, contributions=self.contributions)
+        child.violations = self.violations       # one list: a violation in either part fails the run
+        return child
+
     def _checked_partition(self, partition) -> tuple[np.ndarray, np.ndarray, bool]:
         """:func:`checked_partition_in_order` against this kernel's domain, remembering the last partition
         checked in full (copies of its arrays, never handed out): the pipeline checks each stage's
@@ -503,8 +517,10 @@ def _score_vector(score: Callable, counts: np.ndarray) -> np.ndarray:
     return np.array(score(counts), dtype=float).reshape(-1)
 
 
+@lru_cache(maxsize=4)
 def _probe_counts(n: int) -> np.ndarray:
-    """The public probe histogram: all zeros over the domain (read-only)."""
+    """The public probe histogram: all zeros over the domain (read-only; one per domain size, kept for
+    the next probe: a run probes its mechanisms on the same size)."""
     probe = np.zeros(n, dtype=np.int64)
     probe.setflags(write=False)
     return probe
