@@ -321,11 +321,11 @@ class WeightedTree:
 
     def nodes(self, group_bounds: np.ndarray):
         """Bin ranges and weights of the asked nodes (weight > 0), level by level."""
-        s = np.concatenate([group_bounds[lv.start] for lv in self.levels])
-        e = np.concatenate([group_bounds[lv.end] for lv in self.levels])
-        w = np.concatenate(self.weights)
-        keep = w > 0
-        return s[keep], e[keep], w[keep]
+        keep = [w > 0 for w in self.weights]
+        index = np.int32 if int(group_bounds[-1]) < 2 ** 31 else np.int64   # bins: the narrowest type (memory)
+        s = np.concatenate([group_bounds[lv.start[k]] for lv, k in zip(self.levels, keep)], dtype=index)
+        e = np.concatenate([group_bounds[lv.end[k]] for lv, k in zip(self.levels, keep)], dtype=index)
+        return s, e, np.concatenate([w[k] for w, k in zip(self.weights, keep)])
 
 
 def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choose) -> WeightedTree:
@@ -622,23 +622,30 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -
     levels, weights = tree.levels, tree.weights
     depth = len(levels)
     est, var = [None] * depth, [None] * depth
-    child_sum, child_var = [None] * depth, [None] * depth
-    # upward: each node's best estimate from its own subtree, and its variance
-    for d in range(depth - 1, -1, -1):
-        lv = levels[d]
-        m = lv.start.size
+
+    def children(d):   # the children's estimate and variance of level d's nodes (zeros and ones for leaves)
+        m = levels[d].start.size
         cs, cv = np.zeros(m), np.ones(m)
         if d + 1 < depth:
-            children_sums(est[d + 1], lv, cs)
-            children_sums(var[d + 1], lv, cv)
-        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), lv.n_children, cs, cv)
-        child_sum[d], child_var[d] = cs, cv
-    # downward: share each node's final discrepancy among its children in proportion to their variances
+            children_sums(est[d + 1], levels[d], cs)
+            children_sums(var[d + 1], levels[d], cv)
+        return cs, cv
+
+    # upward: each node's best estimate from its own subtree, and its variance
+    for d in range(depth - 1, -1, -1):
+        cs, cv = children(d)
+        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), levels[d].n_children,
+                                 cs, cv)
+    del cs, cv
+    # downward: share each node's final discrepancy among its children in proportion to their variances (the
+    # children's sums computed again, the same numbers, rather than kept for every level: memory)
     final = est[0]
     totals = np.empty(int(levels[0].end[0]))
     for d, lv in enumerate(levels):
-        final = _downward(final, lv.start, lv.n_children, lv.first_child, child_sum[d], child_var[d],
+        cs, cv = children(d)
+        final = _downward(final, lv.start, lv.n_children, lv.first_child, cs, cv,
                           est[d + 1] if d + 1 < depth else final, var[d + 1] if d + 1 < depth else final, totals)
+        est[d] = var[d] = None                             # read by no later level
     return totals
 
 
