@@ -246,6 +246,23 @@ def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
         parallel.run_all([partial(kernels.relax_block, best, back, a, block, lo, hi) for lo, hi in parts], threads)
 
 
+#: nodes per block of one tree level's SSE costs (the level's temporaries held to this size: memory)
+NODE_BLOCK = 1 << 16
+
+
+def _node_costs(cost, units, first, last) -> np.ndarray:
+    """``cost.nodes`` of one tree level's nodes ``[units[first], units[last])``.  An :class:`SSEPenalty`
+    (each node's cost from its own two bounds, elementwise: the same numbers whatever the batch) is
+    computed by blocks of :data:`NODE_BLOCK` nodes; any other cost gets the level in one call, as its
+    contract says (a cost may draw noise per batch)."""
+    if type(cost) is not SSEPenalty or first.size <= NODE_BLOCK:
+        return np.asarray(cost.nodes(units[first], units[last]), dtype=float)
+    out = np.empty(first.size)
+    for a in range(0, first.size, NODE_BLOCK):
+        out[a:a + NODE_BLOCK] = cost.nodes(units[first[a:a + NODE_BLOCK]], units[last[a:a + NODE_BLOCK]])
+    return out
+
+
 def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segmentation:
     """The best segmentation into aligned subtrees of a ``branching``-ary tree over the units (mode c).
 
@@ -263,7 +280,7 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
     while True:
         first = np.arange(0, k, span)
         last = np.minimum(first + span, k)
-        own = np.asarray(cost.nodes(units[first], units[last]), dtype=float)
+        own = _node_costs(cost, units, first, last)
         if best is None:
             take = np.ones(first.size, dtype=bool)
             best = own
