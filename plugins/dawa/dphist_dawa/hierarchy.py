@@ -382,12 +382,31 @@ def _top_down(levels: list[Level], p_by_level: list[np.ndarray]) -> list[np.ndar
     weights = []
     scale = np.ones(1)
     for d, lv in enumerate(levels):
-        p = p_by_level[d]
-        leaf = lv.n_children == 0
-        weights.append(np.where(leaf, scale, scale * (1 - p)))
-        if d + 1 < len(levels):
-            scale = np.repeat(scale * p, lv.n_children)
+        w, scale = _top_down_level(scale, np.asarray(p_by_level[d], dtype=float), lv.n_children,
+                                   d + 1 < len(levels))
+        weights.append(w)
     return weights
+
+
+@njit(cache=True, nogil=True)
+def _top_down_level(scale, p, n_children, more):
+    """One level of :func:`_top_down` compiled: a leaf's weight is its scale, a node's ``scale * (1 - p)``, and
+    each child of a node gets ``scale * p`` (the same products as ``np.where`` and ``np.repeat``)."""
+    m = scale.size
+    w = np.empty(m)
+    total = 0
+    for i in range(m):
+        w[i] = scale[i] if n_children[i] == 0 else scale[i] * (1 - p[i])
+        total += n_children[i]
+    nxt = np.empty(total if more else 0)
+    if more:
+        at = 0
+        for i in range(m):
+            f = scale[i] * p[i]
+            for _ in range(n_children[i]):
+                nxt[at] = f
+                at += 1
+    return w, nxt
 
 
 @njit(cache=True, nogil=True)
