@@ -470,25 +470,33 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
     the same operations in the same order.  Children's sums as a running sum: at most 8 children; the
     prefix sums and energies in one pass (:func:`_fused_prefix_energies`)."""
     m = start.size
+    inner = 0
+    for i in range(m):
+        if n_children[i] > 0:
+            inner += 1
     err = np.empty(m)
     K = np.ones(m)
-    self_energy = np.empty(m)
     p = np.ones(m)
-    inner = 0
+    if inner == 0:                # every node a leaf: its energy is its error (one array for both: memory)
+        for i in range(m):
+            err[i] = leaf_err[start[i]]
+        return err, K, err, p
+    self_energy = np.empty(m)
     for i in range(m):
         if n_children[i] == 0:
             err[i] = leaf_err[start[i]]
             self_energy[i] = err[i]
-        else:
-            inner += 1
-    if inner == 0:
-        return err, K, self_energy, p
-    sum_err = np.empty(inner)
-    K_children = np.empty(inner)
-    self_children = np.empty(inner)
+    if inner == m:                # every node inner: the children's sums written where the node's values go
+        sum_err = err             # (each read before its node's own value is written: memory)
+        K_children = K
+        self_children = self_energy
+    else:
+        sum_err = np.empty(inner)
+        K_children = np.empty(inner)
+        self_children = np.empty(inner)
     s_grp = np.empty(inner, dtype=start.dtype)
     e_grp = np.empty(inner, dtype=start.dtype)
-    idx = np.empty(inner, dtype=np.int64)
+    idx = np.empty(inner, dtype=start.dtype)
     at = 0
     for i in range(m):
         c = n_children[i]
