@@ -130,6 +130,5 @@ class GreedyHFinalizer(Finalizer):
             at += int(asked.sum())
             per_level.append(y)
         del noisy
-        totals = tree_least_squares(tree, per_level)
-        del per_level
+        totals = tree_least_squares(tree, per_level, consume=True)   # each level's answers freed once read
         return bins.spread(totals)

@@ -636,7 +636,7 @@ class WeightedRangeQueries:
         return out
 
 
-def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -> np.ndarray:
+def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], consume: bool = False) -> np.ndarray:
     """Group totals minimising ``sum_v (w_v T_v - y_v)^2`` over the weighted tree (exact GLS).
 
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
@@ -644,7 +644,8 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -
     solution is unique.  Noise variances are relative (all answers share one Laplace scale).
 
     Each level's pass is compiled (:func:`_upward`, :func:`_downward`); the children's sums are
-    numpy's ``add.reduceat`` (:func:`children_sums`).
+    numpy's ``add.reduceat`` (:func:`children_sums`).  ``consume=True`` sets each entry of
+    ``answers_by_level`` to None once read (the caller's list: memory).
     """
     levels, weights = tree.levels, tree.weights
     depth = len(levels)
@@ -663,6 +664,8 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -
         cs, cv = children(d)
         est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), levels[d].n_children,
                                  cs, cv)
+        if consume:
+            answers_by_level[d] = None
     del cs, cv
     # downward: share each node's final discrepancy among its children in proportion to their variances (the
     # children's sums computed again, the same numbers, rather than kept for every level: memory)
