@@ -61,6 +61,29 @@ def test_the_shared_domain_order_is_trusted_only_while_read_only():
         base.setflags(write=False)
 
 
+def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_checked_again(monkeypatch):
+    """The kernel remembers the last partition it checked in full (its own copies): the same partition
+    measured again skips the permutation's counting pass (the pipeline checks a stage's partition, the
+    finalizer then measures it); the same object edited in place (bin 0 twice) is checked and refused.
+    Kills: the memory kept as the caller's arrays or compared by identity (the edit would pass)."""
+    import dphist.kernel.private as private
+    from dphist.validation import is_permutation
+    calls = []
+
+    def counting(order, n):
+        calls.append(n)
+        return is_permutation(order, n)
+    monkeypatch.setattr(private, "is_permutation", counting)
+    k, h = fresh()
+    p = Partition(np.array([4, 0, 1, 2, 3]), np.array([0, 2, 5]))
+    assert h.laplace_partition(p, 0.25).shape == (2,) and len(calls) == 1
+    assert h.laplace_partition(p, 0.25).shape == (2,) and len(calls) == 1     # recognised: no second count
+    p.order[1] = 4                                                            # edited in place: 4 twice
+    with pytest.raises(InvalidParameter, match="permutation"):
+        h.laplace_partition(p, 0.25)
+    assert len(calls) == 2 and h.spent == pytest.approx(0.5)
+
+
 def test_a_partition_with_reassigned_slots_is_checked_again():
     k, h = fresh()
     p = Partition.singletons(5)

@@ -310,6 +310,14 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
 def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """:func:`checked_partition` and whether the checked order is the domain order (found by the check
     itself: no second pass)."""
+    return _checked_against(partition, n, None)[:3]
+
+
+def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, bool, bool]:
+    """:func:`checked_partition_in_order` and whether the partition equals ``known``: ``(order, bounds,
+    in_order)`` of a partition this check passed before, held by the caller in copies no component can
+    reach (:meth:`PrivateKernel._checked_partition`).  A partition whose arrays equal them element by
+    element (one comparison pass) is that partition, so the permutation's counting pass is skipped."""
     if not isinstance(partition, Partition):
         raise InvalidParameter(f"expected a Partition, got {type(partition).__name__}")
     try:
@@ -321,6 +329,9 @@ def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarra
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
+    if (known is not None and bounds.shape == known[1].shape and np.array_equal(bounds, known[1])
+            and np.array_equal(order, known[0])):
+        return order, bounds, known[2], True
     in_order = is_identity(order, n)
     if not in_order and not is_permutation(order, n):
         inside = order[(order >= 0) & (order < n)]
@@ -330,7 +341,7 @@ def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarra
         raise InvalidParameter(f"partition order is not a permutation: {what}")
     if not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
-    return order, bounds, in_order
+    return order, bounds, in_order, False
 
 
 class PrivateKernel:
@@ -363,11 +374,22 @@ class PrivateKernel:
         self.ledger.mode = getattr(noise, "mode", "unknown")
         self.ledger.contributions = self.contributions
         self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
+        self.__checked: tuple | None = None  # the last partition checked in full: see _checked_partition
 
     @property
     def n(self) -> int:
         """Domain size (public)."""
         return self.__n
+
+    def _checked_partition(self, partition) -> tuple[np.ndarray, np.ndarray, bool]:
+        """:func:`checked_partition_in_order` against this kernel's domain, remembering the last partition
+        checked in full (copies of its arrays, never handed out): the pipeline checks each stage's
+        partition, and the finalizer's measurement of the same partition is then recognised by one
+        comparison pass instead of the permutation's counting (validated once, not twice)."""
+        order, bounds, in_order, known = _checked_against(partition, self.__n, self.__checked)
+        if not known:
+            self.__checked = (order.copy(), bounds.copy(), in_order)
+        return order, bounds, in_order
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
         """A metered view of the data for one component with ``budget`` epsilon.
@@ -602,7 +624,7 @@ class DataHandle:
             self._charge("laplace.partition", eps, 1.0, self.n)
             with self._kernel._measuring():
                 return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
-        order, bounds, in_order = checked_partition_in_order(partition, self.n)   # in domain order: no gather
+        order, bounds, in_order = self._kernel._checked_partition(partition)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._measuring():
             counts = self._kernel._true_counts()
