@@ -24,8 +24,8 @@ import numpy as np
 
 from .components.base import KINDS, Component, Context
 from .errors import DPHistError, InvalidParameter, PrivacyViolation
-from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon, validate_grid
-from .kernel.private import checked_partition_in_order, is_plain_partition
+from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon
+from .kernel.private import CheckedCounts, checked_partition_in_order, is_plain_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
@@ -469,7 +469,8 @@ class Pipeline:
         elif k < bounded:
             raise InvalidParameter(f"contributions={k} is below the histogram's max_contributions={bounded}: "
                                    "its persons may each have moved it by that many records")
-        counts, shape = validate_grid(histogram)
+        checked = CheckedCounts(histogram)   # checked and copied once: the kernel takes it as it is
+        shape = checked.shape
         self.check_dims(shape)
         eps = validate_epsilon(epsilon)
         kind = _noise_kind(noise)
@@ -492,7 +493,7 @@ class Pipeline:
             elif noise is None or kind == "float":
                 noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
-        kernel = PrivateKernel(counts, noise, contributions=k, shape=shape)
+        kernel = PrivateKernel(checked, noise, contributions=k, shape=shape)
         return PreparedRun(kernel=kernel, epsilon=eps, mode=run_mode, seed=None if root is None else int(root.entropy),
                            public_rng=public_rng, contributions=k, binning=binning, shape=shape)
 
