@@ -186,6 +186,30 @@ def _draw_bound(ax, line) -> None:
         ax.plot(*line, color="black", ls="--", lw=1.2, zorder=2, label=BOUND_LABEL)
 
 
+def bound_at(results: Results, metric: str, workload: str, epsilon, unattributed: bool) -> dict:
+    """``{dataset: bound}`` at one epsilon (a skyline's): the value of :func:`bound_lines`' line there,
+    under the same conditions (MSE, attributed releases, one domain size per dataset, a bounded workload)."""
+    if metric != "mse" or unattributed or epsilon is None:
+        return {}
+    sel = analysis.comparable(results, unattributed).filter(metric=metric, workload=workload, reference="sample")
+    out = {}
+    for ds in sel.unique("dataset"):
+        domains = sel.filter(dataset=ds).unique("domain")
+        if len(domains) == 1:
+            value = linear_bound(workload, int(domains[0]), float(epsilon))
+            if value is not None:
+                out[ds] = float(np.asarray(value).reshape(-1)[0])
+    return out
+
+
+def _draw_level(ax, value) -> None:
+    """The bound at a skyline's epsilon: a horizontal dashed line across the panel, named at its left end."""
+    if value is not None:
+        ax.axhline(value, color="black", ls="--", lw=1.0, zorder=1, label=BOUND_LABEL)
+        ax.annotate("SVD bound (linear mechanisms)", (0.01, value), xycoords=("axes fraction", "data"), fontsize=7,
+                    xytext=(0, 2), textcoords="offset points", va="bottom")
+
+
 def _epsilon_curves(results: Results, metric: str, workload: str, unattributed: bool) -> dict[str, dict]:
     """``{dataset: {algorithm: (epsilons, means, below, above)}}`` with the 95% t intervals of the means."""
     stats = analysis.mean_errors(analysis.comparable(results, unattributed), metric, workload,
@@ -411,10 +435,13 @@ def _error_intervals(sel: Results, metric: str, workload: str, unattributed: boo
 
 
 def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon=None,
-            datasets=None, unattributed: bool = False) -> Figure:
-    """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow."""
+            datasets=None, unattributed: bool = False, bound: bool = True) -> Figure:
+    """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow.
+    With the MSE metric at one epsilon, a dashed horizontal line is the SVD lower bound of data-independent
+    linear mechanisms there (:func:`bound_at`, :data:`BOUND_CAPTION`); ``bound=False`` leaves it out."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = datasets or sel.unique("dataset")
+    levels = bound_at(results, metric, workload, epsilon, unattributed) if bound else {}
     fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.55)
     for ax, ds in zip(axes, datasets):
         pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds)
@@ -436,6 +463,7 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
         front = sorted(pts[n] for n in pts if on[n])
         if front:
             ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.6)
+        _draw_level(ax, levels.get(ds))
         ax.set(xscale="log", yscale="log", xlabel="time per run (s)", ylabel=f"{metric} ({workload})",
                title=_wrap(ds + (f", eps={epsilon:g}" if epsilon is not None else "")))
         _finish(ax)
@@ -445,10 +473,12 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
 
 
 def skyline_by_family(results: Results, families: dict, metric: str = "mse", workload: str = "all-ranges",
-                      epsilon=None, dataset: str | None = None, unattributed: bool = False) -> Figure:
+                      epsilon=None, dataset: str | None = None, unattributed: bool = False,
+                      bound: bool = True) -> Figure:
     """One dataset's time-error skyline, one panel per family (``{family: [algorithm, ...]}``):
     the family's methods named and coloured (filled when on the skyline of ALL methods), every other
-    method a grey dot, the overall skyline as a line.  Methods in no family form the panel "other"."""
+    method a grey dot, the overall skyline as a line.  Methods in no family form the panel "other".
+    The SVD bound's dashed line as in :func:`skyline`."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = sel.unique("dataset")
     if not datasets:
@@ -468,9 +498,11 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
     front = sorted(pts[n] for n in pts if on[n])
     sides = _label_sides(pts)
     bars = _error_intervals(sel, metric, workload, unattributed, dataset)
+    level = bound_at(results, metric, workload, epsilon, unattributed).get(dataset) if bound else None
     for ax, (fam, algs) in zip(axes, members.items()):
         ax.scatter(times, errors, s=8, color="0.82", zorder=1)
         ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.5, zorder=2)
+        _draw_level(ax, level)
         for i, name in enumerate(algs):
             t, e = pts[name]
             colour = f"C{i % 10}"
@@ -482,7 +514,8 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
                         textcoords="offset points", ha=side, fontweight="bold" if on[name] else "normal")
         # zoom on the family: from the best error of all to a little above the family's worst
         ax.set(xscale="log", yscale="log", title=fam,
-               ylim=(errors.min() / 2, max(pts[a][1] for a in algs) * 4), xlim=(times.min() / 2, times.max() * 2))
+               ylim=(min(errors.min(), level or np.inf) / 2, max(pts[a][1] for a in algs) * 4),
+               xlim=(times.min() / 2, times.max() * 2))
         ax.set_xlabel("time per run (s)", fontsize="small")
         ax.set_ylabel(f"{metric} ({workload})", fontsize="small")
         _finish(ax)

@@ -104,6 +104,27 @@ class GridTreeFinalizer(Finalizer):
         return level_epsilons(epsilon, self.measured_depths(tree), self.budget,
                               geometric_ratio(tree.shape, tree.branching))
 
+    def stated_error(self, bins, ctx):
+        """Exact: every measured depth is a block of disjoint node indicators over the cells
+        (sensitivity 1, the level's epsilon), and the release is their weighted least squares with
+        weights ``eps_d^2`` (:func:`.tree.constrained_inference` is that solve, Hay et al.'s Theorem 3
+        in Cormode et al.'s weighted form); without inference the noisy leaves alone.  The tree is
+        public (the shape and the branching), so the statement reads no data.  Groups of several cells
+        (another partitioner before it): no statement (their totals are sums of the tree's leaves,
+        not measurements over the groups)."""
+        from dphist.stated_error import LinearStrategy, Measurement, Unstated
+        if bins.n_groups != bins.n_bins or not bins.is_identity_order():
+            return Unstated("spatial.tree measures cells; the totals of groups of several cells are sums of "
+                            "its leaves, which this statement does not cover")
+        tree = self.tree(grid_shape(ctx, bins.n_bins))
+        depths = self.measured_depths(tree)
+        eps = self.level_epsilons(tree, ctx.eps_f)
+        pairs = list(zip(depths, eps)) if self.inference else [(depths[-1], eps[-1])]
+        blocks = [Measurement(_node_matrix(tree, d), 1.0, float(e), integral=True, support=1) for d, e in pairs]
+        return LinearStrategy(blocks, tree.n_cells,
+                              reconstruction=("weighted least squares over the tree (constrained inference)"
+                                              if self.inference else "the noisy leaves"))
+
     def finalize(self, bins, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("spatial.tree spends budget: give the finalizer a share gamma_f > 0")
@@ -119,3 +140,12 @@ class GridTreeFinalizer(Finalizer):
         if bins.n_groups == bins.n_bins:
             return leaves
         return bins.spread(bins.sums(leaves))
+
+
+def _node_matrix(tree: GridTree, depth: int):
+    """A function building the ``nodes x cells`` 0/1 matrix of ``depth`` (built when a statement is asked)."""
+    def build():
+        import scipy.sparse as sp
+        node = tree.node_of_cell(depth)
+        return sp.csr_matrix((np.ones(node.size), (node, np.arange(node.size))), shape=(tree.n_nodes(depth), node.size))
+    return build

@@ -137,6 +137,17 @@ class KDTreeFinalizer(Finalizer):
                 tree.grow(midpoint_cuts(r0, r1), midpoint_cuts(c0, c1))
         return tree, grown
 
+    def stated_error(self, bins, ctx):
+        """No statement (:class:`dphist.stated_error.Unstated`, with the reason): the statement must be
+        built from public quantities after the run, and the tree's boxes are cut at private medians drawn
+        inside this finalizer and kept neither in the release nor in its notes.  Given the boxes the
+        counts' noise would be linear (the box tree's weighted least squares, then each leaf spread over
+        its cells, whose averaging bias is unknown)."""
+        from dphist.stated_error import Unstated
+        return Unstated("the kd cuts are private medians drawn inside the finalizer and not kept with the release, "
+                        "so the structure a noise statement would be given is not public; the averaging of each "
+                        "kd leaf over its cells adds a bias that depends on the private counts")
+
     def finalize(self, bins, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter(f"{self.name} spends budget: give the finalizer a share gamma_f > 0")
