@@ -31,7 +31,10 @@ strategy ``S = G^{1/2}`` (the L2 optimum when its diagonal is constant) has colu
 its L2 norms; the best L1
 strategies stay well above it (``notebooks/hdmm.ipynb`` and BENCHMARKS.md measure the gap: the
 optimised strategies are 3.9 to 7.1 times the bound on prefix and all ranges at 256 to 4,096 bins,
-H, Hb, Privelet and GreedyH more).  No L1-specific bound is computed here.
+H, Hb, Privelet and GreedyH more).  Under Gaussian noise the same optimiser with columns of L2 norm 1
+(``optimize(..., norm="l2")``, an analysis option) comes within 1.5 times it (``benchmarks/results/hdmm-l2.md``).
+:func:`l2_dual_bound` is a tighter lower bound, valid for L1 strategies too (2 to 6 % above the SVD
+bound on prefix and all ranges); no bound specific to L1 sensitivity is computed here.
 """
 from __future__ import annotations
 
