@@ -10,6 +10,8 @@ its blocks), AG (level 2's noise given the published level 1), KDTree / HybridTr
 """
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -29,7 +31,7 @@ def test_linear_2d_presets_state_the_covariance_of_their_own_release(name, x):
     no longer matches), HB-2D's unmeasured root stated as measured, Privelet-2D's padding columns out
     of order or its sensitivity prod(1 + m_a) replaced by a sum, a transposed Kronecker factor.  Checked
     by hand: stating every level at the finalizer's whole epsilon fails QuadTree and HB-2D; a sensitivity
-    of sum(1 + m_a) fails Privelet-2D."""
+    of sum(1 + m_a) fails Privelet-2D; a statement built from local closures fails the pickling."""
     pipe = dphist.make_algorithm(name)
     cov = probed_covariance(pipe, x, 0.7)
     release = pipe.run(x, 0.7, seed=3)
@@ -39,6 +41,8 @@ def test_linear_2d_presets_state_the_covariance_of_their_own_release(name, x):
     np.testing.assert_allclose(release.variance(Q), np.einsum("ij,jk,ik->i", Q, cov, Q), rtol=1e-9)
     # UG's blocks of several cells: the noise of their totals, exactly; the averaging's bias named
     assert release.stated.kind == ("noise-only" if name == "UG" else "exact")
+    # the statement holds no local function: a release that stated its error still pickles
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(release)).bin_variances(), release.bin_variances())
 
 
 @pytest.mark.parametrize("name,eps", [("AG", 0.1), ("Privelet-2D", 1.0)])

@@ -107,28 +107,38 @@ def grid_strategy(shape, epsilon: float):
     pad = np.setdiff1d(np.arange(int(np.prod(padded))), real)
     columns = np.concatenate([real, pad])          # strategy column c is padded cell columns[c]
     weight = (float(epsilon) / sens) ** 2
-
-    def matrix():
-        import scipy.sparse as sp
-        A = haar_matrix(padded[0])
-        for n in padded[1:]:
-            A = sp.kron(A, haar_matrix(n), format="csr")
-        return A[:, columns]
-
-    def inverse_gram(U):
-        U = np.asarray(U, dtype=float)
-        q = U.shape[1:]
-        grid = np.zeros((columns.size,) + q)
-        grid[columns] = U
-        grid = grid.reshape(padded + q)
-        for axis, n in enumerate(padded):
-            M = _haar_inverse_gram(n, 1.0, np.eye(n))
-            grid = np.moveaxis(np.tensordot(M, grid, axes=([1], [axis])), 0, axis)
-        return grid.reshape((columns.size,) + q)[columns] / weight
-
+    matrix = functools.partial(_grid_matrix, padded, columns)
+    inverse_gram = functools.partial(_grid_inverse_gram, padded, columns, weight)
     return LinearStrategy([Measurement(matrix, sens, float(epsilon), integral=True, support=int(sens))],
                           columns.size, reconstruction="exact inverse of the tensor-product Haar transform",
                           inverse_gram=inverse_gram)
+
+
+def _grid_matrix(padded, columns):
+    """The tensor product of the axes' weighted Haar matrices (sparse), its columns in ``columns`` order."""
+    import scipy.sparse as sp
+    A = haar_matrix(padded[0])
+    for n in padded[1:]:
+        A = sp.kron(A, haar_matrix(n), format="csr")
+    return A[:, columns]
+
+
+@functools.lru_cache(maxsize=8)
+def _axis_inverse_gram(n: int) -> np.ndarray:
+    """``(H^T H)^{-1}`` of one axis' weighted Haar matrix (dense ``n x n``, computed once per size)."""
+    return _haar_inverse_gram(n, 1.0, np.eye(n))
+
+
+def _grid_inverse_gram(padded, columns, weight: float, U):
+    """``(w A^T A)^{-1} U`` for the tensor product ``A``: the axes' inverses applied axis by axis."""
+    U = np.asarray(U, dtype=float)
+    q = U.shape[1:]
+    grid = np.zeros((columns.size,) + q)
+    grid[columns] = U
+    grid = grid.reshape(tuple(padded) + q)
+    for axis, n in enumerate(padded):
+        grid = np.moveaxis(np.tensordot(_axis_inverse_gram(n), grid, axes=([1], [axis])), 0, axis)
+    return grid.reshape((columns.size,) + q)[columns] / weight
 
 
 class GridHaarMeasurement(VettedMechanism):

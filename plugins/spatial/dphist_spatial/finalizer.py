@@ -12,6 +12,8 @@ bins) is the line ``(n,)``, where the tree is a 1-D ``b``-ary hierarchy.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter
@@ -143,9 +145,12 @@ class GridTreeFinalizer(Finalizer):
 
 
 def _node_matrix(tree: GridTree, depth: int):
-    """A function building the ``nodes x cells`` 0/1 matrix of ``depth`` (built when a statement is asked)."""
-    def build():
-        import scipy.sparse as sp
-        node = tree.node_of_cell(depth)
-        return sp.csr_matrix((np.ones(node.size), (node, np.arange(node.size))), shape=(tree.n_nodes(depth), node.size))
-    return build
+    """A function building the ``nodes x cells`` 0/1 matrix of ``depth`` (built when a statement is asked;
+    a partial of a module function, so a release holding it still pickles)."""
+    return functools.partial(_build_node_matrix, tree, int(depth))
+
+
+def _build_node_matrix(tree: GridTree, depth: int):
+    import scipy.sparse as sp
+    node = tree.node_of_cell(depth)
+    return sp.csr_matrix((np.ones(node.size), (node, np.arange(node.size))), shape=(tree.n_nodes(depth), node.size))

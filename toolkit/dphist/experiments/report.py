@@ -149,7 +149,7 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
     levels = plots.bound_at(results, metric, workload, mid_eps, unattributed)
     add(f"{tag}skyline", plots.skyline(results, metric, workload, mid_eps, unattributed=unattributed),
         f"Time-error skyline{against} at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2)."
-        + (" The dashed horizontal line is the SVD bound at that epsilon. " + plots.BOUND_CAPTION if levels else ""))
+        + (" " + plots.BOUND_CAPTION if levels else ""))
     if families and not unattributed and len(algorithms) > 1:
         add("skyline-by-family", plots.skyline_by_family(results, families, metric, workload, mid_eps, dataset=first),
             f"The skyline on {first} at epsilon={mid_eps:g}, one panel per family of methods (filled: on the "
