@@ -203,11 +203,14 @@ def bound_at(results: Results, metric: str, workload: str, epsilon, unattributed
 
 
 def _draw_level(ax, value) -> None:
-    """The bound at a skyline's epsilon: a horizontal dashed line across the panel, named at its left end."""
+    """The bound at a skyline's epsilon: a horizontal dashed line across the panel (named in the figure's title:
+    a panel's texts are its methods' names)."""
     if value is not None:
         ax.axhline(value, color="black", ls="--", lw=1.0, zorder=1, label=BOUND_LABEL)
-        ax.annotate("SVD bound (linear mechanisms)", (0.01, value), xycoords=("axes fraction", "data"), fontsize=7,
-                    xytext=(0, 2), textcoords="offset points", va="bottom")
+
+
+#: the skylines' title note when they draw the bound
+LEVEL_NOTE = ";\ndashed: the SVD lower bound of data-independent linear mechanisms at this epsilon"
 
 
 def _epsilon_curves(results: Results, metric: str, workload: str, unattributed: bool) -> dict[str, dict]:
@@ -468,7 +471,7 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
                title=_wrap(ds + (f", eps={epsilon:g}" if epsilon is not None else "")))
         _finish(ax)
     fig.suptitle("time-error skyline (filled: on the skyline; hollow: dominated; bars: 95% confidence intervals "
-                 "of the mean errors)", fontsize="medium")
+                 "of the mean errors" + (LEVEL_NOTE if levels else "") + ")", fontsize="medium")
     return fig
 
 
@@ -520,7 +523,8 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
         ax.set_ylabel(f"{metric} ({workload})", fontsize="small")
         _finish(ax)
     fig.suptitle(f"time-error skyline by family, {dataset}" + (f", eps={epsilon:g}" if epsilon is not None else "")
-                 + " (filled: on the skyline of all methods; grey: the other families)", fontsize="medium")
+                 + " (filled: on the skyline of all methods; grey: the other families"
+                 + (LEVEL_NOTE if level is not None else "") + ")", fontsize="medium")
     return fig
 
 
