@@ -31,7 +31,9 @@ def test_linear_2d_presets_state_the_covariance_of_their_own_release(name, x):
     no longer matches), HB-2D's unmeasured root stated as measured, Privelet-2D's padding columns out
     of order or its sensitivity prod(1 + m_a) replaced by a sum, a transposed Kronecker factor.  Checked
     by hand: stating every level at the finalizer's whole epsilon fails QuadTree and HB-2D; a sensitivity
-    of sum(1 + m_a) fails Privelet-2D; a statement built from local closures fails the pickling."""
+    of sum(1 + m_a) fails Privelet-2D; a statement built from local closures fails the pickling; the tree's
+    solve (the release's own two passes on many right-hand sides) with its leaves scaled by eps_H instead of
+    eps_H^2 fails QuadTree and HB-2D."""
     pipe = dphist.make_algorithm(name)
     cov = probed_covariance(pipe, x, 0.7)
     release = pipe.run(x, 0.7, seed=3)

@@ -125,7 +125,10 @@ class GridTreeFinalizer(Finalizer):
         blocks = [Measurement(_node_matrix(tree, d), 1.0, float(e), integral=True, support=1) for d, e in pairs]
         return LinearStrategy(blocks, tree.n_cells,
                               reconstruction=("weighted least squares over the tree (constrained inference)"
-                                              if self.inference else "the noisy leaves"))
+                                              if self.inference else "the noisy leaves"),
+                              inverse_gram=(functools.partial(_tree_inverse_gram, tree, tuple(depths),
+                                                              tuple(float(e) for e in eps))
+                                            if self.inference else None))
 
     def finalize(self, bins, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
@@ -148,6 +151,21 @@ def _node_matrix(tree: GridTree, depth: int):
     """A function building the ``nodes x cells`` 0/1 matrix of ``depth`` (built when a statement is asked;
     a partial of a module function, so a release holding it still pickles)."""
     return functools.partial(_build_node_matrix, tree, int(depth))
+
+
+def _tree_inverse_gram(tree: GridTree, depths, eps, U) -> np.ndarray:
+    """``(A^T W A)^{-1} U`` for the tree's levels ``A`` with weights ``W = eps_d^2``, by the release's own
+    solver: the least-squares estimate from answers ``y`` is ``(A^T W A)^{-1} A^T W y``, and with ``y`` zero
+    on every level but the leaves (the cells, ``A_H = I``) and ``U / eps_H^2`` there, ``A^T W y = U``.
+    :func:`.tree.constrained_inference` then solves all columns of ``U`` in O(nodes) each."""
+    U = np.asarray(U, dtype=float)
+    H = tree.height
+    values, variances = [None] * (H + 1), [np.inf] * (H + 1)
+    for d, e in zip(depths, eps):
+        values[d] = np.zeros((tree.n_nodes(d),) + U.shape[1:])
+        variances[d] = 1.0 / e ** 2
+    values[H] = U / eps[list(depths).index(H)] ** 2
+    return constrained_inference(tree, values, variances)[-1]
 
 
 def _build_node_matrix(tree: GridTree, depth: int):
