@@ -495,13 +495,13 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
     listed = {a for algs in members.values() for a in algs}
     members["other"] = members.get("other", []) + sorted(a for a in pts if a not in listed)
     members = {fam: algs for fam, algs in members.items() if algs}
-    fig, axes = _grid(len(members), width=3.6, height=3.0, max_cols=4, title_space=0.3)
+    level = bound_at(results, metric, workload, epsilon, unattributed).get(dataset) if bound else None
+    fig, axes = _grid(len(members), width=3.6, height=3.0, max_cols=4, title_space=0.3 if level is None else 0.5)
     times = np.array([p[0] for p in pts.values()])
     errors = np.array([p[1] for p in pts.values()])
     front = sorted(pts[n] for n in pts if on[n])
     sides = _label_sides(pts)
     bars = _error_intervals(sel, metric, workload, unattributed, dataset)
-    level = bound_at(results, metric, workload, epsilon, unattributed).get(dataset) if bound else None
     for ax, (fam, algs) in zip(axes, members.items()):
         ax.scatter(times, errors, s=8, color="0.82", zorder=1)
         ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.5, zorder=2)
