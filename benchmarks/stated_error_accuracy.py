@@ -150,7 +150,8 @@ def repeat(runs: int, name: str, seeds) -> int:
     return 0 if abs(pooled - 1) <= 0.03 else 1
 
 
-GRIDS = [("HB-2D", 1.0), ("QuadTree", 1.0), ("Privelet-2D", 1.0), ("UG", 0.1), ("AG", 0.1)]
+GRIDS = [("HB-2D", 1.0), ("QuadTree", 1.0), ("Privelet-2D", 1.0), ("UG", 0.1), ("AG", 0.1), ("KDTree", 1.0),
+         ("HybridTree", 1.0)]
 SIDE = 32
 
 
@@ -183,7 +184,8 @@ def grids(runs: int) -> int:
         print(lines[-1], flush=True)
     _write("stated error accuracy, grids", "stated_error_grids",
            "Each preset's finalizer alone on its structure (`dphist.testing.stated.finalizer_alone`: AG's level 1 "
-           "held fixed); the simulated variance around the simulated mean. Target: the summed simulated variance "
+           "and the kd trees' median draws held fixed); the simulated variance around the simulated mean. Target: "
+           "the summed simulated variance "
            "within 3 % of the summed stated variance.", lines,
            setup=f"the 2-D presets on a {SIDE} x {SIDE} grid (one bump, {int(x.sum())} records), eps as listed; "
                  "queries: the cells and 32 random rectangles.")
