@@ -64,14 +64,19 @@ bench: dev
 
 # the auto preset's selector: the training sweep on public data (results/selector-training, resumed), one
 # regret tree per workload, written to toolkit/dphist/selection/auto-1d.json (needs DPHIST_SHARED's DPBench
-# sources; about 40 minutes on two busy cores); then the held-out evaluation, notebooks/data/selection-heldout.csv
+# sources; about 40 minutes on two busy cores); then the held-out evaluation, notebooks/data/selection-heldout.csv;
+# then the same for grids: the 2-D sweep (results/selector-training-2d, about 2 minutes on two cores) ->
+# auto-2d.json, and its held-out evaluation (about 2 minutes), notebooks/data/selection-2d-heldout.csv
 # the reference data beside the repository (or DPHIST_SHARED): the library never looks for it itself
 SHARED     ?= $(or $(DPHIST_SHARED),../shared)
 DPBENCH_1D := $(SHARED)/datasets/peer-dpbench/1D
+DPBENCH_2D := $(SHARED)/datasets/peer-dpbench/2D
 
 selector: dev
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.selection.train --data-dir $(DPBENCH_1D)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_eval.py --data-dir $(DPBENCH_1D)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.selection.train --dims 2 --data-dir $(DPBENCH_2D)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_eval_2d.py --data-dir $(DPBENCH_2D)
 
 # the full privacy audit of every preset (AUDIT.md), then the false-alarm count on correct mechanisms
 audit: install

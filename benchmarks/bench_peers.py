@@ -2,7 +2,8 @@
 
 Target: each preset at least as fast as the peer's engine (``factor`` 1: run / reference <= 1).
 Paired cases: the runner alternates one dphist run (research mode, seeded) and one run of the
-reference, which is timed inside its own process (``dpbench_timer.py`` or ``ektelo_timer.py``, the
+reference, which is timed inside its own process (``dpbench_timer.py`` or ``ektelo_timer.py``, one request loop,
+``_timer_protocol.serve``; the
 peer's own Python on a scratch copy of its code; its start-up and the exchange of a JSON line are not
 counted), so both sides see the same load.  Inputs: dphist's seeded synthetic power law (10 records per
 bin on average), the same counts on both sides, epsilon = 1; the peers' engines get their own 1-D

@@ -10,6 +10,8 @@ Inputs: dphist's seeded synthetic shapes at 2^16 bins with 10 records per bin; t
 so that the chosen presets include the fastest ones (Hb, identity, AHP: a few O(n) passes each,
 where a fixed cost weighs most) and one data-dependent partitioner (DAWA-approx); NF, which `auto`
 also chooses, takes tens of seconds a run at 2^16 bins (a dynamic program), so its case is left out.
+On a 256 x 256 grid (2^16 cells; the grid statistics and the 2-D model) the CPU-time cases time `auto`
+against HB-2D, AG and AHP-2D (a linearised preset, run on `auto`'s kernel reordered along its curve).
 """
 from dphist import make_algorithm
 from dphist.datasets import load
@@ -17,9 +19,19 @@ from dphist.datasets import load
 N = 2 ** 16
 
 
+def grid(shape: str):
+    """A seeded 256 x 256 grid (2^16 cells): ``"flat"`` (Poisson 10 a cell) or ``"bump"`` (a Gaussian bump on
+    a floor of 5)."""
+    import numpy as np
+    i, j = np.indices((256, 256))
+    rate = 10.0 + 0 * i if shape == "flat" else 40 * np.exp(-((i - 80) ** 2 + (j - 170) ** 2) / 2000) + 5
+    return np.random.default_rng(1).poisson(rate)
+
+
 def setup_for(shape, epsilon, workload, expected):
     def setup():
-        counts = load("synthetic", shape=shape, n=N, scale=10 * N, seed=1).counts
+        counts = grid(shape) if shape in ("flat", "bump") else load("synthetic", shape=shape, n=N, scale=10 * N,
+                                                                    seed=1).counts
         auto = make_algorithm("auto", workload=workload)
         _, choice = auto.select(counts, epsilon, seed=7)
         if choice["preset"] != expected:    # the case's name says which preset is timed
@@ -76,4 +88,9 @@ CASES += [
          measure=cpu_overhead(setup_for(shape, eps, wl, expected)))
     for wl, shape, eps, expected in (("prefix", "zipf", 1.0, "Hb"), ("prefix", "steps", 1.0, "Hb"),
                                      ("identity", "uniform", 1.0, "identity"), ("identity", "spikes", 0.1, "AHP"))
+] + [
+    dict(name=f"auto ({wl}) CPU time over the preset it chooses ({expected}), minus 1, 256 x 256 grid, {shape}, "
+              f"eps={eps:g}", measure=cpu_overhead(setup_for(shape, eps, wl, expected), repeat=15))
+    for wl, shape, eps, expected in (("prefix", "flat", 1.0, "HB-2D"), ("prefix", "bump", 1.0, "AG"),
+                                     ("identity", "flat", 1.0, "AHP-2D"))
 ]

@@ -163,6 +163,23 @@ def run_ours(path: str, out: str, only=None) -> None:
             write_rows(out, rows)
 
 
+def cell_errors_reference(path: str, alg: str, key: str, eps: float, seeds: int) -> list[float]:
+    """One cell (input ``key`` of ``path``, e.g. ``checkin-10000``) run ``seeds`` times by the reference code
+    (seeds ``1000 + t``, as :func:`run_reference`): the per-run L2 errors.  Runs in the reference's Python."""
+    import numpy as np
+    from dpcomp_core import query_nd_union, workload
+    import importlib
+    data = np.load(path)
+    lo, hi, x = data["lo"], data["hi"], data[key]
+    queries = [query_nd_union.ndRangeUnion().addRange(tuple(int(v) for v in a), tuple(int(v) for v in b), 1.0)
+               for a, b in zip(lo, hi)]
+    W = workload.Workload(queries, (DOMAIN, DOMAIN))
+    module, cls, kwargs = REFERENCE[alg]
+    engine = getattr(importlib.import_module(f"dpcomp_core.algorithm.{module}"), cls)(**kwargs)
+    return [l2_error(x, np.asarray(engine.Run(W, x.astype(float), eps, 1000 + t), dtype=float).reshape(x.shape),
+                     lo, hi) for t in range(seeds)]
+
+
 def table(reference: str, ours: str) -> str:
     """Markdown: per algorithm, the ratios ours / reference (min, median, max over the cells) and times."""
     import numpy as np
@@ -190,7 +207,11 @@ if __name__ == "__main__":
         run_reference(sys.argv[2], sys.argv[3], sys.argv[4].split(",") if len(sys.argv) > 4 else None)
     elif step == "ours":
         run_ours(sys.argv[2], sys.argv[3], sys.argv[4].split(",") if len(sys.argv) > 4 else None)
+    elif step == "cell-reference":   # INPUTS ALG KEY EPS SEEDS OUT.json: one cell's per-seed errors
+        import json
+        Path(sys.argv[7]).write_text(json.dumps(cell_errors_reference(sys.argv[2], sys.argv[3], sys.argv[4],
+                                                                      float(sys.argv[5]), int(sys.argv[6]))))
     elif step == "table":
         print(table(sys.argv[2], sys.argv[3]))
     else:
-        raise SystemExit(f"unknown step {step!r}: inputs, reference, ours or table")
+        raise SystemExit(f"unknown step {step!r}: inputs, reference, ours, cell-reference or table")

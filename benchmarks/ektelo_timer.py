@@ -11,9 +11,9 @@ dtype instance, ektelo stores the class), and ``measurement.Laplace.sensitivity_
 ``abs(A)`` where it called ``np.abs(A)`` (scipy's ``LinearOperator`` now refuses numpy ufuncs; both
 call ``EkteloMatrix.__abs__``).
 
-The protocol is ``dpbench_timer.py``'s: one JSON request per line on stdin, ``{"algorithm": NAME,
-"input": PATH.npy, "epsilon": EPS, "seed": SEED}`` (with ``"prepare": true`` only the counts and the
-workload are loaded), one JSON answer per line, ``{"seconds": wall-clock of Run}`` or ``{"error": ...}``.
+The request loop is :func:`_timer_protocol.serve`'s (shared with ``dpbench_timer.py``): one JSON request
+per line on stdin, one JSON answer per line; this file names ektelo's plans, its workload and how the
+counts are read (as int64: ektelo's DAWA asserts an integer vector).
 
 Plans and their parameters (ektelo's standalone plans take them explicitly; the values are the
 published defaults that dphist's presets also use): AHP eta = 0.35 and ratio 0.85; DAWA ratio 0.25,
@@ -23,13 +23,9 @@ prefix workload.
 """
 from __future__ import annotations
 
-import json
-import os
-import resource
 import sys
-import time
 
-USE_WORKLOAD = {"DAWA-approx", "DAWA", "GreedyH", "MWEM"}
+from _timer_protocol import serve
 
 
 def plan(name: str, n: int, total: float):
@@ -49,34 +45,15 @@ def plan(name: str, n: int, total: float):
     return plans[name]()
 
 
-def main() -> int:
-    import numpy as np
+def prefix_workload(n: int):
     from ektelo import workload
-    limit = int(float(os.environ.get("DPBENCH_TIMER_MEMORY_GB", "8")) * 2 ** 30)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    inputs, workloads = {}, {}
-    for line in sys.stdin:
-        request = json.loads(line)
-        try:
-            x = inputs.get(request["input"])
-            if x is None:   # ektelo's DAWA asserts an integer vector
-                x = inputs[request["input"]] = np.load(request["input"]).astype(np.int64)
-            n = int(x.size)
-            uses = request["algorithm"] in USE_WORKLOAD
-            if uses and n not in workloads:
-                workloads[n] = workload.Prefix(n)
-            runner = plan(request["algorithm"], n, float(x.sum()))
-            if request.get("prepare"):
-                answer = {"ready": True}
-            else:
-                start = time.perf_counter()
-                runner.Run(workloads[n] if uses else None, x, float(request["epsilon"]), int(request["seed"]))
-                answer = {"seconds": time.perf_counter() - start}
-        except (Exception, MemoryError) as exc:   # noqa: BLE001 - reported to the benchmark, which says so
-            answer = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        print(json.dumps(answer), flush=True)
-    return 0
+    return workload.Prefix(n)
+
+
+def load_counts(path: str):
+    import numpy as np
+    return np.load(path).astype(np.int64)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(lambda name, x: plan(name, int(x.size), float(x.sum())), prefix_workload, load_counts))

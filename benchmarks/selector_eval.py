@@ -44,27 +44,38 @@ def auto_label(wl, share, fold):
     return f"auto@{wl}@{share:g}@fold{fold}"
 
 
-def run_folds(config, tables, out: Path):
+def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: int = DOMAIN):
+    """Per fold (``held_out``: default :func:`folds`) and share: a model trained without the fold's
+    sources, then the real `auto` with it on them (``domain`` as the sweep gives it: bins, or a grid's
+    side); ``dims=2`` trains grid models, handed over as ``grid_model``."""
     from dataclasses import replace
 
     from dphist.experiments.config import AlgorithmSpec
     from dphist.experiments.engine import run_sweep
     from dphist.selection.train import WORKLOADS, train_models, write_model
     models, frames = {}, []
-    for k, held in enumerate(folds(config)):
+    key = "model" if dims == 1 else "grid_model"
+    for k, held in enumerate(folds(config) if held_out is None else held_out):
         algs = []
         for share in SHARES:
             path = out / "models" / f"share{share:g}-fold{k}.json"
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
-                write_model(train_models(tables, config, share=share, exclude=held), path)
+                write_model(train_models(tables, config, share=share, exclude=held, dims=dims), path)
             models[(k, share)] = path
-            algs += [AlgorithmSpec("auto", {"workload": wl, "share": share, "model": str(path)}, auto_label(wl, share, k))
+            algs += [AlgorithmSpec("auto", {"workload": wl, "share": share, key: str(path)}, auto_label(wl, share, k))
                      for wl in WORKLOADS]
         sweep = replace(config, algorithms=algs, datasets=[d for d in config.datasets if d.key in held],
-                        domains=[DOMAIN], output=str(out / f"fold{k}"), limits={})
+                        domains=[domain], output=str(out / f"fold{k}"), limits={})
         frames.append(run_sweep(sweep, progress=False).output / "results.csv")
     return models, frames
+
+
+def auto_errors(auto, wl):
+    """`auto`'s mean error per (dataset, scale, epsilon), one column ``auto_<share>`` per share."""
+    a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@")]
+    a = a.assign(algorithm="auto_" + a["algorithm"].str.split("@").str[2])
+    return a.pivot_table(index=["dataset", "scale", "epsilon"], columns="algorithm", values="value", aggfunc="mean")
 
 
 def choices(config, models, held_rows):
@@ -118,9 +129,7 @@ def main(argv=None) -> int:
     for wl in WORKLOADS:
         t = tables[wl].xs(DOMAIN, level="domain")
         t = t[~t.index.get_level_values("dataset").str.startswith("synthetic")]
-        a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@")]
-        a = a.assign(algorithm="auto_" + a["algorithm"].str.split("@").str[2])     # one column per share
-        a = a.pivot_table(index=["dataset", "scale", "epsilon"], columns="algorithm", values="value", aggfunc="mean")
+        a = auto_errors(auto, wl)
         wide = t.join(a, how="inner")
         wide.columns = [c.split("@")[0] for c in wide.columns]
         wide["workload"] = wl

@@ -110,7 +110,11 @@ def test_the_demo_skips_presets_without_1d_with_a_note():
     from dphist.experiments.demo import runnable_presets
     presets, notes = runnable_presets()
     assert "UG" not in presets and "identity" in presets and "DAWA" in presets
-    assert "UG: skipped, it supports 2-D histograms only and the demo's datasets are 1-D" in notes
+    assert ("UG: skipped, it supports 2-D histograms only and the demo's datasets are 1-D "
+            "(it runs in the demo's 2-D part)") in notes
+    # the 2-D part: kills a 1-D-only preset (DAWA) planned on the grid, or a grid preset (UG) missing
+    grid, _ = runnable_presets(2)
+    assert {"UG", "AG", "DAWA-2D", "MWEM-2D", "identity"} <= set(grid) and "DAWA" not in grid and "auto" not in grid
 
 
 def test_the_audit_of_all_presets_skips_unavailable_ones_with_the_reason(monkeypatch, capsys):

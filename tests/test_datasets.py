@@ -39,6 +39,18 @@ def test_flights_shapes_match_their_documentation():
     assert dist.zero_fraction > 0.95                          # one spike per route
 
 
+def test_flights_delay_grid_rows_are_departure_delays():
+    """The 2-D built-in (the demo's grid).  Kills: the axes swapped (rows = arrival delay), a flight without
+    an arrival delay counted (9,430 have none), an end not clamped (the scale would drop), an off-by-one
+    origin (rows shifted against the 1-D departure-delay histogram)."""
+    ds = datasets.load("flights-delays")
+    assert ds.grid_shape == (256, 256) and ds.counts.dtype == np.int64
+    assert ds.scale == N_FLIGHTS - 9_430 and "CC0" in ds.source
+    dep = datasets.load("flights-dep-delay").counts            # minutes -64..1983: row r is minute r - 32
+    rows = ds.counts.sum(axis=1)
+    assert 0 <= (dep[32 + 1:32 + 255] - rows[1:-1]).min() and (dep[32 + 1:32 + 255] - rows[1:-1]).sum() <= 9_430
+
+
 def test_flights_tailnum_is_categorical():
     ds = datasets.load("flights-tailnum")
     labels = ds.meta["labels"]

@@ -24,7 +24,8 @@ def words(seed):
 def chi_square_p(draws: np.ndarray, pmf, support: np.ndarray) -> float:
     """Chi-square p-value of integer ``draws`` against ``pmf`` on ``support`` (tails pooled)."""
     lo, hi = support[0], support[-1]
-    counts = np.array([np.sum(draws == z) for z in support] + [np.sum((draws < lo) | (draws > hi))])
+    inside = (draws >= lo) & (draws <= hi)      # support: consecutive integers; one counting pass
+    counts = np.append(np.bincount(draws[inside] - lo, minlength=hi - lo + 1), draws.size - inside.sum())
     probs = np.append(pmf(support), 0.0)
     probs[-1] = max(1.0 - probs[:-1].sum(), 0.0)
     expected = probs * draws.size
@@ -152,3 +153,82 @@ def test_draws_match_the_recorded_bit_by_bit_sampler(monkeypatch, table, route):
     exact._draw_table.cache_clear()
     assert mismatched == []
     assert exact._draw_table(1, 1).size == 1 << exact.TABLE_BITS   # epsilon 1, sensitivity 1 takes the table
+
+
+def _bit_by_bit_draws(t, s, words_array, size):
+    """CKS Algorithm 2 (Algorithm 1 inside), one random bit at a time, written plainly as the reference for
+    the sampler's chunked comparisons: the same stream (bit 0 = least significant bit of the first word)
+    read in the same order.  Returns the draws and the bits read."""
+    stream = [(int(w) >> i) & 1 for w in words_array for i in range(64)]
+    e1 = [(int(w) >> (63 - i)) & 1 for w in exact._E1_BITS for i in range(64)]
+    pos = 0
+
+    def bit():
+        nonlocal pos
+        pos += 1
+        return stream[pos - 1]
+
+    def bernoulli_fraction(num, den):          # U < num / den, digit by digit
+        r = num
+        while True:
+            r *= 2
+            digit = int(r >= den)
+            r -= digit * den
+            if bit() != digit:
+                return digit
+
+    def bernoulli_exp_minus_one():             # U < exp(-1), digit by digit
+        j = 0
+        while True:
+            if bit() != e1[j]:
+                return e1[j]
+            j += 1
+
+    nbits = max(t - 1, 0).bit_length()
+    out = []
+    while len(out) < size:
+        u = sum(bit() << i for i in range(nbits))
+        if u >= t:
+            continue
+        k = 1
+        while bernoulli_fraction(u, t * k):
+            k += 1
+        if k % 2 == 0:
+            continue
+        v = 0
+        while bernoulli_exp_minus_one():
+            v += 1
+        y = (u + t * v) // s
+        negative = bit()
+        if negative and y == 0:
+            continue
+        out.append(-y if negative else y)
+    return np.array(out, dtype=np.int64), pos
+
+
+#: scales around the chunked comparisons' limits: denominators t k just below and above 2^(62 - CHUNK)
+#: (digit by digit above it), numerators of 1 to 62 bits, and the scale of H's levels at 2^20 bins
+_CHUNK_SCALES = ([(1, 1), (5377, 256), (2, 5), (3, 1), (255, 256), (257, 1)]
+                 + [((1 << 53) - 1, 1), ((1 << 53) + 1, 3), ((1 << 54) - 3, 1 << 20), ((1 << 54) + 5, 1 << 30),
+                    ((1 << 60) + 1, 1 << 40)]
+                 + [(int(t), int(s)) for t, s in zip(np.random.default_rng(25).integers(1, 1 << 40, 12),
+                                                     np.random.default_rng(26).integers(1, 1 << 12, 12))])
+
+
+def test_chunked_comparisons_read_the_bits_of_the_bit_by_bit_sampler(monkeypatch):
+    """On 23 scales the sampler (digits compared CHUNK at a time), compiled and interpreted, returns the
+    draws of the plain bit-by-bit reference above on the same words and stops on the same bit.  Kills
+    (each checked by hand): an off-by-one in the chunk comparison (the digit returned one position off;
+    one bit fewer consumed at exp(-1)'s first difference), a chunk taken for a denominator past its limit
+    (int64 overflow: the compiled route only)."""
+    for t, s in _CHUNK_SCALES:
+        w = exact.GeneratorWords(np.random.default_rng(t % 1000)).words(200)
+        expected, bits_read = _bit_by_bit_draws(t, s, w, 40)
+        for route in ("compiled", "interpreted"):
+            monkeypatch.setattr(exact, "_runs_interpreted", lambda size: route == "interpreted")
+            out = np.empty(40, dtype=np.int64)
+            state = np.zeros(1, dtype=np.int64)
+            fill = exact._interpreted_fill if route == "interpreted" else exact._compiled().discrete_laplace_fill
+            done = fill(out, 0, t, s, w, state, exact._E1_BITS, exact._NO_TABLE, 0)
+            assert (done, int(state[0])) == (40, bits_read), (t, s, route)
+            np.testing.assert_array_equal(out, expected, err_msg=f"t={t}, s={s}, {route}")

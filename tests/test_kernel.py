@@ -181,3 +181,22 @@ def test_interval_sensitivity_fast_path_agrees_with_coverage():
             assert max_interval_coverage(n, starts, ends) == expected
     level = np.arange(0, 48, 4)
     assert max_interval_coverage(n, level, level + 4) == 1
+
+
+def test_interval_queries_sensitivity_and_support_match_the_dense_matrix():
+    """The kernel's check of weighted intervals against the dense matrix's column L1 norms and non-zeros,
+    with every query live (positive weights; one negative) and with dead ones (an empty interval, a zero weight).
+    Kills: a negative weight counted without its absolute value (sensitivity too low), the all-live shortcut
+    taken when some query is dead (a zero-weight interval counted in the support)."""
+    from dphist.kernel import IntervalQueries
+    from dphist.kernel.queries import check_queries
+    n = 6
+    cases = [([0, 0, 3], [6, 3, 6], [0.5, 0.25, 0.25]), ([0, 0, 3], [6, 3, 6], [0.5, -0.75, 0.25]),
+             ([0, 2, 1, 0], [6, 2, 4, 3], [0.5, 1.0, 0.0, 0.25])]
+    for s, e, w in cases:
+        dense = np.zeros((len(s), n))
+        for r, (a, b, x) in enumerate(zip(s, e, w)):
+            dense[r, a:b] = x
+        got = check_queries(IntervalQueries(np.array(s), np.array(e), np.array(w)), n)
+        assert got.sensitivity == np.abs(dense).sum(axis=0).max()
+        assert got.support == np.count_nonzero(dense, axis=0).max()

@@ -61,6 +61,29 @@ def test_the_shared_domain_order_is_trusted_only_while_read_only():
         base.setflags(write=False)
 
 
+def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_checked_again(monkeypatch):
+    """The kernel remembers the last partition it checked in full (its own copies): the same partition
+    measured again skips the permutation's counting pass (the pipeline checks a stage's partition, the
+    finalizer then measures it); the same object edited in place (bin 0 twice) is checked and refused.
+    Kills: the memory kept as the caller's arrays or compared by identity (the edit would pass)."""
+    import dphist.kernel.private as private
+    from dphist.validation import is_permutation
+    calls = []
+
+    def counting(order, n):
+        calls.append(n)
+        return is_permutation(order, n)
+    monkeypatch.setattr(private, "is_permutation", counting)
+    k, h = fresh()
+    p = Partition(np.array([4, 0, 1, 2, 3]), np.array([0, 2, 5]))
+    assert h.laplace_partition(p, 0.25).shape == (2,) and len(calls) == 1
+    assert h.laplace_partition(p, 0.25).shape == (2,) and len(calls) == 1     # recognised: no second count
+    p.order[1] = 4                                                            # edited in place: 4 twice
+    with pytest.raises(InvalidParameter, match="permutation"):
+        h.laplace_partition(p, 0.25)
+    assert len(calls) == 2 and h.spent == pytest.approx(0.5)
+
+
 def test_a_partition_with_reassigned_slots_is_checked_again():
     k, h = fresh()
     p = Partition.singletons(5)
@@ -226,3 +249,43 @@ def test_a_declared_sensitivity_above_the_computed_one_is_used():
     k, h = fresh()
     h.laplace_intervals([0], [3], 0.5, sensitivity=4)
     assert k.ledger.entries[-1].sensitivity == 4.0
+
+
+def test_a_run_checks_and_copies_its_counts_once(monkeypatch):
+    """``Pipeline.run`` checks the counts once (``CheckedCounts``, the kernel's own check and copy) and the
+    kernel takes them as they are; the copy is never the caller's array, and it is clamped and read-only.
+    Kills (the first checked by hand): the kernel checking a ``CheckedCounts`` again (two checks per run),
+    ``CheckedCounts`` keeping the caller's array (a later change of the input would reach the kernel)."""
+    import dphist
+    from dphist.kernel import private
+    real = private.validate_grid
+    calls = []
+    monkeypatch.setattr(private, "validate_grid", lambda counts: calls.append(1) or real(counts))
+    x = np.array([0, 1, 2, 1 << 41], dtype=np.int64)
+    checked = private.CheckedCounts(x)
+    x[0] = 99
+    assert checked.counts.tolist() == [0, 1, 2, private.count_cap(4)] and not checked.counts.flags.writeable
+    calls.clear()
+    dphist.make_algorithm("identity").run(np.arange(10), 1.0, seed=1)
+    assert len(calls) == 1
+
+
+def test_probe_sources_draw_at_most_probe_draws_per_call(monkeypatch):
+    """The kernel's probes of user code (public all-zero histogram, nothing published) draw at most
+    ``PROBE_DRAWS`` values per call and repeat them: research mode's probe noise has that period, release
+    mode's probe asks the exact sampler for no more, and keeps the exact routes (the refusal of raw floats).
+    Kills (the first checked by hand): a probe source drawing the full size again (a vetted mechanism's noise
+    paid twice at 2^20 bins)."""
+    from dphist.kernel import exact, noise
+    n = 3 * noise.PROBE_DRAWS + 5
+    probe = SeededLaplace(np.random.default_rng(1)).probe()
+    z = probe.laplace_mechanism(np.zeros(n, dtype=np.int64), 1.0, 1.0)
+    assert np.array_equal(z[:noise.PROBE_DRAWS], z[noise.PROBE_DRAWS:2 * noise.PROBE_DRAWS]) and np.all(z[:50] != 0)
+    sizes = []
+    real = exact.discrete_laplace
+    monkeypatch.setattr(exact, "discrete_laplace", lambda t, s, size, src: sizes.append(size) or real(t, s, size, src))
+    exact_probe = noise.ExactNoise().probe()
+    assert exact_probe.laplace_mechanism(np.zeros(n, dtype=np.int64), 1, 1.0, integral=True).shape == (n,)
+    assert sizes == [noise.PROBE_DRAWS]
+    with pytest.raises(PrivacyViolation):
+        exact_probe.laplace(1.0, 3)

@@ -472,3 +472,46 @@ def test_bad_input_is_named():
     with pytest.raises(InvalidParameter, match="finite"):
         S.SSEPenalty([1.0, np.nan], np.zeros(3))
     assert np.array_equal(S.optimal(lambda s, e: (e - s) ** 2.0, n=4).bounds, [0, 1, 2, 3, 4])
+
+
+def test_tree_costs_by_blocks_are_the_level_at_once(monkeypatch):
+    """An SSE cost's tree level computed by blocks of nodes (memory) gives the same segmentation and cost.
+    Kills: a block boundary that skips or repeats a node, blocks written at the wrong offset, the last
+    partial block dropped."""
+    from dphist.segmentation import search
+    rng = np.random.default_rng(3)
+    x = np.round(rng.laplace(0, 4, 1000) + np.repeat(rng.integers(0, 50, 10), 100))
+    penalty = lambda sizes: 30.0 + 0.0 * sizes              # noqa: E731  (one value per size)
+    whole = S.tree(S.SSEPenalty(x, penalty), branching=2)
+    monkeypatch.setattr(search, "NODE_BLOCK", 7)            # 1000 leaves: 142 full blocks and a partial one
+    blocked = S.tree(S.SSEPenalty(x, penalty), branching=2)
+    assert np.array_equal(whole.bounds, blocked.bounds) and whole.cost == blocked.cost
+    assert whole.bounds.size > 2
+
+
+class _Offset:
+    """A pure transform (declares ``thread_safe``) or, with ``pure=False``, one that counts its calls."""
+
+    def __init__(self, pure):
+        self.thread_safe, self.calls = pure, 0
+
+    def __call__(self, costs, sizes):
+        self.calls += 1
+        return costs + 40.0
+
+
+def test_tree_l1_costs_by_blocks_and_stateful_transforms_once_per_level(monkeypatch):
+    """An L1 deviation under a pure transform gives the same segmentation by blocks of nodes; a transform
+    that does not declare itself pure still sees each level in one call (its documented batch order).
+    Kills: blocks of an L1 cost that skip or repeat a node, a stateful transform (noise per batch) called
+    per block."""
+    from dphist.segmentation import search
+    rng = np.random.default_rng(4)
+    x = np.round(rng.laplace(0, 4, 1000) + np.repeat(rng.integers(0, 50, 10), 100))
+    whole = S.tree(S.L1Deviation(x).then(_Offset(True)), branching=2)
+    monkeypatch.setattr(search, "NODE_BLOCK", 7)
+    blocked = S.tree(S.L1Deviation(x).then(_Offset(True)), branching=2)
+    assert np.array_equal(whole.bounds, blocked.bounds) and whole.cost == blocked.cost and whole.bounds.size > 2
+    stateful = _Offset(False)
+    S.tree(S.L1Deviation(x).then(stateful), branching=2)
+    assert stateful.calls == 11                              # levels of 1000, 500, ..., 1 nodes

@@ -51,28 +51,29 @@ def _coarse_rows(v, blocks):
 
 @pytest.mark.parametrize("n", [2, 3, 5, 6])
 def test_charged_sensitivities_match_brute_force(n, monkeypatch):
-    """The ledger's sensitivity of each feature equals the largest change over every neighbouring pair
-    on n bins (counts 0..3), each statistic's sensitivity its brute-force maximum, and the charged
-    vector's L1 change at most 1, reached.  n = 5 and 6 have blocks of two sizes (coarse blocks of one
+    """The features are one vector (the total and three statistics) charged with L1 sensitivity 1: each
+    part's sensitivity is its largest change over every neighbouring pair on n bins (counts 0..3), and
+    the charged vector's L1 change is at most 1, reached.  n = 5 and 6 have blocks of two sizes (coarse blocks of one
     and two bins, fine blocks of 4 and 1 or 2).  The statistics are recomputed here independently, row
     by row of all histograms at once, and checked against the library's.  Kills: an understated
     sensitivity (e.g. 1 for the L1 distance, the (1 - 1/n) factor's bound to 1/n, the coarse one
     computed from the largest block instead of the smallest, the fine one from the domain instead of
-    the block), an overstated one, a vector scaled so that its L1 sensitivity exceeds the charged 1,
-    and a statistic computed otherwise than defined."""
+    the block), an overstated one, a vector scaled so that its L1 sensitivity exceeds the charged 1
+    (e.g. the total's weight left out of its scale), and a statistic computed otherwise than defined."""
     monkeypatch.setattr("dphist.selection.features.COARSE_BLOCKS", 4)      # blocks of several bins at small n
     release = Pipeline(None, None, "singleton", FeatureFinalizer(), (0, 0, 1)).run(np.arange(n), 1.0, seed=1)
     charged = {e.primitive: e.sensitivity for e in release.ledger}
-    assert charged["laplace.intervals"] == pytest.approx(_brute_force(lambda v: v.sum(axis=1), n))
-    stats = [lambda v: _block_l1_rows(v, [0]), lambda v: _coarse_rows(v, min(4, n)),
+    assert list(charged) == ["custom:selection.shape-statistics"]         # the total rides in the one vector
+    stats = [lambda v: v.sum(axis=1), lambda v: _block_l1_rows(v, [0]), lambda v: _coarse_rows(v, min(4, n)),
              lambda v: _block_l1_rows(v, np.arange(0, n, 4))]
     sample = np.random.default_rng(n).integers(0, 9, (20, n))
-    assert np.allclose(np.column_stack([f(sample.astype(float)) for f in stats]),
+    assert np.allclose(np.column_stack([f(sample.astype(float)) for f in stats[1:]]),
                        [statistics(row) for row in sample])
     brute = [_brute_force(f, n) for f in stats]
-    assert statistic_sensitivities(n) == pytest.approx(brute)
-    assert l1_sensitivity(n) == pytest.approx(brute[0])
+    assert brute[0] == pytest.approx(1.0) and statistic_sensitivities(n) == pytest.approx(brute[1:])
+    assert l1_sensitivity(n) == pytest.approx(brute[1])
     scale = ShapeStatistics(n).scale
+    assert scale == pytest.approx(np.array(brute) / np.array([0.4, 0.2, 0.2, 0.2]))
     worst = 0.0
     for x, y in _neighbour_pairs(n):
         worst = max(worst, float(np.max(sum(np.abs(f(y) - f(x)) / s for f, s in zip(stats, scale)))))
@@ -96,8 +97,10 @@ def test_tree_minimises_summed_regret_not_wins():
 
 
 def test_tree_round_trip_and_path():
-    """to_dict/from_dict predicts the same; the path's leaf is the predicted one.  Kills: thresholds
-    or children lost in the file, a path that walks the other way at equality (<= is left)."""
+    """to_dict/from_dict predicts the same; the path's leaf is the predicted one; the one-row walk and
+    the scalar feature row agree with the array routes.  Kills: thresholds or children lost in the
+    file, a path or walk that goes the other way at equality (<= is left), a scalar feature formula
+    that differs from the training one (e.g. the noisy total not clipped at 1, shares not clipped)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, len(FEATURE_NAMES)))
     R = 1 + np.abs(rng.normal(size=(400, 3))) + np.where(X[:, :1] > 0, [0, 5, 0], [5, 0, 0])
@@ -109,6 +112,13 @@ def test_tree_round_trip_and_path():
     leaf = tree.leaves(x)[0]
     assert tree.path(x)[0].startswith(f"{FEATURE_NAMES[tree.feature[0]]} = ")
     assert "<=" in tree.path(x)[0] and tree.path(x)[-1].startswith(f"leaf {leaf}:")
+    # the one-row walk (auto's choice) agrees with the array route on every row, and at the threshold
+    assert tree.walk(x) == (leaf, tree.path(x))
+    assert [again.walk(row)[0] for row in X] == list(again.leaves(X))
+    # the scalar feature row equals the array one (auto's choice uses the row, training the matrix)
+    from dphist.selection.features import feature_row, feature_vector
+    for total, stats, n, e in ((-5.0, (3.0, -1.0, 7.0), 64, 0.09), (1234.5, (500.0, 80.0, 4000.0), 4096, 0.9)):
+        assert np.allclose(feature_row(total, stats, n, e), feature_vector(total, stats, n, e), rtol=1e-12)
 
 
 def test_auto_ledger_notes_and_modes(monkeypatch):
@@ -187,8 +197,9 @@ def _one_leaf_model(tmp_path, label_order):
 
 def test_missing_plugin_falls_back_with_a_note(tmp_path):
     """Without dphist-dawa the leaf's DAWA-approx is replaced by the installed candidate of least
-    training regret in that leaf (Hb before identity), and the release says so.  Kills: an error
-    instead of the fallback, a fallback to the first installed label rather than the least regret."""
+    training regret in that leaf (Hb before identity), and the release says so; a model file rewritten
+    in place is read again.  Kills: an error instead of the fallback, a fallback to the first installed
+    label rather than the least regret, a model cache keyed by the path alone (a stale tree)."""
     model = _one_leaf_model(tmp_path, ["DAWA-approx@prefix", "Hb", "identity"])
     x = np.arange(32)
     assert make_algorithm("auto", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "DAWA-approx"
@@ -197,11 +208,16 @@ def test_missing_plugin_falls_back_with_a_note(tmp_path):
     assert r.notes["auto"]["preset"] == "Hb" and "not installed" in r.warnings[-1]
     with default_registry.without("dphist-dawa", "dphist-boost"):
         assert AutoPipeline("prefix", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "identity"
+    # the same file rewritten with another tree: read again (the cache is per file version, not per path)
+    assert _one_leaf_model(tmp_path, ["Hb", "identity", "DAWA-approx@prefix"]) == model
+    assert make_algorithm("auto", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "Hb"
 
 
 def test_packaged_model_matches_its_training_configuration():
-    """The shipped model loads, has a tree per workload over installed presets, and was trained from the
-    shipped configuration (its SHA-256).  Kills: the training TOML edited without retraining."""
+    """The shipped models (1-D and grids) load, have a tree per workload over installed presets (the grid
+    model's: every preset of its sweep, all installed 2-D presets), and were trained from the shipped
+    configurations (their SHA-256).  Kills: a training TOML edited without retraining, a preset of the
+    2-D sweep left out of the grid model's candidates."""
     import hashlib
     model = load_model()
     assert set(model["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
@@ -209,6 +225,15 @@ def test_packaged_model_matches_its_training_configuration():
     assert model["training"]["excluded_sources"] == []
     for entry in model["trees"].values():
         assert entry["tree"].depth <= model["training"]["max_depth"]
+    from dphist.selection.auto import TRAINING_CONFIG_2D
+    grid = load_model(dims=2)
+    assert grid["dims"] == 2 and set(grid["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
+    assert grid["training"]["config_sha256"] == hashlib.sha256(TRAINING_CONFIG_2D.read_bytes()).hexdigest()
+    assert grid["training"]["excluded_sources"] == []
+    from dphist.experiments.config import SweepConfig
+    swept = {a.name for a in SweepConfig.from_toml(TRAINING_CONFIG_2D).algorithms}
+    assert {name for name, _ in grid["trees"]["prefix"]["presets"].values()} == swept
+    assert swept <= set(default_registry.available_names("algorithm")) and {"AHP-2D", "DAWA-2D"} <= swept
 
 
 def test_parts_of_one_run_are_held_to_the_whole_epsilon():
@@ -226,3 +251,115 @@ def test_parts_of_one_run_are_held_to_the_whole_epsilon():
     with pytest.raises(PrivacyViolation, match="ledger totals"):
         pipe.execute(prepared, 0.6)
     assert pipe.execute(pipe.prepare(x, 1.0, seed=1), 0.4).ledger.total == pytest.approx(0.4)
+
+
+def _grid_pairs(shape, top=2):
+    """Every grid of ``shape`` with counts 0..top (rows, flattened), and each with a record added to each cell."""
+    n = shape[0] * shape[1]
+    xs = np.array(list(itertools.product(range(top + 1), repeat=n)), dtype=float)
+    for j in range(n):
+        y = xs.copy()
+        y[:, j] += 1
+        yield xs, y
+
+
+def _membership(shape, row_starts, col_starts):
+    """(cells x blocks) 0/1 matrix of the blocks cut at ``row_starts`` x ``col_starts`` (row-major cells)."""
+    r = np.searchsorted(row_starts, np.arange(shape[0]), side="right") - 1
+    c = np.searchsorted(col_starts, np.arange(shape[1]), side="right") - 1
+    block = (r[:, None] * len(col_starts) + c[None, :]).ravel()
+    return np.eye(len(row_starts) * len(col_starts))[block]
+
+
+def _grid_rows(shape, coarse_side, fine_side):
+    """(D, C, W) of every row of v, from block-membership matrices (an independent formulation)."""
+    n = shape[0] * shape[1]
+    coarse = _membership(shape, *[(np.arange(min(coarse_side, s) + 1) * s // min(coarse_side, s))[:-1] for s in shape])
+    fine = _membership(shape, *[np.arange(0, s, fine_side) for s in shape])
+    cs, fs = coarse.sum(axis=0), fine.sum(axis=0)
+
+    def stats(v):
+        t = v.sum(axis=1, keepdims=True)
+        d = np.abs(v - t / n).sum(axis=1)
+        c = np.abs(v @ coarse - t * cs / n).sum(axis=1)
+        w = np.abs(v - ((v @ fine) / fs) @ fine.T).sum(axis=1)
+        return np.column_stack([d, c, w])
+    return stats
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (2, 2), (3, 2), (3, 3)])
+def test_grid_sensitivities_match_brute_force(shape, monkeypatch):
+    """On a grid, each statistic's sensitivity is its largest change over every neighbouring pair (counts
+    0..2) and the charged vector's L1 change is at most 1, reached.  With 2 x 2 coarse blocks a 3 x 3 grid
+    has coarse blocks of 1, 2 and 4 cells and fine blocks of 4, 2 and 1.  The statistics are recomputed
+    from block-membership matrices and checked against the library's.  Kills: the coarse sensitivity from
+    the largest block (or one axis's smallest length alone), the fine one from the domain or from 1-D's
+    4-bin blocks, the 1-D statistics used on the flattened cells, 2-D blocks cut along one axis only."""
+    from dphist.selection.features import grid_statistic_sensitivities, grid_statistics
+    monkeypatch.setattr("dphist.selection.features.COARSE_SIDE", 2)
+    stats = _grid_rows(shape, 2, 2)
+    sample = np.random.default_rng(shape[0] * 7 + shape[1]).integers(0, 9, (20, shape[0] * shape[1]))
+    assert np.allclose(stats(sample.astype(float)), [grid_statistics(row, shape) for row in sample])
+    brute = np.zeros(3)
+    for x, y in _grid_pairs(shape):
+        brute = np.maximum(brute, np.abs(stats(y) - stats(x)).max(axis=0))
+    assert grid_statistic_sensitivities(shape) == pytest.approx(brute)
+    scale = ShapeStatistics(shape[0] * shape[1], shape).scale
+    vector = lambda v: np.column_stack([v.sum(axis=1), stats(v)])    # noqa: E731
+    worst = max(float((np.abs(vector(y) - vector(x)) / scale).sum(axis=1).max()) for x, y in _grid_pairs(shape))
+    grid = np.arange(shape[0] * shape[1]).reshape(shape)
+    release = Pipeline(None, None, "singleton", FeatureFinalizer(), (0, 0, 1), dims=(1, 2)).run(grid, 1.0, seed=1)
+    charged = {e.primitive: e.sensitivity for e in release.ledger}
+    assert charged == {"custom:selection.shape-statistics": pytest.approx(1.0)} and worst == pytest.approx(1.0)
+
+
+def test_auto_on_a_grid_uses_the_grid_model(tmp_path):
+    """On a grid: the 2-D tree chooses among the 2-D presets, from the grid statistics; the ledger holds
+    both parts (a linearised choice, DAWA-2D, runs on the run's one kernel reordered: the same as its own
+    run seeded alike, one ledger); a grid model given as the 1-D one, or a 2-D model without a tree for
+    the workload, is refused naming the problem, before anything is spent.  Kills: the 1-D tree or 1-D
+    statistics used on grids, a linearised choice run on a second kernel whose ledger misses the
+    features, a grid silently run through the 1-D model, a kernel reordered by a non-permutation."""
+    from dphist.selection.auto import DEFAULT_MODEL_2D
+    from dphist.selection.features import grid_statistics
+    x = np.random.default_rng(3).poisson(20, (32, 32))
+    pipe = make_algorithm("auto", workload="dpbench-random-2000")
+    assert pipe.dims == (1, 2)
+    r = pipe.run(x, 1.0, seed=2)
+    a = r.notes["auto"]
+    assert a["dims"] == 2 and r.shape == (32, 32) and a["label"] in load_model(None, dims=2)["trees"][
+        "dpbench-random-2000"]["presets"]
+    assert r.ledger.by_stage()["selector"] == pytest.approx(0.1) and r.ledger.total == pytest.approx(1.0)
+    assert a["features"]["log2_domain"] == 10
+    # the tree's coarse input is the grid's C (4 x 4 blocks) over the noisy total, not the 1-D C of the
+    # flattened cells (16 runs of two rows): a ramp along the columns tells them apart
+    ramp = np.random.default_rng(4).poisson(5 + 4 * np.arange(32))[None, :].repeat(32, axis=0)
+    f = pipe.run(ramp, 1.0, seed=3).notes["auto"]["features"]
+    grid_c, flat_c = grid_statistics(ramp, ramp.shape)[1], statistics(ramp.ravel())[1]
+    assert f["coarse_tvd"] == pytest.approx(grid_c / (2 * ramp.sum()), abs=0.02)
+    assert grid_c / (2 * ramp.sum()) > flat_c / (2 * ramp.sum()) + 0.1
+    # a linearised choice on the run's kernel: DAWA-2D forced by a one-leaf model
+    model = json.loads(DEFAULT_MODEL_2D.read_text())
+    entry = model["workloads"]["prefix"]
+    labels = entry["tree"]["labels"]
+    one = RegretTree([-1], [0.0], [-1], [-1], [labels.index("DAWA-2D")], [10], [1.0], labels, FEATURE_NAMES)
+    model["workloads"] = {"prefix": {"presets": entry["presets"], "tree": one.to_dict(),
+                                     "leaf_regret": [[1.0] * len(labels)]}}
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(model))
+    auto = make_algorithm("auto", workload="prefix", grid_model=str(path))
+    r = auto.run(x, 1.0, seed=2)
+    assert r.notes["auto"]["preset"] == "DAWA-2D" and r.notes["linearise"] == "hilbert"
+    stages = r.ledger.by_stage()
+    assert stages.pop("selector") == pytest.approx(0.1) and sum(stages.values()) == pytest.approx(0.9)
+    dawa = make_algorithm("DAWA-2D")
+    alone = dawa.run(x, 1.0, seed=7)
+    assert np.array_equal(dawa.execute(dawa.prepare(x, 1.0, seed=7)).estimate, alone.estimate)
+    with pytest.raises(InvalidParameter, match="permutation"):       # a cell twice would count its records twice
+        dawa.prepare(x, 1.0, seed=7).kernel.reordered(np.zeros(x.size, dtype=np.int64))
+    with pytest.raises(InvalidParameter, match="serves 2-D"):
+        make_algorithm("auto", model=str(DEFAULT_MODEL_2D))
+    no_tree = make_algorithm("auto", workload="identity", grid_model=str(path))
+    with pytest.raises(InvalidParameter, match="supports 1-D histograms only.*not 'identity'"):
+        no_tree.run(x, 1.0, seed=1)
+

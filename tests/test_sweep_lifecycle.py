@@ -301,6 +301,23 @@ def test_the_demo_keeps_every_preset_in_its_sweep_and_bounds_its_probes():
     assert deadline.at >= t0 + demo.MIN_SWEEP
 
 
+def test_the_demos_2d_part_runs_grid_presets_on_the_flights_grid(tmp_path):
+    """Kills: the 2-D part planned on the 1-D datasets or with range workloads (its sweep would refuse the
+    grid presets), probes warmed up on a vector (every grid preset "broken"), its budget not what is left
+    of the whole demo's, and its cells not written in their own folder."""
+    from dphist.experiments import demo
+    t0 = time.perf_counter()
+    assert demo.grid_budget(150, t0, t0 + 100) == 50 and demo.grid_budget(150, t0, t0 + 149) == \
+        demo.REPORT_RESERVE + demo.MIN_SWEEP
+    cfg, notes, probes, deadline = demo.demo_config(budget=60, presets=["UG", "identity"], executor="serial",
+                                                    trials=1, output=str(tmp_path / "2d"), dims=2)
+    assert [d.name for d in cfg.datasets] == ["flights-delays"] and "dpbench-random-2000" in cfg.workloads
+    assert set(probes) == {"UG", "identity"} and all("times" in p for p in probes.values())
+    outcome = run_sweep(cfg, progress=False, deadline=deadline)
+    assert set(outcome.results.unique("algorithm")) == {"UG", "identity"}
+    assert set(outcome.results["domain"].tolist()) == {256 * 256} and (tmp_path / "2d" / "results.csv").exists()
+
+
 def test_probes_on_a_pool_stop_at_their_deadline_and_leave_no_worker():
     """Kills: the pool path of the probes waiting for every probe whatever the deadline, or leaving its
     workers running after giving up on them."""

@@ -553,3 +553,28 @@ def test_release_mode_exports_carry_nothing_that_reproduces_the_noise(ex):
     assert "seed" not in csv and "seed" not in ledger and ledger["mode"] == "release"
     assert "release mode" in csv
     assert "release" in ex.download.value
+
+
+def test_a_grid_is_drawn_as_heat_maps_with_its_groups_outlined():
+    """Kills: a 2-D release drawn by the 1-D line figure (its flattened cells), the truth and release panels
+    swapped, the groups not outlined, and the error of a grid's "prefix" taken over 1-D prefixes of the
+    flattened cells instead of 2-D prefix rectangles; a 1-D range workload on a grid is a message."""
+    from dphist.widgets import compare as model_compare, render
+    grid = np.random.default_rng(3).poisson(20, (16, 16)).astype(np.int64)
+    e = Explorer(grid, algorithm="UG", seed=1, workload="prefix", epsilon=0.1)
+    try:
+        snap = e.wait()
+        assert snap.ok and isinstance(e.figure, render.GridFigure) and e.histogram.value[:4] == b"\x89PNG"
+        released = snap.release.grid
+        assert np.array_equal(e.figure.data["truth"], grid) and np.array_equal(e.figure.data["released"], released)
+        labels = snap.release.partition.labels().reshape(16, 16)
+        edges = int((labels[1:] != labels[:-1]).sum() + (labels[:, 1:] != labels[:, :-1]).sum())
+        assert 1 < snap.release.partition.n_groups < 256 and e.figure.data["outline_segments"] == edges > 0
+        prefix_error = np.cumsum(np.cumsum(released - grid, axis=0), axis=1)
+        assert snap.errors["release"]["prefix"]["mse"] == pytest.approx(np.mean(prefix_error ** 2))
+        e.workload.value = "all-ranges"
+        assert "on a 16 x 16 grid choose identity or prefix" in e.wait().message
+        with pytest.raises(dphist.errors.DPHistError, match="16 x 16 grid"):   # no 1-D panels of a grid
+            model_compare.presets_at_epsilon(["UG"], e.settings(), e._data)
+    finally:
+        e.close()

@@ -210,3 +210,13 @@ def test_matrix_rows_are_the_ranges():
     assert np.array_equal(w.matrix(), [[1, 0, 0, 0, 0, 0], [0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 1]])
     back = W.resolve(w.matrix(), 6)
     assert np.array_equal(back.lo, w.lo) and np.array_equal(back.hi, w.hi)
+
+
+def test_prefix_workload_builds_its_bounds_on_request():
+    """Kills: bounds off by one (``hi`` from 0, ``lo`` from 1), a length other than n, and bounds built at
+    construction (2n integers held by every GreedyH run that never reads them)."""
+    w = W.prefix(5)
+    assert w._bounds is None and len(w) == 5
+    assert w.lo.tolist() == [0] * 5 and w.hi.tolist() == [1, 2, 3, 4, 5] and w.lo is w.lo
+    x = np.arange(5.0)
+    assert np.array_equal(w.answer(x), W.RangeWorkload(5, w.lo, w.hi).answer(x))

@@ -233,7 +233,8 @@ def cmd_run(args) -> int:
         except ValueError:
             raise InvalidParameter(f"--domain takes LO:HI, got {args.domain!r}") from None
         domain = (lo, hi)
-    counts = (_column_histogram(args) if args.column else
+    named = None if args.column or args.records else _named_dataset(args.input)
+    counts = (named if named is not None else _column_histogram(args) if args.column else
               read_histogram(args.input, records=args.records, domain=domain, bins=_bin_count(args.bins), clip=args.clip))
     release = pipeline.run(counts, eps, seed=args.seed, noise=args.noise)
     if release.mode == "research":
@@ -259,6 +260,25 @@ def cmd_run(args) -> int:
     else:
         np.savetxt(sys.stdout, values, fmt="%.10g", header=header)
     return 0
+
+
+def _named_dataset(name: str):
+    """The counts of the dataset ``name`` (``flights-dep-minute``, ``flights-delays``, a DPBench name found
+    by ``--data-dir``) when ``--input`` is not a file path, else ``None`` (read as a file).  A grid keeps its
+    shape; the preset's dimensions are checked by ``Pipeline.run`` before anything is spent or written."""
+    from pathlib import Path
+
+    from .datasets.files import is_file_spec
+    if is_file_spec(name) or Path(name).exists():
+        return None
+    from .datasets import load, names
+    known = names()
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=1)
+        raise InvalidParameter(f"--input {name!r} is neither a file nor a dataset name"
+                               + (f"; did you mean {close[0]!r}?" if close else "")
+                               + f" (datasets: {', '.join(known)}; files end in .npy, .csv or .txt)")
+    return load(name).counts
 
 
 def _column_histogram(args):
@@ -375,7 +395,9 @@ def _configure_describe(s: argparse.ArgumentParser) -> None:
 
 def _configure_run(s: argparse.ArgumentParser) -> None:
     s.add_argument("--algorithm", "-a", required=True)
-    s.add_argument("--input", "-i", required=True, help=".npy (a vector, or a 2-D grid of counts), .csv or .txt "
+    s.add_argument("--input", "-i", required=True, help="a dataset name (flights-dep-minute, the 2-D "
+                   "flights-delays, a DPBench name under --data-dir), or "
+                   ".npy (a vector, or a 2-D grid of counts), .csv or .txt "
                    "(one count per line)")
     s.add_argument("--epsilon", "-e", required=True)
     s.add_argument("--seed", type=int, help="research mode: reproducible from the seed, never for publication "

@@ -222,6 +222,23 @@ class Linearised(Pipeline):
         if contributions is None and bounded is not None:
             contributions = max(self.inner.contributions, bounded)
         rel = self.inner.run(counts[order], epsilon, seed=seed, noise=noise, mode=mode, contributions=contributions)
+        return self._mapped_back(rel, order, shape, binning)
+
+    def execute(self, prepared, epsilon: float | None = None) -> Release:
+        """The inner pipeline's stages on a run prepared on the grid (:meth:`Pipeline.prepare`), through
+        :meth:`~dphist.kernel.PrivateKernel.reordered`: the cells in curve order as a vector, the same
+        noise source and the one ledger (what the ``auto`` preset hands a linearised choice, after its
+        features were measured on the grid).  Seeded, the same release as :meth:`run`."""
+        from dataclasses import replace
+        shape = tuple(prepared.shape)
+        check_curve(self.curve, shape)
+        order = curve_order(shape, self.curve)
+        inner = replace(prepared, kernel=prepared.kernel.reordered(order), shape=(int(order.size),), binning=None)
+        rel = self.inner.execute(inner, epsilon)
+        return self._mapped_back(rel, order, shape, prepared.binning)
+
+    def _mapped_back(self, rel: Release, order, shape, binning) -> Release:
+        """The inner release of the cells in curve order mapped back to the grid's row-major cells."""
         estimate = np.empty_like(rel.estimate)
         estimate[order] = rel.estimate
         noisy = None

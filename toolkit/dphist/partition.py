@@ -73,8 +73,11 @@ class Partition:
 
     @classmethod
     def whole(cls, n: int, order=None) -> "Partition":
-        """A single group holding the whole domain."""
-        order = identity_vector(n) if order is None else order
+        """A single group holding the whole domain (in domain order valid by construction: not re-checked)."""
+        if order is None:
+            if int(n) < 1:
+                raise InvalidParameter("a partition needs a non-empty 1-D order")
+            return cls(identity_vector(n), np.array([0, n], dtype=np.int64), validate=False)
         return cls(order, np.array([0, n], dtype=np.int64))
 
     @classmethod

@@ -24,8 +24,8 @@ import numpy as np
 
 from .components.base import KINDS, Component, Context
 from .errors import DPHistError, InvalidParameter, PrivacyViolation
-from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon, validate_grid
-from .kernel.private import checked_partition_in_order, is_plain_partition
+from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon
+from .kernel.private import CheckedCounts, checked_partition_in_order, is_plain_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
@@ -469,7 +469,8 @@ class Pipeline:
         elif k < bounded:
             raise InvalidParameter(f"contributions={k} is below the histogram's max_contributions={bounded}: "
                                    "its persons may each have moved it by that many records")
-        counts, shape = validate_grid(histogram)
+        checked = CheckedCounts(histogram)   # checked and copied once: the kernel takes it as it is
+        shape = checked.shape
         self.check_dims(shape)
         eps = validate_epsilon(epsilon)
         kind = _noise_kind(noise)
@@ -492,7 +493,7 @@ class Pipeline:
             elif noise is None or kind == "float":
                 noise = SeededLaplace(np.random.default_rng(noise_seq))
             public_rng = np.random.default_rng(public_seq)
-        kernel = PrivateKernel(counts, noise, contributions=k, shape=shape)
+        kernel = PrivateKernel(checked, noise, contributions=k, shape=shape)
         return PreparedRun(kernel=kernel, epsilon=eps, mode=run_mode, seed=None if root is None else int(root.entropy),
                            public_rng=public_rng, contributions=k, binning=binning, shape=shape)
 
@@ -546,14 +547,14 @@ class Pipeline:
         bins = Partition.singletons(n)
         if self.sorter is not None:
             ctx.data = None
-            bins = checked_stage_partition(self.sorter.sort(bins, ctx), n, "sorter", self.sorter.name)
+            bins = checked_stage_partition(self.sorter.sort(bins, ctx), n, "sorter", self.sorter.name, kernel)
         timings["sorter"] = time.perf_counter() - t
 
         t = time.perf_counter()
         ctx.data = kernel.handle(self.partitioner.name, "partitioner", g_p * eps,
                                  vetted=_declared_vetted(self.partitioner))
         bins = checked_stage_partition(self.partitioner.partition(bins, ctx), n, "partitioner",
-                                       self.partitioner.name)
+                                       self.partitioner.name, kernel)
         timings["partitioner"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -693,16 +694,18 @@ def _declared_vetted(component) -> tuple:
     return tuple(names)
 
 
-def checked_stage_partition(bins, n: int, stage: str, component: str) -> Partition:
+def checked_stage_partition(bins, n: int, stage: str, component: str, kernel=None) -> Partition:
     """The partition a stage hands on, validated before the next stage sees it (and before that
     stage is charged anything): a Partition of the ``n`` bins, every bin exactly once, bounds
-    increasing strictly from 0 to ``n`` (the kernel's own check).  Returns a fresh Partition of
-    private copies, so the component cannot change what the next stage reads; an error names the
-    stage and the component."""
+    increasing strictly from 0 to ``n`` (the kernel's own check; with the run's ``kernel``, by it, so
+    that its measurement of the same partition later needs one comparison pass, not a second check).
+    Returns a fresh Partition of private copies, so the component cannot change what the next stage
+    reads; an error names the stage and the component."""
     if is_plain_partition(bins, n):   # singletons in domain order: valid, and fresh arrays need no copy
         return Partition.singletons(n)
     try:
-        order, bounds, in_order = checked_partition_in_order(bins, n)
+        order, bounds, in_order = (checked_partition_in_order(bins, n) if kernel is None
+                                   else kernel._checked_partition(bins))
     except InvalidParameter as exc:
         raise InvalidParameter(f"the {stage} {component} returned an invalid partition ({exc}); nothing of the "
                                "next stage was run or charged") from None

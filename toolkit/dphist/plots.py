@@ -663,11 +663,16 @@ def group_outlines(labels) -> np.ndarray:
     return np.concatenate([horizontal, vertical]).astype(float)
 
 
-def _heat(ax, grid, log: bool, vmax=None):
+def heat_norm(top: float):
+    """The heat maps' symmetric log colour scale from ``-top`` to ``top`` (linear within 1 count of 0)."""
     from matplotlib.colors import SymLogNorm
+    return SymLogNorm(linthresh=1.0, vmin=-top, vmax=top)
+
+
+def _heat(ax, grid, log: bool, vmax=None):
     g = np.asarray(grid, dtype=float)
     top = float(vmax if vmax is not None else max(np.abs(g).max(), 1.0))
-    norm = SymLogNorm(linthresh=1.0, vmin=-top, vmax=top) if log else None
+    norm = heat_norm(top) if log else None
     image = ax.imshow(g, cmap="RdBu_r" if log else "viridis", norm=norm, interpolation="nearest",
                       **({} if log else {"vmin": min(g.min(), 0.0), "vmax": top}))
     ax.set(xlabel="column", ylabel="row")
@@ -679,7 +684,6 @@ def release_heatmap(releases, truth=None, titles=None, outline: bool = True, log
     (the true grid first when ``truth`` is given), on one colour scale (symmetric log by default:
     negative noisy cells show blue), the partition's groups outlined in black when a release has
     at most :data:`MAX_OUTLINED_GROUPS` groups (the title says when they are not)."""
-    from matplotlib.collections import LineCollection
     items = list(releases) if isinstance(releases, (list, tuple)) else [releases]
     for rel in items:
         if len(getattr(rel, "shape", ())) != 2:
@@ -689,15 +693,28 @@ def release_heatmap(releases, truth=None, titles=None, outline: bool = True, log
     top = max(max(float(np.abs(g).max()) for _, g, _ in panels), 1.0)
     fig, axes = _grid(len(panels), width=3.6, height=3.4, max_cols=3)
     for ax, (title, grid, rel) in zip(axes, panels):
-        image = _heat(ax, grid, log, top)
-        if rel is not None:
-            groups = rel.partition.n_groups
-            if outline and groups <= MAX_OUTLINED_GROUPS:
-                ax.add_collection(LineCollection(group_outlines(rel.partition.labels().reshape(rel.shape)),
-                                                 colors="black", linewidths=0.6))
-                title = f"{title} ({groups} groups)"
-            elif outline:
-                title = f"{title} ({groups} groups, not outlined)"
-        ax.set_title(_wrap(title, 40))
+        image, note = heat_panel(ax, grid, rel if outline else None, log, top)
+        ax.set_title(_wrap(f"{title}{note}", 40))
     fig.colorbar(image, ax=list(axes), shrink=0.8, label="count")
     return fig
+
+
+def heat_panel(ax, grid, release=None, log: bool = True, vmax=None):
+    """One heat map of ``grid`` on ``ax`` (symmetric log scale up to ``vmax`` by default), ``release``'s
+    groups outlined in black when it has at most :data:`MAX_OUTLINED_GROUPS`; returns the image and a
+    title suffix saying how many groups (and when they are not outlined).  :func:`release_heatmap` and
+    the explorer's grid view draw with it."""
+    image = _heat(ax, grid, log, vmax)
+    return image, outline_groups(ax, release) if release is not None else ""
+
+
+def outline_groups(ax, release) -> str:
+    """``release``'s groups outlined in black on ``ax`` (one ``LineCollection``, labelled "groups") when it
+    has at most :data:`MAX_OUTLINED_GROUPS`; returns the title suffix saying how many groups."""
+    from matplotlib.collections import LineCollection
+    groups = release.partition.n_groups
+    if groups > MAX_OUTLINED_GROUPS:
+        return f" ({groups} groups, not outlined)"
+    ax.add_collection(LineCollection(group_outlines(release.partition.labels().reshape(release.shape)),
+                                     colors="black", linewidths=0.6, label="groups"))
+    return f" ({groups} groups)"

@@ -124,10 +124,31 @@ class IdentityWorkload(RangeWorkload):
 
 
 class PrefixWorkload(RangeWorkload):
-    """``[0, i)`` for i = 1..n; answers are the running sums."""
+    """``[0, i)`` for i = 1..n; answers are the running sums.  The bounds ``lo``, ``hi`` are built on first
+    request (2n integers): the closed forms that know the workload by its type never read them."""
 
     def __init__(self, n: int):
-        super().__init__(n, np.zeros(n, dtype=np.int64), np.arange(1, n + 1), "prefix")
+        n = int(n)
+        if n < 1:
+            raise InvalidParameter(f"a workload needs a domain of at least 1 bin, got {n}")
+        self.n, self.name = n, "prefix"
+        self._bounds = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._bounds is None:
+            self._bounds = (np.zeros(self.n, dtype=np.int64), np.arange(1, self.n + 1, dtype=np.int64))
+        return self._bounds
+
+    @property
+    def lo(self) -> np.ndarray:
+        return self._ranges()[0]
+
+    @property
+    def hi(self) -> np.ndarray:
+        return self._ranges()[1]
 
     def answer(self, x) -> np.ndarray:
         return np.cumsum(self.check_domain(x), dtype=float)

@@ -36,7 +36,8 @@ def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list
     """First pass of Theorem 3 (weighted form): ``z`` and its variance ``V`` per level, and level sizes.
 
     ``z[v]`` is the best linear unbiased estimate of node ``v``'s count from
-    the measurements inside ``v``'s subtree; ``V[v]`` is its variance.
+    the measurements inside ``v``'s subtree; ``V[v]`` is its variance.  ``z[0]`` is the leaves' values
+    themselves and ``V[0]`` a read-only view of their variance (one number repeated, no copy: memory).
     """
     k = int(branching)
     height = len(values)
@@ -48,7 +49,7 @@ def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list
     if sizes[-1] != 1:
         raise InvalidParameter(f"{height} levels do not make a {k}-ary tree over {sizes[0]} leaves")
     z = [np.asarray(values[0], dtype=float)]
-    V = [np.broadcast_to(np.asarray(variances[0], dtype=float), (sizes[0],)).copy()]
+    V = [np.broadcast_to(np.asarray(variances[0], dtype=float), (sizes[0],))]
     for j in range(1, height):
         s = child_sums(z[-1], sizes[j], k)
         S = child_sums(V[-1], sizes[j], k)
@@ -76,13 +77,20 @@ def weighted_inference(values, variances, branching: int) -> list[np.ndarray]:
     """
     k = int(branching)
     z, V, sizes = bottom_up(values, variances, k)
-    # top-down: split each parent's discrepancy among its children in proportion to V
+    # top-down: split each parent's discrepancy among its children in proportion to V; each level's
+    # z and V are dropped once read, and the children's share is built in place (the same products and
+    # sums, operands swapped: exact in IEEE arithmetic) - memory
     hbar = [None] * len(sizes)
     hbar[-1] = z[-1]
     for j in range(len(sizes) - 2, -1, -1):
         n_par = sizes[j + 1]
         gap_per_variance = (hbar[j + 1] - child_sums(z[j], n_par, k)) / child_sums(V[j], n_par, k)
-        hbar[j] = z[j] + V[j] * np.repeat(gap_per_variance, k)[:sizes[j]]
+        share = np.repeat(gap_per_variance, k)[:sizes[j]]
+        del gap_per_variance
+        np.multiply(share, V[j], out=share)          # V[j] * repeat(...)
+        np.add(share, z[j], out=share)               # z[j] + V[j] * repeat(...)
+        hbar[j] = share
+        z[j + 1] = V[j + 1] = None
     return hbar
 
 

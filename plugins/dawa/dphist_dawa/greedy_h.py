@@ -119,9 +119,8 @@ class GreedyHFinalizer(Finalizer):
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         tree = self.strategy(bins, ctx.n)
         ctx.notes[TREE_NOTE] = tree   # public (the workload and the groups): reused by stated_error
-        s, e, w = tree.nodes(bins.bounds)
-        queries = IntervalQueries(s, e, w)  # the kernel computes the weighted coverage itself
-        noisy = ctx.data.laplace_linear(queries, ctx.budget)
+        # the kernel computes the weighted coverage itself; the node lists live only during the call (memory)
+        noisy = ctx.data.laplace_linear(IntervalQueries(*tree.nodes(bins.bounds)), ctx.budget)
         # post-processing from here on: least squares and uniform expansion
         per_level, at = [], 0
         for weights in tree.weights:
@@ -130,5 +129,6 @@ class GreedyHFinalizer(Finalizer):
             y[asked] = noisy[at:at + int(asked.sum())]
             at += int(asked.sum())
             per_level.append(y)
-        totals = tree_least_squares(tree, per_level)
+        del noisy
+        totals = tree_least_squares(tree, per_level, consume=True)   # each level's answers freed once read
         return bins.spread(totals)

@@ -321,11 +321,11 @@ class WeightedTree:
 
     def nodes(self, group_bounds: np.ndarray):
         """Bin ranges and weights of the asked nodes (weight > 0), level by level."""
-        s = np.concatenate([group_bounds[lv.start] for lv in self.levels])
-        e = np.concatenate([group_bounds[lv.end] for lv in self.levels])
-        w = np.concatenate(self.weights)
-        keep = w > 0
-        return s[keep], e[keep], w[keep]
+        keep = [w > 0 for w in self.weights]
+        index = np.int32 if int(group_bounds[-1]) < 2 ** 31 else np.int64   # bins: the narrowest type (memory)
+        s = np.concatenate([group_bounds[lv.start[k]] for lv, k in zip(self.levels, keep)], dtype=index)
+        e = np.concatenate([group_bounds[lv.end[k]] for lv, k in zip(self.levels, keep)], dtype=index)
+        return s, e, np.concatenate([w[k] for w, k in zip(self.weights, keep)])
 
 
 def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choose) -> WeightedTree:
@@ -382,40 +382,121 @@ def _top_down(levels: list[Level], p_by_level: list[np.ndarray]) -> list[np.ndar
     weights = []
     scale = np.ones(1)
     for d, lv in enumerate(levels):
-        p = p_by_level[d]
-        leaf = lv.n_children == 0
-        weights.append(np.where(leaf, scale, scale * (1 - p)))
-        if d + 1 < len(levels):
-            scale = np.repeat(scale * p, lv.n_children)
+        w, scale = _top_down_level(scale, np.asarray(p_by_level[d], dtype=float), lv.n_children,
+                                   d + 1 < len(levels))
+        weights.append(w)
     return weights
 
 
 @njit(cache=True, nogil=True)
-def _greedy_prefix_level(U, group_bounds, Z, start, end, n_children, first_child, leaf_err, err_next, K_next,
+def _top_down_level(scale, p, n_children, more):
+    """One level of :func:`_top_down` compiled: a leaf's weight is its scale, a node's ``scale * (1 - p)``, and
+    each child of a node gets ``scale * p`` (the same products as ``np.where`` and ``np.repeat``)."""
+    m = scale.size
+    w = np.empty(m)
+    total = 0
+    for i in range(m):
+        w[i] = scale[i] if n_children[i] == 0 else scale[i] * (1 - p[i])
+        total += n_children[i]
+    nxt = np.empty(total if more else 0)
+    if more:
+        at = 0
+        for i in range(m):
+            f = scale[i] * p[i]
+            for _ in range(n_children[i]):
+                nxt[at] = f
+                at += 1
+    return w, nxt
+
+
+@njit(cache=True, nogil=True)
+def _fused_prefix_energies(U, group_bounds, s_grp, e_grp, n, energy):
+    """:func:`_level_prefix_sums` and :func:`_prefix_energy_kernel` in one pass, without the array ``Z``
+    (n + 1 floats): the running sum ``acc`` is ``Z[h]`` before bin ``h`` is added, and for the nodes
+    ``[s_grp[v], e_grp[v])`` (groups; disjoint, increasing) ``T = Z[b] - Z[a]``, the whole-node term, then
+    ``(Z[h] - Z[a])**2`` summed from 0.0 in increasing ``h`` and added last.  The same operations on the
+    same numbers: the same energies, bit for bit.  A group of one bin adds ``U[g]`` itself
+    (``x / 1.0 == x`` exactly); the running sum stops at the last node's end (Z beyond is not read)."""
+    g = 0
+    acc = 0.0
+    for v in range(s_grp.size):
+        ga = s_grp[v]
+        ge = e_grp[v]
+        while g < ga:                                     # groups before the node: the running sum only
+            lo = group_bounds[g]
+            hi = group_bounds[g + 1]
+            if hi - lo == 1:
+                acc += U[g]
+            else:
+                z = U[g] / (hi - lo)
+                for h in range(lo, hi):
+                    acc += z
+            g += 1
+        a = group_bounds[ga]
+        b = group_bounds[ge]
+        za = acc                                          # Z[a]
+        inner = 0.0
+        if b - a == ge - ga:                              # groups of one bin: Z[h] after each group
+            acc += U[g]
+            g += 1
+            while g < ge:
+                d = acc - za
+                inner += d * d
+                acc += U[g]
+                g += 1
+        else:
+            while g < ge:
+                lo = group_bounds[g]
+                hi = group_bounds[g + 1]
+                z = U[g] if hi - lo == 1 else U[g] / (hi - lo)
+                for h in range(lo, hi):
+                    if h > a:                             # acc is Z[h], a < h < b
+                        d = acc - za
+                        inner += d * d
+                    acc += z
+                g += 1
+        T = acc - za                                      # Z[b] - Z[a]
+        whole = float(n - b + 1) * (T * T)
+        if b - a > 1:
+            whole = whole + inner
+        energy[v] = whole
+
+
+@njit(cache=True, nogil=True)
+def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child, leaf_err, err_next, K_next,
                          self_next, granularity, discount):
     """One level of the sweep for the prefix workload and the greedy choice, compiled: the numpy route's
     steps (children's sums, energies, the weight search, the node's K, error and energy, U scaled) with
-    the same operations in the same order.  Children's sums as a running sum: at most 8 children."""
+    the same operations in the same order.  Children's sums as a running sum: at most 8 children; the
+    prefix sums and energies in one pass (:func:`_fused_prefix_energies`)."""
     m = start.size
+    inner = 0
+    for i in range(m):
+        if n_children[i] > 0:
+            inner += 1
     err = np.empty(m)
     K = np.ones(m)
-    self_energy = np.empty(m)
     p = np.ones(m)
-    inner = 0
+    if inner == 0:                # every node a leaf: its energy is its error (one array for both: memory)
+        for i in range(m):
+            err[i] = leaf_err[start[i]]
+        return err, K, err, p
+    self_energy = np.empty(m)
     for i in range(m):
         if n_children[i] == 0:
             err[i] = leaf_err[start[i]]
             self_energy[i] = err[i]
-        else:
-            inner += 1
-    if inner == 0:
-        return err, K, self_energy, p
-    idx = np.empty(inner, dtype=np.int64)
-    sum_err = np.empty(inner)
-    K_children = np.empty(inner)
-    self_children = np.empty(inner)
-    s_bins = np.empty(inner, dtype=np.int64)
-    e_bins = np.empty(inner, dtype=np.int64)
+    if inner == m:                # every node inner: the children's sums written where the node's values go
+        sum_err = err             # (each read before its node's own value is written: memory)
+        K_children = K
+        self_children = self_energy
+    else:
+        sum_err = np.empty(inner)
+        K_children = np.empty(inner)
+        self_children = np.empty(inner)
+    s_grp = np.empty(inner, dtype=start.dtype)
+    e_grp = np.empty(inner, dtype=start.dtype)
+    idx = np.empty(inner, dtype=start.dtype)
     at = 0
     for i in range(m):
         c = n_children[i]
@@ -432,27 +513,23 @@ def _greedy_prefix_level(U, group_bounds, Z, start, end, n_children, first_child
         sum_err[at] = err_next[f] + r0
         K_children[at] = K_next[f] + r1
         self_children[at] = self_next[f] + r2
-        s_bins[at] = group_bounds[start[i]]
-        e_bins[at] = group_bounds[end[i]]
+        s_grp[at] = start[i]
+        e_grp[at] = end[i]
         idx[at] = i
         at += 1
-    _level_prefix_sums(U, group_bounds, Z)
     energy = np.empty(inner)
-    _prefix_energy_kernel(Z, s_bins, e_bins, energy)
+    _fused_prefix_energies(U, group_bounds, s_grp, e_grp, n, energy)
     p_in, err_in = _best_split(sum_err, energy, self_children, K_children, granularity, discount)
-    denom = np.empty(inner)
     for a in range(inner):
         b = p_in[a]
-        denom[a] = b ** 2 + (1 - b) ** 2 * K_children[a]
+        denom = b ** 2 + (1 - b) ** 2 * K_children[a]
         i = idx[a]
         err[i] = err_in[a]
-        K[i] = K_children[a] / denom[a]
+        K[i] = K_children[a] / denom
         p[i] = b
-        self_energy[i] = energy[a] / denom[a] ** 2
-    for a in range(inner):
-        f = 1.0 / denom[a]
-        i = idx[a]
-        for g in range(start[i], end[i]):
+        self_energy[i] = energy[a] / denom ** 2
+        f = 1.0 / denom
+        for g in range(s_grp[a], e_grp[a]):
             U[g] = U[g] * f
     return err, K, self_energy, p
 
@@ -462,19 +539,19 @@ def _greedy_prefix_sweep(group_bounds, branching: int, granularity: int, discoun
     (:func:`_greedy_prefix_level`): the same tree, weights and error, bit for bit."""
     group_bounds = np.asarray(group_bounds, dtype=np.int64)
     k = group_bounds.size - 1
+    n = int(group_bounds[-1])
     levels = build_tree(k, branching)
-    Z = np.empty(int(group_bounds[-1]) + 1)
-    _level_prefix_sums(np.ones(k), group_bounds, Z)
     leaf_err = np.empty(k)
-    _prefix_energy_kernel(Z, group_bounds[:-1], group_bounds[1:], leaf_err)
-    U = np.ones(k)
+    U = np.ones(k)                                        # u = S 1 of the node holding each group
+    _fused_prefix_energies(U, group_bounds, np.arange(k, dtype=levels[0].start.dtype),
+                           np.arange(1, k + 1, dtype=levels[0].start.dtype), n, leaf_err)   # every group alone
     p_by_level = [None] * len(levels)
     err = K = self_energy = np.zeros(1)
     for d in range(len(levels) - 1, -1, -1):
         lv = levels[d]
         factor = float(branching) ** (-d / 2.0) if discount else 1.0
         err, K, self_energy, p_by_level[d] = _greedy_prefix_level(
-            U, group_bounds, Z, lv.start, lv.end, lv.n_children, lv.first_child, leaf_err, err, K, self_energy,
+            U, group_bounds, n, lv.start, lv.end, lv.n_children, lv.first_child, leaf_err, err, K, self_energy,
             int(granularity), factor)
     return WeightedTree(levels, _top_down(levels, p_by_level), float(err[0]))
 
@@ -559,7 +636,7 @@ class WeightedRangeQueries:
         return out
 
 
-def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -> np.ndarray:
+def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], consume: bool = False) -> np.ndarray:
     """Group totals minimising ``sum_v (w_v T_v - y_v)^2`` over the weighted tree (exact GLS).
 
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
@@ -567,28 +644,38 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray]) -
     solution is unique.  Noise variances are relative (all answers share one Laplace scale).
 
     Each level's pass is compiled (:func:`_upward`, :func:`_downward`); the children's sums are
-    numpy's ``add.reduceat`` (:func:`children_sums`).
+    numpy's ``add.reduceat`` (:func:`children_sums`).  ``consume=True`` sets each entry of
+    ``answers_by_level`` to None once read (the caller's list: memory).
     """
     levels, weights = tree.levels, tree.weights
     depth = len(levels)
     est, var = [None] * depth, [None] * depth
-    child_sum, child_var = [None] * depth, [None] * depth
-    # upward: each node's best estimate from its own subtree, and its variance
-    for d in range(depth - 1, -1, -1):
-        lv = levels[d]
-        m = lv.start.size
+
+    def children(d):   # the children's estimate and variance of level d's nodes (zeros and ones for leaves)
+        m = levels[d].start.size
         cs, cv = np.zeros(m), np.ones(m)
         if d + 1 < depth:
-            children_sums(est[d + 1], lv, cs)
-            children_sums(var[d + 1], lv, cv)
-        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), lv.n_children, cs, cv)
-        child_sum[d], child_var[d] = cs, cv
-    # downward: share each node's final discrepancy among its children in proportion to their variances
+            children_sums(est[d + 1], levels[d], cs)
+            children_sums(var[d + 1], levels[d], cv)
+        return cs, cv
+
+    # upward: each node's best estimate from its own subtree, and its variance
+    for d in range(depth - 1, -1, -1):
+        cs, cv = children(d)
+        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), levels[d].n_children,
+                                 cs, cv)
+        if consume:
+            answers_by_level[d] = None
+    del cs, cv
+    # downward: share each node's final discrepancy among its children in proportion to their variances (the
+    # children's sums computed again, the same numbers, rather than kept for every level: memory)
     final = est[0]
     totals = np.empty(int(levels[0].end[0]))
     for d, lv in enumerate(levels):
-        final = _downward(final, lv.start, lv.n_children, lv.first_child, child_sum[d], child_var[d],
+        cs, cv = children(d)
+        final = _downward(final, lv.start, lv.n_children, lv.first_child, cs, cv,
                           est[d + 1] if d + 1 < depth else final, var[d + 1] if d + 1 < depth else final, totals)
+        est[d] = var[d] = None                             # read by no later level
     return totals
 
 

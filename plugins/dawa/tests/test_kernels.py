@@ -56,3 +56,17 @@ def test_blocked_weight_search_is_the_one_node_search():
         want = _best_split_one_by_one(*args, 100, discount)
         assert all(np.array_equal(a, b) for a, b in zip(got, want))
     assert np.all(_best_split(*args, 100, 1.0)[0][::7] == 1.0)
+
+
+def test_partition_costs_of_all_zeros_are_numpys():
+    """The all-zero histogram (the kernel's probe of the exponential mechanism's score) skips the deviations.
+    Kills: a fast path that returns the group counts without ``/ eps_2``, ``-0.0`` or another bit pattern than
+    numpy's sums, or one taken for a histogram that is not all zeros (a single non-zero count)."""
+    x = np.zeros(3000)
+    cands = [np.array([0, 3000]), np.arange(3001), np.array([0, 7, 1000, 3000])]
+    want = [np.abs(x - np.repeat(np.add.reduceat(x, b[:-1]) / np.diff(b), np.diff(b))).sum() + (b.size - 1) / 0.3
+            for b in cands]
+    got = partition_costs(x, cands, 0.3)
+    assert np.array_equal(got, np.array(want)) and not np.signbit(got).any()
+    x[2999] = 1.0
+    assert partition_costs(x, cands, 0.3)[0] == np.abs(x - x.mean()).sum() + 1 / 0.3

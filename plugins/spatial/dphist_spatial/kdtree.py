@@ -8,8 +8,12 @@ post-processing (Section 4.2, :func:`.tree.constrained_inference`).
 The run, with ``eps`` the finalizer's budget:
 
 1. **Medians**, ``eps_m = median_share * eps``, ``eps_m / L`` for each of the ``L`` kd levels (uniform
-   across the levels that cut at medians, as in Cormode et al.'s kd-hybrid; ``median_share = 0.3`` is our
-   default).  Level ``d`` cuts
+   across the levels that cut at medians, as in Cormode et al.'s kd-hybrid).  ``median_share = 0.3``: the
+   split share of the private-spatial-decomposition experiment code that DPBench's repository ships as
+   third-party code (``dpcomp_core/monolithic/thirdparty/Spatial_DP``, e.g. commit 97fa655: ``Params.Percent
+   = 0.3``, "budget allocated for split"; ``Kd_standard.getSplitBudget`` spreads it evenly over the tree's
+   levels, the counts get ``1 - Percent``; ``switchLevel = 5`` for its kd-hybrid).  The value is that code's
+   default; the paper's own text was not at hand to confirm it is the paper's setting.  Level ``d`` cuts
    every box once, rows at even depths and columns at odd ones (:func:`.boxes.kd_axes`), at the cut
    drawn by :class:`.medians.KDMedians`: one ``custom`` kernel call per level, charged
    ``eps_m / L`` with score sensitivity 1 (the boxes of a level are disjoint: parallel composition).
@@ -93,7 +97,8 @@ class KDTreeFinalizer(Finalizer):
         False: the kd-tree, its leaves the boxes after ``depth`` cuts.  True: the hybrid tree, quadtree
         cuts below the kd levels down to single cells.
     median_share : float in (0, 1)
-        The share of the budget for the medians (0.3 by default; the rest for the counts).
+        The share of the budget for the medians (0.3 by default, the split share ``Percent`` of the
+        Spatial_DP experiment code shipped in DPBench's repository; the rest for the counts).
     inference : bool
         True: the least-squares consistent estimate; False: the noisy leaves as they are.
     """

@@ -35,7 +35,7 @@ def _cached(name: str, build) -> dict[str, np.ndarray]:
 
 @lru_cache(maxsize=1)
 def _columns() -> dict[str, list[str]]:
-    wanted = ("dep_time", "dep_delay", "tailnum", "distance")
+    wanted = ("dep_time", "dep_delay", "arr_delay", "tailnum", "distance")
     with resources.as_file(_source()) as p, zipfile.ZipFile(p) as zf:
         with zf.open("flights.csv") as raw:
             reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8"))
@@ -95,3 +95,29 @@ def flight_distance() -> Dataset:
     return Dataset("flights-distance", _cached("flights-distance", build)["counts"],
                    "flights per route distance (miles)", "0..4999 miles, 1-mile bins", _SOURCE,
                    "sparse and spiky: one spike per route, >95% zero bins")
+
+
+#: the public domain of :func:`delay_grid`: first minute and number of 1-minute bins per axis
+DELAY_GRID_AXES = {"dep_delay": (-32, 256), "arr_delay": (-64, 256)}
+
+
+def delay_grid() -> Dataset:
+    """Flights by departure delay (rows, -32..223 min) and arrival delay (columns, -64..191 min):
+    a 256 x 256 grid of 1-minute cells, delays beyond either end clamped to it (a fixed public
+    domain); flights without both delays (cancelled, diverted) are not counted."""
+    def build():
+        cols = _columns()
+        keep = [i for i, (d, a) in enumerate(zip(cols["dep_delay"], cols["arr_delay"]))
+                if d not in ("", "NA") and a not in ("", "NA")]
+        idx = []
+        for name, (lo, n) in DELAY_GRID_AXES.items():
+            v = np.array([float(cols[name][i]) for i in keep]).astype(np.int64)
+            idx.append(np.clip(v - lo, 0, n - 1))
+        shape = tuple(n for _, n in DELAY_GRID_AXES.values())
+        flat = np.bincount(np.ravel_multi_index(idx, shape), minlength=shape[0] * shape[1])
+        return {"counts": flat.reshape(shape)}
+    return Dataset("flights-delays", _cached("flights-delays", build)["counts"],
+                   "flights per (departure delay, arrival delay) in minutes",
+                   "256 x 256 cells: departure delay -32..223 min (rows) x arrival delay -64..191 min "
+                   "(columns), 1-minute cells, ends clamped", _SOURCE,
+                   "2-D: a dense diagonal band (arrival delay follows departure delay), clamped edges")

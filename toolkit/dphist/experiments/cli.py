@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from ..errors import DPHistError, InvalidParameter
 from .config import EXECUTORS, SweepConfig, parse_dataset_flag, parse_list
@@ -116,7 +117,8 @@ def bench(args: argparse.Namespace) -> int:
 def configure_demo(parser: argparse.ArgumentParser) -> None:
     """Options of ``dphist demo``."""
     parser.description = ("The default benchmark: every installed 1-D preset on the nycflights13 histograms at "
-                          "epsilon 0.01, 0.1, 1 with 10 trials, within a time budget; writes report/.")
+                          "epsilon 0.01, 0.1, 1 with 10 trials, then every grid preset on the 256 x 256 grid "
+                          "flights-delays, within a time budget; writes report/ and report/2d/.")
     parser.add_argument("--budget", type=float, default=150.0, metavar="SECONDS",
                         help="wall-time budget of the demo: slow presets get fewer trials or datasets, and no "
                              "batch of cells starts that would end later than 20 s before it (the report's "
@@ -128,35 +130,33 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
 def demo(args: argparse.Namespace) -> int:
     """Run ``dphist demo``; returns the exit code."""
     from ..datasets import load
-    from .demo import DATASETS, demo_config, preset_families, still_true
-    from .engine import prepare_output, run_sweep, sweep_meta
+    from .demo import DATASETS, DATASETS_2D, GRID_SHARE, demo_config, grid_budget, preset_families
+    from .engine import prepare_output
     from .report import write_report
     t0 = time.perf_counter()
     try:
         if args.budget <= 0:
             raise InvalidParameter(f"--budget must be positive, got {args.budget}")
         prepare_output(args.output)   # an unwritable folder fails before any work
-        cfg, notes, _, deadline = demo_config(budget=args.budget, workers=args.workers, trials=args.trials,
-                                              output=args.output, executor=args.executor or "process",
-                                              seed=args.seed or 0, started=t0)
-        t_plan = time.perf_counter() - t0
-        cfg.plugins = list(getattr(args, "imports", None) or [])   # `dphist --import M demo`: workers import M
-        if args.executor == "dask" and args.scheduler:
-            cfg.scheduler = args.scheduler
-        outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force, deadline=deadline)
-        t_sweep = time.perf_counter() - t0 - t_plan
-        notes = still_true(notes, outcome.skipped)   # a cut whose cells an earlier run finished is no gap
-        if outcome.cells_cut:
-            cut = sorted({s["algorithm"] for s in outcome.skipped if s["reason"].startswith("time budget")})
-            notes.append(f"time budget: {outcome.cells_cut} planned cells were not started, the sweep would "
-                         f"have run past {args.budget:g} s ({', '.join(cut)}); rerun to resume them")
-        if len(outcome.results) == 0:
-            raise InvalidParameter(f"no cell ran within the time budget of {args.budget:g} s (loading and probing "
-                                   f"took {t_plan:.0f} s); give a larger --budget")
-        meta = sweep_meta(cfg, outcome)
+        common = dict(workers=args.workers, trials=args.trials, executor=args.executor or "process",
+                      seed=args.seed or 0)
+        # the 1-D part: its sweep's deadline leaves GRID_SHARE of the budget to the 2-D part
+        one = _demo_part(args, demo_config(budget=args.budget * (1 - GRID_SHARE), output=args.output,
+                                           started=t0, dims=1, **common), t0)
+        outcome = one["outcome"]
+        # the 2-D part: the grid presets on flights-delays with what is left of the whole budget
+        t1 = time.perf_counter()
+        two = _demo_part(args, demo_config(budget=grid_budget(args.budget, t0, t1), started=t1, dims=2,
+                                           output=str(Path(args.output) / "2d"), **common), t1)
+        notes = one["notes"] + [f"2-D part: {len(two['outcome'].results.unique('algorithm'))} presets on "
+                                f"{', '.join(DATASETS_2D)}, {two['outcome'].cells_run} cells run "
+                                f"({two['outcome'].cells_resumed} resumed): report in 2d/report.md"]
+        two_report = write_report(two["outcome"].results, two["outcome"].output,
+                                  "dphist demo, 2-D part: every grid preset on nycflights13's delays",
+                                  notes=two["notes"], meta=two["meta"],
+                                  datasets=[load(d) for d in DATASETS_2D])
+        meta = one["meta"]
         meta["wall_seconds"] = time.perf_counter() - t0
-        notes.append(f"phases: loading and probing {t_plan:.0f} s, sweep {t_sweep:.0f} s "
-                     f"(summed pipeline time {outcome.algorithm_seconds:.0f} s)")
         report = write_report(outcome.results, outcome.output, "dphist demo: every preset on nycflights13",
                               notes=notes, meta=meta, datasets=[load(d) for d in DATASETS],
                               families=preset_families(outcome.results.unique("algorithm")))
@@ -165,11 +165,39 @@ def demo(args: argparse.Namespace) -> int:
         return 130
     except DPHistError as exc:
         return _fail("demo", exc)
-    print(f"demo finished in {time.perf_counter() - t0:.0f} s ({time.perf_counter() - t0 - t_plan - t_sweep:.0f} s "
-          f"for the figures and report): {len(outcome.results.unique('algorithm'))} presets, "
+    print(f"demo finished in {time.perf_counter() - t0:.0f} s ({time.perf_counter() - t1 - two['t_plan'] - two['t_sweep']:.0f} s "
+          f"for the figures and reports): {len(outcome.results.unique('algorithm'))} presets, "
           f"{outcome.cells_run} cells run "
-          f"({outcome.cells_resumed} resumed)")
+          f"({outcome.cells_resumed} resumed) on the 1-D datasets")
     for n in notes[1:]:
         print(f"  note: {n}")
     print(f"report: {report}")
+    print(f"2-D report: {two_report}")
     return 0
+
+
+def _demo_part(args: argparse.Namespace, planned, started: float) -> dict:
+    """One part of ``dphist demo`` (1-D or 2-D): the planned sweep run until its deadline; its outcome,
+    notes (plan cuts still true, cells not started), metadata and phase times."""
+    from .demo import still_true
+    from .engine import run_sweep, sweep_meta
+    cfg, notes, _, deadline = planned
+    t_plan = time.perf_counter() - started
+    cfg.plugins = list(getattr(args, "imports", None) or [])   # `dphist --import M demo`: workers import M
+    if args.executor == "dask" and args.scheduler:
+        cfg.scheduler = args.scheduler
+    outcome = run_sweep(cfg, progress=not args.no_progress, force=args.force, deadline=deadline)
+    t_sweep = time.perf_counter() - started - t_plan
+    notes = still_true(notes, outcome.skipped)   # a cut whose cells an earlier run finished is no gap
+    if outcome.cells_cut:
+        cut = sorted({s["algorithm"] for s in outcome.skipped if s["reason"].startswith("time budget")})
+        notes.append(f"time budget: {outcome.cells_cut} planned cells were not started, the sweep would "
+                     f"have run past its deadline ({', '.join(cut)}); rerun to resume them")
+    if len(outcome.results) == 0:
+        raise InvalidParameter(f"no cell ran within the time budget of {args.budget:g} s (loading and probing "
+                               f"took {t_plan:.0f} s); give a larger --budget")
+    meta = sweep_meta(cfg, outcome)
+    meta["wall_seconds"] = time.perf_counter() - started
+    notes.append(f"phases: loading and probing {t_plan:.0f} s, sweep {t_sweep:.0f} s "
+                 f"(summed pipeline time {outcome.algorithm_seconds:.0f} s)")
+    return {"outcome": outcome, "notes": notes, "meta": meta, "t_plan": t_plan, "t_sweep": t_sweep}

@@ -33,6 +33,12 @@ Design for the 3-minute limit (2 cores, every installed preset, some O(n^2)):
 5. Domains are never reduced in the demo: reducing would change the data the
    presets are compared on (the flights domains are 1,440, 2,048, 4,043 and
    5,000 bins; 4,043 has no useful divisor).
+6. **The 2-D part**: every preset that runs on grids, on the built-in
+   256 x 256 grid ``flights-delays`` (departure x arrival delay), with
+   rectangle workloads, planned the same way (probes, budget, deadline) in a
+   sweep of its own in ``<output>/2d``.  The 1-D part's sweep ends
+   ``GRID_SHARE`` of the budget early; the 2-D part gets what is left of the
+   whole budget (:func:`grid_budget`), and writes its own report.
 """
 from __future__ import annotations
 
@@ -48,6 +54,12 @@ from .config import AlgorithmSpec, DatasetSpec, SweepConfig
 from .engine import Deadline
 
 DATASETS = ("flights-dep-minute", "flights-dep-delay", "flights-tailnum", "flights-distance")
+#: the 2-D part's grid (built in, so the demo needs no data beside the repository)
+DATASETS_2D = ("flights-delays",)
+#: rectangles over the grid: single cells, 2-D prefixes and DPBench's 2,000 random rectangles
+WORKLOADS_2D = ("identity", "prefix", "dpbench-random-2000")
+#: share of the demo's budget kept for the 2-D part (the 1-D sweep's deadline comes this much earlier)
+GRID_SHARE = 0.2
 EPSILONS = (0.01, 0.1, 1.0)
 TRIALS = 10
 MIN_TRIALS = 3
@@ -74,7 +86,9 @@ def probe(name: str, sources: dict[str, np.ndarray], cap: float) -> dict:
     """
     try:
         pipe = make_algorithm(name)
-        pipe.run(synthetic("zipf", n=64, scale=3200, seed=64).counts, 1.0, seed=64)   # warm-up
+        warm = synthetic("zipf", n=64, scale=3200, seed=64).counts
+        grid = any(c.ndim == 2 for c in sources.values())
+        pipe.run(warm.reshape(8, 8) if grid else warm, 1.0, seed=64)   # warm-up, in the sources' dimensions
         times, predicted, last = {}, {}, None
         for label, counts in sorted(sources.items(), key=lambda kv: kv[1].size):
             if last is not None:
@@ -204,9 +218,10 @@ def plan_demo(sizes: dict[str, int], presets: list[str], budget: float, workers:
     return chosen, limits, notes
 
 
-def runnable_presets() -> tuple[list[str], list[str]]:
-    """Every registered preset whose plugins are installed and that runs on the demo's 1-D histograms,
-    and a note for each one skipped."""
+def runnable_presets(dims: int = 1) -> tuple[list[str], list[str]]:
+    """Every registered preset whose plugins are installed and that runs on the demo's histograms of
+    ``dims`` axes, and a note for each one skipped (in the 2-D part, presets without grids are not
+    listed one by one: the 1-D part runs them)."""
     from ..pipeline import dims_text, supports_dims
     skipped = default_registry.unavailable("algorithm")
     notes = [f"{name}: skipped, it {reason}" for name, reason in sorted(skipped.items())]
@@ -214,12 +229,21 @@ def runnable_presets() -> tuple[list[str], list[str]]:
     for name in default_registry.names("algorithm"):
         if name in skipped:
             continue
-        dims = getattr(default_registry.get("algorithm", name), "dims", (1,))
-        if not supports_dims(dims, 1):
-            notes.append(f"{name}: skipped, it supports {dims_text(dims)} and the demo's datasets are 1-D")
+        supported = getattr(default_registry.get("algorithm", name), "dims", (1,))
+        if not supports_dims(supported, dims):
+            if dims == 1:
+                notes.append(f"{name}: skipped, it supports {dims_text(supported)} and the demo's datasets "
+                             "are 1-D (it runs in the demo's 2-D part)")
             continue
         runnable.append(name)
     return runnable, notes
+
+
+def grid_budget(budget: float, started: float, now: float | None = None) -> float:
+    """The 2-D part's budget: what is left of the whole demo's ``budget`` (counted from ``started``),
+    at least ``REPORT_RESERVE + MIN_SWEEP`` seconds (so it overruns rather than runs nothing)."""
+    now = time.perf_counter() if now is None else now
+    return max(REPORT_RESERVE + MIN_SWEEP, started + budget - now)
 
 
 def preset_families(names) -> dict[str, list[str]]:
@@ -235,22 +259,27 @@ def preset_families(names) -> dict[str, list[str]]:
 
 def demo_config(budget: float = 150.0, workers: int | None = None, trials: int = TRIALS,
                 presets: list[str] | None = None, output: str = "report", executor: str = "process",
-                seed: int = 0, started: float | None = None
+                seed: int = 0, started: float | None = None, dims: int = 1
                 ) -> tuple[SweepConfig, list[str], dict, Deadline]:
     """The demo's sweep, its notes (budget decisions), the probe results and the sweep's deadline.
 
-    ``budget`` is the whole demo's wall-time target in seconds, counted from
+    ``budget`` is this part's wall-time target in seconds, counted from
     ``started`` (a ``time.perf_counter()`` value; default: now); the sweep
-    must start its last cells by ``budget - REPORT_RESERVE``.
+    must start its last cells by ``budget - REPORT_RESERVE``.  ``dims=1``: the
+    flights histograms; ``dims=2``: the grid ``DATASETS_2D`` with rectangle
+    workloads and the presets that run on grids.
     """
     from ..datasets import load
     from .executors import default_workers
+    if dims not in (1, 2):
+        raise ValueError(f"dims must be 1 or 2, got {dims!r}")
     started = time.perf_counter() if started is None else started
     workers = 1 if executor == "serial" else (workers or default_workers())
     skip_notes = []
     if presets is None:
-        presets, skip_notes = runnable_presets()
-    sources = {d: load(d).counts for d in DATASETS}
+        presets, skip_notes = runnable_presets(dims)
+    datasets, workloads = (DATASETS, WORKLOADS) if dims == 1 else (DATASETS_2D, WORKLOADS_2D)
+    sources = {d: load(d).counts for d in datasets}
     sizes = {d: c.size for d, c in sources.items()}
     # a run longer than this cannot get MIN_TRIALS x 3 epsilons within an equal share of the budget
     cap = budget * EFFICIENCY * workers / max(1, len(presets)) / (MIN_TRIALS * len(EPSILONS))
@@ -259,7 +288,7 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     algorithm_budget = max(5.0, (budget - elapsed - REPORT_RESERVE) * EFFICIENCY)
     chosen, limits, notes = plan_demo(sizes, presets, algorithm_budget, workers, probes, trials)
     notes = skip_notes + notes
-    notes.insert(0, f"time budget: {budget:g} s for the whole demo; {elapsed:.0f} s went to loading and probing "
+    notes.insert(0, f"time budget: {budget:.0f} s for the demo's {dims}-D part; {elapsed:.0f} s went to loading and probing "
                     f"(each preset timed once per dataset at epsilon 0.1; probes are not part of the results), "
                     f"leaving {algorithm_budget:.0f} s of algorithm time on {workers} worker(s)")
     # every preset that probed is in the sweep (same configuration on every rerun); one left out runs no
@@ -267,8 +296,8 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     in_sweep = [p for p in presets if "error" not in probes[p]]
     limits.update({p: {"trials": 0} for p in in_sweep if p not in chosen})
     cfg = SweepConfig(algorithms=[AlgorithmSpec(p) for p in in_sweep],
-                      datasets=[DatasetSpec(d) for d in DATASETS], epsilons=list(EPSILONS), trials=trials,
-                      workloads=list(WORKLOADS), metrics=list(METRICS), seed=seed, executor=executor,
+                      datasets=[DatasetSpec(d) for d in datasets], epsilons=list(EPSILONS), trials=trials,
+                      workloads=list(workloads), metrics=list(METRICS), seed=seed, executor=executor,
                       workers=workers, output=output, limits=limits)
     one_run = {p: {**probes[p]["times"], **probes[p]["predicted"]} for p in chosen}
     deadline = Deadline(max(started + budget - REPORT_RESERVE, time.perf_counter() + MIN_SWEEP), workers,
@@ -276,4 +305,4 @@ def demo_config(budget: float = 150.0, workers: int | None = None, trials: int =
     return cfg, notes, probes, deadline
 
 
-__all__ = ["DATASETS", "EPSILONS", "PlanNote", "demo_config", "plan_demo", "probe", "runnable_presets", "still_true"]
+__all__ = ["DATASETS", "DATASETS_2D", "EPSILONS", "GRID_SHARE", "grid_budget", "PlanNote", "demo_config", "plan_demo", "probe", "runnable_presets", "still_true"]

@@ -7,6 +7,7 @@ redoes the draw from its first bit; see :mod:`dphist.kernel.exact`).
 """
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
 from . import _exact_loop
@@ -110,6 +111,29 @@ def _read_bits(words, pos, n):
 @overload(_exact_loop.expansion_bit, inline="always")
 def _expansion_bit(e1, j):
     return lambda e1, j: np.int64((e1[j >> 6] >> np.uint64(63 - (j & 63))) & np.uint64(1))
+
+
+@overload(_exact_loop.reverse8, inline="always")
+def _reverse8(q):
+    return lambda q: ((q * 0x0202020202) & 0x010884422010) % 1023
+
+
+@overload(_exact_loop.expansion_byte, inline="always")
+def _expansion_byte(e1, j):
+    def impl(e1, j):
+        q = np.int64((e1[j >> 6] >> np.uint64(56 - (j & 63))) & np.uint64(255))
+        return ((q * 0x0202020202) & 0x010884422010) % 1023
+    return impl
+
+
+@overload(_exact_loop.first_difference, inline="always")
+def _first_difference(diff):
+    return lambda diff: np.int64(trailing_zeros(diff)) + 1
+
+
+@overload(_exact_loop.chunk_difference, inline="always")
+def _chunk_difference(words, pos, digits):
+    return _exact_loop.chunk_difference     # the same source, on the typed readers above
 
 
 @overload(_exact_loop.table_entry, inline="always")

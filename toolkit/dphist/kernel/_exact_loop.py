@@ -38,6 +38,34 @@ def table_entry(table, pattern):
     return int(table[pattern])
 
 
+#: digits compared at a time (the chunk) by the lazy comparisons of a uniform with a binary expansion
+CHUNK = 8
+#: a denominator at or above this is compared one digit at a time (``r * 2^CHUNK`` stays below 2^62)
+CHUNK_MAX_DEN = 1 << (62 - CHUNK)
+
+
+def reverse8(q):
+    """The 8-bit ``q`` with its bit order reversed (most significant digit first -> stream order)."""
+    return ((q * 0x0202020202) & 0x010884422010) % 1023
+
+
+def first_difference(diff):
+    """``j >= 1`` for the lowest set bit ``2^(j-1)`` of ``diff > 0``."""
+    return (diff & -diff).bit_length()
+
+
+def chunk_difference(words, pos, digits):
+    """The count of bits read up to and including the first of the ``CHUNK`` bits from ``pos`` that differs
+    from its digit in ``digits`` (stream order); ``CHUNK + 1`` when none does (no branch)."""
+    return first_difference((read_bits(words, pos, CHUNK) ^ digits) | (1 << CHUNK))
+
+
+def expansion_byte(e1, j):
+    """Digits ``j .. j + 7`` (``j`` a multiple of 8) of the expansion in ``e1`` in stream order: digit
+    ``j + i`` at bit ``i``."""
+    return reverse8((e1[j >> 6] >> (56 - (j & 63))) & 255)
+
+
 def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
     """CKS Algorithm 2 (scale t/s) into ``out[start:]``; returns the first index not filled.
 
@@ -90,6 +118,19 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
                 b = t * k
                 res = -1
                 while True:
+                    if pos + CHUNK <= total and b < CHUNK_MAX_DEN:
+                        # the next CHUNK digits of r / b at once, against the next CHUNK bits
+                        x = r << CHUNK
+                        q = x // b
+                        r = x - q * b
+                        digits = reverse8(q)
+                        m = chunk_difference(words, pos, digits)
+                        if m > CHUNK:
+                            pos += CHUNK
+                            continue
+                        pos += m
+                        res = (digits >> (m - 1)) & 1
+                        break
                     if pos >= total:
                         ok = False
                         break
@@ -120,6 +161,16 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
                 a = -1
                 j = 0
                 while a < 0:
+                    if pos + CHUNK <= total and (j & 7) == 0 and j < 1024:
+                        digits = expansion_byte(e1, j)
+                        m = chunk_difference(words, pos, digits)
+                        if m > CHUNK:
+                            pos += CHUNK
+                            j += CHUNK
+                            continue
+                        pos += m
+                        a = (digits >> (m - 1)) & 1
+                        break
                     if pos >= total:
                         ok = False
                         break

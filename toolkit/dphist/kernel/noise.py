@@ -110,7 +110,7 @@ class SeededLaplace:
         return self.rng.laplace(0.0, scale, size=size)
 
     def probe(self) -> "SeededLaplace":
-        return SeededLaplace(np.random.default_rng(0))
+        return _ProbeLaplace()
 
     def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
         values = np.asarray(values)
@@ -125,6 +125,40 @@ class SeededLaplace:
         factor = 1.0 if monotonic else 2.0
         logits = float(epsilon) / (factor * float(sensitivity)) * np.asarray(scores, dtype=float)
         return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
+
+
+#: the most draws a probe source makes per call; a larger call repeats them (see :class:`_ProbeLaplace`)
+PROBE_DRAWS = 4096
+
+
+class _TiledDraws:
+    """The Generator methods :class:`SeededLaplace` calls, answered from the first :data:`PROBE_DRAWS`
+    draws of a Generator seeded with 0, repeated cyclically to the size asked for."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self._laplace = rng.laplace(size=PROBE_DRAWS)
+        self._gumbel = rng.gumbel(size=PROBE_DRAWS)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        out = np.resize(self._laplace, size)
+        out *= scale
+        out += loc
+        return out
+
+    def gumbel(self, size=None):
+        return np.resize(self._gumbel, size)
+
+
+class _ProbeLaplace(SeededLaplace):
+    """Research mode's probe source (``SeededLaplace.probe()``): float Laplace noise whose draws repeat
+    with period :data:`PROBE_DRAWS`.  The kernel's probes run user code on the public all-zero histogram
+    to check what it returns (structure, finiteness) before anything is charged; nothing drawn here is
+    published, so the probe need not pay for a full generator stream (at 2^20 bins that was the cost
+    of the mechanism's own noise a second time)."""
+
+    def __init__(self):
+        self.rng = _TiledDraws()
 
 
 def _grid(sensitivity: float) -> float:
@@ -161,7 +195,7 @@ class ExactNoise:
         self.name = f"exact-discrete-laplace[{self.words.name}]"
 
     def probe(self) -> "ExactNoise":
-        return ExactNoise(exact.GeneratorWords(np.random.default_rng(0)))
+        return _ProbeExactNoise(exact.GeneratorWords(np.random.default_rng(0)))
 
     def laplace(self, scale, size):
         raise PrivacyViolation("raw floating-point Laplace noise is not available in release mode; "
@@ -204,3 +238,12 @@ class ExactNoise:
         num = (diff * (e.numerator << 24)) // (e.denominator * factor * d)
         gamma = np.array([min(int(v), exact.MAX_INT) for v in num], dtype=np.int64)
         return exact.exponential_mechanism(gamma, 1 << 24, self.words)
+
+
+class _ProbeExactNoise(ExactNoise):
+    """Release mode's probe source (``ExactNoise.probe()``): the exact routes (integer, grid, the refusal
+    of raw floats) with at most :data:`PROBE_DRAWS` discrete Laplace draws per call from seeded words,
+    repeated cyclically to the size asked for (never published; see :class:`_ProbeLaplace`)."""
+
+    def _integer_noise(self, size: int, sensitivity: Fraction, epsilon: float) -> np.ndarray:
+        return np.resize(super()._integer_noise(min(size, PROBE_DRAWS), sensitivity, epsilon), size)

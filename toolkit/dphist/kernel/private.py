@@ -73,7 +73,7 @@ import math
 import re
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Callable
 
 import numpy as np
@@ -230,6 +230,29 @@ def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
     return flat, shape
 
 
+class CheckedCounts:
+    """A histogram checked and copied by the kernel, once: ``counts``, a private read-only int64 copy of
+    its cells (flattened in row-major order) clamped at :func:`count_cap`, and its ``shape``.
+
+    Made only by its constructor, which runs :func:`validate_grid` and copies and clamps in one pass;
+    :class:`PrivateKernel` takes one as it is (no second check, no second copy).  The pipeline checks
+    its input this way before it chooses the mode and the noise, then hands it to the kernel.
+    """
+
+    __slots__ = ("counts", "shape")
+
+    def __init__(self, counts):
+        flat, shape = validate_grid(counts)
+        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass
+        private = np.minimum(flat, count_cap(flat.size))
+        private.setflags(write=False)
+        object.__setattr__(self, "counts", private)
+        object.__setattr__(self, "shape", shape)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("CheckedCounts is read-only")
+
+
 def _grid_message(message: str, shape: tuple[int, ...]) -> str:
     """A flattened-cell error message with the cell's grid index (``bin 7`` -> ``cell (1, 3)``)."""
     m = re.search(r"bin (\d+)", message)
@@ -310,6 +333,14 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
 def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """:func:`checked_partition` and whether the checked order is the domain order (found by the check
     itself: no second pass)."""
+    return _checked_against(partition, n, None)[:3]
+
+
+def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, bool, bool]:
+    """:func:`checked_partition_in_order` and whether the partition equals ``known``: ``(order, bounds,
+    in_order)`` of a partition this check passed before, held by the caller in copies no component can
+    reach (:meth:`PrivateKernel._checked_partition`).  A partition whose arrays equal them element by
+    element (one comparison pass) is that partition, so the permutation's counting pass is skipped."""
     if not isinstance(partition, Partition):
         raise InvalidParameter(f"expected a Partition, got {type(partition).__name__}")
     try:
@@ -321,6 +352,9 @@ def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarra
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
+    if (known is not None and bounds.shape == known[1].shape and np.array_equal(bounds, known[1])
+            and np.array_equal(order, known[0])):
+        return order, bounds, known[2], True
     in_order = is_identity(order, n)
     if not in_order and not is_permutation(order, n):
         inside = order[(order >= 0) & (order < n)]
@@ -330,7 +364,7 @@ def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarra
         raise InvalidParameter(f"partition order is not a permutation: {what}")
     if not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
-    return order, bounds, in_order
+    return order, bounds, in_order, False
 
 
 class PrivateKernel:
@@ -342,14 +376,12 @@ class PrivateKernel:
 
     def __init__(self, counts, noise: NoiseSource, ledger: Ledger | None = None, contributions: int = 1,
                  shape=None):
-        counts, grid_shape = validate_grid(counts)
-        counts = np.array(counts, dtype=np.int64, copy=True)  # never the caller's array
+        checked = counts if type(counts) is CheckedCounts else CheckedCounts(counts)   # never the caller's array
+        counts, grid_shape = checked.counts, checked.shape
         #: the histogram's public shape (d axes); the counts are kept flattened in row-major order
         self.shape = check_shape(shape, counts.size) if shape is not None else grid_shape
         if shape is not None and len(grid_shape) > 1 and tuple(grid_shape) != self.shape:
             raise InvalidParameter(f"shape {self.shape} given for a histogram of shape {grid_shape}")
-        np.minimum(counts, count_cap(counts.size), out=counts)   # 1-Lipschitz: sensitivities stand
-        counts.setflags(write=False)
         self.__counts = counts
         self.__n = int(counts.size)
         self.__budgets: list[float] = []
@@ -363,11 +395,36 @@ class PrivateKernel:
         self.ledger.mode = getattr(noise, "mode", "unknown")
         self.ledger.contributions = self.contributions
         self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
+        self.__checked: tuple | None = None  # the last partition checked in full: see _checked_partition
 
     @property
     def n(self) -> int:
         """Domain size (public)."""
         return self.__n
+
+    def reordered(self, order) -> "PrivateKernel":
+        """A kernel over the cells listed in the public ``order`` (a permutation of ``0..n-1``), as a
+        vector of ``n`` bins, sharing this kernel's noise source and ledger (every charge of either lands
+        in the one ledger; the run's total is audited on it).  What a linearisation runs on when
+        another part of the run already measured through this kernel (the ``auto`` preset on a grid:
+        :meth:`dphist.linearise.Linearised.execute`).  The order is checked; nothing is spent."""
+        order = np.asarray(order)
+        if order.shape != (self.__n,) or order.dtype.kind not in "iu" or not is_permutation(order, self.__n):
+            raise InvalidParameter(f"a kernel can be reordered only by a permutation of its {self.__n} bins")
+        noise = self.noise.inner if isinstance(self.noise, PersonLevelNoise) else self.noise
+        child = PrivateKernel(self.__counts[order], noise, ledger=self.ledger, contributions=self.contributions)
+        child.violations = self.violations       # one list: a violation in either part fails the run
+        return child
+
+    def _checked_partition(self, partition) -> tuple[np.ndarray, np.ndarray, bool]:
+        """:func:`checked_partition_in_order` against this kernel's domain, remembering the last partition
+        checked in full (copies of its arrays, never handed out): the pipeline checks each stage's
+        partition, and the finalizer's measurement of the same partition is then recognised by one
+        comparison pass instead of the permutation's counting (validated once, not twice)."""
+        order, bounds, in_order, known = _checked_against(partition, self.__n, self.__checked)
+        if not known:
+            self.__checked = (order.copy(), bounds.copy(), in_order)
+        return order, bounds, in_order
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
         """A metered view of the data for one component with ``budget`` epsilon.
@@ -460,8 +517,10 @@ def _score_vector(score: Callable, counts: np.ndarray) -> np.ndarray:
     return np.array(score(counts), dtype=float).reshape(-1)
 
 
+@lru_cache(maxsize=4)
 def _probe_counts(n: int) -> np.ndarray:
-    """The public probe histogram: all zeros over the domain (read-only)."""
+    """The public probe histogram: all zeros over the domain (read-only; one per domain size, kept for
+    the next probe: a run probes its mechanisms on the same size)."""
     probe = np.zeros(n, dtype=np.int64)
     probe.setflags(write=False)
     return probe
@@ -469,12 +528,12 @@ def _probe_counts(n: int) -> np.ndarray:
 
 def _probe_noise(noise: NoiseSource) -> NoiseSource:
     """A throwaway source of the run's kind for a probe (its draws are never published; the run's
-    own source is not touched): the source's ``probe()``, else seeded float Laplace."""
+    own source is not touched): the source's ``probe()``, else research mode's probe source."""
     probe = getattr(noise, "probe", None)
     if callable(probe):
         return probe()
-    from .noise import SeededLaplace
-    return SeededLaplace(np.random.default_rng(0))
+    from .noise import _ProbeLaplace
+    return _ProbeLaplace()
 
 
 def _refused_on_probe(what: str, exc: Exception) -> Exception:
@@ -602,7 +661,7 @@ class DataHandle:
             self._charge("laplace.partition", eps, 1.0, self.n)
             with self._kernel._measuring():
                 return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
-        order, bounds, in_order = checked_partition_in_order(partition, self.n)   # in domain order: no gather
+        order, bounds, in_order = self._kernel._checked_partition(partition)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._measuring():
             counts = self._kernel._true_counts()

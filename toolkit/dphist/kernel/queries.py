@@ -150,8 +150,13 @@ def check_queries(queries, n: int) -> CheckedQueries:
         if w.shape != s.shape or not np.all(np.isfinite(w)):
             raise InvalidParameter("interval weights must be finite, one per interval")
         live = (e > s) & (w != 0)
-        col = interval_coverage(n, s[live], e[live], np.abs(w[live])) if live.any() else np.zeros(n)
-        support = int(interval_coverage(n, s[live], e[live]).max()) if live.any() else 0
+        if live.all():     # every query live (a tree's nodes): the private copies themselves, no masked copies
+            ls, le, lw = s, e, (w if bool(np.all(w > 0)) else np.abs(w))   # positive weights: abs(w) is w
+        else:
+            ls, le, lw = s[live], e[live], np.abs(w[live])
+        col = interval_coverage(n, ls, le, lw) if ls.size else np.zeros(n)
+        support = int(interval_coverage(n, ls, le).max()) if ls.size else 0
+        del ls, le, lw
 
         def answer(x):
             prefix = np.concatenate(([0.0], np.cumsum(x, dtype=float)))

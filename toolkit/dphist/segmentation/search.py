@@ -12,7 +12,7 @@ from functools import partial
 
 from . import _lookahead, parallel
 from ._lazy import kernels
-from .costs import Cost, Perturbed, SSEPenalty, as_cost
+from .costs import Cost, L1Deviation, Perturbed, SSEPenalty, as_cost
 
 LENGTHS = ("all", "power-of-two")
 BOUNDS = ("singleton", "lookahead")
@@ -246,6 +246,31 @@ def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
         parallel.run_all([partial(kernels.relax_block, best, back, a, block, lo, hi) for lo, hi in parts], threads)
 
 
+#: nodes per block of one tree level's costs (the level's temporaries held to this size: memory)
+NODE_BLOCK = 1 << 16
+
+
+def _by_blocks(cost) -> bool:
+    """Whether each node's cost depends on that node alone, whatever the batch: an :class:`SSEPenalty` or
+    an :class:`L1Deviation` (O(1) from prefix sums; segment sums by ``add.reduceat``, one per node), possibly
+    under transforms declaring no state and no randomness (``fn.thread_safe``, :class:`Perturbed`)."""
+    if isinstance(cost, Perturbed):
+        return bool(getattr(cost.fn, "thread_safe", False)) and _by_blocks(cost.inner)
+    return type(cost) in (SSEPenalty, L1Deviation)
+
+
+def _node_costs(cost, units, first, last) -> np.ndarray:
+    """``cost.nodes`` of one tree level's nodes ``[units[first], units[last])``: by blocks of
+    :data:`NODE_BLOCK` nodes when each node's cost is its own (:func:`_by_blocks`: the same numbers); any
+    other cost gets the level in one call, as its contract says (a cost may draw noise per batch)."""
+    if first.size <= NODE_BLOCK or not _by_blocks(cost):
+        return np.asarray(cost.nodes(units[first], units[last]), dtype=float)
+    out = np.empty(first.size)
+    for a in range(0, first.size, NODE_BLOCK):
+        out[a:a + NODE_BLOCK] = cost.nodes(units[first[a:a + NODE_BLOCK]], units[last[a:a + NODE_BLOCK]])
+    return out
+
+
 def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segmentation:
     """The best segmentation into aligned subtrees of a ``branching``-ary tree over the units (mode c).
 
@@ -263,7 +288,7 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
     while True:
         first = np.arange(0, k, span)
         last = np.minimum(first + span, k)
-        own = np.asarray(cost.nodes(units[first], units[last]), dtype=float)
+        own = _node_costs(cost, units, first, last)
         if best is None:
             take = np.ones(first.size, dtype=bool)
             best = own

@@ -16,8 +16,13 @@ is the chosen preset's, with the ledger of both parts (the features under the st
 ``notes["auto"]`` names the preset, the features, the tree's path and any fallback.  Both parts draw
 from the run's one noise source (seeded in research mode, the operating system's in release mode).
 
-The model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, the
-format version and the training configuration.  A leaf whose preset is not installed (its plugin is
+On a grid (2-D, the shape public) the same steps run with the grid's features (the statistics over
+blocks of the grid, :func:`dphist.selection.features.grid_statistics`) and the 2-D model
+(``auto-2d.json``: trees over the ten presets of DPBench's 2-D sweep, the linearised AHP-2D and DAWA-2D included, trained on
+the DPBench 2-D sources; the workload names the rectangles of that name, :func:`dphist.workloads.make_rectangles`).
+
+A model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, the number of
+axes it serves (``dims``), the format version and the training configuration.  A leaf whose preset is not installed (its plugin is
 missing) falls back to the installed candidate of least training regret in that leaf, with a note.
 """
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ..partition import Partition
 from ..pipeline import Pipeline, Release
 from ..presets import make_algorithm, preset
 from ..registry import default_registry
-from .features import FEATURE_NAMES, ShapeStatistics, feature_vector, measure
+from .features import FEATURE_NAMES, ShapeStatistics, feature_row, measure
 from .regret_tree import RegretTree
 
 #: the JSON format name and version of selector models this code reads
@@ -48,6 +53,9 @@ MODEL_VERSION = 2
 #: the packaged 1-D model and its training configuration (``make selector`` rebuilds it)
 DEFAULT_MODEL = Path(__file__).with_name("auto-1d.json")
 TRAINING_CONFIG = Path(__file__).with_name("auto-1d.training.toml")
+#: the packaged 2-D model (grids) and its training configuration
+DEFAULT_MODEL_2D = Path(__file__).with_name("auto-2d.json")
+TRAINING_CONFIG_2D = Path(__file__).with_name("auto-2d.training.toml")
 #: the share of epsilon spent on the features (benchmarks/selector_eval.py measures 0.05, 0.1, 0.2)
 DEFAULT_SHARE = 0.1
 #: the ledger's stage of the feature measurements
@@ -63,7 +71,7 @@ class FeatureFinalizer(Finalizer):
     vetted_mechanisms = (ShapeStatistics.name,)
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
-        features = measure(ctx.data, ctx.n, ctx.budget)
+        features = measure(ctx.data, ctx.n, ctx.budget, ctx.shape)
         ctx.notes["features"] = features
         return np.full(ctx.n, max(features["total"], 0.0) / ctx.n)
 
@@ -72,18 +80,29 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def load_model(path=None) -> dict:
-    """The selector model at ``path`` (default: the packaged one), checked: a clear error when the
-    file is missing, not JSON, of another format or version, or malformed."""
-    path = DEFAULT_MODEL if path is None else Path(path)
-    return _load_model(str(path.resolve()) if path.exists() else str(path))
+def load_model(path=None, dims: int = 1) -> dict:
+    """The selector model at ``path`` (default: the packaged one for ``dims`` axes), checked: a clear
+    error when the file is missing, not JSON, of another format or version, malformed, or made for
+    another number of axes."""
+    default = DEFAULT_MODEL if dims == 1 else DEFAULT_MODEL_2D
+    path = default if path is None else Path(path)
+    try:    # read and checked once per file version: the cache key holds its modification time and size
+        st = path.stat()
+        version = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        version = None
+    model = _load_model(str(path.resolve()) if version is not None else str(path), version)
+    if model["dims"] != dims:
+        raise InvalidParameter(f"selector model file {model['path']} serves {model['dims']}-D histograms, "
+                               f"not {dims}-D (give it as {'model' if model['dims'] == 1 else 'grid_model'}=)")
+    return model
 
 
 @lru_cache(maxsize=8)
-def _load_model(path: str) -> dict:
+def _load_model(path: str, version=None) -> dict:
     p = Path(path)
     if not p.is_file():
-        hint = " (rebuild the packaged one with `make selector`)" if p == DEFAULT_MODEL else ""
+        hint = " (rebuild the packaged one with `make selector`)" if p in (DEFAULT_MODEL, DEFAULT_MODEL_2D) else ""
         raise InvalidParameter(f"selector model file {p} does not exist{hint}")
     try:
         model = json.loads(p.read_text())
@@ -112,8 +131,21 @@ def _load_model(path: str) -> dict:
             raise InvalidParameter(f"selector model file {p}, workload {wl!r}: its tree's labels, presets and "
                                    "leaf regrets do not match")
         trees[wl] = {"tree": tree, "presets": presets, "leaf_regret": leaf_regret}
+    dims = model.get("dims", 1)
+    if dims not in (1, 2):
+        raise InvalidParameter(f"selector model file {p}: dims must be 1 or 2, got {dims!r}")
     return {"path": str(p), "sha256": _sha256(p), "trees": trees, "training": model.get("training", {}),
-            "share": model.get("share")}
+            "share": model.get("share"), "dims": dims}
+
+
+def runs_on_a_prepared_kernel(pipe) -> bool:
+    """Can ``auto`` run ``pipe`` on its own kernel (:meth:`Pipeline.execute` after the features)?  Plain
+    pipelines, and linearised 1-D pipelines on a grid (:meth:`dphist.linearise.Linearised.execute`
+    reorders the kernel's cells, same noise source and ledger)."""
+    from ..linearise import Linearised
+    if type(pipe) is Linearised:
+        return True
+    return type(pipe).execute is Pipeline.execute and type(pipe).run is Pipeline.run
 
 
 def installed_labels(presets: dict, registry=None) -> list[str]:
@@ -126,8 +158,9 @@ def installed_labels(presets: dict, registry=None) -> list[str]:
 class AutoPipeline(Pipeline):
     """Features with ``share * epsilon``, the tree's choice, the chosen preset with the rest."""
 
-    def __init__(self, workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, registry=None):
-        self.model = load_model(model)
+    def __init__(self, workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, registry=None,
+                 grid_model=None):
+        self.model = load_model(model, dims=1)
         trees = self.model["trees"]
         if workload not in trees:
             raise InvalidParameter(f"auto: unknown workload {workload!r}; the selector model has trees for "
@@ -135,59 +168,97 @@ class AutoPipeline(Pipeline):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
             raise InvalidParameter(f"auto: share must be a number strictly between 0 and 1, got {share!r}")
         self.workload, self.share = workload, float(share)
-        entry = trees[workload]
-        self.tree, self.presets, self.leaf_regret = entry["tree"], entry["presets"], entry["leaf_regret"]
         self.registry = registry or default_registry
-        self.installed = installed_labels(self.presets, self.registry)
-        if not self.installed:
+        self.entries = {1: self._entry(self.model, workload)}
+        if not self.entries[1]["installed"]:
             raise InvalidParameter(f"auto: none of the selector's presets for {workload!r} is installed "
-                                   f"({', '.join(sorted({n for n, _ in self.presets.values()}))}); install their "
-                                   "plugins (dphist list shows what is missing)")
+                                   f"({', '.join(sorted({n for n, _ in self.entries[1]['presets'].values()}))}); "
+                                   "install their plugins (dphist list shows what is missing)")
+        # grids: the packaged 2-D model (or the one given); without a tree for the workload or an installed
+        # candidate, auto refuses grids, saying why, before anything is spent
+        self.grid_model, self._grid_reason = None, "no 2-D selector model is packaged"
+        if grid_model is not None or DEFAULT_MODEL_2D.exists():
+            self.grid_model = load_model(grid_model, dims=2)
+            entry = self._entry(self.grid_model, workload) if workload in self.grid_model["trees"] else None
+            if entry is None:
+                self._grid_reason = (f"its 2-D model has trees for {', '.join(sorted(self.grid_model['trees']))}, "
+                                     f"not {workload!r}")
+            elif not entry["installed"]:
+                self._grid_reason = (f"none of the 2-D selector's presets for {workload!r} is installed "
+                                     f"({', '.join(sorted({n for n, _ in entry['presets'].values()}))})")
+            else:
+                self.entries[2] = entry
+        first = self.entries[1]
+        self.tree, self.presets, self.leaf_regret = first["tree"], first["presets"], first["leaf_regret"]
+        self.installed = first["installed"]
         self._chosen: dict = {}
-        super().__init__(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto")
+        super().__init__(None, None, "singleton", FeatureFinalizer(), (0.0, 0.0, 1.0), name="auto",
+                         dims=tuple(sorted(self.entries)))
+
+    def _entry(self, model: dict, workload: str) -> dict:
+        entry = model["trees"][workload]
+        return {"tree": entry["tree"], "presets": entry["presets"], "leaf_regret": entry["leaf_regret"],
+                "installed": installed_labels(entry["presets"], self.registry), "sha256": model["sha256"]}
+
+    def check_dims(self, shape) -> None:
+        """A grid without a usable 2-D tree is refused with the reason (before anything is spent)."""
+        if len(shape) == 2 and 2 not in self.entries:
+            raise InvalidParameter(f"'auto' supports 1-D histograms only for workload {self.workload!r}: "
+                                   f"{self._grid_reason}; got a grid of shape {tuple(shape)}; nothing was spent")
+        super().check_dims(shape)
 
     #: the stages are the chosen preset's, per run (``dphist describe``, stage overrides refused)
     chooses_per_run = True
 
     def describe_candidates(self) -> str:
-        return f"workload {self.workload}, candidates " + ", ".join(sorted({n for n, _ in self.presets.values()}))
+        parts = [f"{d}-D candidates " + ", ".join(sorted({n for n, _ in e["presets"].values()}))
+                 for d, e in sorted(self.entries.items())]
+        return f"workload {self.workload}, " + "; ".join(parts)
 
     @property
     def spec(self):
-        return {"name": "auto", "workload": self.workload, "share": self.share,
-                "model": {"sha256": self.model["sha256"], "version": MODEL_VERSION}}
+        out = {"name": "auto", "workload": self.workload, "share": self.share,
+               "model": {"sha256": self.model["sha256"], "version": MODEL_VERSION}}
+        if 2 in self.entries:
+            out["grid_model"] = {"sha256": self.grid_model["sha256"], "version": MODEL_VERSION}
+        return out
 
     def with_shares(self, shares):
         raise InvalidParameter("auto chooses its preset (and that preset's shares) per run; give share= instead")
 
     # ------------------------------------------------------------------ choice
-    def choose(self, total: float, stats, n: int, eps_run: float) -> dict:
-        """The tree's choice for measured features (post-processing only): label, preset, path, note."""
-        x = feature_vector(total, stats, n, eps_run)
-        leaf = int(self.tree.leaves(x)[0])
-        label = self.tree.labels[self.tree.label[leaf]]
+    def choose(self, total: float, stats, n: int, eps_run: float, dims: int = 1) -> dict:
+        """The tree's choice for measured features (post-processing only): label, preset, path, note;
+        ``dims`` picks the 1-D or the 2-D tree."""
+        e = self.entries[dims]
+        tree, installed = e["tree"], e["installed"]
+        x = feature_row(total, stats, n, eps_run)
+        leaf, path = tree.walk(x)
+        label = tree.labels[tree.label[leaf]]
         note = ""
-        if label not in self.installed:
-            order = np.argsort(self.leaf_regret[leaf], kind="stable")
-            fallback = next(self.tree.labels[i] for i in order if self.tree.labels[i] in self.installed)
+        if label not in installed:
+            order = np.argsort(e["leaf_regret"][leaf], kind="stable")
+            fallback = next(tree.labels[i] for i in order if tree.labels[i] in installed)
             note = (f"the tree chose {label}, whose preset {self.presets[label][0]} is not installed; ran "
                     f"{fallback}, the installed candidate of least training regret in that leaf")
             label = fallback
-        name, params = self.presets[label]
-        return {"label": label, "preset": name, "params": params, "leaf": leaf,
-                "path": self.tree.path(x), "features": dict(zip(FEATURE_NAMES, (float(v) for v in x))),
+        name, params = e["presets"][label]
+        return {"label": label, "preset": name, "params": params, "leaf": leaf, "dims": dims,
+                "path": path, "features": dict(zip(FEATURE_NAMES, x)),
                 "note": note}
 
     def chosen_pipeline(self, choice: dict) -> Pipeline:
         """The chosen preset's pipeline (built once per label, then reused).  It runs on the kernel of
-        ``auto``'s run (:meth:`Pipeline.execute`), so it must be a plain :class:`Pipeline`."""
-        pipe = self._chosen.get(choice["label"])
+        ``auto``'s run (:meth:`Pipeline.execute`), so it must be a plain :class:`Pipeline` or a
+        linearised one (:func:`runs_on_a_prepared_kernel`)."""
+        key = (choice.get("dims", 1), choice["label"])
+        pipe = self._chosen.get(key)
         if pipe is None:
             pipe = make_algorithm(choice["preset"], registry=self.registry, **choice["params"])
-            if type(pipe).execute is not Pipeline.execute or type(pipe).run is not Pipeline.run:
+            if not runs_on_a_prepared_kernel(pipe):
                 raise InvalidParameter(f"auto: the selector's preset {choice['preset']} is a {type(pipe).__name__}, "
-                                       "which runs its own way; auto runs plain pipelines only")
-            self._chosen[choice["label"]] = pipe
+                                       "which runs its own way; auto runs plain and linearised pipelines only")
+            self._chosen[key] = pipe
         return pipe
 
     def books(self, release: Release) -> dict[str, float]:
@@ -208,8 +279,10 @@ class AutoPipeline(Pipeline):
         eps = prepared.epsilon
         data = prepared.kernel.handle(FeatureFinalizer.name, SELECTOR_STAGE, eps * self.share,
                                       vetted=FeatureFinalizer.vetted_mechanisms)
-        measured = measure(data, prepared.kernel.n, eps * self.share)
-        return prepared, self.choose(measured["total"], measured["stats"], prepared.kernel.n, eps * (1 - self.share))
+        shape = prepared.shape
+        measured = measure(data, prepared.kernel.n, eps * self.share, shape)
+        return prepared, self.choose(measured["total"], measured["stats"], prepared.kernel.n, eps * (1 - self.share),
+                                     dims=len(shape))
 
     def run(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None) -> Release:
         t = time.perf_counter()
@@ -225,7 +298,7 @@ class AutoPipeline(Pipeline):
             raise PrivacyViolation(f"auto: the ledger totals {second.ledger.total:.6g}, more than epsilon = {eps:.6g}")
         notes = dict(second.notes)
         notes["auto"] = {"workload": self.workload, "share": self.share, "epsilon_features": eps_features,
-                         "epsilon_chosen": eps_run, **choice, "model_sha256": self.model["sha256"]}
+                         "epsilon_chosen": eps_run, **choice, "model_sha256": self.entries[choice["dims"]]["sha256"]}
         warnings = list(second.warnings) + ([choice["note"]] if choice["note"] else [])
         return replace(second, epsilon=eps, notes=notes, warnings=warnings,
                        spec={**self.spec, "chosen": second.spec},
@@ -233,7 +306,8 @@ class AutoPipeline(Pipeline):
                        pipeline=self if second.mode == "research" else None)
 
     def __repr__(self) -> str:
-        return f"AutoPipeline(workload={self.workload!r}, share={self.share}, model={self.model['path']!r})"
+        grid = f", grid_model={self.grid_model['path']!r}" if self.grid_model is not None else ""
+        return f"AutoPipeline(workload={self.workload!r}, share={self.share}, model={self.model['path']!r}{grid})"
 
     def at_contributions(self, k: int) -> "AutoPipeline":
         from ..kernel.persons import check_contributions
@@ -245,10 +319,12 @@ class AutoPipeline(Pipeline):
 @preset("auto", citation="Kotsogiannis, Machanavajjhala, Hay, Miklau, SIGMOD 2017 (Pythia)",
         params={"workload": InstanceOf(str, "a workload name the selector model has a tree for"),
                 "share": UNIT_SHARE,
-                "model": InstanceOf((str, Path, type(None)), "a path to a selector model JSON, or None")})
-def auto(workload: str = "prefix", share: float = DEFAULT_SHARE, model=None) -> Pipeline:
-    """Private algorithm selection: features with share * eps, a trained tree picks the preset."""
-    return AutoPipeline(workload=workload, share=share, model=model)
+                "model": InstanceOf((str, Path, type(None)), "a path to a 1-D selector model JSON, or None"),
+                "grid_model": InstanceOf((str, Path, type(None)), "a path to a 2-D selector model JSON, or None")},
+        dims=(1, 2))
+def auto(workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, grid_model=None) -> Pipeline:
+    """Private algorithm selection: features with share * eps, a trained tree picks the preset (1-D or grids)."""
+    return AutoPipeline(workload=workload, share=share, model=model, grid_model=grid_model)
 
 
 def describe(release: Release) -> str:
@@ -264,5 +340,5 @@ def describe(release: Release) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["AutoPipeline", "FeatureFinalizer", "load_model", "describe", "DEFAULT_MODEL", "DEFAULT_SHARE",
-           "MODEL_VERSION", "TRAINING_CONFIG"]
+__all__ = ["AutoPipeline", "FeatureFinalizer", "load_model", "describe", "DEFAULT_MODEL", "DEFAULT_MODEL_2D",
+           "DEFAULT_SHARE", "MODEL_VERSION", "TRAINING_CONFIG", "TRAINING_CONFIG_2D"]

@@ -5,10 +5,8 @@ low-sensitivity properties of the input (the scale, measures of non-uniformity) 
 ones (domain size, epsilon, the task); a tree trained offline maps them to an algorithm.  The private
 features here, all over the bins in domain order ``x_0 .. x_{n-1}`` with total ``T``:
 
-* **the noisy total** ``T~ = T + Laplace(1/eps_T)``: the interval ``[0, n)`` through the kernel's
-  ``laplace_intervals`` (L1 sensitivity 1: one record moves the total by one);
-* **three non-uniformity statistics at three granularities**, measured together by the vetted
-  mechanism :class:`ShapeStatistics`:
+* **the noisy total** ``T~ = T + Laplace(1/eps_T)`` (L1 sensitivity 1: one record moves the total by one);
+* **three non-uniformity statistics at three granularities**:
 
   - ``D(x) = sum_i |x_i - T/n|``, the L1 distance to uniform over the whole domain;
   - ``C(x) = sum_j |X_j - T s_j/n|`` over ``b`` contiguous blocks ``j`` (sizes ``s_j``, block sums
@@ -26,10 +24,15 @@ features here, all over the bins in domain order ``x_0 .. x_{n-1}`` with total `
   by ``2 (1 - s_min/n)`` (``s_min`` the smallest block); removing a record is the same pair read
   backwards.  Each bound is attained (all records in one bin, one more added there), and at the same
   pair for all three, so they are the sensitivities, not just bounds (``tests/test_selection.py``
-  checks them by brute force on neighbouring pairs).  The mechanism adds Laplace noise to the vector
-  ``(w_D D / s_D, w_C C / s_C, w_W W / s_W) / w`` whose L1 sensitivity is ``(w_D + w_C + w_W)/w = 1``
-  and divides back: the same as three Laplace mechanisms with ``w_D eps``, ``w_C eps`` and ``w_W eps``
-  (Dwork & Roth 2014, Thm 3.6 and 3.14), in one pass over the counts.
+  checks them by brute force on neighbouring pairs).
+
+All four are measured together by one vetted mechanism, :class:`ShapeStatistics`: it adds Laplace noise
+of scale ``1/eps`` to the vector ``(w_T T, w_D D / s_D, w_C C / s_C, w_W W / s_W)`` (weights summing to 1),
+whose L1 sensitivity is ``w_T + w_D + w_C + w_W = 1`` (every part's bound is attained at the same pair),
+and divides back: the same as four Laplace mechanisms with ``w_T eps``, ``w_D eps``, ``w_C eps`` and
+``w_W eps`` (Dwork & Roth 2014, Thm 3.6 and 3.14), from one sum over the counts and one pass of
+deviations for each of ``D`` and ``W`` into one reused buffer (the selector's overhead: no prefix sums,
+one kernel call, one public probe).
 
 Normalising by the true total first would make the sensitivities depend on the data (``D / T``
 changes by up to ``~2/T``, unbounded at small ``T``); dividing by the *noisy* total afterwards is
@@ -43,7 +46,21 @@ Budget of the features, ``share * eps``: :data:`TOTAL_WEIGHT` (0.4) on the total
 evenly over the three statistics (0.2 each).  The total gets the most because the signal level
 ``T eps`` decides most choices (at low signal the uniform estimate or a coarse partition wins, at high
 signal the data-independent trees and identity).  On one bin every statistic is identically 0
-(public), so only the total is measured, with the whole feature budget.
+(public), so only the total is measured (the kernel's ``laplace_intervals`` on ``[0, 1)``), with the
+whole feature budget.
+
+**On a grid** (``r x c`` cells, flattened row-major by the kernel; the shape is public) the same three
+statistics are taken over blocks of the grid instead of runs of the vector: ``D`` over every cell (the
+order of the cells does not matter to it), ``C`` over :data:`COARSE_SIDE` x :data:`COARSE_SIDE` (4 x 4)
+rectangular blocks (each axis split as the 1-D blocks are; 16 blocks, as in 1-D), ``W`` within blocks
+of :data:`FINE_SIDE` x :data:`FINE_SIDE` (2 x 2) neighbouring cells (4 cells, as in 1-D; the last row
+or column of blocks thinner on an odd side).  The argument above used only that the blocks partition
+the bins, never that they are contiguous runs, so it holds word for word with the blocks' cell counts:
+``D`` ``2 (1 - 1/n)``, ``C`` ``2 (1 - s_min/n)`` with ``s_min`` the product of the two axes' smallest
+block lengths, ``W`` ``2 (1 - 1/k')`` with ``k'`` the largest block's cell count
+(:func:`grid_statistic_sensitivities`; ``tests/test_selection.py`` checks them by brute force on small
+grids).  A grid of ``n >= 2`` cells has an axis of length >= 2, so ``k' >= 2`` and ``s_min < n``: every
+sensitivity is positive.
 
 The tree sees derived values (:func:`feature_vector`), all functions of the noisy measurements and
 public numbers: ``log10 T~``, ``log10 (T~ eps_run)`` (the signal against the chosen algorithm's noise,
@@ -52,6 +69,8 @@ Pythia's scale times epsilon), ``log10 (T~ eps_run / n)`` (per bin), ``tvd~``, `
 runs with.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -65,13 +84,15 @@ FEATURE_NAMES = ("log10_total", "log10_total_eps", "log10_total_eps_per_bin", "t
 TOTAL_WEIGHT = 0.4
 #: blocks of the coarse statistic ``C`` and bins per block of the fine one ``W``
 COARSE_BLOCKS, FINE_BLOCK = 16, 4
+#: on a grid: coarse blocks per axis (``C``) and cells per axis of a fine block (``W``)
+COARSE_SIDE, FINE_SIDE = 4, 2
 
 
 def l1_to_uniform(counts) -> float:
     """``D(x) = sum_i |x_i - T/n|``: the unnormalised L1 distance of a histogram to the uniform one of
     the same total (public helper; the private measurement is :class:`ShapeStatistics`)."""
     x = _numbers(counts)
-    dev = x - x.sum() / x.size                      # a float array also for integer counts
+    dev = np.subtract(x, x.sum() / x.size, dtype=float)
     return float(np.abs(dev, out=dev).sum())
 
 
@@ -96,22 +117,27 @@ def coarse_l1(counts, blocks: int | None = None) -> float:
     return float(np.abs(sums - x.sum() * np.diff(b) / x.size).sum())
 
 
-def within_block_l1(counts, k: int | None = None) -> float:
-    """``W(x)``: the L1 distance of every bin to the mean of its block of ``k`` neighbouring bins (the
-    last block may be shorter)."""
-    x = _numbers(counts)
-    k = min(FINE_BLOCK if k is None else k, x.size)
+def _within_blocks(x: np.ndarray, k: int, buf: np.ndarray) -> float:
+    """``W`` of the flat ``x`` over blocks of ``k`` bins (the last one shorter), deviations written into
+    ``buf`` (a float array of ``x.size``): ``k`` strided passes for the block sums, one for the deviations."""
     full = x.size - x.size % k
     blocks = x[:full].reshape(-1, k)
     sums = blocks[:, 0].copy()                      # column sums: k strided passes, not a reduction per row
     for j in range(1, k):
         sums += blocks[:, j]
-    means = sums / k
-    dev = blocks - means[:, None]
+    dev = buf[:full].reshape(-1, k)
+    np.subtract(blocks, (sums / k)[:, None], out=dev)
     out = float(np.abs(dev, out=dev).sum())
     if full < x.size:                               # a shorter last block
         out += l1_to_uniform(x[full:])
     return out
+
+
+def within_block_l1(counts, k: int | None = None) -> float:
+    """``W(x)``: the L1 distance of every bin to the mean of its block of ``k`` neighbouring bins (the
+    last block may be shorter)."""
+    x = _numbers(counts)
+    return _within_blocks(x, min(FINE_BLOCK if k is None else k, x.size), np.empty(x.size))
 
 
 def l1_sensitivity(n: int) -> float:
@@ -125,29 +151,121 @@ def statistic_sensitivities(n: int) -> np.ndarray:
     return np.array([l1_sensitivity(n), 2.0 * (1.0 - np.diff(b).min() / n), l1_sensitivity(min(FINE_BLOCK, n))])
 
 
+def _vector(counts, shape=None) -> np.ndarray:
+    """``(T, D, C, W)`` of a vector (``shape`` None or one axis) or a grid: one sum over the counts, one
+    pass of deviations each for ``D`` and ``W`` in one reused buffer, block sums for ``C``."""
+    x = _numbers(counts)
+    total = x.sum()
+    if total == 0 and not x.any():  # counts are non-negative: every bin 0, every statistic 0
+        return np.zeros(4)
+    n = x.size
+    xf = x.astype(float)                # one conversion; float-float passes below (faster than mixed)
+    buf = np.subtract(xf, total / n)
+    d = float(np.abs(buf, out=buf).sum())
+    if shape is None or len(shape) < 2:
+        b = _bounds(n, min(COARSE_BLOCKS, n))
+        c = float(np.abs(np.add.reduceat(x, b[:-1]) - total * np.diff(b) / n).sum())
+        w = _within_blocks(xf, min(FINE_BLOCK, n), buf)
+        return np.array([float(total), d, c, w])
+    g = _grid(xf, shape)
+    r, k = g.shape
+    cb = _grid_blocks(g.shape, coarse=True)
+    sizes = np.outer(np.diff(cb[0]), np.diff(cb[1]))
+    dev = buf.reshape(g.shape)
+    if FINE_SIDE == 2 and r % 2 == 0 and k % 2 == 0:
+        # whole 2 x 2 blocks: their sums by strided adds (rows in pairs, then columns in pairs), the coarse
+        # sums from them when the coarse cuts fall between blocks; the deviations against the block means
+        # repeated along the columns only (a broadcast over the row pairs)
+        pairs = g.reshape(r // 2, 2, k)
+        rows2 = pairs[:, 0, :] + pairs[:, 1, :]
+        cols2 = rows2.reshape(r // 2, k // 2, 2)
+        fine = cols2[:, :, 0] + cols2[:, :, 1]
+        if not (cb[0] % 2).any() and not (cb[1] % 2).any():
+            coarse = np.add.reduceat(np.add.reduceat(fine, cb[0][:-1] // 2, axis=0), cb[1][:-1] // 2, axis=1)
+        else:
+            coarse = _block_sums(g, cb)
+        np.subtract(pairs, np.repeat(fine * 0.25, 2, axis=1)[:, None, :], out=dev.reshape(r // 2, 2, k))
+    else:
+        coarse = _block_sums(g, cb)
+        fb = _grid_blocks(g.shape, coarse=False)
+        rows, cols = np.diff(fb[0]), np.diff(fb[1])
+        means = _block_sums(g, fb) / np.outer(rows, cols)
+        np.subtract(g, np.repeat(np.repeat(means, rows, axis=0), cols, axis=1), out=dev)
+    c = float(np.abs(coarse - total * sizes / n).sum())
+    w = float(np.abs(dev, out=dev).sum())
+    return np.array([float(total), d, c, w])
+
+
 def statistics(counts) -> np.ndarray:
     """``(D, C, W)`` of a histogram (public helper; the private measurement is :class:`ShapeStatistics`)."""
+    return _vector(counts)[1:]
+
+
+def _grid(counts, shape) -> np.ndarray:
     x = _numbers(counts)
-    if not x.any():     # counts are non-negative: a zero total makes every bin 0 and every statistic 0
-        return np.zeros(3)
-    return np.array([l1_to_uniform(x), coarse_l1(x), within_block_l1(x)])
+    shape = tuple(int(v) for v in shape)
+    if len(shape) != 2 or x.size != shape[0] * shape[1]:
+        raise InvalidParameter(f"the grid statistics take a 2-D shape matching the counts; got {shape} for "
+                               f"{x.size} cells")
+    return x.reshape(shape)
+
+
+def _grid_blocks(shape, coarse: bool):
+    """Per axis, the start of each block and the axis length: ``min(COARSE_SIDE, side)`` near-equal blocks
+    (``coarse``) or runs of ``FINE_SIDE`` cells (the last one shorter on an odd side)."""
+    if coarse:
+        return [_bounds(s, min(COARSE_SIDE, s)) for s in shape]
+    return [np.append(np.arange(0, s, FINE_SIDE), s) for s in shape]
+
+
+def _block_sums(x: np.ndarray, bounds) -> np.ndarray:
+    return np.add.reduceat(np.add.reduceat(x, bounds[0][:-1], axis=0), bounds[1][:-1], axis=1)
+
+
+def grid_statistics(counts, shape) -> np.ndarray:
+    """``(D, C, W)`` of a grid of ``shape`` (counts flattened row-major or in that shape; module
+    docstring): ``C`` over 4 x 4 blocks, ``W`` within 2 x 2 blocks.  Public helper; the private
+    measurement is :class:`ShapeStatistics` built with the shape."""
+    shape = tuple(int(v) for v in shape)
+    return _vector(_grid(counts, shape), shape)[1:]
+
+
+def grid_statistic_sensitivities(shape) -> np.ndarray:
+    """The sensitivities of the grid's ``(D, C, W)`` on ``n >= 2`` cells (module docstring)."""
+    shape = tuple(int(v) for v in shape)
+    n = shape[0] * shape[1]
+    cb = _grid_blocks(shape, coarse=True)
+    s_min = float(np.diff(cb[0]).min() * np.diff(cb[1]).min())
+    k = min(FINE_SIDE, shape[0]) * min(FINE_SIDE, shape[1])
+    return np.array([l1_sensitivity(n), 2.0 * (1.0 - s_min / n), l1_sensitivity(k)])
+
+
+#: the weights of ``(T, D, C, W)`` in the features' budget (they sum to 1)
+WEIGHTS = np.array([TOTAL_WEIGHT] + [(1 - TOTAL_WEIGHT) / 3] * 3)
 
 
 class ShapeStatistics(VettedMechanism):
-    """``(D, C, W)`` on ``n >= 2`` bins, each with Laplace noise of ``s_i / (eps / 3)``: one Laplace
-    mechanism on the vector scaled to L1 sensitivity 1 (module docstring)."""
+    """``(T, D, C, W)`` on ``n >= 2`` bins (or cells of a grid of ``shape``), each with Laplace noise of
+    scale ``s_i / (w_i eps)``: one Laplace mechanism on the vector scaled to L1 sensitivity 1 (module
+    docstring)."""
 
     name = "selection.shape-statistics"
-    proof = ("Laplace mechanism on (D, C, W) / (3 s), the three L1 distances to uniform at three granularities "
-             "scaled by their sensitivities s = (2(1-1/n), 2(1-s_min/n), 2(1-1/k)): L1 sensitivity 1 "
-             "(dphist.selection.features, module docstring)")
+    proof = ("Laplace mechanism on (0.4 T, 0.2 D/s_D, 0.2 C/s_C, 0.2 W/s_W): the total and three L1 distances to "
+             "uniform at three granularities, scaled by their sensitivities (vector: 2(1-1/n), 2(1-s_min/n), "
+             "2(1-1/k); grid: the same with the blocks' cell counts), each bound attained at the same pair: L1 "
+             "sensitivity 1 (dphist.selection.features, module docstring)")
     sensitivity = 1.0
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, shape=None):
         if n < 2:
             raise InvalidParameter("the shape statistics are identically 0 on one bin; they are not measured")
         self.n = int(n)
-        self.scale = 3.0 * statistic_sensitivities(self.n)      # y = stats / scale has L1 sensitivity 1
+        self.shape = None if shape is None or len(shape) < 2 else tuple(int(v) for v in shape)
+        if self.shape is not None and (len(self.shape) != 2 or self.shape[0] * self.shape[1] != self.n):
+            raise InvalidParameter(f"{self.name}: shape {self.shape} is not a 2-D grid of {self.n} cells")
+        sens = statistic_sensitivities(self.n) if self.shape is None else grid_statistic_sensitivities(self.shape)
+        #: y = (T, D, C, W) / scale has L1 sensitivity 1
+        self.scale = np.concatenate([[1.0], sens]) / WEIGHTS
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -155,22 +273,22 @@ class ShapeStatistics(VettedMechanism):
         return arguments
 
     def answers(self, n: int, **arguments) -> int:
-        return 3
+        return 4
 
     def run(self, counts, epsilon, noise, **arguments):
-        y = noise.laplace_mechanism(statistics(counts) / self.scale, 1.0, epsilon)
+        y = noise.laplace_mechanism(_vector(counts, self.shape) / self.scale, 1.0, epsilon)
         return np.asarray(y, dtype=float) * self.scale
 
 
-def measure(data, n: int, epsilon: float) -> dict:
+def measure(data, n: int, epsilon: float, shape=None) -> dict:
     """``{"total": T~, "stats": (D~, C~, W~)}`` measured through ``data`` (a kernel handle) with
-    ``epsilon`` in all (:data:`TOTAL_WEIGHT` of it on the total)."""
+    ``epsilon`` in all (:data:`WEIGHTS`: 0.4 of it on the total); ``shape`` a grid's (public) shape for
+    the grid statistics, None (or one axis) for a vector."""
     if n < 2:
         total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon)
         return {"total": float(total[0]), "stats": (0.0, 0.0, 0.0)}
-    total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon * TOTAL_WEIGHT)
-    stats = data.custom(ShapeStatistics(n), epsilon * (1 - TOTAL_WEIGHT))
-    return {"total": float(total[0]), "stats": tuple(float(v) for v in np.asarray(stats).ravel())}
+    v = np.asarray(data.custom(ShapeStatistics(n, shape), epsilon), dtype=float).ravel()
+    return {"total": float(v[0]), "stats": (float(v[1]), float(v[2]), float(v[3]))}
 
 
 def feature_matrix(total, stats, n, eps_run) -> np.ndarray:
@@ -187,3 +305,12 @@ def feature_matrix(total, stats, n, eps_run) -> np.ndarray:
 def feature_vector(total: float, stats, n: int, eps_run: float) -> np.ndarray:
     """:func:`feature_matrix` of one measurement."""
     return feature_matrix(total, np.asarray(stats, dtype=float)[None, :], n, eps_run)[0]
+
+
+def feature_row(total: float, stats, n: int, eps_run: float) -> list[float]:
+    """:func:`feature_vector` as a list of floats, computed with scalar arithmetic (one run's choice:
+    no array set-up; the same formulas, ``tests/test_selection.py`` compares the two)."""
+    t = max(float(total), 1.0)
+    e = float(eps_run)
+    shape = [min(max(float(v) / (2.0 * t), 0.0), 1.0) for v in stats]
+    return [math.log10(t), math.log10(t * e), math.log10(t * e / n), *shape, math.log2(n), math.log10(e)]

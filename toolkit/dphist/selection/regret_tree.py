@@ -70,6 +70,28 @@ class RegretTree:
         """Label indices for the rows of ``X``."""
         return self.label[self.leaves(X)]
 
+    def walk(self, x) -> tuple[int, list[str]]:
+        """``(leaf, path)`` of one input in one walk over plain Python lists (the ``auto`` preset's choice:
+        no array operations for a single row; the same tests as :meth:`leaves` and :meth:`path`)."""
+        nodes = self.__dict__.get("_lists")
+        if nodes is None:
+            nodes = self._lists = (self.feature.tolist(), self.threshold.tolist(), self.left.tolist(),
+                                   self.right.tolist())
+        feature, threshold, left, right = nodes
+        node, out = 0, []
+        while feature[node] != LEAF:
+            f, t = feature[node], threshold[node]
+            v = float(x[f])
+            if v <= t:
+                out.append(f"{self.feature_names[f]} = {v:.4g} <= {t:.4g}")
+                node = left[node]
+            else:
+                out.append(f"{self.feature_names[f]} = {v:.4g} > {t:.4g}")
+                node = right[node]
+        out.append(f"leaf {node}: {self.labels[self.label[node]]} (training regret {self.regret[node]:.3g} "
+                   f"over {self.cells[node]} training rows)")
+        return node, out
+
     def path(self, x) -> list[str]:
         """The tests one input passed, root to leaf, e.g. ``"log10_total_eps <= 2.31"``."""
         x = np.asarray(x, dtype=float).ravel()

@@ -15,6 +15,12 @@
 4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
    with its candidates and the training configuration's hash to ``auto-1d.json``.
 
+``--dims 2`` trains the grid model the same way: the sweep of ``auto-2d.training.toml`` (the ten DPBench
+2-D sources at 32 x 32 and 64 x 64 cells, the ten presets of ``benchmarks/dpbench-2d.toml`` scored on the three rectangle workloads), the
+grid statistics as features (:func:`~dphist.selection.features.grid_statistics`), every one of them a
+candidate (AHP-2D and DAWA-2D, linearised, run on ``auto``'s kernel reordered along their curve),
+written to ``auto-2d.json``.
+
 It needs the DPBench sources (``--data-dir``: ``<shared>/datasets/peer-dpbench/1D``, which ``make
 selector`` passes) and reads no
 data the selector is later applied to: the held-out evaluation (``benchmarks/selector_eval.py``)
@@ -31,8 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidParameter
-from .auto import DEFAULT_MODEL, DEFAULT_SHARE, MODEL_FORMAT, MODEL_VERSION, TRAINING_CONFIG
-from .features import FEATURE_NAMES, TOTAL_WEIGHT, feature_matrix, statistic_sensitivities, statistics
+from .auto import (DEFAULT_MODEL, DEFAULT_MODEL_2D, DEFAULT_SHARE, MODEL_FORMAT, MODEL_VERSION, TRAINING_CONFIG,
+                   TRAINING_CONFIG_2D)
+from .features import (FEATURE_NAMES, TOTAL_WEIGHT, feature_matrix, grid_statistic_sensitivities, grid_statistics,
+                       statistic_sensitivities, statistics)
 from .regret_tree import fit
 
 #: the workloads the selector has trees for
@@ -41,30 +49,46 @@ WORKLOADS = ("identity", "prefix", "dpbench-random-2000")
 MAX_DEPTH, MIN_LEAF = 5, 20
 #: noisy-feature draws per training cell
 DRAWS = 4
-def training_config(data_dir, output=None):
-    """The training sweep (:data:`TRAINING_CONFIG`), with ``data_dir`` (DPBench's 1-D sources, the
-    ``.npy`` files of ``datasets/peer-dpbench/1D``; the caller finds it, the library does not) registered."""
+
+
+def config_path(dims: int = 1) -> Path:
+    """The training configuration of the ``dims``-D model."""
+    return TRAINING_CONFIG if dims == 1 else TRAINING_CONFIG_2D
+
+
+def training_config(data_dir, output=None, dims: int = 1):
+    """The training sweep (:data:`TRAINING_CONFIG`, or :data:`TRAINING_CONFIG_2D` for ``dims=2``), with
+    ``data_dir`` (DPBench's sources, the ``.npy`` files of ``datasets/peer-dpbench/1D`` or ``2D``; the
+    caller finds it, the library does not) registered."""
     from ..datasets.files import add_data_dir
     from ..experiments.config import SweepConfig
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise InvalidParameter(f"the selector is trained on DPBench's 1-D sources; {data_dir} is not a folder "
-                               "(give the folder holding datasets/peer-dpbench/1D's files)")
+        raise InvalidParameter(f"the selector is trained on DPBench's {dims}-D sources; {data_dir} is not a folder "
+                               f"(give the folder holding datasets/peer-dpbench/{dims}D's files)")
     add_data_dir(data_dir)
-    config = SweepConfig.from_toml(TRAINING_CONFIG)
+    config = SweepConfig.from_toml(config_path(dims))
     if output is not None:
         config.output = str(output)
     return config
 
 
 def candidates(config, workload: str) -> dict[str, dict]:
-    """``{label: {"name", "params"}}``: the sweep's presets that answer ``workload``."""
+    """``{label: {"name", "params"}}``: the sweep's presets that answer ``workload`` and that ``auto`` can
+    run on its own kernel (:func:`~dphist.selection.auto.runs_on_a_prepared_kernel`)."""
     out = {}
     for a in config.algorithms:
         wl = a.params.get("workload")
-        if wl is None or wl == workload:
+        if (wl is None or wl == workload) and runs_plainly(a.name, tuple(sorted(a.params.items()))):
             out[a.key] = {"name": a.name, "params": dict(a.params)}
     return out
+
+
+def runs_plainly(name: str, params: tuple = ()) -> bool:
+    """Can ``auto`` run the preset on its own kernel (a plain or a linearised pipeline)?"""
+    from ..presets import make_algorithm
+    from .auto import runs_on_a_prepared_kernel
+    return runs_on_a_prepared_kernel(make_algorithm(name, **dict(params)))
 
 
 def error_table(results_csv, config):
@@ -134,8 +158,12 @@ def cell_features(index, config, share: float, draws: int, seed: int) -> tuple[n
             n = counts.size
             eps_f = float(eps) * share                      # the features' epsilon; eps is the whole run's
             totals.append(counts.sum() + rng.laplace(0, 1 / (eps_f * TOTAL_WEIGHT), draws))
-            scale_s = statistic_sensitivities(n) / (eps_f * (1 - TOTAL_WEIGHT) / 3)
-            stats.append(statistics(counts)[None, :] + rng.laplace(0, 1, (draws, 3)) * scale_s)
+            if counts.ndim == 2:
+                exact, sens = grid_statistics(counts, counts.shape), grid_statistic_sensitivities(counts.shape)
+            else:
+                exact, sens = statistics(counts), statistic_sensitivities(n)
+            scale_s = sens / (eps_f * (1 - TOTAL_WEIGHT) / 3)
+            stats.append(exact[None, :] + rng.laplace(0, 1, (draws, 3)) * scale_s)
             ns += [n] * draws
             eps_runs += [float(eps) * (1 - share)] * draws
             setting += [i] * draws
@@ -150,11 +178,11 @@ def plan_sources(config, plan) -> dict[str, np.ndarray]:
 
 
 def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_depth: int = MAX_DEPTH,
-                 min_leaf: int = MIN_LEAF, draws: int = DRAWS, seed: int = 2017) -> dict:
+                 min_leaf: int = MIN_LEAF, draws: int = DRAWS, seed: int = 2017, dims: int = 1) -> dict:
     """The model (a dict, as written to JSON) trained on every setting whose source is not in ``exclude``."""
     exclude = set(exclude)
     out = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "feature_names": list(FEATURE_NAMES),
-           "share": share, "workloads": {}}
+           "share": share, "dims": dims, "workloads": {}}
     features = None
     for wl, table in tables.items():
         keep = ~table.index.get_level_values("dataset").isin(exclude)
@@ -177,8 +205,8 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
         cands = candidates(config, wl)
         out["workloads"][wl] = {"presets": {lab: cands[lab] for lab in labels}, "tree": tree.to_dict(),
                                 "leaf_regret": np.round(leaf_regret, 4).tolist()}
-    out["training"] = {"config": TRAINING_CONFIG.name,
-                       "config_sha256": hashlib.sha256(TRAINING_CONFIG.read_bytes()).hexdigest(),
+    out["training"] = {"config": config_path(dims).name,
+                       "config_sha256": hashlib.sha256(config_path(dims).read_bytes()).hexdigest(),
                        "excluded_sources": sorted(exclude), "max_depth": max_depth, "min_leaf": min_leaf,
                        "draws": draws, "seed": seed, "rows_per_workload": int(features[1].shape[0])}
     return out
@@ -193,19 +221,25 @@ def write_model(model: dict, path) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train the auto preset's selector (make selector).")
     parser.add_argument("--data-dir", required=True,
-                        help="DPBench's 1-D sources (<shared>/datasets/peer-dpbench/1D)")
-    parser.add_argument("--results", default="results/selector-training",
-                        help="the training sweep's output folder (resumed when present)")
+                        help="DPBench's sources (<shared>/datasets/peer-dpbench/1D, or 2D with --dims 2)")
+    parser.add_argument("--dims", type=int, choices=(1, 2), default=1, help="train the 1-D or the grid model")
+    parser.add_argument("--results", default=None,
+                        help="the training sweep's output folder (resumed when present; default "
+                             "results/selector-training, -2d for grids)")
     parser.add_argument("--share", type=float, default=DEFAULT_SHARE)
-    parser.add_argument("--model", default=str(DEFAULT_MODEL), help="where to write the model JSON")
+    parser.add_argument("--model", default=None, help="where to write the model JSON (default: the packaged one)")
     parser.add_argument("--skip-sweep", action="store_true", help="train from the folder's results as they are")
     args = parser.parse_args(argv)
-    config = training_config(args.data_dir, args.results)
+    if args.results is None:
+        args.results = "results/selector-training" + ("-2d" if args.dims == 2 else "")
+    if args.model is None:
+        args.model = str(DEFAULT_MODEL if args.dims == 1 else DEFAULT_MODEL_2D)
+    config = training_config(args.data_dir, args.results, dims=args.dims)
     if not args.skip_sweep:
         from ..experiments.engine import run_sweep
         run_sweep(config)
     tables = error_table(Path(args.results) / "results.csv", config)
-    model = train_models(tables, config, share=args.share)
+    model = train_models(tables, config, share=args.share, dims=args.dims)
     path = write_model(model, args.model)
     for wl, entry in model["workloads"].items():
         print(f"{wl}: {len(entry['tree']['nodes']['feature'])} nodes over {len(entry['presets'])} presets")

@@ -37,6 +37,14 @@ def _trial_seeds(seed: int | None, preset_index: int, trials: int) -> list[int |
     return [int(c.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1)) for c in children]
 
 
+def _vector(x: np.ndarray) -> np.ndarray:
+    """``x`` when it is a vector; a grid is refused (the comparison draws 1-D panels and range workloads)."""
+    if x.ndim != 1:
+        raise DPHistError(f"the comparison draws 1-D histograms; this dataset is a {' x '.join(map(str, x.shape))} "
+                          "grid (compare grid presets with `dphist bench` or dphist.plots.release_heatmap)")
+    return x
+
+
 def presets_at_epsilon(names: list[str], settings: Settings, data: DataCache, trials: int = 1,
                        level: float = 0.95) -> dict:
     """Run each preset ``trials`` times at ``settings.epsilon``: mean MSE on the chosen workload with its
@@ -51,7 +59,7 @@ def presets_at_epsilon(names: list[str], settings: Settings, data: DataCache, tr
     names = list(names)[:MAX_PANELS]
     eps = parse_epsilon(settings.epsilon)
     seed = parse_seed(settings.seed)
-    x = data.get(settings.dataset).counts
+    x = _vector(data.get(settings.dataset).counts)
     w = workloads.make(settings.workload, x.size)
     rows = {}
     for i, name in enumerate(names):
@@ -134,6 +142,7 @@ def sweep(names: list[str], settings: Settings, data: DataCache, trials: int, ep
     if not names:
         raise DPHistError("choose at least one preset for the sweep")
     seed = parse_seed(settings.seed)
+    _vector(data.get(settings.dataset).counts)
     dataset = _sweep_dataset(settings, data)
     config = SweepConfig.from_mapping({
         "algorithms": list(names), "datasets": [dataset], "epsilons": [float(e) for e in epsilons],

@@ -77,7 +77,8 @@ class Explorer:
         self.updates = 0             # settings evaluated (fewer than changes: intermediate ones are skipped)
         self.param_controls: dict = {}
         self.exports: dict = {}      # (what, format) -> bytes of the last export
-        self.figure = render.HistogramFigure()
+        self.figure = render.HistogramFigure()          #: the figure shown last (a GridFigure for a grid)
+        self._figures = {1: self.figure}
         self._build_controls(dataset, epsilon, seed, workload, compare)
         self._build_views()
         self._worker = threading.Thread(target=self._loop, name="dphist-explorer", daemon=True)
@@ -430,6 +431,7 @@ class Explorer:
             self.message.value = render.message_html(snap.message)
             return
         self.release = snap.release
+        self.figure = render.figure_for(snap, self._figures)   # heat maps for a grid, lines for a vector
         self.figure.update(snap)
         self.histogram.value = self.figure.png()
         self.ledger.value = render.ledger_html(snap)

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import metrics, workloads
 from ..datasets import Dataset, load as load_dataset
-from ..errors import DPHistError
+from ..errors import DPHistError, InvalidParameter
 from ..intervals import centred_prefix_sums
 from ..pipeline import STAGES, Pipeline, Release
 from ..presets import make_algorithm
@@ -183,7 +183,7 @@ def build_pipeline(settings: Settings) -> Pipeline:
                 parts.append(comp.clone(**changed) if changed else comp)
             if all(a is getattr(preset, s) for a, s in zip(parts, STAGES)):
                 return preset
-            return Pipeline(*parts, shares=preset.shares, name=preset.name)
+            return Pipeline(*parts, shares=preset.shares, name=preset.name, dims=preset.dims)
     parts = []
     for stage, name in zip(STAGES, settings.components):
         if name in (None, "", NONE):
@@ -226,13 +226,36 @@ def parse_seed(text) -> int | None:
     return seed
 
 
+#: the workloads the explorer offers that have a form over a grid: single cells and 2-D prefix rectangles
+GRID_WORKLOADS = ("identity", "prefix")
+
+
+def workload_pair(name: str, shape: tuple):
+    """The chosen workload and the identity workload over a vector of ``shape[0]`` bins, or their
+    rectangle forms over a grid (:data:`GRID_WORKLOADS`; another workload over a grid is refused by name)."""
+    if len(shape) == 1:
+        return workloads.make(name, shape[0]), workloads.identity(shape[0])
+    if name not in GRID_WORKLOADS:
+        raise InvalidParameter(f"workload {name!r} is a set of ranges over a vector; on a "
+                               f"{' x '.join(map(str, shape))} grid choose {' or '.join(GRID_WORKLOADS)} "
+                               "(cells, or 2-D prefix rectangles)")
+    return workloads.make_rectangles(name, shape), workloads.make_rectangles("identity", shape)
+
+
+def _query_sizes(workload) -> np.ndarray:
+    """Bins per query: a range's length, or a rectangle's number of cells."""
+    sizes = getattr(workload, "lengths", None)
+    return np.asarray(workload.sizes if sizes is None else sizes)
+
+
 def laplace_expected_mse(workload, epsilon: float) -> float:
-    """Expected per-query MSE of the Laplace mechanism: a range of L bins sums L draws of variance 2/eps^2."""
+    """Expected per-query MSE of the Laplace mechanism: a range of L bins (a rectangle of L cells) sums
+    L draws of variance 2/eps^2."""
     n = workload.n
     if isinstance(workload, workloads.AllRanges):
         mean_len = (n + 2) / 3.0     # sum_L L (n - L + 1) / (n (n + 1) / 2)
     else:
-        mean_len = float(np.mean(workload.lengths))
+        mean_len = float(np.mean(_query_sizes(workload)))
     return 2.0 * mean_len / epsilon ** 2
 
 
@@ -309,7 +332,10 @@ def stated_summary(release: Release, workload, level: float = 0.95) -> dict:
     from ..plots import release_bands
     (low, high, label), _ = release_bands(release, level)
     out.update(low=low, high=high, label=label)
-    if max(len(workload) * stated.n_columns, int(np.sum(workload.lengths))) <= STATED_WORK:
+    if isinstance(workload, workloads.RectangleWorkload):
+        out["reason"] = (f"the stated error of the rectangles of {workload.name!r} is not computed here "
+                         "(Release.bin_variances() gives the cells' variances)")
+    elif max(len(workload) * stated.n_columns, int(np.sum(_query_sizes(workload)))) <= STATED_WORK:
         out["mse"] = float(np.mean(release.variance(workload)))
     else:
         out["reason"] = (f"the stated error of the {len(workload):,} queries of {workload.name!r} over "
@@ -342,8 +368,7 @@ def evaluate(settings: Settings, data: DataCache) -> Snapshot:
         pipe = build_pipeline(settings)
         release = pipe.run(x, eps, seed=seed)
         laplace = make_algorithm("identity").run(x, eps, seed=seed)
-        w = workloads.make(settings.workload, x.size)
-        ident = workloads.identity(x.size)
+        w, ident = workload_pair(settings.workload, x.shape)
         truth = np.sort(x) if release.unattributed else x   # an unattributed release estimates sorted counts
         snap.errors = {
             "release": metrics.evaluate_workloads({settings.workload: w, "identity": ident}, truth,
