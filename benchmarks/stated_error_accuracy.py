@@ -16,6 +16,14 @@ on that structure (:func:`dphist.testing.stated.finalizer_alone`: EFPA's K from 
 the simulated variance is taken around the simulated mean (the bias is not stated), for the same
 queries, written to ``benchmarks/results/stated_error_data_dependent.md``.
 ``python benchmarks/stated_error_accuracy.py [runs] [linear|data-dependent]`` runs one part.
+
+``python benchmarks/stated_error_accuracy.py RUNS grids`` checks the 2-D presets' statements
+(``benchmarks/results/stated_error_grids.md``).
+``python benchmarks/stated_error_accuracy.py RUNS repeat PRESET [SEED ...]`` re-measures one
+data-dependent preset on several structures (the preset's seeds, default 5 to 8), each with ``RUNS``
+runs of its finalizer alone, and the pooled ratio over the structures with its standard error
+(``benchmarks/results/stated_error_repeat.md``): the decision between sampling error and a wrong
+statement when one structure's ratio misses 3 % by a few standard errors.
 """
 from __future__ import annotations
 
@@ -99,6 +107,91 @@ def data_dependent(runs: int, counts, Q) -> tuple[list[str], int]:
     return lines, failed
 
 
+def repeat(runs: int, name: str, seeds) -> int:
+    """One preset's finalizer alone on several structures, ``runs`` runs each: per structure the summed
+    ratio and its standard error, then the ratios pooled (inverse-variance weights) with theirs."""
+    from dphist.testing.stated import finalizer_alone
+    counts = load("synthetic", shape="zipf", n=N, scale=20 * N, seed=1).counts
+    Q = queries(N)
+    lines = ["| structure (preset seed) | groups | runs | simulated / stated (sum) | std. error | deviation "
+             "(std. errors) | worst group (std. errors) | seconds |", "|---|---|---|---|---|---|---|---|"]
+    ratios, ses = [], []
+    for seed in seeds:
+        t = time.perf_counter()
+        release, est, stated = finalizer_alone(name, counts, EPS, runs, seed=int(seed))
+        secs = time.perf_counter() - t
+        dev = (est - est.mean(axis=0)) * np.sqrt(runs / (runs - 1))
+        e = dev @ Q.T
+        stated_q = stated.variance(Q)
+        total = (e ** 2).sum(axis=1)
+        ratio, se = total.mean() / stated_q.sum(), total.std() / np.sqrt(runs) / stated_q.sum()
+        p = release.partition
+        member = np.zeros((p.n_groups, p.n_bins))
+        member[p.labels(), np.arange(p.n_bins)] = 1.0
+        g = dev @ member.T
+        gm2 = (g ** 2).mean(axis=0)
+        gse = np.sqrt(((g ** 4).mean(axis=0) - gm2 ** 2) / runs)
+        worst_group = float(np.max(np.abs(gm2 - stated.variance(member)) / gse))
+        ratios.append(ratio)
+        ses.append(se)
+        lines.append(f"| {seed} | {p.n_groups} | {runs:,} | {ratio:.4f} | {se:.4f} | {(ratio - 1) / se:+.2f} | "
+                     f"{worst_group:.2f} | {secs:.0f} |")
+        print(lines[-1], flush=True)
+    w = 1.0 / np.square(ses)
+    pooled, pooled_se = float(np.sum(w * np.array(ratios)) / w.sum()), float(1.0 / np.sqrt(w.sum()))
+    lines.append(f"| pooled ({len(ratios)} structures) | - | {runs * len(ratios):,} | {pooled:.4f} | {pooled_se:.4f} | "
+                 f"{(pooled - 1) / pooled_se:+.2f} | - | - |")
+    print(lines[-1], flush=True)
+    _write(f"stated error accuracy, {name} repeated", "stated_error_repeat",
+           f"{name}'s finalizer alone on several structures (its release at the seeds listed), {runs:,} runs each; "
+           "the simulated variance around the simulated mean; the pooled ratio weights each structure by the inverse "
+           "of its squared standard error. Target: within 3 %; a wrong statement shows as a deviation of the same "
+           "sign on every structure.", lines)
+    return 0 if abs(pooled - 1) <= 0.03 else 1
+
+
+GRIDS = [("HB-2D", 1.0), ("QuadTree", 1.0), ("Privelet-2D", 1.0), ("UG", 0.1), ("AG", 0.1), ("KDTree", 1.0),
+         ("HybridTree", 1.0)]
+SIDE = 32
+
+
+def grids(runs: int) -> int:
+    """The 2-D presets that state their error, each's finalizer alone ``runs`` times on its structure
+    (a 32 x 32 grid with one bump; UG and AG at eps = 0.1 so their blocks hold several cells): the cells
+    and 32 random rectangles, summed simulated variance (around the simulated mean) over the stated."""
+    from dphist.testing.stated import finalizer_alone
+    i, j = np.indices((SIDE, SIDE))
+    x = np.random.default_rng(0).poisson(1 + 20 * np.exp(-((i - 9.0) ** 2 + (j - 20.0) ** 2) / 40))
+    rng = np.random.default_rng(3)
+    rects = []
+    for _ in range(32):
+        r0, c0 = rng.integers(0, SIDE, 2)
+        r1, c1 = r0 + 1 + rng.integers(0, SIDE - r0), c0 + 1 + rng.integers(0, SIDE - c0)
+        q = np.zeros((SIDE, SIDE))
+        q[r0:r1, c0:c1] = 1.0
+        rects.append(q.ravel())
+    Q = np.vstack([np.eye(SIDE * SIDE)] + [np.array(rects)])
+    lines = [HEADER[0] + " kind | groups | eps |", HEADER[1] + "---|---|---|"]
+    failed = 0
+    for name, eps in GRIDS:
+        t = time.perf_counter()
+        release, est, stated = finalizer_alone(name, x, eps, runs)
+        secs = time.perf_counter() - t
+        dev = (est - est.mean(axis=0)) * np.sqrt(runs / (runs - 1))
+        row, ok = _row(name, "float", runs, dev @ Q.T, stated.variance(Q), secs)
+        failed += not ok
+        lines.append(f"{row} {stated.kind} | {release.partition.n_groups} | {eps} |")
+        print(lines[-1], flush=True)
+    _write("stated error accuracy, grids", "stated_error_grids",
+           "Each preset's finalizer alone on its structure (`dphist.testing.stated.finalizer_alone`: AG's level 1 "
+           "and the kd trees' median draws held fixed); the simulated variance around the simulated mean. Target: "
+           "the summed simulated variance "
+           "within 3 % of the summed stated variance.", lines,
+           setup=f"the 2-D presets on a {SIDE} x {SIDE} grid (one bump, {int(x.sum())} records), eps as listed; "
+                 "queries: the cells and 32 random rectangles.")
+    return 1 if failed else 0
+
+
 def main(runs: int, part: str = "all") -> int:
     counts = load("synthetic", shape="zipf", n=N, scale=20 * N, seed=1).counts
     Q = queries(N)
@@ -135,14 +228,15 @@ def main(runs: int, part: str = "all") -> int:
     return 1 if failed else 0
 
 
-def _write(heading: str, topic: str, target: str, lines: list[str]) -> None:
+def _write(heading: str, topic: str, target: str, lines: list[str], setup: str | None = None) -> None:
     load_avg = os.getloadavg()
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     text = (f"### {heading}\n\nMeasured {stamp} on {machine}, load average "
             f"{load_avg[0]:.1f} / {load_avg[1]:.1f} / {load_avg[2]:.1f} (accuracy, not speed: the load does not "
-            f"change the numbers).  `benchmarks/stated_error_accuracy.py`: n = {N}, eps = {EPS}, a zipf histogram; "
-            f"queries: the {N} bins, the {N} prefixes and 32 random ranges. {target}\n\n" + "\n".join(lines) + "\n")
+            f"change the numbers).  `benchmarks/stated_error_accuracy.py`: "
+            + (setup or f"n = {N}, eps = {EPS}, a zipf histogram; queries: the {N} bins, the {N} prefixes and 32 random "
+               "ranges.") + f" {target}\n\n" + "\n".join(lines) + "\n")
     (HERE / "results" / f"{topic}.md").write_text(text)
     _replace_section(HERE.parent / "BENCHMARKS.md", heading, text)
 
@@ -164,4 +258,8 @@ def _replace_section(path: Path, heading: str, text: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[2] == "grids":
+        sys.exit(grids(int(sys.argv[1])))
+    if len(sys.argv) > 3 and sys.argv[2] == "repeat":
+        sys.exit(repeat(int(sys.argv[1]), sys.argv[3], [int(a) for a in sys.argv[4:]] or [5, 6, 7, 8]))
     sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000, sys.argv[2] if len(sys.argv) > 2 else "all"))

@@ -63,6 +63,25 @@ def test_the_report_figure_draws_the_bound_at_its_value(workload, matrix):
     assert len(bound_lines_of(fam)) == 1
 
 
+def test_the_skylines_draw_the_bound_at_their_epsilon():
+    """The time-error skylines (the report's and the README's demo figures) draw the bound as a horizontal
+    line at the skyline's epsilon, one per dataset panel, at the value numpy's SVD gives; none without an
+    epsilon, with another metric or with ``bound=False``.  Kills the line drawn at another epsilon (a
+    factor 100 between 0.1 and 1), at the error-against-epsilon line's first point, or whatever the metric."""
+    W = prefix_matrix(32)
+    fig = plots.skyline(results(), "mse", "prefix", 0.1)
+    lines = bound_lines_of(fig)
+    assert len(lines) == 2
+    for line in lines:
+        assert np.allclose(line.get_ydata(), independent_bound(W, 0.1), rtol=1e-9)
+    fam = plots.skyline_by_family(results(), {"x": ["identity"], "y": ["H"]}, "mse", "prefix", 1.0)
+    assert [np.allclose(line.get_ydata(), independent_bound(W, 1.0), rtol=1e-9) for line in bound_lines_of(fam)] \
+        == [True, True]
+    assert not bound_lines_of(plots.skyline(results(), "mse", "prefix", None))
+    assert not bound_lines_of(plots.skyline(results(metric="scaled-l1"), "scaled-l1", "prefix", 0.1))
+    assert not bound_lines_of(plots.skyline(results(), "mse", "prefix", 0.1, bound=False))
+
+
 def test_the_line_is_absent_where_there_is_no_bound():
     """No line for: another metric (scaled-l1), unattributed releases (scored against the sorted truth), a
     dataset run at several domain sizes (no one bound), a workload the bound does not cover (a 2-D

@@ -22,19 +22,9 @@ from dphist.errors import InvalidParameter
 from dphist.kernel.exact import GeneratorWords
 from dphist.kernel.noise import ExactNoise, SeededLaplace
 from dphist.stated_error import DiscreteLaplaceLaw, LaplaceLaw, noise_law
-from dphist.testing.stated import UnitNoise
+from dphist.testing.stated import UnitNoise, probed_covariance
 
 X13 = np.array([5, 0, 3, 8, 1, 1, 0, 20, 7, 2, 0, 0, 9])
-
-
-def probed_covariance(pipe, x, eps):
-    """The release's covariance read from the pipeline itself (module docstring)."""
-    base = pipe.run(x, eps, seed=0, noise=UnitNoise(None))
-    rows = [(e.sensitivity, e.epsilon) for e in base.ledger.entries for _ in range(e.answers)]
-    cols = np.array([pipe.run(x, eps, seed=0, noise=UnitNoise(j)).estimate - base.estimate
-                     for j in range(len(rows))])
-    var = np.array([2.0 * (s / e) ** 2 for s, e in rows])
-    return cols.T @ (var[:, None] * cols)
 
 
 LINEAR = [("identity", {}), ("uniform", {}), ("H", {}), ("H", {"level_budgets": "geometric"}),

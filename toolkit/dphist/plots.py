@@ -186,6 +186,33 @@ def _draw_bound(ax, line) -> None:
         ax.plot(*line, color="black", ls="--", lw=1.2, zorder=2, label=BOUND_LABEL)
 
 
+def bound_at(results: Results, metric: str, workload: str, epsilon, unattributed: bool) -> dict:
+    """``{dataset: bound}`` at one epsilon (a skyline's): the value of :func:`bound_lines`' line there,
+    under the same conditions (MSE, attributed releases, one domain size per dataset, a bounded workload)."""
+    if metric != "mse" or unattributed or epsilon is None:
+        return {}
+    sel = analysis.comparable(results, unattributed).filter(metric=metric, workload=workload, reference="sample")
+    out = {}
+    for ds in sel.unique("dataset"):
+        domains = sel.filter(dataset=ds).unique("domain")
+        if len(domains) == 1:
+            value = linear_bound(workload, int(domains[0]), float(epsilon))
+            if value is not None:
+                out[ds] = float(np.asarray(value).reshape(-1)[0])
+    return out
+
+
+def _draw_level(ax, value) -> None:
+    """The bound at a skyline's epsilon: a horizontal dashed line across the panel (named in the figure's title:
+    a panel's texts are its methods' names)."""
+    if value is not None:
+        ax.axhline(value, color="black", ls="--", lw=1.0, zorder=1, label=BOUND_LABEL)
+
+
+#: the skylines' title note when they draw the bound
+LEVEL_NOTE = ";\ndashed: the SVD lower bound of data-independent linear mechanisms at this epsilon"
+
+
 def _epsilon_curves(results: Results, metric: str, workload: str, unattributed: bool) -> dict[str, dict]:
     """``{dataset: {algorithm: (epsilons, means, below, above)}}`` with the 95% t intervals of the means."""
     stats = analysis.mean_errors(analysis.comparable(results, unattributed), metric, workload,
@@ -411,10 +438,13 @@ def _error_intervals(sel: Results, metric: str, workload: str, unattributed: boo
 
 
 def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges", epsilon=None,
-            datasets=None, unattributed: bool = False) -> Figure:
-    """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow."""
+            datasets=None, unattributed: bool = False, bound: bool = True) -> Figure:
+    """Mean run time vs mean error per method; skyline methods filled and named, dominated ones hollow.
+    With the MSE metric at one epsilon, a dashed horizontal line is the SVD lower bound of data-independent
+    linear mechanisms there (:func:`bound_at`, :data:`BOUND_CAPTION`); ``bound=False`` leaves it out."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = datasets or sel.unique("dataset")
+    levels = bound_at(results, metric, workload, epsilon, unattributed) if bound else {}
     fig, axes = _grid(len(datasets), width=4.4, height=3.6, title_space=0.55)
     for ax, ds in zip(axes, datasets):
         pts = analysis.time_error_points(sel, metric, workload, unattributed=unattributed, dataset=ds)
@@ -436,19 +466,22 @@ def skyline(results: Results, metric: str = "mse", workload: str = "all-ranges",
         front = sorted(pts[n] for n in pts if on[n])
         if front:
             ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.6)
+        _draw_level(ax, levels.get(ds))
         ax.set(xscale="log", yscale="log", xlabel="time per run (s)", ylabel=f"{metric} ({workload})",
                title=_wrap(ds + (f", eps={epsilon:g}" if epsilon is not None else "")))
         _finish(ax)
     fig.suptitle("time-error skyline (filled: on the skyline; hollow: dominated; bars: 95% confidence intervals "
-                 "of the mean errors)", fontsize="medium")
+                 "of the mean errors" + (LEVEL_NOTE if levels else "") + ")", fontsize="medium")
     return fig
 
 
 def skyline_by_family(results: Results, families: dict, metric: str = "mse", workload: str = "all-ranges",
-                      epsilon=None, dataset: str | None = None, unattributed: bool = False) -> Figure:
+                      epsilon=None, dataset: str | None = None, unattributed: bool = False,
+                      bound: bool = True) -> Figure:
     """One dataset's time-error skyline, one panel per family (``{family: [algorithm, ...]}``):
     the family's methods named and coloured (filled when on the skyline of ALL methods), every other
-    method a grey dot, the overall skyline as a line.  Methods in no family form the panel "other"."""
+    method a grey dot, the overall skyline as a line.  Methods in no family form the panel "other".
+    The SVD bound's dashed line as in :func:`skyline`."""
     sel = results if epsilon is None else results.filter(epsilon=float(epsilon))
     datasets = sel.unique("dataset")
     if not datasets:
@@ -462,7 +495,8 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
     listed = {a for algs in members.values() for a in algs}
     members["other"] = members.get("other", []) + sorted(a for a in pts if a not in listed)
     members = {fam: algs for fam, algs in members.items() if algs}
-    fig, axes = _grid(len(members), width=3.6, height=3.0, max_cols=4, title_space=0.3)
+    level = bound_at(results, metric, workload, epsilon, unattributed).get(dataset) if bound else None
+    fig, axes = _grid(len(members), width=3.6, height=3.0, max_cols=4, title_space=0.3 if level is None else 0.5)
     times = np.array([p[0] for p in pts.values()])
     errors = np.array([p[1] for p in pts.values()])
     front = sorted(pts[n] for n in pts if on[n])
@@ -471,6 +505,7 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
     for ax, (fam, algs) in zip(axes, members.items()):
         ax.scatter(times, errors, s=8, color="0.82", zorder=1)
         ax.step(*zip(*front), where="post", color="C3", lw=0.8, alpha=0.5, zorder=2)
+        _draw_level(ax, level)
         for i, name in enumerate(algs):
             t, e = pts[name]
             colour = f"C{i % 10}"
@@ -482,12 +517,14 @@ def skyline_by_family(results: Results, families: dict, metric: str = "mse", wor
                         textcoords="offset points", ha=side, fontweight="bold" if on[name] else "normal")
         # zoom on the family: from the best error of all to a little above the family's worst
         ax.set(xscale="log", yscale="log", title=fam,
-               ylim=(errors.min() / 2, max(pts[a][1] for a in algs) * 4), xlim=(times.min() / 2, times.max() * 2))
+               ylim=(min(errors.min(), level or np.inf) / 2, max(pts[a][1] for a in algs) * 4),
+               xlim=(times.min() / 2, times.max() * 2))
         ax.set_xlabel("time per run (s)", fontsize="small")
         ax.set_ylabel(f"{metric} ({workload})", fontsize="small")
         _finish(ax)
     fig.suptitle(f"time-error skyline by family, {dataset}" + (f", eps={epsilon:g}" if epsilon is not None else "")
-                 + " (filled: on the skyline of all methods; grey: the other families)", fontsize="medium")
+                 + " (filled: on the skyline of all methods; grey: the other families"
+                 + (LEVEL_NOTE if level is not None else "") + ")", fontsize="medium")
     return fig
 
 

@@ -248,6 +248,12 @@ class AdaptiveGrid(Partitioner):
         return (blk * stride + local).reshape(-1), sub_rows * sub_cols
 
 
+#: the bias AG's statement names (the level-1 counts are held fixed, with their noise)
+AG_BIAS = ("unknown: given level 1, its noise enters every group of a block as a fixed offset (its weighted share), "
+           "and averaging within a level-2 block is biased by the spread of the true counts in it; both depend on "
+           "private values and are not stated")
+
+
 class AdaptiveInference(Finalizer):
     """AG's level 2 and constrained inference (paper Section V-B).
 
@@ -263,6 +269,31 @@ class AdaptiveInference(Finalizer):
     citation = CITATION + ", Section V-B (constrained inference)"
     requires_domain_order = True
     dims = (2,)
+
+    def stated_error(self, bins: Partition, ctx):
+        """The noise of level 2 given the published level 1 (its noisy counts ``v`` and the blocks
+        chosen from them, in ``ctx.notes``): the reconciliation above is the weighted least squares of
+        the level-2 answers (weight ``eps_f^2``) and the level-1 answers (weight ``eps_1^2``), the
+        latter held fixed: noiseless rows of the least squares (:class:`dphist.stated_error.Measurement`),
+        so each group total's error is its level-2 noise minus its share of its block's
+        ``eps_1^2 s / (eps_1^2 s + eps_f^2)`` of the summed level-2 noise.  The pipeline marks it
+        noise-only, the bias (averaging within a block, and the blocks chosen from the data) unknown.
+        After another partitioner: one noisy total per group, as ``group-mean`` states."""
+        import scipy.sparse as sp
+        from dphist.stated_error import LinearStatedError, LinearStrategy, Measurement, group_mean_strategy
+        level = ctx.notes.get(NOTES_KEY)
+        if level is None:
+            return group_mean_strategy(bins.n_groups, ctx.eps_f)
+        labels1 = block_labels(ctx.shape, int(level["cell_side"]))
+        block = labels1[bins.order[bins.bounds[:-1]]]
+        k, nb = bins.n_groups, int(np.asarray(level["level1"]).size)
+        member = sp.csr_matrix((np.ones(k), (block, np.arange(k))), shape=(nb, k))
+        eps1 = float(level["eps1"])
+        strategy = LinearStrategy([Measurement(sp.identity(k, format="csr"), 1.0, ctx.eps_f, integral=True,
+                                               support=1),
+                                   Measurement(member, 1.0, eps1, integral=True, support=1, noiseless=True)], k,
+                                  reconstruction="constrained inference of the two levels, level 1 given")
+        return LinearStatedError(strategy, ctx.noise_law, bins).marked("noise-only", bias=AG_BIAS)
 
     def finalize(self, bins: Partition, ctx) -> np.ndarray:
         level = ctx.notes.get(NOTES_KEY)

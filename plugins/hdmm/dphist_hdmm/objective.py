@@ -30,6 +30,15 @@ and, by ``Theta X = M^{-1} Theta``,
 
 Cost per evaluation: O(p^2 n + p^3) plus one application of ``G`` (O(n p) for prefix and all
 ranges).  The formulas are written here from the definitions above, not from HDMM's code.
+
+The L2 mode (``norm="l2"``: Gaussian noise, L2 sensitivity; an analysis option, dphist's releases
+stay pure epsilon-DP with Laplace noise) rescales every column of ``[I; Theta]`` to L2 norm 1
+instead: ``d_j = sqrt(1 + sum_i Theta_ij^2)``.  ``A^T A = D (I + Theta^T Theta) D`` has the same
+form, so ``f`` is the same expression in the new ``d``; only the derivative of ``d`` changes,
+``d(d_j) / d(Theta_ij) = Theta_ij / d_j``, so the second gradient term becomes
+``2 Theta * (v / d)`` (column ``j`` scaled by ``v_j / d_j``).  Its value is the expected total
+squared error per unit noise variance of a strategy of L2 sensitivity 1: the quantity the SVD bound
+(``dphist_hdmm.bounds``) bounds from below, and attainable there.
 """
 from __future__ import annotations
 
@@ -44,15 +53,29 @@ def inverse_m(theta: np.ndarray) -> np.ndarray:
     return cho_solve(cho_factor(M, lower=True, check_finite=False), np.eye(M.shape[0]), check_finite=False)
 
 
-def objective(theta: np.ndarray, gram) -> float:
-    """``f(Theta) = tr(G (A^T A)^{-1})`` (``||A||_1 = 1``)."""
-    return objective_and_gradient(theta, gram, gradient=False)[0]
+NORMS = ("l1", "l2")
 
 
-def objective_and_gradient(theta: np.ndarray, gram, gradient: bool = True):
-    """``(f(Theta), grad f(Theta))`` (the gradient is None when ``gradient`` is False)."""
+def column_norms(theta: np.ndarray, norm: str = "l1") -> np.ndarray:
+    """``d``: the L1 (``1 + 1^T Theta``) or L2 (``sqrt(1 + 1^T Theta^2)``) norm of each column of ``[I; Theta]``."""
+    if norm == "l1":
+        return 1.0 + theta.sum(axis=0)
+    if norm == "l2":
+        return np.sqrt(1.0 + np.einsum("ij,ij->j", theta, theta))
+    from dphist.errors import InvalidParameter
+    raise InvalidParameter(f"hdmm: norm must be one of {NORMS} (got {norm!r})")
+
+
+def objective(theta: np.ndarray, gram, norm: str = "l1") -> float:
+    """``f(Theta) = tr(G (A^T A)^{-1})`` (``||A||_1 = 1``, or ``||A||_2 = 1`` with ``norm="l2"``)."""
+    return objective_and_gradient(theta, gram, gradient=False, norm=norm)[0]
+
+
+def objective_and_gradient(theta: np.ndarray, gram, gradient: bool = True, norm: str = "l1"):
+    """``(f(Theta), grad f(Theta))`` (the gradient is None when ``gradient`` is False); ``norm``: the
+    column norm the strategy is scaled by, ``"l1"`` (Laplace noise, the default) or ``"l2"`` (Gaussian)."""
     theta = np.asarray(theta, dtype=float)
-    d = 1.0 + theta.sum(axis=0)
+    d = column_norms(theta, norm)
     gdiag = gram.diag_cached()
     if theta.shape[0] == 0:
         return float(np.dot(d * d, gdiag)), (np.zeros_like(theta) if gradient else None)
@@ -66,5 +89,6 @@ def objective_and_gradient(theta: np.ndarray, gram, gradient: bool = True):
     MiTheta = Mi @ theta
     part = Mi @ (C * d - CBt @ MiTheta)
     v = d * gdiag - np.einsum("ij,ij->j", C, MiTheta)
-    grad = -2.0 * part + 2.0 * v[None, :]
-    return f, grad
+    if norm == "l1":
+        return f, -2.0 * part + 2.0 * v[None, :]
+    return f, -2.0 * part + 2.0 * theta * (v / d)[None, :]

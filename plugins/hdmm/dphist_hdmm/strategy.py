@@ -53,7 +53,7 @@ from dphist import workloads as wl
 from dphist.errors import InvalidParameter
 
 from .gram import Gram
-from .objective import inverse_m, objective_and_gradient
+from .objective import NORMS, column_norms, inverse_m, objective_and_gradient
 
 #: format version of the optimiser and of the cache files: a change of either refuses old files
 VERSION = 1
@@ -113,7 +113,8 @@ def cache_dir() -> Path:
 
 @dataclass(eq=False)
 class Strategy:
-    """An optimised p-Identity strategy ``A = [I; Theta] D`` for one workload over ``n`` bins.
+    """An optimised p-Identity strategy ``A = [I; Theta] D`` for one workload over ``n`` bins
+    (columns of L1 norm 1; of L2 norm 1 for an analysis strategy optimised with ``norm="l2"``).
 
     Public: it depends on the workload, ``n``, ``p``, the seed and the optimiser only.
     ``objective`` is ``f(Theta) = tr(G (A^T A)^{-1})``: the expected total squared error on the
@@ -135,20 +136,26 @@ class Strategy:
         return int(self.theta.shape[0])
 
     @property
-    def column_sums(self) -> np.ndarray:
-        """``d = 1 + 1^T Theta``: the L1 norm of each column of ``[I; Theta]``."""
-        return 1.0 + self.theta.sum(axis=0)
+    def norm(self) -> str:
+        """``"l1"`` (Laplace noise: what the finalizer measures) or ``"l2"`` (Gaussian noise: analysis only)."""
+        return str(self.key.get("norm", "l1"))
+
+    @property
+    def column_norms(self) -> np.ndarray:
+        """``d``: the norm of each column of ``[I; Theta]``, ``1 + 1^T Theta`` (L1) or
+        ``sqrt(1 + 1^T Theta^2)`` (L2), so that every column of ``A`` has norm 1."""
+        return column_norms(self.theta, self.norm)
 
     @property
     def strategy(self) -> np.ndarray:
         """The strategy matrix ``A = [I; Theta] D`` (dense, ``(n + p) x n``; small domains)."""
-        return np.vstack([np.eye(self.n), self.theta]) / self.column_sums
+        return np.vstack([np.eye(self.n), self.theta]) / self.column_norms
 
     def queries(self):
         """``A`` as a ``scipy.sparse`` matrix: what the kernel measures (it computes the sensitivity, 1)."""
         if self._queries is None:
             import scipy.sparse as sp
-            inv_d = 1.0 / self.column_sums
+            inv_d = 1.0 / self.column_norms
             self._queries = sp.vstack([sp.diags(inv_d), sp.csr_matrix(self.theta * inv_d)], format="csr")
         return self._queries
 
@@ -170,23 +177,23 @@ class Strategy:
         if y.shape[:1] != (self.n + self.p,) or y.ndim > 2:
             raise InvalidParameter(f"a strategy of {self.n} + {self.p} rows needs {self.n + self.p} answers, "
                                    f"got shape {y.shape}")
-        d = self.column_sums.reshape((-1,) + (1,) * (y.ndim - 1))
+        d = self.column_norms.reshape((-1,) + (1,) * (y.ndim - 1))
         return d * self._x_apply(y[:self.n] + self.theta.T @ y[self.n:])
 
     def inverse_gram(self, U) -> np.ndarray:
         """``(A^T A)^{-1} U = Dt X Dt U`` for ``U`` of shape ``(n,)`` or ``(n, k)``, in O(n p k)."""
         U = np.asarray(U, dtype=float)
-        d = self.column_sums.reshape((-1,) + (1,) * (U.ndim - 1))
+        d = self.column_norms.reshape((-1,) + (1,) * (U.ndim - 1))
         return d * self._x_apply(d * U)
 
     def covariance(self, noise_variance: float = 1.0) -> np.ndarray:
         """Covariance of the estimate, ``s^2 Dt X Dt`` (dense ``n x n``; small domains)."""
-        d = self.column_sums
+        d = self.column_norms
         return noise_variance * d[:, None] * self._x_apply(np.diag(d))
 
     def bin_variances(self, noise_variance: float = 1.0) -> np.ndarray:
         """Per-bin variances of the estimate: ``s^2 d_j^2 (1 - ||L^{-1} Theta_j||^2)`` in O(n p)."""
-        d = self.column_sums
+        d = self.column_norms
         q = np.einsum("ij,ij->j", self.theta, self.minv @ self.theta)
         return noise_variance * d * d * (1.0 - q)
 
@@ -195,7 +202,7 @@ class Strategy:
         :func:`dphist.workloads.resolve` takes; all ranges only up to 4,096 bins), in O(m p)."""
         w = wl.resolve(workload, self.n, "query_variances")
         lo, hi = np.asarray(w.lo), np.asarray(w.hi)
-        d = self.column_sums
+        d = self.column_norms
         sq = np.concatenate(([0.0], np.cumsum(d * d)))
         pb = np.zeros((self.p, self.n + 1))
         np.cumsum(self.theta * d, axis=1, out=pb[:, 1:])
@@ -207,7 +214,7 @@ class Strategy:
         if workload is None:
             return noise_variance * self.objective
         w = wl.resolve(workload, self.n, "total_variance")
-        return noise_variance * objective_and_gradient(self.theta, Gram(w), gradient=False)[0]
+        return noise_variance * objective_and_gradient(self.theta, Gram(w), gradient=False, norm=self.norm)[0]
 
 
 def _start(p: int, n: int, seed: int) -> np.ndarray:
@@ -221,20 +228,20 @@ def _start(p: int, n: int, seed: int) -> np.ndarray:
     return np.vstack(rows) + JITTER * np.random.default_rng(seed).random((p, n))
 
 
-def _minimize(gram: Gram, p: int, n: int, seed: int, iterations: int) -> tuple[np.ndarray, float]:
+def _minimize(gram: Gram, p: int, n: int, seed: int, iterations: int, norm: str = "l1") -> tuple[np.ndarray, float]:
     from scipy.optimize import minimize
     if p == 0:
-        return np.zeros((0, n)), objective_and_gradient(np.zeros((0, n)), gram, gradient=False)[0]
+        return np.zeros((0, n)), objective_and_gradient(np.zeros((0, n)), gram, gradient=False, norm=norm)[0]
 
     def fun(z):
-        f, g = objective_and_gradient(z.reshape(p, n), gram)
+        f, g = objective_and_gradient(z.reshape(p, n), gram, norm=norm)
         return f, g.ravel()
 
     res = minimize(fun, _start(p, n, seed).ravel(), jac=True, method="L-BFGS-B",
                    bounds=[(0.0, None)] * (p * n),
                    options=dict(maxiter=int(iterations), gtol=0.0, ftol=0.0))
     theta = np.clip(res.x.reshape(p, n), 0.0, None)
-    return theta, objective_and_gradient(theta, gram, gradient=False)[0]
+    return theta, objective_and_gradient(theta, gram, gradient=False, norm=norm)[0]
 
 
 def _checksum(theta: np.ndarray) -> str:
@@ -268,26 +275,34 @@ def _store(path: Path, strategy: Strategy) -> None:
         pass
 
 
-def strategy_key(workload: wl.RangeWorkload, p: int, seed: int, iterations: int) -> dict:
-    return dict(version=VERSION, workload=fingerprint(workload), n=int(workload.n), p=int(p), seed=int(seed),
-                iterations=int(iterations))
+def strategy_key(workload: wl.RangeWorkload, p: int, seed: int, iterations: int, norm: str = "l1") -> dict:
+    key = dict(version=VERSION, workload=fingerprint(workload), n=int(workload.n), p=int(p), seed=int(seed),
+               iterations=int(iterations))
+    if norm != "l1":        # the L1 keys (and their cached files) stay as they were
+        key["norm"] = norm
+    return key
 
 
 def optimize(workload, n: int, p: int | None = None, seed: int = 0, iterations: int = DEFAULT_ITERATIONS,
-             cache: bool = True) -> Strategy:
+             cache: bool = True, norm: str = "l1") -> Strategy:
     """The optimised p-Identity strategy for ``workload`` over ``n`` bins (cached in memory and on disk).
 
     ``workload``: any form :func:`dphist.workloads.resolve` takes (errors name the problem).
     ``p``: extra rows (None: :func:`default_p`); 0 gives the identity strategy.
+    ``norm``: ``"l1"`` (Laplace noise, L1 sensitivity: what the finalizer measures) or ``"l2"``
+    (Gaussian noise, L2 sensitivity: an analysis option, the setting in which the SVD bound is
+    attainable; dphist releases no Gaussian-noise answers).
     """
     w = wl.resolve(workload, int(n), "hdmm")
     p = default_p(w.n) if p is None else int(p)
     if p < 0 or int(iterations) < 1 or int(seed) < 0:
         raise InvalidParameter(f"hdmm: p must be >= 0, iterations >= 1 and seed >= 0 (got {p}, {iterations}, {seed})")
-    key = strategy_key(w, p, seed, iterations)
+    if norm not in NORMS:
+        raise InvalidParameter(f"hdmm: norm must be one of {NORMS} (got {norm!r})")
+    key = strategy_key(w, p, seed, iterations, norm)
     found = lookup(key) if cache else None
     if found is None:
-        theta, f = _minimize(Gram(w), p, w.n, int(seed), int(iterations))
+        theta, f = _minimize(Gram(w), p, w.n, int(seed), int(iterations), norm)
         found = Strategy(theta, key, f)
         if cache:
             keep(found)

@@ -91,6 +91,56 @@ def _haar_inverse_gram(n: int, weight: float, U):
     return np.asarray(A.T @ (scale * (A @ U))) / weight
 
 
+def grid_strategy(shape, epsilon: float):
+    """Privelet-2D's statement: the tensor product ``A = H_1 (x) H_2 (x) ...`` of the axes' weighted
+    Haar matrices over the padded grid (row-major), integer answers of sensitivity ``prod(1 + m_a)``,
+    and its exact inverse (square: the release is its least squares).  The strategy's columns are the
+    real cells in row-major order first, then the padding cells (true value 0), as
+    :class:`dphist.stated_error.LinearStrategy` orders them.  ``(A^T A)^{-1}`` is the tensor product
+    of the axes' ``(H_a^T H_a)^{-1}`` (each from :func:`_haar_inverse_gram`), applied axis by axis."""
+    from dphist.stated_error import LinearStrategy, Measurement
+    shape = tuple(int(s) for s in shape)
+    ms = tuple(levels(s) for s in shape)
+    padded = tuple(1 << m for m in ms)
+    sens = float(np.prod([1 + m for m in ms]))
+    real = np.ravel_multi_index(np.indices(shape).reshape(len(shape), -1), padded)
+    pad = np.setdiff1d(np.arange(int(np.prod(padded))), real)
+    columns = np.concatenate([real, pad])          # strategy column c is padded cell columns[c]
+    weight = (float(epsilon) / sens) ** 2
+    matrix = functools.partial(_grid_matrix, padded, columns)
+    inverse_gram = functools.partial(_grid_inverse_gram, padded, columns, weight)
+    return LinearStrategy([Measurement(matrix, sens, float(epsilon), integral=True, support=int(sens))],
+                          columns.size, reconstruction="exact inverse of the tensor-product Haar transform",
+                          inverse_gram=inverse_gram)
+
+
+def _grid_matrix(padded, columns):
+    """The tensor product of the axes' weighted Haar matrices (sparse), its columns in ``columns`` order."""
+    import scipy.sparse as sp
+    A = haar_matrix(padded[0])
+    for n in padded[1:]:
+        A = sp.kron(A, haar_matrix(n), format="csr")
+    return A[:, columns]
+
+
+@functools.lru_cache(maxsize=8)
+def _axis_inverse_gram(n: int) -> np.ndarray:
+    """``(H^T H)^{-1}`` of one axis' weighted Haar matrix (dense ``n x n``, computed once per size)."""
+    return _haar_inverse_gram(n, 1.0, np.eye(n))
+
+
+def _grid_inverse_gram(padded, columns, weight: float, U):
+    """``(w A^T A)^{-1} U`` for the tensor product ``A``: the axes' inverses applied axis by axis."""
+    U = np.asarray(U, dtype=float)
+    q = U.shape[1:]
+    grid = np.zeros((columns.size,) + q)
+    grid[columns] = U
+    grid = grid.reshape(tuple(padded) + q)
+    for axis, n in enumerate(padded):
+        grid = np.moveaxis(np.tensordot(_axis_inverse_gram(n), grid, axes=([1], [axis])), 0, axis)
+    return grid.reshape((columns.size,) + q)[columns] / weight
+
+
 class GridHaarMeasurement(VettedMechanism):
     """The tensor-product weighted Haar coefficients of a grid's cells plus Laplace(prod(1 + m_a) / epsilon).
 
@@ -155,10 +205,12 @@ class PriveletFinalizer(Finalizer):
     def stated_error(self, bins: Partition, ctx):
         """The weighted Haar matrix over the ``2^m`` padded groups (integer answers, sensitivity
         ``1 + m``) and its exact inverse: a square strategy, so the release is its least squares.
-        On a grid (the tensor-product transform) no statement is made (None)."""
-        if len(tuple(getattr(ctx, "shape", None) or (bins.n_bins,))) > 1:
-            return None
+        On a grid (the cells in row-major order, as :meth:`finalize` takes the tensor-product route):
+        :func:`grid_strategy`."""
         from dphist.stated_error import LinearStrategy, Measurement
+        shape = tuple(getattr(ctx, "shape", None) or (bins.n_bins,))
+        if len(shape) > 1 and bins.n_groups == bins.n_bins and bins.is_identity_order():
+            return grid_strategy(shape, ctx.eps_f)
         k = bins.n_groups
         m = levels(k)
         n = 1 << m

@@ -12,6 +12,8 @@ bins) is the line ``(n,)``, where the tree is a 1-D ``b``-ary hierarchy.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter
@@ -104,6 +106,30 @@ class GridTreeFinalizer(Finalizer):
         return level_epsilons(epsilon, self.measured_depths(tree), self.budget,
                               geometric_ratio(tree.shape, tree.branching))
 
+    def stated_error(self, bins, ctx):
+        """Exact: every measured depth is a block of disjoint node indicators over the cells
+        (sensitivity 1, the level's epsilon), and the release is their weighted least squares with
+        weights ``eps_d^2`` (:func:`.tree.constrained_inference` is that solve, Hay et al.'s Theorem 3
+        in Cormode et al.'s weighted form); without inference the noisy leaves alone.  The tree is
+        public (the shape and the branching), so the statement reads no data.  Groups of several cells
+        (another partitioner before it): no statement (their totals are sums of the tree's leaves,
+        not measurements over the groups)."""
+        from dphist.stated_error import LinearStrategy, Measurement, Unstated
+        if bins.n_groups != bins.n_bins or not bins.is_identity_order():
+            return Unstated("spatial.tree measures cells; the totals of groups of several cells are sums of "
+                            "its leaves, which this statement does not cover")
+        tree = self.tree(grid_shape(ctx, bins.n_bins))
+        depths = self.measured_depths(tree)
+        eps = self.level_epsilons(tree, ctx.eps_f)
+        pairs = list(zip(depths, eps)) if self.inference else [(depths[-1], eps[-1])]
+        blocks = [Measurement(_node_matrix(tree, d), 1.0, float(e), integral=True, support=1) for d, e in pairs]
+        return LinearStrategy(blocks, tree.n_cells,
+                              reconstruction=("weighted least squares over the tree (constrained inference)"
+                                              if self.inference else "the noisy leaves"),
+                              inverse_gram=(functools.partial(_tree_inverse_gram, tree, tuple(depths),
+                                                              tuple(float(e) for e in eps))
+                                            if self.inference else None))
+
     def finalize(self, bins, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("spatial.tree spends budget: give the finalizer a share gamma_f > 0")
@@ -119,3 +145,30 @@ class GridTreeFinalizer(Finalizer):
         if bins.n_groups == bins.n_bins:
             return leaves
         return bins.spread(bins.sums(leaves))
+
+
+def _node_matrix(tree: GridTree, depth: int):
+    """A function building the ``nodes x cells`` 0/1 matrix of ``depth`` (built when a statement is asked;
+    a partial of a module function, so a release holding it still pickles)."""
+    return functools.partial(_build_node_matrix, tree, int(depth))
+
+
+def _tree_inverse_gram(tree: GridTree, depths, eps, U) -> np.ndarray:
+    """``(A^T W A)^{-1} U`` for the tree's levels ``A`` with weights ``W = eps_d^2``, by the release's own
+    solver: the least-squares estimate from answers ``y`` is ``(A^T W A)^{-1} A^T W y``, and with ``y`` zero
+    on every level but the leaves (the cells, ``A_H = I``) and ``U / eps_H^2`` there, ``A^T W y = U``.
+    :func:`.tree.constrained_inference` then solves all columns of ``U`` in O(nodes) each."""
+    U = np.asarray(U, dtype=float)
+    H = tree.height
+    values, variances = [None] * (H + 1), [np.inf] * (H + 1)
+    for d, e in zip(depths, eps):
+        values[d] = np.zeros((tree.n_nodes(d),) + U.shape[1:])
+        variances[d] = 1.0 / e ** 2
+    values[H] = U / eps[list(depths).index(H)] ** 2
+    return constrained_inference(tree, values, variances)[-1]
+
+
+def _build_node_matrix(tree: GridTree, depth: int):
+    import scipy.sparse as sp
+    node = tree.node_of_cell(depth)
+    return sp.csr_matrix((np.ones(node.size), (node, np.arange(node.size))), shape=(tree.n_nodes(depth), node.size))

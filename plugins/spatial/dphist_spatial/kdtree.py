@@ -39,6 +39,7 @@ depth-``d`` node's consistent estimate); derived and checked by simulation in ``
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -51,6 +52,9 @@ from .budgets import boundary_epsilons
 from .finalizer import CORMODE, grid_shape
 from .medians import KDMedians
 from .tree import constrained_inference
+
+#: the ctx.notes / Release.notes key of the published tree (its boxes) and each level's epsilon
+KD_NOTE = "spatial.kd"
 
 #: kd levels of the kd-tree when ``depth="auto"`` (1,024 leaves at most)
 AUTO_KD_DEPTH = 10
@@ -142,6 +146,36 @@ class KDTreeFinalizer(Finalizer):
                 tree.grow(midpoint_cuts(r0, r1), midpoint_cuts(c0, c1))
         return tree, grown
 
+    def stated_error(self, bins, ctx):
+        """The counts' noise given the published tree (:data:`KD_NOTE` in the release's notes: its boxes,
+        cut at the private medians, and each level's epsilon): every level a block of node indicators over
+        the tree's leaves (sensitivity 1), the release their weighted least squares (weights ``eps_d^2``,
+        solved by the release's own constrained inference), each leaf spread over its cells.  Its partition
+        is the leaves: with kd leaves of several cells the pipeline marks it noise-only and names the
+        averaging's bias; the hybrid tree's leaves are single cells (exact given the tree).  Conditional on
+        the cuts (``given``).  Without the note (groups from another partitioner): no statement."""
+        from dphist.stated_error import LinearStatedError, LinearStrategy, Measurement, Unstated
+        from .finalizer import _tree_inverse_gram
+        note = ctx.notes.get(KD_NOTE)
+        if note is None or bins.n_groups != bins.n_bins or not bins.is_identity_order():
+            return Unstated("spatial.kd measures the cells of its own tree; the totals of groups of several cells "
+                            "from another partitioner are sums of its leaves, which this statement does not cover")
+        tree, eps = note["tree"], tuple(float(e) for e in note["eps"])
+        H = tree.height
+        depths = tuple(range(H + 1)) if self.inference else (H,)
+        blocks = [Measurement(functools.partial(_leaf_node_matrix, tree, d), 1.0, eps[d], integral=True, support=1)
+                  for d in depths]
+        strategy = LinearStrategy(blocks, tree.n_nodes(H),
+                                  reconstruction=("weighted least squares over the tree (constrained inference), "
+                                                  "each leaf spread over its cells") if self.inference else
+                                  "the noisy leaves, each spread over its cells",
+                                  inverse_gram=(functools.partial(_tree_inverse_gram, tree, depths, eps)
+                                                if self.inference else None))
+        stated = LinearStatedError(strategy, ctx.noise_law, tree.partition(H))
+        stated.conditional = True
+        stated.given = f"the tree's cuts (private medians; the release's notes, {KD_NOTE!r})"
+        return stated
+
     def finalize(self, bins, ctx) -> np.ndarray:
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter(f"{self.name} spends budget: give the finalizer a share gamma_f > 0")
@@ -158,7 +192,17 @@ class KDTreeFinalizer(Finalizer):
             variances.append(2.0 / float(e) ** 2)
         leaves = constrained_inference(tree, values, variances)[-1] if self.inference else \
             np.asarray(values[-1], dtype=float)
+        ctx.notes[KD_NOTE] = {"tree": tree, "eps": [float(e) for e in eps]}    # public: the DP cuts, the budgets
         cells = spread_leaves(tree, leaves)
         if bins.n_groups == bins.n_bins:
             return cells
         return bins.spread(bins.sums(cells))
+
+
+def _leaf_node_matrix(tree: BoxTree, depth: int):
+    """The ``nodes(depth) x leaves`` 0/1 matrix: every leaf's ancestor at ``depth`` (its own node at the leaves)."""
+    import scipy.sparse as sp
+    node = np.arange(tree.n_nodes(tree.height))
+    for d in range(tree.height, depth, -1):
+        node = tree.parent_of_node(d)[node]
+    return sp.csr_matrix((np.ones(node.size), (node, np.arange(node.size))), shape=(tree.n_nodes(depth), node.size))

@@ -113,7 +113,8 @@ def constrained_inference(tree, values: list, variances: list) -> list[np.ndarra
     ``height``, ``n_nodes`` and ``parent_of_node``).
 
     ``values[d]``: the noisy counts of the nodes at depth ``d`` (root ``d = 0``), or ``None`` when that
-    level is not measured (the leaves must be); ``variances[d]``: their noise variance.  Two passes
+    level is not measured (the leaves must be); ``variances[d]``: their noise variance.  A value may be an
+    ``nodes x q`` array: ``q`` right-hand sides solved at once (the stated error's ``(A^T W A)^{-1} U``).  Two passes
     (Hay et al. PVLDB 2010, Theorem 3, in the weighted form Cormode et al. ICDE 2012 Section 4.2 give
     for level-dependent budgets, here for any fan-out):
 
@@ -130,22 +131,37 @@ def constrained_inference(tree, values: list, variances: list) -> list[np.ndarra
     z = [None] * (H + 1)
     V = [None] * (H + 1)
     z[H] = np.asarray(values[H], dtype=float)
-    V[H] = np.full(z[H].size, float(variances[H]))
+    V[H] = np.full(z[H].shape[0], float(variances[H]))
     for d in range(H - 1, -1, -1):
         parent, k = tree.parent_of_node(d + 1), tree.n_nodes(d)
-        S = np.bincount(parent, z[d + 1], minlength=k)
+        S = _children_sum(parent, z[d + 1], k)
         VS = np.bincount(parent, V[d + 1], minlength=k)
         if values[d] is None:
             z[d], V[d] = S, VS
             continue
         var = float(variances[d])
-        own = VS / (var + VS)                      # the weight of the node's own measurement
+        own = _column(VS / (var + VS), S)          # the weight of the node's own measurement
         z[d] = own * np.asarray(values[d], dtype=float) + (1.0 - own) * S
         V[d] = var * VS / (var + VS)
     x = [None] * (H + 1)
     x[0] = z[0]
     for d in range(1, H + 1):
         parent, k = tree.parent_of_node(d), tree.n_nodes(d - 1)
-        gap = (x[d - 1] - np.bincount(parent, z[d], minlength=k)) / np.bincount(parent, V[d], minlength=k)
-        x[d] = z[d] + V[d] * gap[parent]
+        gap = (x[d - 1] - _children_sum(parent, z[d], k)) / _column(np.bincount(parent, V[d], minlength=k), x[d - 1])
+        x[d] = z[d] + _column(V[d], z[d]) * gap[parent]
     return x
+
+
+def _children_sum(parent: np.ndarray, v: np.ndarray, k: int) -> np.ndarray:
+    """Every node's sum of its children's ``v`` (``v``: one value per child, or one row of several columns:
+    the stated error solves many right-hand sides at once)."""
+    if v.ndim == 1:
+        return np.bincount(parent, v, minlength=k)
+    import scipy.sparse as sp
+    P = sp.csr_matrix((np.ones(parent.size), (parent, np.arange(parent.size))), shape=(k, parent.size))
+    return np.asarray(P @ v)
+
+
+def _column(a: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``a`` (one value per node) shaped to broadcast over the columns of ``like``."""
+    return a.reshape((-1,) + (1,) * (like.ndim - 1))

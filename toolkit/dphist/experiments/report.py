@@ -146,12 +146,14 @@ def _ranking_sections(results: Results, metric: str, workload: str, add, unattri
             add("error-vs-range-length-by-family",
                 plots.error_vs_range_length_by_family(results, families, metric, mid_eps, dataset=first),
                 f"Mean {metric} against range length on {first} at epsilon={mid_eps:g}, one panel per family.")
+    levels = plots.bound_at(results, metric, workload, mid_eps, unattributed)
     add(f"{tag}skyline", plots.skyline(results, metric, workload, mid_eps, unattributed=unattributed),
-        f"Time-error skyline{against} at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2).")
+        f"Time-error skyline{against} at epsilon={mid_eps:g} (Kellaris et al., Sec. 7.2)."
+        + (" " + plots.BOUND_CAPTION if levels else ""))
     if families and not unattributed and len(algorithms) > 1:
         add("skyline-by-family", plots.skyline_by_family(results, families, metric, workload, mid_eps, dataset=first),
             f"The skyline on {first} at epsilon={mid_eps:g}, one panel per family of methods (filled: on the "
-            "skyline of all methods).")
+            "skyline of all methods)." + (" Dashed: the SVD bound at that epsilon." if first in levels else ""))
     if len(algorithms) > 1:
         add(f"{tag}regret", plots.regret(results, metric, workload, unattributed=unattributed),
             f"Regret{against}: {metric} divided by the best {metric} in each setting (dataset, domain, scale, epsilon).")

@@ -2,12 +2,13 @@
 
 A data-dependent release states the noise of its last measurement *given* what was chosen before it
 (:mod:`dphist.stated_error`).  To check such a statement by simulation the structure must not move:
-:func:`finalizer_alone` runs the preset once (its groups, their order, H~ and the notes are then
-fixed), then only its finalizer, many times, on that structure and the same counts, each time with a
-fresh kernel and fresh Laplace noise.  A choice the finalizer makes itself through the exponential
-mechanism (EFPA's number of coefficients) is drawn from one fixed generator in every run
-(:class:`FixedChoices`), so it repeats; the statement returned is built, as the pipeline builds a
-release's, from the public context after such a run.  Used by
+:func:`finalizer_alone` runs the preset once (its groups, their order, H~, a grid's shape and the
+notes of earlier stages, such as AG's level-1 counts, are then fixed), then only its finalizer, many
+times, on that structure and the same counts, each time with a fresh kernel and fresh Laplace
+noise.  A choice the finalizer makes itself through the exponential mechanism (EFPA's number of
+coefficients) is drawn from one fixed generator in every run (:class:`FixedChoices`), so it
+repeats; the statement returned is built, as the pipeline builds a release's, from the public
+context after such a run.  Used by
 ``tests/test_stated_error_data_dependent.py``, ``benchmarks/stated_error_accuracy.py`` and
 ``notebooks/stated-error.ipynb``.
 """
@@ -46,6 +47,18 @@ class UnitNoise:
         raise AssertionError("a linear finalizer draws no raw noise")
 
 
+def probed_covariance(pipe, x, eps):
+    """The covariance of ``pipe``'s release on ``x`` at ``eps``, read from the pipeline itself: one run
+    per answer with :class:`UnitNoise` (its column of the linear map), scaled by the ledger's
+    ``2 (Delta / eps)^2`` per answer (research mode's float Laplace variance)."""
+    base = pipe.run(x, eps, seed=0, noise=UnitNoise(None))
+    rows = [(e.sensitivity, e.epsilon) for e in base.ledger.entries for _ in range(e.answers)]
+    cols = np.array([pipe.run(x, eps, seed=0, noise=UnitNoise(j)).estimate - base.estimate
+                     for j in range(len(rows))])
+    var = np.array([2.0 * (s / e) ** 2 for s, e in rows])
+    return cols.T @ (var[:, None] * cols)
+
+
 class FixedChoices(SeededLaplace):
     """Laplace noise from the run's generator; every exponential-mechanism draw from a generator seeded
     with ``choice_seed``, fresh per instance, so one instance per run repeats the same choices."""
@@ -73,7 +86,10 @@ def finalizer_alone(pipeline, counts, epsilon: float, runs: int, seed: int = 5):
     counts = np.asarray(counts)
     release = pipe.run(counts, epsilon, seed=seed)
     bins, fin = release.partition, pipe.finalizer
-    ctx = Context(counts.size, epsilon, *pipe.shares, rng=np.random.default_rng(0), noisy=release.noisy)
+    shape = counts.shape if counts.ndim > 1 else None            # a grid's public shape (2-D presets)
+    ctx = Context(counts.size, epsilon, *pipe.shares, rng=np.random.default_rng(0), noisy=release.noisy,
+                  shape=shape)
+    ctx.notes.update(release.notes)        # what earlier stages published (AG's level 1): held fixed too
     if pipe.initializer is not None and ctx.noisy is not None:
         ctx.noise_model = checked_noise_model(pipe.initializer, ctx)
     rng = np.random.default_rng(seed + 1)
