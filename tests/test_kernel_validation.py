@@ -270,6 +270,21 @@ def test_a_run_checks_and_copies_its_counts_once(monkeypatch):
     assert len(calls) == 1
 
 
+def test_probe_draws_are_drawn_once_and_never_edited_by_a_caller():
+    """The probe's repeating draws are made once per process (a probe runs before every charge) and
+    shared read-only.  Kills: a caller's edit of one probe's output reaching the next probe (the shared
+    arrays handed out instead of copies), and draws that change from probe to probe."""
+    first = SeededLaplace(np.random.default_rng(1)).probe()
+    a = first.laplace(2.0, 10)
+    g = first.rng.gumbel(size=10)
+    a[:] = 0.0
+    g[:] = 0.0
+    second = SeededLaplace(np.random.default_rng(2)).probe()
+    reference = np.random.default_rng(0)
+    assert np.array_equal(second.laplace(2.0, 10), 2.0 * reference.laplace(size=4096)[:10])
+    assert np.array_equal(second.rng.gumbel(size=10), reference.gumbel(size=4096)[:10])
+
+
 def test_probe_sources_draw_at_most_probe_draws_per_call(monkeypatch):
     """The kernel's probes of user code (public all-zero histogram, nothing published) draw at most
     ``PROBE_DRAWS`` values per call and repeat them: research mode's probe noise has that period, release

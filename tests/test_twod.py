@@ -139,6 +139,24 @@ def test_dpbench_random_rectangles_reproduce_the_reference_draws():
         workloads.dpbench_random_ranges(40, 50).lo.tolist()
 
 
+def test_cached_random_rectangles_are_not_shared_with_callers():
+    """The draws are cached per (shape, m, seed) (MWEM on a grid rebuilds its workload every run).
+    Kills: the cache handing out its own arrays, so that a caller editing one workload's corners
+    changes the next one's; and a cache keyed without the seed or the count."""
+    w = workloads.dpbench_random_rectangles((8, 8), 5)
+    w.lo[:] = 0
+    w.hi[:] = 1
+    again = workloads.dpbench_random_rectangles((8, 8), 5)
+    assert again.lo.tolist() == [[5, 2], [0, 0], [1, 5], [2, 4], [0, 0]]
+    assert again.hi.tolist() == [[7, 7], [8, 8], [8, 6], [8, 8], [6, 3]]
+    r = workloads.dpbench_random_ranges(40, 7)
+    r.lo[:] = 0
+    assert workloads.dpbench_random_ranges(40, 7).lo.tolist() == \
+        workloads.dpbench_random_rectangles((40,), 7).lo[:, 0].tolist() != [0] * 7
+    assert workloads.dpbench_random_rectangles((8, 8), 5, seed=1).lo.tolist() != again.lo.tolist()
+    assert len(workloads.dpbench_random_rectangles((8, 8), 6)) == 6
+
+
 def test_all_rectangles_closed_form():
     """Kills: a wrong Laplacian on one axis in AllRectangles.sum_squared (differs from enumerating
     the 420 rectangles of a 5 x 7 grid), or the metrics not routing AllRectangles to it."""

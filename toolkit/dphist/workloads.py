@@ -16,6 +16,8 @@ Workloads used by the papers:
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .errors import InvalidParameter
@@ -218,13 +220,29 @@ def dpbench_random_ranges(n: int, m: int, seed: int = DPBENCH_RANDOM_SEED) -> Ra
     al., SIGMOD 2016; dpcomp_core ``workload.RandomRange``, read, not copied).  Public: no data."""
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         raise InvalidParameter(f"the number of random ranges must be a positive integer, got {m!r}")
+    lo, length = _dpbench_draws((int(n),), int(m), int(seed))
+    return RangeWorkload(n, lo[:, 0].copy(), lo[:, 0] + length[:, 0], f"dpbench-random-{m}")
+
+
+@functools.lru_cache(maxsize=16)
+def _dpbench_draws(shape: tuple, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, side)``, read-only ``(m, d)`` arrays, of DPBench's random ranges / rectangles on ``shape``:
+    per query the side lengths on every axis, uniform in 1..n_k, then the corners, uniform among the
+    places the sides fit, from ``numpy.random.RandomState(seed)`` in the reference's order.  The draws
+    are sequential (one generator call per value), so they are cached: a preset that rebuilds its
+    workload on every run (MWEM on a grid) pays for them once per shape."""
     rs = np.random.RandomState(seed)
-    lo = np.empty(m, dtype=np.int64)
-    length = np.empty(m, dtype=np.int64)
-    for i in range(m):          # interleaved draws (length, start) per query, as the reference: O(m)
-        length[i] = rs.randint(1, n + 1)
-        lo[i] = rs.randint(0, n - length[i] + 1)
-    return RangeWorkload(n, lo, lo + length, f"dpbench-random-{m}")
+    d = len(shape)
+    side = np.empty((m, d), dtype=np.int64)
+    lo = np.empty((m, d), dtype=np.int64)
+    for q in range(m):          # interleaved draws per query (all sides, then all corners), as the reference
+        for k in range(d):
+            side[q, k] = rs.randint(1, shape[k] + 1)
+        for k in range(d):
+            lo[q, k] = rs.randint(0, shape[k] - side[q, k] + 1)
+    lo.setflags(write=False)
+    side.setflags(write=False)
+    return lo, side
 
 
 def explicit(n: int, ranges) -> RangeWorkload:
@@ -616,16 +634,8 @@ def dpbench_random_rectangles(shape, m: int, seed: int = DPBENCH_RANDOM_SEED) ->
     shape = _check_shape(shape, "workload 'dpbench-random'")
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         raise InvalidParameter(f"the number of random rectangles must be a positive integer, got {m!r}")
-    rs = np.random.RandomState(seed)
-    d = len(shape)
-    side = np.empty((m, d), dtype=np.int64)
-    lo = np.empty((m, d), dtype=np.int64)
-    for q in range(m):          # interleaved draws per query (all sides, then all corners), as the reference
-        for k in range(d):
-            side[q, k] = rs.randint(1, shape[k] + 1)
-        for k in range(d):
-            lo[q, k] = rs.randint(0, shape[k] - side[q, k] + 1)
-    return RectangleWorkload(shape, lo, lo + side, f"dpbench-random-{m}")
+    lo, side = _dpbench_draws(tuple(shape), int(m), int(seed))
+    return RectangleWorkload(shape, lo.copy(), lo + side, f"dpbench-random-{m}")
 
 
 RECTANGLE_BUILTIN = {"identity": identity_cells, "prefix": prefix_rectangles, "marginals": marginals,

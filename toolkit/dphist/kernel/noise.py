@@ -135,10 +135,16 @@ class _TiledDraws:
     """The Generator methods :class:`SeededLaplace` calls, answered from the first :data:`PROBE_DRAWS`
     draws of a Generator seeded with 0, repeated cyclically to the size asked for."""
 
+    _draws: tuple | None = None   # (laplace, gumbel), read-only, drawn once per process
+
     def __init__(self):
-        rng = np.random.default_rng(0)
-        self._laplace = rng.laplace(size=PROBE_DRAWS)
-        self._gumbel = rng.gumbel(size=PROBE_DRAWS)
+        if _TiledDraws._draws is None:   # probes run before every charge: drawing 2 x 4,096 values each time cost more than small runs
+            rng = np.random.default_rng(0)
+            laplace, gumbel = rng.laplace(size=PROBE_DRAWS), rng.gumbel(size=PROBE_DRAWS)
+            laplace.setflags(write=False)
+            gumbel.setflags(write=False)
+            _TiledDraws._draws = (laplace, gumbel)
+        self._laplace, self._gumbel = _TiledDraws._draws
 
     def laplace(self, loc=0.0, scale=1.0, size=None):
         out = np.resize(self._laplace, size)
