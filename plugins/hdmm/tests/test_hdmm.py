@@ -15,15 +15,6 @@ from dphist_hdmm import (Gram, OptimizedFinalizer, clear_memory_cache, group_wor
 from dphist_hdmm import strategy as strategy_module
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    """Every test gets an empty cache folder and an empty memory cache."""
-    monkeypatch.setenv("DPHIST_CACHE_DIR", str(tmp_path / "cache"))
-    clear_memory_cache()
-    yield
-    clear_memory_cache()
-
-
 def _workloads(n):
     explicit = wl.RangeWorkload(n, [0, min(1, n - 1), 0], [n, min(3, n), 1])
     return [wl.prefix(n), wl.all_ranges(n), wl.identity(n), explicit]

@@ -16,14 +16,6 @@ from dphist_hdmm import strategy as strategy_module
 from dphist_hdmm.kron import _union_value, along
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPHIST_CACHE_DIR", str(tmp_path / "cache"))
-    clear_memory_cache()
-    yield
-    clear_memory_cache()
-
-
 SHAPE = (4, 8)
 
 

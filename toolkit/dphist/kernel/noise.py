@@ -138,7 +138,8 @@ class _TiledDraws:
     _draws: tuple | None = None   # (laplace, gumbel), read-only, drawn once per process
 
     def __init__(self):
-        if _TiledDraws._draws is None:   # probes run before every charge: drawing 2 x 4,096 values each time cost more than small runs
+        # a probe runs before every charge: drawing 2 x 4,096 values each time cost more than a small run
+        if _TiledDraws._draws is None:
             rng = np.random.default_rng(0)
             laplace, gumbel = rng.laplace(size=PROBE_DRAWS), rng.gumbel(size=PROBE_DRAWS)
             laplace.setflags(write=False)
