@@ -59,3 +59,40 @@ def test_interval_sums_follow_each_calls_order():
     order[:2] = order[1::-1]            # the caller changes its array in place: the kernel sees the new order
     want = [x[order][a:b].sum() for a, b in zip(starts, ends)]
     assert np.array_equal(data.laplace_intervals(starts, ends, 1.0, order=order), want)
+
+
+def test_blocks_are_the_intervals_of_runs_of_groups():
+    """``laplace_blocks(partition, w)`` answers what ``laplace_intervals`` answers on the position intervals
+    of runs of ``w`` consecutive groups (the last run shorter), for singletons, groups in domain order
+    and groups in a permuted order, with the same ledger row; a bad width is refused before anything is
+    charged.  Kills: a last run cut at the wrong bound, ``reduceat`` on the wrong firsts, the
+    domain-order path taken for a permuted order, a charge for the wrong number of answers, a width
+    of 0 or a float accepted.  Checked by hand: ``ends[-1] = n - 1`` and the in-order path for every
+    order each fail here."""
+    from dphist import Partition
+    from dphist.errors import InvalidParameter
+    from dphist.kernel import PrivateKernel
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 50, 97)
+    bounds = np.r_[0, np.sort(rng.choice(np.arange(1, 97), 40, replace=False)), 97]
+    partitions = [Partition.singletons(97), Partition(np.arange(97), bounds),
+                  Partition(rng.permutation(97), bounds), Partition(rng.permutation(97), np.arange(98))]
+    for partition in partitions:
+        for width in (1, 2, 3, 7, 41, 200):
+            kernel = PrivateKernel(x, _NoNoise())
+            data = kernel.handle("test", "finalizer", 10.0)
+            g = partition.n_groups
+            firsts = np.arange(0, g, width)
+            starts, ends = partition.bounds[firsts], partition.bounds[np.minimum(firsts + width, g)]
+            want = data.laplace_intervals(starts, ends, 1.0, order=partition.order)
+            got = data.laplace_blocks(partition, width, 1.0)
+            assert np.array_equal(got, want)
+            first, second = kernel.ledger.entries[-2:]
+            assert (second.primitive, second.epsilon, second.sensitivity, second.answers) == \
+                   (first.primitive, first.epsilon, first.sensitivity, first.answers)
+    kernel = PrivateKernel(x, _NoNoise())
+    data = kernel.handle("test", "finalizer", 10.0)
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(InvalidParameter, match="width"):
+            data.laplace_blocks(partitions[0], bad, 1.0)
+    assert data.spent == 0

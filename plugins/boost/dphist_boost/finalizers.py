@@ -40,8 +40,8 @@ class HierarchicalFinalizer(Finalizer):
 
     Leaves are the groups of ``bins`` (for singleton bins, the domain).  Level
     ``j`` of the k-ary tree (see :mod:`dphist_boost.tree`) is a set of
-    disjoint position intervals, measured with
-    ``ctx.data.laplace_intervals(..., eps_j, order=bins.order)`` (sensitivity
+    disjoint position intervals (runs of ``k**j`` groups), measured with
+    ``ctx.data.laplace_blocks(bins, k**j, eps_j)`` (sensitivity
     1 per level, so ``Lap(1/eps_j)`` per node; uniform ``eps_j = eps/ell`` is
     Proposition 4's ``Lap(ell/eps)``).  The ``eps_j`` sum to the share exactly.
 
@@ -110,24 +110,24 @@ class HierarchicalFinalizer(Finalizer):
         """Measure every level of the tree through the kernel; returns the public noisy tree."""
         n_leaves = bins.n_groups
         k, sizes, measured, eps = self.level_plan(n_leaves, ctx.budget)
-        order = None if bins.is_identity_order() else bins.order
-        plain = order is None and n_leaves == bins.n_bins   # leaves are the bins: bounds[i] == i
         values: list = [None] * len(sizes)
         variances = [np.inf] * len(sizes)
         epsilons = [0.0] * len(sizes)
         for j, eps_j in zip(measured, eps):
-            first, last = node_leaf_ranges(n_leaves, k, j)
-            # leaf groups -> position ranges of the partition's order
-            starts, ends = (first, last) if plain else (bins.bounds[first], bins.bounds[last])
-            values[j] = ctx.data.laplace_intervals(starts, ends, eps_j, order=order)
+            # node i of level j: the runs of k**j consecutive leaf groups (node_leaf_ranges), in the
+            # partition's order; the kernel sums them without interval arrays
+            values[j] = ctx.data.laplace_blocks(bins, k ** j, eps_j)
             variances[j] = 2.0 / eps_j ** 2
             epsilons[j] = float(eps_j)
         return NoisyTree(k, values, variances, epsilons)
 
-    def estimate_levels(self, tree: NoisyTree) -> list[np.ndarray]:
-        """Post-processing of the noisy tree into node estimates per level (free)."""
+    def estimate_levels(self, tree: NoisyTree, leaves_only: bool = False) -> list[np.ndarray]:
+        """Post-processing of the noisy tree into node estimates per level (free).  ``leaves_only``: the
+        list may hold the leaves alone (the inference then keeps no upper level it is done with;
+        zeroing needs every level and keeps them)."""
+        leaves_only = leaves_only and not self.nonnegative
         if self.inference:
-            levels = weighted_inference(tree.values, tree.variances, tree.branching)
+            levels = weighted_inference(tree.values, tree.variances, tree.branching, leaves_only=leaves_only)
         else:
             levels = [v for v in tree.values if v is not None]  # only the root can be unmeasured
         if self.nonnegative:
@@ -162,7 +162,7 @@ class HierarchicalFinalizer(Finalizer):
     def finalize(self, bins, ctx) -> np.ndarray:
         tree = self.measure(bins, ctx)
         ctx.notes[TREE_NOTE] = tree  # the noisy measurements are public
-        leaves = self.estimate_levels(tree)[0]
+        leaves = self.estimate_levels(tree, leaves_only=True)[0]
         if self.round:
             leaves = np.clip(np.rint(leaves), 0.0, None)
         if bins.n_groups == bins.n_bins and bins.is_identity_order():
@@ -180,7 +180,7 @@ def _tree_inverse_gram(variances, measured, sizes, k, U):
     for c in range(cols.shape[1]):
         values = [cols[:, c] * variances[0]] + [None if j not in measured else np.zeros(sizes[j])
                                                 for j in range(1, len(sizes))]
-        out[:, c] = weighted_inference(values, variances, k)[0]
+        out[:, c] = weighted_inference(values, variances, k, leaves_only=True)[0]
     return out.reshape(U.shape)
 
 

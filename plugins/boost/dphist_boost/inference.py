@@ -59,39 +59,60 @@ def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list
             V.append(S)
             continue
         y = np.asarray(values[j], dtype=float)
-        # inverse-variance weighting; the weight on the node's own measurement is S / (var + S)
-        w_own = S / (var + S)
-        z.append(w_own * y + (1.0 - w_own) * s)
-        V.append(var * S / (var + S))
+        # inverse-variance weighting; the weight on the node's own measurement is S / (var + S).  The
+        # expressions w * y + (1 - w) * s and var * S / (var + S), each operation in its order, written
+        # into arrays of this level already made (s, S and two more): memory
+        total = np.add(var, S)                       # var + S
+        w_own = np.divide(S, total)                  # S / (var + S)
+        np.multiply(var, S, out=S)
+        np.divide(S, total, out=S)                   # V = var * S / (var + S)
+        np.multiply(w_own, y, out=total)             # w * y
+        np.subtract(1.0, w_own, out=w_own)
+        np.multiply(w_own, s, out=w_own)             # (1 - w) * s
+        np.add(total, w_own, out=total)
+        del w_own, s
+        z.append(total)
+        V.append(S)
     return z, V, sizes
 
 
-def weighted_inference(values, variances, branching: int) -> list[np.ndarray]:
+def weighted_inference(values, variances, branching: int, leaves_only: bool = False) -> list[np.ndarray]:
     """Generalised least squares over the tree (Hay et al. Theorem 3, weighted form).
 
     ``values[j]``: noisy counts of level ``j`` (leaves first; ``None`` when the
     level is not measured); ``variances[j]``: their noise variance (a scalar
     per level or one value per node; ``inf`` when unmeasured).  Returns the
     consistent estimate ``hbar`` per level: every parent equals the sum of
-    its children.  Post-processing of public noisy values (free).
+    its children.  ``leaves_only``: each level above the leaves is dropped once its children are
+    estimated, and the list holds the leaves' estimate alone (``[hbar[0]]``; memory).
+    Post-processing of public noisy values (free).
     """
     k = int(branching)
     z, V, sizes = bottom_up(values, variances, k)
     # top-down: split each parent's discrepancy among its children in proportion to V; each level's
-    # z and V are dropped once read, and the children's share is built in place (the same products and
-    # sums, operands swapped: exact in IEEE arithmetic) - memory
+    # z and V are dropped once its estimate is made, and the children's share is built in place
+    # (V[c] * gap[parent] + z[c]: the same products and sums as with the parent's value repeated,
+    # operands swapped: exact in IEEE arithmetic) - memory
     hbar = [None] * len(sizes)
     hbar[-1] = z[-1]
+    z[-1] = V[-1] = None
     for j in range(len(sizes) - 2, -1, -1):
-        n_par = sizes[j + 1]
-        gap_per_variance = (hbar[j + 1] - child_sums(z[j], n_par, k)) / child_sums(V[j], n_par, k)
-        share = np.repeat(gap_per_variance, k)[:sizes[j]]
-        del gap_per_variance
-        np.multiply(share, V[j], out=share)          # V[j] * repeat(...)
-        np.add(share, z[j], out=share)               # z[j] + V[j] * repeat(...)
+        n_par, size = sizes[j + 1], sizes[j]
+        gap = child_sums(z[j], n_par, k)
+        np.subtract(hbar[j + 1], gap, out=gap)
+        np.divide(gap, child_sums(V[j], n_par, k), out=gap)   # (hbar[parent] - sum z) / sum V
+        if leaves_only:
+            hbar[j + 1] = None
+        share = np.empty(size)
+        full = size // k
+        np.multiply(V[j][:full * k].reshape(full, k), gap[:full, None], out=share[:full * k].reshape(full, k))
+        if full < n_par:                             # the last parent's children short of k (padding)
+            np.multiply(V[j][full * k:], gap[full], out=share[full * k:])
+        del gap
+        np.add(share, z[j], out=share)               # z[j] + V[j] * gap[parent]
         hbar[j] = share
-        z[j + 1] = V[j + 1] = None
-    return hbar
+        z[j] = V[j] = None
+    return hbar[:1] if leaves_only else hbar
 
 
 def zero_nonpositive_subtrees(levels: list[np.ndarray], branching: int) -> list[np.ndarray]:

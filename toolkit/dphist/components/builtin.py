@@ -107,7 +107,11 @@ class GroupMeanFinalizer(Finalizer):
     batch_capable = True
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
-        return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+        noisy = ctx.data.laplace_partition(bins, ctx.budget)
+        if (isinstance(noisy, np.ndarray) and noisy.dtype == np.float64 and noisy.ndim >= 1
+                and noisy.shape[-1] == bins.n_groups and bins.is_plain()):
+            return noisy       # singletons in domain order: spread would return a copy of these floats (memory)
+        return bins.spread(noisy)
 
     def stated_error(self, bins: Partition, ctx: Context):
         """One noisy total per group (identity over the groups, sensitivity 1, the whole share)."""

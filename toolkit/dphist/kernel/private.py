@@ -689,6 +689,48 @@ class DataHandle:
             prefix = self._kernel._prefix_sums(order)   # one pass per order and run, not per call
             return self._noisy(prefix[ends] - prefix[starts], sens, eps, integral=True, support=max(coverage, 1))
 
+    def laplace_blocks(self, partition, width, epsilon) -> np.ndarray:
+        """One level of a tree over a partition's groups: the sums of runs of ``width`` consecutive groups
+        (in the partition's order; the last run may be shorter) plus Laplace(1/epsilon).
+
+        The same answers, noise and ledger row as :meth:`laplace_intervals` on the runs' position
+        intervals (disjoint: sensitivity 1; recorded as ``laplace.intervals``), described by the
+        partition and the width instead of two arrays of interval bounds: no bounds are built or
+        copied, and in domain order no prefix sums either (singletons of width 1: the counts
+        themselves; wider runs: one ``add.reduceat``, exact on integers).  The partition is checked by
+        the kernel as in :meth:`laplace_partition`.
+        """
+        eps = validate_epsilon(epsilon, "epsilon for laplace.intervals")
+        if isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, np.integer)) or width < 1:
+            raise InvalidParameter(f"laplace_blocks: width must be an integer >= 1, got {width!r}")
+        width = int(width)
+        n = self.n
+        plain = is_plain_partition(partition, n)
+        if plain:
+            groups, bounds, order, in_order = n, None, None, True
+        else:
+            order, bounds, in_order = self._kernel._checked_partition(partition)
+            groups = bounds.size - 1
+        runs = -(-groups // width)
+        self._charge("laplace.intervals", eps, 1.0, runs)
+        with self._kernel._measuring():
+            counts = self._kernel._true_counts()
+            if plain and width == 1:
+                return self._noisy(counts, 1.0, eps, integral=True, support=1)
+            if in_order:
+                firsts = np.arange(0, n, width) if plain else bounds[0:groups:width]
+                sums = np.add.reduceat(counts, firsts)
+            else:
+                prefix = self._kernel._prefix_sums(order)
+                ends = np.empty(runs, dtype=np.int64)
+                ends[:-1] = bounds[width:groups:width]
+                ends[-1] = n
+                sums = prefix[ends]
+                sums -= prefix[bounds[0:groups:width]]
+                del prefix, ends
+            del counts
+            return self._noisy(sums, 1.0, eps, integral=True, support=1)
+
     def laplace_linear(self, queries, epsilon, sensitivity=None) -> np.ndarray:
         """Answers of a query description plus Laplace noise; the kernel computes the sensitivity.
 
