@@ -155,10 +155,11 @@ def test_draws_match_the_recorded_bit_by_bit_sampler(monkeypatch, table, route):
     assert exact._draw_table(1, 1).size == 1 << exact.TABLE_BITS   # epsilon 1, sensitivity 1 takes the table
 
 
-def _bit_by_bit_draws(t, s, words_array, size):
+def _bit_by_bit_draws(t, s, words_array, size, limit=None):
     """CKS Algorithm 2 (Algorithm 1 inside), one random bit at a time, written plainly as the reference for
     the sampler's chunked comparisons: the same stream (bit 0 = least significant bit of the first word)
-    read in the same order.  Returns the draws and the bits read."""
+    read in the same order.  Returns the draws and the bits read; with ``limit``, OverflowError as soon
+    as ``t k`` or ``u + t v`` passes it (Python integers never overflow)."""
     stream = [(int(w) >> i) & 1 for w in words_array for i in range(64)]
     e1 = [(int(w) >> (63 - i)) & 1 for w in exact._E1_BITS for i in range(64)]
     pos = 0
@@ -193,11 +194,15 @@ def _bit_by_bit_draws(t, s, words_array, size):
         k = 1
         while bernoulli_fraction(u, t * k):
             k += 1
+            if limit is not None and t * k > limit:
+                raise OverflowError(k)
         if k % 2 == 0:
             continue
         v = 0
         while bernoulli_exp_minus_one():
             v += 1
+        if limit is not None and u + t * v > limit:
+            raise OverflowError(v)
         y = (u + t * v) // s
         negative = bit()
         if negative and y == 0:
@@ -232,3 +237,48 @@ def test_chunked_comparisons_read_the_bits_of_the_bit_by_bit_sampler(monkeypatch
             done = fill(out, 0, t, s, w, state, exact._E1_BITS, exact._NO_TABLE, 0)
             assert (done, int(state[0])) == (40, bits_read), (t, s, route)
             np.testing.assert_array_equal(out, expected, err_msg=f"t={t}, s={s}, {route}")
+
+
+def test_numerators_past_2_61_read_the_bits_of_the_bit_by_bit_sampler(monkeypatch):
+    """Numerators t of 2^61 to 2^62 (``t k`` past 2^62 for k >= 2, ``2 r`` past int64 in the digit
+    comparison, ``t v`` past int64 for small v): the fill, compiled and interpreted, returns the
+    reference's draws and stops on its bit, or returns -3 exactly where the reference's integers pass
+    int64; never a wrong draw.  Kills: the digit comparison written as ``r = 2 r`` (int64 overflow, the
+    compiled route's draws differ at t = 2^61 + 1), a missing guard on ``t k`` or ``u + t v`` (a wrapped
+    draw).  Checked by hand: fails on the loop before the guards (draws differ from the reference)."""
+    compared = guarded = 0
+    for t, s in [((1 << 61) + 1, 1), ((1 << 61) + 12345, 1 << 30), ((1 << 62) - 1, 7), (3 << 60, 1 << 40)]:
+        for seed in range(6):
+            w = exact.GeneratorWords(np.random.default_rng(seed)).words(60)
+            try:
+                expected, bits_read = _bit_by_bit_draws(t, s, w, 12, limit=(1 << 63) - 1)
+            except OverflowError:
+                expected = None
+            for route in ("compiled", "interpreted"):
+                monkeypatch.setattr(exact, "_runs_interpreted", lambda size: route == "interpreted")
+                out = np.empty(12, dtype=np.int64)
+                state = np.zeros(1, dtype=np.int64)
+                fill = exact._interpreted_fill if route == "interpreted" else exact._compiled().discrete_laplace_fill
+                done = fill(out, 0, t, s, w, state, exact._E1_BITS, exact._NO_TABLE, 0)
+                if expected is None:
+                    assert done == -3, (t, s, seed, route)
+                    guarded += 1
+                else:
+                    assert (done, int(state[0])) == (12, bits_read), (t, s, seed, route)
+                    np.testing.assert_array_equal(out, expected, err_msg=f"t={t}, s={s}, {route}")
+                    compared += 1
+    assert compared >= 8 and guarded >= 8      # both outcomes are exercised
+
+
+def test_discrete_laplace_refuses_numerators_past_its_limit():
+    """A scale whose numerator passes 2^56 is refused with an error naming the limit (the sampler and
+    the rounding of a scale, which the command line uses to check epsilon before anything runs);
+    2^56 itself is drawn.  Kills: the old limit of 2^62 (draws at t >= 2^61 came out wrong), an
+    off-by-one at the limit."""
+    from dphist.errors import InvalidParameter
+    with pytest.raises(ValueError, match=r"2\*\*56"):
+        exact.discrete_laplace((1 << 56) + 1, 1, 10, words(1))
+    with pytest.raises(InvalidParameter, match=r"too large.*2\*\*56"):
+        exact.dyadic_scale_at_least(2.0 ** 57)
+    assert exact.dyadic_scale_at_least(2.0 ** 56) == (1 << 56, 1)
+    assert exact.discrete_laplace(1 << 56, 1, 10, words(1)).shape == (10,)

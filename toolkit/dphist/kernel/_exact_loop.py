@@ -38,6 +38,12 @@ def table_entry(table, pattern):
     return int(table[pattern])
 
 
+#: the largest int64: every integer of the loop stays at or below it (``t k``, ``u + t v``).  A draw that
+#: would pass it is not computed and the fill returns -3 (the caller raises); for the numerators
+#: :func:`dphist.kernel.exact.discrete_laplace` accepts (``t <= 2^56``) that takes ``k > 128`` or
+#: ``v > 127``, probability below ``exp(-127)`` (about ``2^-183``) per draw
+INT_LIMIT = (1 << 63) - 1
+
 #: digits compared at a time (the chunk) by the lazy comparisons of a uniform with a binary expansion
 CHUNK = 8
 #: a denominator at or above this is compared one digit at a time (``r * 2^CHUNK`` stays below 2^62)
@@ -81,11 +87,16 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
     ``kbits = 0``: no table.  ``st[0]`` is the bit position (a one-element array when compiled, a
     one-element list of a Python int when interpreted).  When the buffer runs out inside a draw, ``st[0]`` is set to the
     draw's first bit and its index returned (the caller refills and redoes it); -2 reports a
-    1024-bit tie with exp(-1) (probability 2^-1024).
+    1024-bit tie with exp(-1) (probability 2^-1024), -3 a draw whose integers would pass
+    :data:`INT_LIMIT` (see there).
     """
     nbits = 0
     while (1 << nbits) < t:
         nbits += 1
+    # the loop's integers stay in int64: b = t k for k <= kmax, u + t v for v <= vmax; past them the
+    # draw is not computed, -3 is returned (see INT_LIMIT); vmax holds for every u < t
+    kmax = INT_LIMIT // t
+    vmax = (INT_LIMIT - (t - 1)) // t
     total = len(words) * 64
     pos = st[0]
     for i in range(start, len(out)):
@@ -114,6 +125,9 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
             d = -1
             while d < 0:
                 # Bernoulli(u / (t k)) lazily
+                if k > kmax:
+                    st[0] = begin
+                    return -3
                 r = u
                 b = t * k
                 res = -1
@@ -134,11 +148,14 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
                     if pos >= total:
                         ok = False
                         break
-                    r = 2 * r
+                    # the next digit of r / b: 2 r >= b, written r >= b - r (2 r may pass int64 when b
+                    # is past 2^62); the remainder 2 r - b as r - (b - r)
                     dig = 0
-                    if r >= b:
+                    if r >= b - r:
                         dig = 1
-                        r -= b
+                        r -= b - r
+                    else:
+                        r += r
                     bit = read_bit(words, pos)
                     pos += 1
                     if bit != dig:
@@ -190,6 +207,9 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
                 vv += 1
             if not ok:
                 break
+            if vv > vmax and vv > (INT_LIMIT - u) // t:    # u + t v > INT_LIMIT
+                st[0] = begin
+                return -3
             y = (u + t * vv) // s
             if pos >= total:
                 ok = False

@@ -55,6 +55,10 @@ from . import _exact_loop
 
 #: largest integer the compiled samplers handle in a numerator or denominator
 MAX_INT = 1 << 62
+#: largest numerator t of a discrete Laplace scale t / s: the loop's integers (t k, u + t v) then stay in
+#: int64 except with probability below 2^-183 per draw (reported, never a wrong draw:
+#: :data:`._exact_loop.INT_LIMIT`).  Scale 2^56 is epsilon about 1.4e-17 at sensitivity 1.
+DISCRETE_LAPLACE_MAX_T = 1 << 56
 
 
 class RandomWords:
@@ -117,10 +121,10 @@ def _scale_fraction(q: Fraction) -> tuple[int, int]:
         k = max(0, 12 - math.floor(math.log2(q)))
         s = 1 << k
         t = math.ceil(q * s)
-    if t >= MAX_INT:
+    if t > DISCRETE_LAPLACE_MAX_T:
         from ..errors import InvalidParameter   # a ValueError: epsilon too small for the exact samplers
         raise InvalidParameter(f"Laplace scale {float(q):.3g} is too large for the exact sampler "
-                               "(epsilon too small)")
+                               f"(epsilon too small: the scale's numerator must be at most 2**56)")
     return t, s
 
 
@@ -214,8 +218,9 @@ def _interpreted_fill(out, start, t, s, words, state, e1, table, kbits):
 def discrete_laplace(t: int, s: int, size: int, source: RandomWords) -> np.ndarray:
     """``size`` independent draws with P(z) proportional to exp(-|z| s / t), z an integer."""
     t, s, size = int(t), int(s), int(size)
-    if not (0 < t < MAX_INT and 0 < s < MAX_INT):
-        raise ValueError("the scale's numerator and denominator must be positive and below 2**62")
+    if not (0 < t <= DISCRETE_LAPLACE_MAX_T and 0 < s < MAX_INT):
+        raise ValueError(f"the scale's numerator must be in 1 .. 2**56 and its denominator in 1 .. 2**62 - 1, "
+                         f"got t = {t}, s = {s}")
     table = _draw_table(t, s) if size >= TABLE_MIN_DRAWS else _NO_TABLE
     kbits = TABLE_BITS if table.size else 0
     out = np.empty(size, dtype=np.int64)
@@ -226,6 +231,8 @@ def discrete_laplace(t: int, s: int, size: int, source: RandomWords) -> np.ndarr
     done = 0
     while True:
         done = fill(out, done, t, s, stream.words, stream.state, _E1_BITS, table, kbits)
+        if done == -3:  # integers past int64: probability below 2^-183 per draw, independent of the data
+            raise ArithmeticError("exact sampler: a draw's integers would pass int64 (t k or u + t v)")
         if done < 0:  # a 1024-bit tie with exp(-1): probability 2^-1024, independent of the data
             raise ArithmeticError("exact sampler: exp(-1) expansion exhausted")
         if done == size:
