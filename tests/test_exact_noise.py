@@ -220,6 +220,15 @@ _CHUNK_SCALES = ([(1, 1), (5377, 256), (2, 5), (3, 1), (255, 256), (257, 1)]
                                                      np.random.default_rng(26).integers(1, 1 << 12, 12))])
 
 
+def _fill(monkeypatch, route, t, s, w, size):
+    """The sampler's loop, compiled or interpreted, without a table: ``(draws, returned, bit position)``."""
+    monkeypatch.setattr(exact, "_runs_interpreted", lambda n: route == "interpreted")
+    out = np.empty(size, dtype=np.int64)
+    state = np.zeros(1, dtype=np.int64)
+    fill = exact._interpreted_fill if route == "interpreted" else exact._compiled().discrete_laplace_fill
+    return out, fill(out, 0, t, s, w, state, exact._E1_BITS, exact._NO_TABLE, 0), state
+
+
 def test_chunked_comparisons_read_the_bits_of_the_bit_by_bit_sampler(monkeypatch):
     """On 23 scales the sampler (digits compared CHUNK at a time), compiled and interpreted, returns the
     draws of the plain bit-by-bit reference above on the same words and stops on the same bit.  Kills
@@ -230,11 +239,7 @@ def test_chunked_comparisons_read_the_bits_of_the_bit_by_bit_sampler(monkeypatch
         w = exact.GeneratorWords(np.random.default_rng(t % 1000)).words(200)
         expected, bits_read = _bit_by_bit_draws(t, s, w, 40)
         for route in ("compiled", "interpreted"):
-            monkeypatch.setattr(exact, "_runs_interpreted", lambda size: route == "interpreted")
-            out = np.empty(40, dtype=np.int64)
-            state = np.zeros(1, dtype=np.int64)
-            fill = exact._interpreted_fill if route == "interpreted" else exact._compiled().discrete_laplace_fill
-            done = fill(out, 0, t, s, w, state, exact._E1_BITS, exact._NO_TABLE, 0)
+            out, done, state = _fill(monkeypatch, route, t, s, w, 40)
             assert (done, int(state[0])) == (40, bits_read), (t, s, route)
             np.testing.assert_array_equal(out, expected, err_msg=f"t={t}, s={s}, {route}")
 
@@ -255,11 +260,7 @@ def test_numerators_past_2_61_read_the_bits_of_the_bit_by_bit_sampler(monkeypatc
             except OverflowError:
                 expected = None
             for route in ("compiled", "interpreted"):
-                monkeypatch.setattr(exact, "_runs_interpreted", lambda size: route == "interpreted")
-                out = np.empty(12, dtype=np.int64)
-                state = np.zeros(1, dtype=np.int64)
-                fill = exact._interpreted_fill if route == "interpreted" else exact._compiled().discrete_laplace_fill
-                done = fill(out, 0, t, s, w, state, exact._E1_BITS, exact._NO_TABLE, 0)
+                out, done, state = _fill(monkeypatch, route, t, s, w, 12)
                 if expected is None:
                     assert done == -3, (t, s, seed, route)
                     guarded += 1
