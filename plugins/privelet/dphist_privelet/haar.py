@@ -107,8 +107,10 @@ def inverse_weighted_haar(y: np.ndarray) -> np.ndarray:
     while h < n:
         d = y[..., h:2 * h]
         nxt = np.empty(lead + (2 * h,))
-        nxt[..., 0::2] = (sums + d) * 0.5   # sum_L = (S + (sum_L - sum_R)) / 2
-        nxt[..., 1::2] = (sums - d) * 0.5
+        left, right = nxt[..., 0::2], nxt[..., 1::2]   # written in place: no temporaries (memory)
+        np.multiply(np.add(sums, d, out=left), 0.5, out=left)            # sum_L = (S + (sum_L - sum_R)) / 2
+        np.multiply(np.subtract(sums, d, out=right), 0.5, out=right)
+        del left, right
         sums = nxt
         h *= 2
     return sums

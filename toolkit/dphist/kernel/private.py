@@ -517,13 +517,25 @@ def _score_vector(score: Callable, counts: np.ndarray) -> np.ndarray:
     return np.array(score(counts), dtype=float).reshape(-1)
 
 
-@lru_cache(maxsize=4)
+#: probe histograms of at most this many bins are kept for the next probe; larger ones are made per probe
+#: (``np.zeros``: the operating system's zero pages, nearly free) and freed with it, so that a run's
+#: measurement never holds a probe as large as the input beside it (memory)
+PROBE_KEPT_MAX = 1 << 16
+
+
 def _probe_counts(n: int) -> np.ndarray:
-    """The public probe histogram: all zeros over the domain (read-only; one per domain size, kept for
-    the next probe: a run probes its mechanisms on the same size)."""
+    """The public probe histogram: all zeros over the domain (read-only; one per domain size up to
+    :data:`PROBE_KEPT_MAX`, kept for the next probe: a run probes its mechanisms on the same size)."""
+    return _kept_probe_counts(n) if n <= PROBE_KEPT_MAX else _zeros_read_only(n)
+
+
+def _zeros_read_only(n: int) -> np.ndarray:
     probe = np.zeros(n, dtype=np.int64)
     probe.setflags(write=False)
     return probe
+
+
+_kept_probe_counts = lru_cache(maxsize=4)(_zeros_read_only)
 
 
 def _probe_noise(noise: NoiseSource) -> NoiseSource:
