@@ -232,8 +232,9 @@ def run_looped(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np
                pool: ProcessPoolExecutor | None = None, noise: str = "float", index: int = 0) -> Outputs:
     """One :meth:`Pipeline.run` per seed (``noise``: one of :data:`NOISES`); with a
     :func:`forked_pool` sharing ``pipelines`` (``pipeline`` is ``pipelines[index]``), the seeds
-    are split over its workers."""
-    if pool is None or seeds.size < 256:
+    are split over its workers (from 64 seeds on: a fast audit's 100 selection runs are worth splitting,
+    a few dozen are not worth a round trip)."""
+    if pool is None or seeds.size < 64:
         return _run_seeds(pipeline, counts, epsilon, seeds, noise)
     chunks = np.array_split(seeds, pool._max_workers)
     parts = list(pool.map(_forked_run, [(index, counts, epsilon, c, noise) for c in chunks]))
