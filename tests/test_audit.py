@@ -108,6 +108,20 @@ def test_canonical_labels_identify_set_partitions():
     assert h[0] == h[2] != h[1]
 
 
+def test_canonical_labels_match_first_appearance_on_random_partitions():
+    """Kills: a group's first bin taken as its last (``maximum.reduceat``) or as its first in the order;
+    the singleton or one-group shortcut wrong under a shuffled order."""
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5, 17, 64):
+        for k in {1, n, min(n, 3), max(1, n // 2)}:
+            cuts = np.sort(rng.choice(np.arange(1, n), size=k - 1, replace=False)) if k > 1 else []
+            part = dphist.Partition(rng.permutation(n), np.r_[0, cuts, n])
+            plain, seen = [], {}
+            for g in part.labels():      # the first group met in domain order gets 0, the next 1, ...
+                plain.append(seen.setdefault(g, len(seen)))
+            assert np.array_equal(canonical_labels(part), plain), (n, k)
+
+
 def test_events_are_fixed_sets():
     e = Event("bin", "above", threshold=1.0)
     assert e.hits(np.array([0.0, 1.0, 2.0, 3.0])) == 2
