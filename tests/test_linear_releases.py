@@ -96,3 +96,34 @@ def test_blocks_are_the_intervals_of_runs_of_groups():
         with pytest.raises(InvalidParameter, match="width"):
             data.laplace_blocks(partitions[0], bad, 1.0)
     assert data.spent == 0
+
+
+def test_a_remembered_partition_is_compared_not_trusted():
+    """The kernel answers a partition equal to the one it checked last from its own copies (no copy of
+    the caller's arrays), and singleton bounds come back as the shared read-only ``0..n`` (no copy kept
+    or handed on); a partition changed in place after the check is measured as it now is, and a change
+    that breaks it is refused.  Kills: the remembered copies used without comparing the caller's arrays,
+    the comparison skipped when the shapes match, a writable copy of singleton bounds handed on.  Checked
+    by hand: ``_equals_known`` returning True on equal shapes fails here."""
+    from dphist import Partition
+    from dphist.errors import InvalidParameter
+    from dphist.kernel import PrivateKernel
+    from dphist.validation import is_shared_identity
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 50, 64)
+    kernel = PrivateKernel(x, _NoNoise())
+    data = kernel.handle("test", "finalizer", 10.0)
+    order = rng.permutation(64)
+    partition = Partition(order, np.arange(65))
+    checked_order, bounds, in_order = kernel._checked_partition(partition)
+    assert is_shared_identity(bounds, 65) and not in_order and np.array_equal(checked_order, order)
+    assert np.array_equal(data.laplace_partition(partition, 1.0), x[order])
+    order[[0, 1]] = order[[1, 0]]                 # still a permutation: measured as it now is
+    assert np.array_equal(data.laplace_partition(partition, 1.0), x[order])
+    order[0] = order[1]                           # a bin twice: refused
+    with pytest.raises(InvalidParameter, match="permutation"):
+        data.laplace_partition(partition, 1.0)
+    grouped = Partition(np.arange(64), np.array([0, 10, 64]))
+    assert np.array_equal(data.laplace_partition(grouped, 1.0), [x[:10].sum(), x[10:].sum()])
+    grouped.bounds[1] = 20                        # the remembered bounds are the kernel's, not the caller's
+    assert np.array_equal(data.laplace_partition(grouped, 1.0), [x[:20].sum(), x[20:].sum()])

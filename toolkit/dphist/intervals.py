@@ -30,7 +30,8 @@ def centred_prefix_sums(values) -> tuple[np.ndarray, np.ndarray]:
     p = np.zeros(x.size + 1)
     np.cumsum(x, out=p[1:])
     p2 = np.zeros(x.size + 1)
-    np.cumsum(x * x, out=p2[1:])
+    np.multiply(x, x, out=x)     # x is this function's own centred copy: squared in place (memory)
+    np.cumsum(x, out=p2[1:])
     return p, p2
 
 

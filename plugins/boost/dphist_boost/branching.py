@@ -53,7 +53,18 @@ def best_branching(n: int) -> int:
 def _best_branching(n: int) -> int:
     # a function of the public domain size alone, evaluated over all b in O(n): remembered, since every
     # run of Hb (thousands in an audit) asks for the same few sizes
+    # (by blocks of b: the first b of least V over 2..n, as one argmin over all of them, in bounded memory)
     if n <= 2:
         return 2
-    b = np.arange(2, n + 1, dtype=np.int64)
-    return int(b[np.argmin(qardaji_variance(n, b))])
+    best_b, best_v = 2, np.inf
+    for first in range(2, n + 1, BRANCHING_BLOCK):
+        b = np.arange(first, min(first + BRANCHING_BLOCK, n + 1), dtype=np.int64)
+        v = qardaji_variance(n, b)
+        i = int(np.argmin(v))
+        if v[i] < best_v:           # strictly less: ties keep the smaller b of an earlier block
+            best_b, best_v = int(b[i]), v[i]
+    return best_b
+
+
+#: branching factors evaluated at a time by :func:`best_branching`
+BRANCHING_BLOCK = 1 << 16

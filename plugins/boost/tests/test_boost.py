@@ -312,6 +312,21 @@ def test_best_branching_matches_plain_rule():
     assert math.ceil(math.log(125, 5)) == 4 and tree_heights(125, np.array([5]))[0] == 3
 
 
+def test_best_branching_by_blocks_is_one_argmin(monkeypatch):
+    """The branching factors evaluated in blocks (memory) give the b of one argmin over 2..n, ties to
+    the smaller b, on blocks of 3 and 7 (every block boundary).  Kills: a tie across blocks going to the
+    later b (``<=``), a block's last b skipped.  Checked by hand: ``<=`` fails here."""
+    from dphist_boost import branching
+    for n in range(3, 400):
+        b = np.arange(2, n + 1)
+        want = int(b[np.argmin(qardaji_variance(n, b))])
+        for block in (3, 7):
+            monkeypatch.setattr(branching, "BRANCHING_BLOCK", block)
+            branching._best_branching.cache_clear()
+            assert branching._best_branching(n) == want, (n, block)
+    branching._best_branching.cache_clear()
+
+
 # -------------------------------------------------------------- bad input
 @pytest.mark.parametrize("branching", [1, 0, -3, "two", True, 2.5])
 def test_bad_branching(branching):

@@ -34,14 +34,12 @@ import numpy as np
 from numba import njit
 
 from dphist import InvalidParameter, Partition, Partitioner
-from dphist.intervals import centred_prefix_sums
 from dphist.params import Interval
 
 CITATION = ("Kellaris, Papadopoulos, Practical differential privacy via grouping and smoothing, PVLDB 6(5) 2013 "
             "(reconstructed: see dphist_gs.grouping); Zhang et al., AHP, SDM 2014, Section 5 (GS without sampling)")
 
 
-@njit(cache=True)
 def width_errors(p, p2, noise_each: float, correction: float) -> np.ndarray:
     """err[w] for w = 1..n (index 0 unused): sum of the SSE of consecutive groups of w values
     (minus ``correction`` x (|g| - 1) per group) plus ``noise_each`` / |g| per group; the last
@@ -51,10 +49,16 @@ def width_errors(p, p2, noise_each: float, correction: float) -> np.ndarray:
     side by side from one (n + 1, 2) array and each boundary is read once (a group's end is the
     next group's start): a quarter of the cache lines of reading p and p2 twice per group, the same
     arithmetic in the same order."""
-    n = p.size - 1
-    pp = np.empty((n + 1, 2))
+    pp = np.empty((np.size(p), 2))
     pp[:, 0] = p
     pp[:, 1] = p2
+    return _width_errors(pp, float(noise_each), float(correction))
+
+
+@njit(cache=True)
+def _width_errors(pp, noise_each, correction):
+    """:func:`width_errors` on the two prefix sums side by side, ``pp[:, 0]`` and ``pp[:, 1]``."""
+    n = pp.shape[0] - 1
     out = np.full(n + 1, np.inf)
     for w in range(1, n + 1):
         q = n // w
@@ -71,8 +75,8 @@ def width_errors(p, p2, noise_each: float, correction: float) -> np.ndarray:
         total += q * (noise_each * inv - correction * (w - 1))
         r = n - q * w
         if r > 0:
-            s = p[n] - p[q * w]
-            sse = (p2[n] - p2[q * w]) - s * s / r
+            s = pp[n, 0] - pp[q * w, 0]
+            sse = (pp[n, 1] - pp[q * w, 1]) - s * s / r
             total += max(sse, 0.0) - correction * (r - 1) + noise_each / r
         out[w] = total
     return out
@@ -80,9 +84,25 @@ def width_errors(p, p2, noise_each: float, correction: float) -> np.ndarray:
 
 def best_width(sorted_noisy, eps_2: float, noise_var_1: float = 0.0) -> int:
     """The w minimising :func:`width_errors` (smallest on ties)."""
-    p, p2 = centred_prefix_sums(np.asarray(sorted_noisy, dtype=float))
-    err = width_errors(p, p2, 2.0 / eps_2**2, float(noise_var_1))
-    return int(np.argmin(err[1:]) + 1)
+    return _best_width(_centred_prefix_pairs(np.array(sorted_noisy, dtype=float)), eps_2, noise_var_1)
+
+
+def _best_width(pp, eps_2: float, noise_var_1: float) -> int:
+    return int(np.argmin(_width_errors(pp, 2.0 / eps_2**2, float(noise_var_1))[1:]) + 1)
+
+
+def _centred_prefix_pairs(x: np.ndarray) -> np.ndarray:
+    """:func:`dphist.intervals.centred_prefix_sums` of the float vector ``x`` written side by side into one
+    ``(n + 1, 2)`` array (the same sums: running sums, in order); ``x`` is the caller's to give up: it is
+    centred and squared in place (memory)."""
+    if x.ndim != 1 or x.size == 0:
+        raise InvalidParameter("prefix sums need a non-empty 1-D vector of values")
+    x -= x.mean()
+    pp = np.zeros((x.size + 1, 2))
+    np.cumsum(x, out=pp[1:, 0])
+    np.multiply(x, x, out=x)
+    np.cumsum(x, out=pp[1:, 1])
+    return pp
 
 
 class FixedWidthPartitioner(Partitioner):
@@ -113,8 +133,10 @@ class FixedWidthPartitioner(Partitioner):
                                        "gamma_in > 0, or pass w")
             if ctx.eps_f <= 0:
                 raise InvalidParameter(f"{self.name} weighs the noise of the published averages: gamma_f must be > 0")
-            sorted_noisy = bins.in_order(ctx.noisy)
-            w = best_width(sorted_noisy, ctx.eps_f, 2.0 / ctx.eps_in**2 if self.corrected else 0.0)
+            # H~ in the sorted order: a fresh array (a gather), given up to the prefix sums
+            pairs = _centred_prefix_pairs(np.asarray(bins.in_order(ctx.noisy), dtype=float))
+            w = _best_width(pairs, ctx.eps_f, 2.0 / ctx.eps_in**2 if self.corrected else 0.0)
+            del pairs
         n = bins.n_bins
         cuts = np.r_[np.arange(0, n, min(w, n)), n]
         return bins.merge(cuts)

@@ -80,7 +80,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
-from ..validation import are_strict_bounds, is_identity, is_permutation, is_shared_identity
+from ..validation import are_strict_bounds, identity_vectors, is_identity, is_permutation, is_shared_identity
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -336,6 +336,20 @@ def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarra
     return _checked_against(partition, n, None)[:3]
 
 
+def _equals_known(partition, known, n: int) -> bool:
+    """Whether ``partition``'s integer arrays equal the remembered ``(order, bounds, in_order)`` element by
+    element (read in place, nothing copied; the remembered singleton bounds only while still the shared
+    read-only ``0..n``)."""
+    if not isinstance(partition, Partition):
+        return False
+    order, bounds = partition.order, partition.bounds
+    return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
+            and order.dtype.kind in "iu" and bounds.dtype.kind in "iu"
+            and order.shape == known[0].shape and bounds.shape == known[1].shape
+            and (known[1].flags.owndata or is_shared_identity(known[1], n + 1))
+            and np.array_equal(bounds, known[1]) and np.array_equal(order, known[0]))
+
+
 def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, bool, bool]:
     """:func:`checked_partition_in_order` and whether the partition equals ``known``: ``(order, bounds,
     in_order)`` of a partition this check passed before, held by the caller in copies no component can
@@ -347,14 +361,17 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         order = partition.order
         if not is_shared_identity(order, n):
             order = np.array(order, dtype=np.int64, copy=True)
-        bounds = np.array(partition.bounds, dtype=np.int64, copy=True)
+        bounds = partition.bounds
+        if not is_shared_identity(bounds, n + 1):
+            bounds = np.array(bounds, dtype=np.int64, copy=True)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
-    if (known is not None and bounds.shape == known[1].shape and np.array_equal(bounds, known[1])
-            and np.array_equal(order, known[0])):
-        return order, bounds, known[2], True
+    if (known is not None and bounds.shape == known[1].shape
+            and (known[1].flags.owndata or is_shared_identity(known[1], n + 1))   # a copy, or 0..n still read-only
+            and np.array_equal(bounds, known[1]) and np.array_equal(order, known[0])):
+        return order, (bounds if known[1].flags.owndata else known[1]), known[2], True
     in_order = is_identity(order, n)
     if not in_order and not is_permutation(order, n):
         inside = order[(order >= 0) & (order < n)]
@@ -364,6 +381,8 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         raise InvalidParameter(f"partition order is not a permutation: {what}")
     if not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
+    if bounds.size == n + 1:     # valid singleton bounds are 0..n: the shared read-only vector, not a copy
+        bounds = identity_vectors(n)[1]
     return order, bounds, in_order, False
 
 
@@ -416,14 +435,22 @@ class PrivateKernel:
         child.violations = self.violations       # one list: a violation in either part fails the run
         return child
 
-    def _checked_partition(self, partition) -> tuple[np.ndarray, np.ndarray, bool]:
+    def _checked_partition(self, partition, *, kernel_use: bool = False) -> tuple[np.ndarray, np.ndarray, bool]:
         """:func:`checked_partition_in_order` against this kernel's domain, remembering the last partition
         checked in full (copies of its arrays, never handed out): the pipeline checks each stage's
         partition, and the finalizer's measurement of the same partition is then recognised by one
-        comparison pass instead of the permutation's counting (validated once, not twice)."""
-        order, bounds, in_order, known = _checked_against(partition, self.__n, self.__checked)
+        comparison pass instead of the permutation's counting (validated once, not twice).
+
+        ``kernel_use``: the arrays are read by a primitive and dropped, never handed to other code: a
+        partition equal to the remembered one is then compared in place (the caller's integer arrays read
+        once, no copies) and answered with the remembered copies themselves (memory)."""
+        known = self.__checked
+        if kernel_use and known is not None and _equals_known(partition, known, self.__n):
+            return known
+        order, bounds, in_order, known = _checked_against(partition, self.__n, known)
         if not known:
-            self.__checked = (order.copy(), bounds.copy(), in_order)
+            self.__checked = (order.copy(), bounds if is_shared_identity(bounds, self.__n + 1) else bounds.copy(),
+                              in_order)
         return order, bounds, in_order
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
@@ -673,11 +700,14 @@ class DataHandle:
             self._charge("laplace.partition", eps, 1.0, self.n)
             with self._kernel._measuring():
                 return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
-        order, bounds, in_order = self._kernel._checked_partition(partition)   # in domain order: no gather
+        order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._measuring():
             counts = self._kernel._true_counts()
-            sums = np.add.reduceat(counts if in_order else counts[order], bounds[:-1])
+            if bounds.size == counts.size + 1:      # checked singleton bounds: the sums are the counts in order
+                sums = counts if in_order else counts[order]
+            else:
+                sums = np.add.reduceat(counts if in_order else counts[order], bounds[:-1])
             del counts
             return self._noisy(sums, 1.0, eps, integral=True, support=1)
 
@@ -721,7 +751,7 @@ class DataHandle:
         if plain:
             groups, bounds, order, in_order = n, None, None, True
         else:
-            order, bounds, in_order = self._kernel._checked_partition(partition)
+            order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)
             groups = bounds.size - 1
         runs = -(-groups // width)
         self._charge("laplace.intervals", eps, 1.0, runs)
