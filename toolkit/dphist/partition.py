@@ -171,7 +171,10 @@ class Partition:
         if group_values.ndim == 0 or group_values.shape[-1] != self.n_groups:
             raise InvalidParameter(
                 f"expand needs one value per group ({self.n_groups}), got shape {group_values.shape}")
-        out = np.empty(group_values.shape[:-1] + (self.n_bins,), dtype=np.result_type(group_values, np.float64))
+        dtype = np.result_type(group_values, np.float64)
+        if self.n_groups not in (1, self.n_bins) and self.is_identity_order() and group_values.dtype == dtype:
+            return np.repeat(group_values, self.sizes, axis=-1)   # a fresh array already: no copy into another
+        out = np.empty(group_values.shape[:-1] + (self.n_bins,), dtype=dtype)
         if self.n_groups == self.n_bins:       # singletons: no repeat; in domain order, no scatter either
             if self.is_identity_order():
                 out[...] = group_values

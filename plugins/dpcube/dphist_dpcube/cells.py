@@ -8,7 +8,7 @@ In one dimension DPBench's ``DPcube1D_engine`` (Hay et al., SIGMOD 2016; ``dpcom
 cells of ``gz = 11`` bins (the last cell keeps the remainder, ``n mod 11`` bins, when 11 does not
 divide n) and spreads each noisy cell count evenly over its bins.  This module does the same
 through the kernel: the cells are disjoint intervals, so their sums have L1 sensitivity 1 and one
-``laplace_intervals`` call with Lap(1/eps_1) is eps_1-DP (parallel composition).  The spread is
+``laplace_blocks`` call (runs of ``w`` bins) with Lap(1/eps_1) is eps_1-DP (parallel composition).  The spread is
 post-processing.
 
 H~ is per bin (length n, original order), as every dphist initializer returns; the cell counts
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dphist import Initializer, InvalidParameter
+from dphist import Initializer, InvalidParameter, Partition
 from dphist.params import Interval
 
 #: where :class:`CellInitializer` records its cell width for the later stages
@@ -77,6 +77,7 @@ class CellInitializer(Initializer):
             raise InvalidParameter(f"{self.name} runs on 1-D and 2-D histograms, got {len(shape)} axes")
         bounds = cell_bounds(ctx.n, self.cell_width)
         ctx.notes[WIDTH_NOTE] = self.cell_width
-        counts = ctx.data.laplace_intervals(bounds[:-1], bounds[1:], ctx.budget)
+        # the cells are runs of cell_width bins in domain order: the kernel sums them without prefix sums
+        counts = ctx.data.laplace_blocks(Partition.singletons(ctx.n), self.cell_width, ctx.budget)
         widths = np.diff(bounds)
         return np.repeat(np.asarray(counts, dtype=float) / widths, widths)
