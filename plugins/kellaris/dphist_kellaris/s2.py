@@ -149,7 +149,10 @@ class S2Partitioner(Partitioner):
         eps_2 = self._eps_2(ctx)
         noisy, eps_1 = self._noisy(bins, ctx)
         # post-processing from here on
-        values = np.asarray(noisy, dtype=float)[bins.order]
+        values = np.asarray(noisy, dtype=float)
+        if not bins.is_identity_order():     # in domain order the noisy values are already in place (memory)
+            values = values[bins.order]
+        del noisy
         cuts = s2_grouping(values, eps_1, eps_2, mode=self.mode, branching=int(self.branching),
                            correction=bool(self.correction), bounds=bins.bounds, publish_cost=self.publish_cost)
         return bins.merge(cuts)
