@@ -216,7 +216,8 @@ class ExactNoise:
         values = np.asarray(values)
         sens = float(sensitivity)
         if integral and sens == round(sens) and values.dtype.kind in "iu":
-            noisy = values.astype(np.int64) + self._integer_noise(values.size, Fraction(int(sens)), epsilon)
+            noisy = self._integer_noise(values.size, Fraction(int(sens)), epsilon)   # a fresh int64 array
+            np.add(noisy, values.astype(np.int64, copy=False).reshape(-1), out=noisy)   # value + noise, exact
             return noisy.astype(float).reshape(values.shape)
         values = np.asarray(values, dtype=float)
         if not np.all(np.isfinite(values)):
