@@ -253,8 +253,8 @@ def test_numerators_past_2_61_read_the_bits_of_the_bit_by_bit_sampler(monkeypatc
     draw).  Checked by hand: fails on the loop before the guards (draws differ from the reference)."""
     compared = guarded = 0
     for t, s in [((1 << 61) + 1, 1), ((1 << 61) + 12345, 1 << 30), ((1 << 62) - 1, 7), (3 << 60, 1 << 40)]:
-        for seed in range(6):
-            w = exact.GeneratorWords(np.random.default_rng(seed)).words(60)
+        for seed in range(4):
+            w = exact.GeneratorWords(np.random.default_rng(seed)).words(40)
             try:
                 expected, bits_read = _bit_by_bit_draws(t, s, w, 12, limit=(1 << 63) - 1)
             except OverflowError:
@@ -268,7 +268,7 @@ def test_numerators_past_2_61_read_the_bits_of_the_bit_by_bit_sampler(monkeypatc
                     assert (done, int(state[0])) == (12, bits_read), (t, s, seed, route)
                     np.testing.assert_array_equal(out, expected, err_msg=f"t={t}, s={s}, {route}")
                     compared += 1
-    assert compared >= 8 and guarded >= 8      # both outcomes are exercised
+    assert compared >= 6 and guarded >= 6      # both outcomes are exercised
 
 
 def test_discrete_laplace_refuses_numerators_past_its_limit():
