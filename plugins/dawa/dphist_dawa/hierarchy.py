@@ -104,6 +104,8 @@ def build_tree(k: int, branching: int = 2) -> list[Level]:
     start, end = np.array([0], dtype=index), np.array([k], dtype=index)
     while start.size:
         nc, first_child, start_next, end_next = _children(start, end, int(branching))
+        if branching < 256:                                # at most `branching` children: one byte (memory)
+            nc = nc.astype(np.uint8)
         levels.append(Level(start, end, first_child, nc))
         start, end = start_next, end_next
     return levels
@@ -378,12 +380,14 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
 
 
 def _top_down(levels: list[Level], p_by_level: list[np.ndarray]) -> list[np.ndarray]:
-    """The node weights: root scale 1; a node keeps (1 - p) of its scale, its children get p of it."""
+    """The node weights: root scale 1; a node keeps (1 - p) of its scale, its children get p of it.
+    Each entry of ``p_by_level`` (the caller's list) is set to None once read (memory)."""
     weights = []
     scale = np.ones(1)
     for d, lv in enumerate(levels):
-        w, scale = _top_down_level(scale, np.asarray(p_by_level[d], dtype=float), lv.n_children,
-                                   d + 1 < len(levels))
+        p, p_by_level[d] = np.asarray(p_by_level[d], dtype=float), None
+        w, scale = _top_down_level(scale, p, lv.n_children, d + 1 < len(levels))
+        del p
         weights.append(w)
     return weights
 
@@ -395,13 +399,15 @@ def _top_down_level(scale, p, n_children, more):
     m = scale.size
     w = np.empty(m)
     total = 0
-    for i in range(m):
+    for i in range(m):                 # p read for the nodes with children only (a level of leaves may pass none)
         w[i] = scale[i] if n_children[i] == 0 else scale[i] * (1 - p[i])
         total += n_children[i]
     nxt = np.empty(total if more else 0)
     if more:
         at = 0
         for i in range(m):
+            if n_children[i] == 0:
+                continue
             f = scale[i] * p[i]
             for _ in range(n_children[i]):
                 nxt[at] = f
@@ -475,12 +481,13 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
         if n_children[i] > 0:
             inner += 1
     err = np.empty(m)
+    if inner == 0:                # every node a leaf: its energy is its error (one array for both), its K is 1
+        for i in range(m):        # and its p is not read: both returned empty, meaning all ones (memory)
+            err[i] = leaf_err[start[i]]
+        return err, np.empty(0), err, np.empty(0)
     K = np.ones(m)
     p = np.ones(m)
-    if inner == 0:                # every node a leaf: its energy is its error (one array for both: memory)
-        for i in range(m):
-            err[i] = leaf_err[start[i]]
-        return err, K, err, p
+    ones = K_next.size == 0       # the next level all leaves: every K there is 1.0
     self_energy = np.empty(m)
     for i in range(m):
         if n_children[i] == 0:
@@ -508,10 +515,10 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
         r2 = 0.0
         for j in range(f + 1, f + c):
             r0 += err_next[j]
-            r1 += K_next[j]
+            r1 += 1.0 if ones else K_next[j]
             r2 += self_next[j]
         sum_err[at] = err_next[f] + r0
-        K_children[at] = K_next[f] + r1
+        K_children[at] = (1.0 if ones else K_next[f]) + r1
         self_children[at] = self_next[f] + r2
         s_grp[at] = start[i]
         e_grp[at] = end[i]
@@ -553,7 +560,9 @@ def _greedy_prefix_sweep(group_bounds, branching: int, granularity: int, discoun
         err, K, self_energy, p_by_level[d] = _greedy_prefix_level(
             U, group_bounds, n, lv.start, lv.end, lv.n_children, lv.first_child, leaf_err, err, K, self_energy,
             int(granularity), factor)
-    return WeightedTree(levels, _top_down(levels, p_by_level), float(err[0]))
+    expected = float(err[0])
+    del U, leaf_err, err, K, self_energy                  # not read by the top-down pass (memory)
+    return WeightedTree(levels, _top_down(levels, p_by_level), expected)
 
 
 def greedy_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching: int = 2,
@@ -636,11 +645,13 @@ class WeightedRangeQueries:
         return out
 
 
-def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], consume: bool = False) -> np.ndarray:
+def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], consume: bool = False,
+                       compact: bool = False) -> np.ndarray:
     """Group totals minimising ``sum_v (w_v T_v - y_v)^2`` over the weighted tree (exact GLS).
 
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
-    ``w_v = 0``).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the
+    ``w_v = 0``); with ``compact=True``, only for the asked nodes (``w_v > 0``), in order (the
+    kernel's answers of :meth:`WeightedTree.nodes`, level by level: no zeros for the others).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the
     solution is unique.  Noise variances are relative (all answers share one Laplace scale).
 
     Each level's pass is compiled (:func:`_upward`, :func:`_downward`); the children's sums are
@@ -650,20 +661,32 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], c
     levels, weights = tree.levels, tree.weights
     depth = len(levels)
     est, var = [None] * depth, [None] * depth
+    last = depth - 1
+    # the deepest level (all leaves, the largest): its estimates y / w and variances 1 / w^2 are never stored,
+    # but computed where read (its parents' sums, the last downward step), from its answers: the same numbers
+    fused = last >= 1 and int(levels[last - 1].n_children.max()) <= 8
+    if fused:
+        leaf_y = np.asarray(answers_by_level[last], dtype=float)
+        if consume:
+            answers_by_level[last] = None
 
     def children(d):   # the children's estimate and variance of level d's nodes (zeros and ones for leaves)
         m = levels[d].start.size
         cs, cv = np.zeros(m), np.ones(m)
         if d + 1 < depth:
-            children_sums(est[d + 1], levels[d], cs)
-            children_sums(var[d + 1], levels[d], cv)
+            if fused and d + 1 == last:
+                _leaf_children_sums(leaf_y, weights[last], bool(compact), levels[d].first_child, levels[d].n_children,
+                                    cs, cv)
+            else:
+                children_sums(est[d + 1], levels[d], cs)
+                children_sums(var[d + 1], levels[d], cv)
         return cs, cv
 
     # upward: each node's best estimate from its own subtree, and its variance
-    for d in range(depth - 1, -1, -1):
+    for d in range(last - 1 if fused else last, -1, -1):
         cs, cv = children(d)
-        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), levels[d].n_children,
-                                 cs, cv)
+        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), bool(compact),
+                                 levels[d].n_children, cs, cv)
         if consume:
             answers_by_level[d] = None
     del cs, cv
@@ -673,10 +696,66 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], c
     totals = np.empty(int(levels[0].end[0]))
     for d, lv in enumerate(levels):
         cs, cv = children(d)
+        if fused and d + 1 == last:   # the deepest level's values go to the totals directly
+            _downward_to_leaves(final, lv.start, lv.n_children, lv.first_child, cs, cv, leaf_y, weights[last],
+                                bool(compact), levels[last].start, totals)
+            break
         final = _downward(final, lv.start, lv.n_children, lv.first_child, cs, cv,
                           est[d + 1] if d + 1 < depth else final, var[d + 1] if d + 1 < depth else final, totals)
         est[d] = var[d] = None                             # read by no later level
     return totals
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_value(y, w, j, at, compact):
+    """A leaf's estimate and variance, as :func:`_upward` computes them (``at``: its index among the asked)."""
+    if w[j] > 0:
+        return y[at if compact else j] / w[j], 1.0 / (w[j] * w[j])
+    return 0.0, np.inf
+
+
+@njit(cache=True, nogil=True)
+def _leaf_children_sums(y, w, compact, first_child, n_children, cs, cv):
+    """:func:`_children_sums` of the leaves' estimates and variances (a level of leaves, at most 8 children
+    per node: the same running sums), each leaf's value computed from its answer and weight."""
+    at = 0
+    for v in range(n_children.size):
+        c = n_children[v]
+        if c == 0:
+            continue
+        f = first_child[v]
+        e0, v0 = _leaf_value(y, w, f, at, compact)
+        if w[f] > 0:
+            at += 1
+        rest_e = 0.0
+        rest_v = 0.0
+        for j in range(f + 1, f + c):
+            ej, vj = _leaf_value(y, w, j, at, compact)
+            if w[j] > 0:
+                at += 1
+            rest_e += ej
+            rest_v += vj
+        cs[v] = e0 + rest_e
+        cv[v] = v0 + rest_v
+
+
+@njit(cache=True, nogil=True)
+def _downward_to_leaves(final, start, n_children, first_child, child_sum, child_var, y, w, compact, leaf_start,
+                        totals):
+    """:func:`_downward` into a level of leaves, then that level's own step (a leaf's value is its group's
+    total) at once: each leaf's estimate and variance computed from its answer and weight."""
+    at = 0
+    for i in range(final.size):
+        c = n_children[i]
+        if c == 0:
+            totals[start[i]] = final[i]
+            continue
+        gap = final[i] - child_sum[i]
+        for j in range(first_child[i], first_child[i] + c):
+            ej, vj = _leaf_value(y, w, j, at, compact)
+            if w[j] > 0:
+                at += 1
+            totals[leaf_start[j]] = ej + vj / child_var[i] * gap
 
 
 def children_sums(x: np.ndarray, lv: Level, out: np.ndarray) -> None:
@@ -705,15 +784,20 @@ def _children_sums(x, first_child, n_children, out):
 
 
 @njit(cache=True, nogil=True)
-def _upward(w, y, n_children, cs, cv):
+def _upward(w, y, compact, n_children, cs, cv):
     """One level upward: a node's own observation ``y / w`` with precision ``w^2`` (none when ``w = 0``)
-    combined with its children's estimate ``cs`` of variance ``cv`` by inverse-variance weighting."""
+    combined with its children's estimate ``cs`` of variance ``cv`` by inverse-variance weighting.
+    ``compact``: ``y`` holds the asked nodes' answers only, in order."""
     m = w.size
     e = np.empty(m)
     v = np.empty(m)
+    at = 0
     for i in range(m):
         asked = w[i] > 0
-        obs = y[i] / w[i] if asked else 0.0
+        obs = 0.0
+        if asked:
+            obs = y[at if compact else i] / w[i]
+            at += 1
         obs_prec = w[i] * w[i] if asked else 0.0
         if n_children[i] > 0:
             prec = 1.0 / cv[i] + obs_prec

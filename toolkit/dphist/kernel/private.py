@@ -84,7 +84,7 @@ from ..validation import are_strict_bounds, is_identity, is_permutation, is_shar
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
-from .queries import KroneckerQueries, check_intervals, check_order, check_queries, max_interval_coverage
+from .queries import IntervalQueries, KroneckerQueries, check_intervals, check_order, check_queries, max_interval_coverage
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
@@ -716,7 +716,8 @@ class DataHandle:
         self._charge("laplace.linear", eps, sens, checked.rows)
         with self._kernel._measuring():
             x = self._kernel._true_counts()
-            values = checked.answer(x.astype(float))
+            # interval queries sum the integer counts as floats themselves (no float copy: memory)
+            values = checked.answer(x if isinstance(queries, IntervalQueries) else x.astype(float))
             if checked.integral:
                 values = np.rint(values).astype(np.int64)
             return self._noisy(values, sens, eps, integral=checked.integral and sens == round(sens),
