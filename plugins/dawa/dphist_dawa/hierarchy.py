@@ -209,10 +209,21 @@ def _prefix_node_energy(n: int, s: np.ndarray, e: np.ndarray, Z: np.ndarray, T: 
 _SPLIT_BLOCK = 256
 
 
-@njit(cache=True, nogil=True, error_model="numpy")   # no zero-division branch (none can occur): vectorised
+@njit(cache=True, nogil=True)
 def _best_split(sum_err, energy, self_energy, K, granularity, discount):
     """Per node, the p in {1, 1-1/g, ..., 1/g} minimising the discounted err~(p)
-    (module docstring; first minimum = largest p) and the exact err(p) of that p.
+    (module docstring; first minimum = largest p) and the exact err(p) of that p: :func:`_best_split_into`
+    into new arrays."""
+    best_p = np.empty(sum_err.size)
+    exact = np.empty(sum_err.size)
+    _best_split_into(sum_err, energy, self_energy, K, granularity, discount, best_p, exact)
+    return best_p, exact
+
+
+@njit(cache=True, nogil=True, error_model="numpy")   # no zero-division branch (none can occur): vectorised
+def _best_split_into(sum_err, energy, self_energy, K, granularity, discount, best_p, exact):
+    """:func:`_best_split` written into ``best_p`` and ``exact``; ``exact`` may be ``sum_err`` itself (a
+    block's ``sum_err`` is read before its ``exact`` is written; blocks are disjoint: memory).
 
     Blocks of nodes, the candidate p outside and the nodes inside: the inner loop has no dependence
     between nodes and is vectorised.  Each node sees the same p in the same order (descending) with the
@@ -224,8 +235,6 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
     ``p`` (both with a margin of ``1e-9`` relative, far beyond the rounding of either side), no later ``p``
     can be strictly better: the block stops there, with the choice the full scan would make."""
     m = sum_err.size
-    best_p = np.empty(m)
-    exact = np.empty(m)
     damped = np.empty(_SPLIT_BLOCK)
     be = np.empty(_SPLIT_BLOCK)
     bp = np.empty(_SPLIT_BLOCK)
@@ -265,7 +274,6 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
             q = (1.0 - b) ** 2
             best_p[v] = b
             exact[v] = (sum_err[v] - energy[v] * q / (b * b + q * K[v])) / (b * b)
-    return best_p, exact
 
 
 @njit(cache=True, nogil=True)
@@ -318,7 +326,7 @@ class WeightedTree:
     """GreedyH's chosen strategy: every node (group range, bin range) and its weight."""
 
     levels: list[Level]
-    weights: list[np.ndarray]     #: per level, the node weights (0 = not asked)
+    weights: list[np.ndarray]     #: per level, the node weights (0 = not asked; a level asking none: a read-only broadcast zero)
     expected_error: float         #: trace(W S W^T) of the root, units of 2/eps^2 (Laplace variance)
 
     def nodes(self, group_bounds: np.ndarray):
@@ -388,6 +396,8 @@ def _top_down(levels: list[Level], p_by_level: list[np.ndarray]) -> list[np.ndar
         p, p_by_level[d] = np.asarray(p_by_level[d], dtype=float), None
         w, scale = _top_down_level(scale, p, lv.n_children, d + 1 < len(levels))
         del p
+        if not w.any():   # a level nobody asks (most inner levels): one read-only zero, broadcast (memory)
+            w = np.broadcast_to(0.0, w.shape)
         weights.append(w)
     return weights
 
@@ -480,11 +490,14 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
     for i in range(m):
         if n_children[i] > 0:
             inner += 1
-    err = np.empty(m)
     if inner == 0:                # every node a leaf: its energy is its error (one array for both), its K is 1
-        for i in range(m):        # and its p is not read: both returned empty, meaning all ones (memory)
+        if m == leaf_err.size:    # and its p is not read: both returned empty, meaning all ones (memory); the
+            return leaf_err, np.empty(0), leaf_err, np.empty(0)   # groups in order (a level of every group)
+        err = np.empty(m)
+        for i in range(m):
             err[i] = leaf_err[start[i]]
         return err, np.empty(0), err, np.empty(0)
+    err = np.empty(m)
     K = np.ones(m)
     p = np.ones(m)
     ones = K_next.size == 0       # the next level all leaves: every K there is 1.0
@@ -501,9 +514,10 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
         sum_err = np.empty(inner)
         K_children = np.empty(inner)
         self_children = np.empty(inner)
-    s_grp = np.empty(inner, dtype=start.dtype)
-    e_grp = np.empty(inner, dtype=start.dtype)
-    idx = np.empty(inner, dtype=start.dtype)
+    full = inner == m             # every node inner: its own ranges and index (no copies: memory)
+    s_grp = start if full else np.empty(inner, dtype=start.dtype)
+    e_grp = end if full else np.empty(inner, dtype=start.dtype)
+    idx = np.empty(0 if full else inner, dtype=start.dtype)
     at = 0
     for i in range(m):
         c = n_children[i]
@@ -520,17 +534,22 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
         sum_err[at] = err_next[f] + r0
         K_children[at] = (1.0 if ones else K_next[f]) + r1
         self_children[at] = self_next[f] + r2
-        s_grp[at] = start[i]
-        e_grp[at] = end[i]
-        idx[at] = i
+        if not full:
+            s_grp[at] = start[i]
+            e_grp[at] = end[i]
+            idx[at] = i
         at += 1
     energy = np.empty(inner)
     _fused_prefix_energies(U, group_bounds, s_grp, e_grp, n, energy)
-    p_in, err_in = _best_split(sum_err, energy, self_children, K_children, granularity, discount)
+    if full:                      # the choice and its error written where the node's p and error go (memory)
+        p_in, err_in = p, err
+    else:
+        p_in, err_in = np.empty(inner), np.empty(inner)
+    _best_split_into(sum_err, energy, self_children, K_children, granularity, discount, p_in, err_in)
     for a in range(inner):
         b = p_in[a]
         denom = b ** 2 + (1 - b) ** 2 * K_children[a]
-        i = idx[a]
+        i = a if full else idx[a]
         err[i] = err_in[a]
         K[i] = K_children[a] / denom
         p[i] = b
