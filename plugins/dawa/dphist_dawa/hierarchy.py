@@ -104,11 +104,23 @@ def build_tree(k: int, branching: int = 2) -> list[Level]:
     start, end = np.array([0], dtype=index), np.array([k], dtype=index)
     while start.size:
         nc, first_child, start_next, end_next = _children(start, end, int(branching))
+        if not start_next.size and start.size == k and k > 1:   # the deepest level holds every group, as leaves:
+            return levels + [_all_groups(k)]                       # shared read-only vectors (memory)
         if branching < 256:                                # at most `branching` children: one byte (memory)
             nc = nc.astype(np.uint8)
         levels.append(Level(start, end, first_child, nc))
         start, end = start_next, end_next
     return levels
+
+
+def _all_groups(k: int) -> Level:
+    """A level of ``k`` leaves, group ``g`` alone in node ``g``: its ranges are views of the shared read-only
+    ``0, 1, ..., k`` (:func:`dphist.validation.identity_vectors`, held by a pipeline's singleton partitions
+    of ``k`` bins), its children counts a broadcast zero: no memory of its own while those are held."""
+    from dphist.validation import identity_vectors
+    order, bounds = identity_vectors(k)
+    zero = np.broadcast_to(np.uint8(0), (k,))
+    return Level(order, bounds[1:], np.broadcast_to(order.dtype.type(0), (k,)), zero)
 
 
 @njit(cache=True, nogil=True)
@@ -330,12 +342,23 @@ class WeightedTree:
     expected_error: float         #: trace(W S W^T) of the root, units of 2/eps^2 (Laplace variance)
 
     def nodes(self, group_bounds: np.ndarray):
-        """Bin ranges and weights of the asked nodes (weight > 0), level by level."""
+        """Bin ranges and weights of the asked nodes (weight > 0), level by level.
+
+        The weights are one read-only array; a level whose every node is asked keeps its weights as a view
+        of it from then on (the same numbers, held once while the kernel copies them: memory)."""
         keep = [w > 0 for w in self.weights]
         index = np.int32 if int(group_bounds[-1]) < 2 ** 31 else np.int64   # bins: the narrowest type (memory)
         s = np.concatenate([group_bounds[lv.start[k]] for lv, k in zip(self.levels, keep)], dtype=index)
         e = np.concatenate([group_bounds[lv.end[k]] for lv, k in zip(self.levels, keep)], dtype=index)
-        return s, e, np.concatenate([w[k] for w, k in zip(self.weights, keep)])
+        w = np.concatenate([w[k] for w, k in zip(self.weights, keep)])
+        w.setflags(write=False)
+        at = 0
+        for d, k in enumerate(keep):
+            asked = int(np.count_nonzero(k))
+            if asked == k.size:
+                self.weights[d] = w[at:at + asked]
+            at += asked
+        return s, e, w
 
 
 def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choose) -> WeightedTree:
@@ -491,9 +514,7 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
         if n_children[i] > 0:
             inner += 1
     if inner == 0:                # every node a leaf: its energy is its error (one array for both), its K is 1
-        if m == leaf_err.size:    # and its p is not read: both returned empty, meaning all ones (memory); the
-            return leaf_err, np.empty(0), leaf_err, np.empty(0)   # groups in order (a level of every group)
-        err = np.empty(m)
+        err = np.empty(m)         # and its p is not read: both returned empty, meaning all ones (memory)
         for i in range(m):
             err[i] = leaf_err[start[i]]
         return err, np.empty(0), err, np.empty(0)
@@ -575,6 +596,10 @@ def _greedy_prefix_sweep(group_bounds, branching: int, granularity: int, discoun
     err = K = self_energy = np.zeros(1)
     for d in range(len(levels) - 1, -1, -1):
         lv = levels[d]
+        if lv.start.size == k and not lv.n_children.any():   # every group a leaf, in order: the leaves' errors
+            err = self_energy = leaf_err                       # themselves; K and p as in _greedy_prefix_level
+            K = p_by_level[d] = np.empty(0)
+            continue
         factor = float(branching) ** (-d / 2.0) if discount else 1.0
         err, K, self_energy, p_by_level[d] = _greedy_prefix_level(
             U, group_bounds, n, lv.start, lv.end, lv.n_children, lv.first_child, leaf_err, err, K, self_energy,
