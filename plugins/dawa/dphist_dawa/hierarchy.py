@@ -348,16 +348,22 @@ class WeightedTree:
         of it from then on (the same numbers, held once while the kernel copies them: memory)."""
         keep = [w > 0 for w in self.weights]
         index = np.int32 if int(group_bounds[-1]) < 2 ** 31 else np.int64   # bins: the narrowest type (memory)
-        s = np.concatenate([group_bounds[lv.start[k]] for lv, k in zip(self.levels, keep)], dtype=index)
-        e = np.concatenate([group_bounds[lv.end[k]] for lv, k in zip(self.levels, keep)], dtype=index)
-        w = np.concatenate([w[k] for w, k in zip(self.weights, keep)])
+        every = [bool(k.all()) for k in keep]          # a level asked whole: its arrays themselves, not masked copies
+
+        def asked(x, k, whole):
+            return x if whole else x[k]
+        s = np.concatenate([group_bounds[asked(lv.start, k, a)] for lv, k, a in zip(self.levels, keep, every)],
+                           dtype=index)
+        e = np.concatenate([group_bounds[asked(lv.end, k, a)] for lv, k, a in zip(self.levels, keep, every)],
+                           dtype=index)
+        w = np.concatenate([asked(w, k, a) for w, k, a in zip(self.weights, keep, every)])
         w.setflags(write=False)
         at = 0
         for d, k in enumerate(keep):
-            asked = int(np.count_nonzero(k))
-            if asked == k.size:
-                self.weights[d] = w[at:at + asked]
-            at += asked
+            count = int(np.count_nonzero(k))
+            if every[d]:
+                self.weights[d] = w[at:at + count]
+            at += count
         return s, e, w
 
 
