@@ -245,7 +245,9 @@ def _best_split_into(sum_err, energy, self_energy, K, granularity, discount, bes
     so ``err~(p) >= A / p^2`` with ``A = sum_err - max(damped, 0) / K``, a bound that grows as ``p``
     falls when ``A > 0``.  Once every node of a block has ``A / p^2`` above its best so far for the next
     ``p`` (both with a margin of ``1e-9`` relative, far beyond the rounding of either side), no later ``p``
-    can be strictly better: the block stops there, with the choice the full scan would make."""
+    can be strictly better: the block stops there, with the choice the full scan would make.  A block
+    this bound does not settle is tried piece by piece after 4, 8, 16, ... candidates
+    (:func:`_later_all_worse`)."""
     m = sum_err.size
     damped = np.empty(_SPLIT_BLOCK)
     be = np.empty(_SPLIT_BLOCK)
@@ -278,6 +280,9 @@ def _best_split_into(sum_err, energy, self_energy, K, granularity, discount, bes
                     if not (floor[i] > 0.0 and floor[i] * grow > be[i] + 1e-9 * abs(be[i])):
                         done = False
                         break
+                if not done and (t + 1) & t == 0:   # at 4, 8, 16, ... candidates: the bound piece by piece
+                    done = _later_all_worse(sum_err, damped, K, be, v0, nb, discount, granularity,
+                                            granularity - t - 1)
                 if done:
                     break
         for i in range(nb):
@@ -286,6 +291,33 @@ def _best_split_into(sum_err, energy, self_energy, K, granularity, discount, bes
             q = (1.0 - b) ** 2
             best_p[v] = b
             exact[v] = (sum_err[v] - energy[v] * q / (b * b + q * K[v])) / (b * b)
+
+
+@njit(cache=True, nogil=True)
+def _later_all_worse(sum_err, damped, K, be, v0, nb, discount, g, j):
+    """Whether every node ``v0 + i`` (``i < nb``) has ``err~(p)`` above its best ``be[i]`` for every candidate
+    ``p = c / g``, ``1 <= c <= j`` (margins of ``1e-9`` relative, as :func:`_best_split_into`'s bound), by
+    pieces ``[lo / g, hi / g]`` halving ``p``: on a piece the subtracted term ``max(damped, 0) q / (p^2 + q K)``
+    grows as ``p`` falls (``q`` grows, ``p^2`` falls), so it is at most its value at ``lo``, and ``1 / p^2`` is
+    at least its value at ``hi``: ``err~(p) >= (S - term(lo)) / (hi / g)^2`` when that numerator is positive.
+    Each piece one branch-free pass over the nodes (vectorised)."""
+    hi = j
+    while hi >= 1:
+        lo = max(1, hi // 2)
+        p_lo = lo / g
+        q_lo = discount * (1.0 - p_lo) ** 2
+        p2_lo = p_lo * p_lo
+        grow = 1.0 / ((hi / g) * (hi / g))
+        ok = True
+        for i in range(nb):
+            S = sum_err[v0 + i]
+            term = max(damped[i], 0.0) * q_lo / (p2_lo + q_lo * K[v0 + i])
+            num = (S - term) - 1e-9 * (abs(S) + term)
+            ok &= (num > 0.0) & (num * grow > be[i] + 1e-9 * abs(be[i]))
+        if not ok:
+            return False
+        hi = lo - 1
+    return True
 
 
 @njit(cache=True, nogil=True)
