@@ -499,7 +499,7 @@ class Pipeline:
             elif noise is None or kind == "float":
                 noise = SeededLaplace(np.random.Generator(np.random.PCG64(noise_seq)))
             public_rng = PublicGenerator(seed)   # public_seq's generator, made if a component reads ctx.rng
-        kernel = PrivateKernel(checked, noise, contributions=k, shape=shape)
+        kernel = PrivateKernel(checked, noise, contributions=k)   # the shape travels in the checked counts
         return PreparedRun(kernel=kernel, epsilon=eps, mode=run_mode, seed=seed,
                            public_rng=public_rng, contributions=k, binning=binning, shape=shape)
 

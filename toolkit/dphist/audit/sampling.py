@@ -70,12 +70,22 @@ class Outputs:
 
 
 def canonical_labels(partition: Partition) -> np.ndarray:
-    """Group labels numbered by order of first appearance in the domain (equal set partitions -> equal labels)."""
+    """Group labels numbered by order of first appearance in the domain (equal set partitions -> equal labels).
+
+    A group's first appearance is its smallest bin (``minimum.reduceat`` over the order: no sort of the
+    bins); groups whose smallest bins already increase keep their labels (singletons in domain order,
+    runs of consecutive bins), the others are ranked by them; singletons in any order are labelled
+    ``0..n-1``."""
+    order, bounds = partition.order, partition.bounds
+    if partition.n_groups == partition.n_bins:   # singletons, in any order: bin i is the i-th to appear
+        return np.arange(partition.n_bins, dtype=np.int64)
     labels = partition.labels()
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    first = np.minimum.reduceat(order, bounds[:-1])
+    if first.size < 2 or bool((first[1:] > first[:-1]).all()):
+        return labels
     rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    return rank[inverse]
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[labels]
 
 
 class BatchedLaplace:
