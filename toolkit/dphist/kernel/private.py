@@ -365,9 +365,10 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
-    # element by element against the kernel's copies (both orders have shape (n,): no array_equal checks)
+    # element by element against the kernel's copies (both orders have shape (n,): no array_equal checks);
+    # a remembered domain order (None) is checked as one
     if (known is not None and bounds.shape == known[1].shape and bool((bounds == known[1]).all())
-            and bool((order == known[0]).all())):
+            and (is_identity(order, n) if known[0] is None else bool((order == known[0]).all()))):
         return order, bounds, known[2], True
     in_order = is_identity(order, n)
     if not in_order and not is_permutation(order, n):
@@ -437,7 +438,9 @@ class PrivateKernel:
         comparison pass instead of the permutation's counting (validated once, not twice)."""
         order, bounds, in_order, known = _checked_against(partition, self.__n, self.__checked)
         if not known:
-            self.__checked = (order.copy(), bounds.copy(), in_order)
+            # an order found to be the domain order is remembered as that fact (its next check is
+            # is_identity's, O(1) for the shared read-only vector), not as an n-element copy
+            self.__checked = (None if in_order else order.copy(), bounds.copy(), in_order)
         return order, bounds, in_order
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
