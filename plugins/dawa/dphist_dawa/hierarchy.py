@@ -370,7 +370,8 @@ class WeightedTree:
     """GreedyH's chosen strategy: every node (group range, bin range) and its weight."""
 
     levels: list[Level]
-    weights: list[np.ndarray]     #: per level, the node weights (0 = not asked; a level asking none: a read-only broadcast zero)
+    #: per level, the node weights (0 = not asked; a level asking none: a read-only broadcast zero)
+    weights: list[np.ndarray]
     expected_error: float         #: trace(W S W^T) of the root, units of 2/eps^2 (Laplace variance)
 
     def nodes(self, group_bounds: np.ndarray):
@@ -733,11 +734,14 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], c
 
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
     ``w_v = 0``); with ``compact=True``, only for the asked nodes (``w_v > 0``), in order (the
-    kernel's answers of :meth:`WeightedTree.nodes`, level by level: no zeros for the others).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the
-    solution is unique.  Noise variances are relative (all answers share one Laplace scale).
+    kernel's answers of :meth:`WeightedTree.nodes`, level by level: no zeros for the others).
+    Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the solution is unique.
+    Noise variances are relative (all answers share one Laplace scale).
 
     Each level's pass is compiled (:func:`_upward`, :func:`_downward`); the children's sums are
-    numpy's ``add.reduceat`` (:func:`children_sums`).  ``consume=True`` sets each entry of
+    numpy's ``add.reduceat`` (:func:`children_sums`).  The deepest level's estimates and variances
+    are computed where read, never stored (:func:`_leaf_children_sums`, :func:`_downward_to_leaves`)
+    when its parents have at most 8 children.  ``consume=True`` sets each entry of
     ``answers_by_level`` to None once read (the caller's list: memory).
     """
     levels, weights = tree.levels, tree.weights

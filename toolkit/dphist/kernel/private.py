@@ -84,7 +84,8 @@ from ..validation import are_strict_bounds, is_identity, is_permutation, is_shar
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
-from .queries import IntervalQueries, KroneckerQueries, check_intervals, check_order, check_queries, max_interval_coverage
+from .queries import (IntervalQueries, KroneckerQueries, check_intervals, check_order, check_queries,
+                      max_interval_coverage)
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
