@@ -82,6 +82,33 @@ def test_charged_sensitivities_match_brute_force(n, monkeypatch):
     assert within_block_l1([3, 0, 0, 1, 5], 4) == pytest.approx(4.0)
 
 
+@pytest.mark.parametrize("n, dtype", [(4096, np.int64), (4099, np.int64), (1000, float), (130, np.int32)])
+def test_statistics_at_the_packaged_block_sizes(n, dtype):
+    """The statistics with the packaged blocks (16 coarse, fine blocks of 4) against the definitions
+    recomputed here, on domains whose coarse cuts fall between fine blocks (4096) or not (1000: cuts at
+    62, 125, ...; 130), with a shorter last fine block (4099) and integer or float counts.  Kills: the
+    coarse sums taken from the fine blocks' sums when the cuts do not fall between them, the shorter
+    last block dropped from D or W, W against a column's mean instead of its block's."""
+    x = np.random.default_rng(n).poisson(np.linspace(1, 40, n) ** 1.5).astype(dtype)
+    v = x[None, :].astype(float)
+    expected = [_block_l1_rows(v, [0])[0], _coarse_rows(v, 16)[0], _block_l1_rows(v, np.arange(0, n, 4))[0]]
+    assert statistics(x) == pytest.approx(expected, rel=1e-12)
+    assert within_block_l1(x, 3) == pytest.approx(_block_l1_rows(v, np.arange(0, n, 3))[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(64, 48), (30, 22), (31, 20)])
+def test_grid_statistics_at_the_packaged_block_sizes(shape):
+    """The grid statistics with the packaged blocks (4 x 4 coarse, 2 x 2 fine) against the membership-matrix
+    definitions, on even sides whose coarse cuts fall between fine blocks (64 x 48) or not (30 x 22: cuts
+    at 5, 11, ...), and an odd side (31 x 20: the other route).  Kills: the coarse sums taken from the fine
+    blocks' sums across a cut inside a block, a 2 x 2 view left out of the block sums or of D and W, W
+    against the uniform mean instead of the block means."""
+    from dphist.selection.features import grid_statistics
+    x = np.random.default_rng(shape[0]).poisson(np.linspace(1, 30, shape[0] * shape[1]) ** 1.3).reshape(shape)
+    expected = _grid_rows(shape, 4, 2)(x.reshape(1, -1).astype(float))[0]
+    assert grid_statistics(x, shape) == pytest.approx(expected, rel=1e-12)
+
+
 def test_tree_minimises_summed_regret_not_wins():
     """One region where preset A wins most cells by a hair but loses the rest by 100x: the leaf must be
     B (least summed regret), not A (most wins).  Kills: a leaf label by majority of best labels."""
