@@ -82,11 +82,11 @@ def test_charged_sensitivities_match_brute_force(n, monkeypatch):
     assert within_block_l1([3, 0, 0, 1, 5], 4) == pytest.approx(4.0)
 
 
-@pytest.mark.parametrize("n, dtype", [(4096, np.int64), (4099, np.int64), (1000, float), (130, np.int32)])
+@pytest.mark.parametrize("n, dtype", [(1024, np.int64), (1027, np.int64), (1000, float), (130, np.int32)])
 def test_statistics_at_the_packaged_block_sizes(n, dtype):
     """The statistics with the packaged blocks (16 coarse, fine blocks of 4) against the definitions
-    recomputed here, on domains whose coarse cuts fall between fine blocks (4096) or not (1000: cuts at
-    62, 125, ...; 130), with a shorter last fine block (4099) and integer or float counts.  Kills: the
+    recomputed here, on domains whose coarse cuts fall between fine blocks (1024) or not (1000: cuts at
+    62, 125, ...; 130), with a shorter last fine block (1027) and integer or float counts.  Kills: the
     coarse sums taken from the fine blocks' sums when the cuts do not fall between them, the shorter
     last block dropped from D or W, W against a column's mean instead of its block's."""
     x = np.random.default_rng(n).poisson(np.linspace(1, 40, n) ** 1.5).astype(dtype)
@@ -96,11 +96,11 @@ def test_statistics_at_the_packaged_block_sizes(n, dtype):
     assert within_block_l1(x, 3) == pytest.approx(_block_l1_rows(v, np.arange(0, n, 3))[0], rel=1e-12)
 
 
-@pytest.mark.parametrize("shape", [(64, 48), (30, 22), (31, 20)])
+@pytest.mark.parametrize("shape", [(32, 24), (14, 10), (15, 8)])
 def test_grid_statistics_at_the_packaged_block_sizes(shape):
     """The grid statistics with the packaged blocks (4 x 4 coarse, 2 x 2 fine) against the membership-matrix
-    definitions, on even sides whose coarse cuts fall between fine blocks (64 x 48) or not (30 x 22: cuts
-    at 5, 11, ...), and an odd side (31 x 20: the other route).  Kills: the coarse sums taken from the fine
+    definitions, on even sides whose coarse cuts fall between fine blocks (32 x 24) or not (14 x 10: cuts
+    at 3, 7, ...), and an odd side (15 x 8: the other route).  Kills: the coarse sums taken from the fine
     blocks' sums across a cut inside a block, a 2 x 2 view left out of the block sums or of D and W, W
     against the uniform mean instead of the block means."""
     from dphist.selection.features import grid_statistics
