@@ -1,16 +1,17 @@
-"""Variants of the 1-D selector's training, compared by simulated held-out regret:
-``python benchmarks/selector_variants.py [--results DIR] [--only NAME|NAME]``.
+"""Variants of the selector's training, compared by simulated held-out regret:
+``python benchmarks/selector_variants.py [--dims 2] [--results DIR] [--only NAME|NAME]``.
 
-For each variant and each of ``benchmarks/selector_eval.py``'s three folds by source: trees fitted
+For each variant and each of ``benchmarks/selector_eval.py``'s three folds by source (``--dims 2``:
+``benchmarks/selector_eval_2d.py``'s five folds of two 2-D sources, 64 x 64 cells): trees fitted
 (:func:`dphist.selection.regret_tree.fit`, as :func:`dphist.selection.train.train_models` fits them) to the
-training rows of the synthetic shapes and the other twelve sources only, then applied to the fold's
-settings (4,096 bins) with features drawn afresh (another seed than training's) from the fold's own
+training rows of the synthetic shapes and the other twelve sources only (grids: the other eight
+sources), then applied to the fold's settings (4,096 bins or cells) with features drawn afresh (another seed than training's) from the fold's own
 samples; a chosen candidate's regret is its error at ``(1 - share) eps`` (interpolated in epsilon,
 :func:`~dphist.selection.train.errors_at`) over the setting's best error at the full epsilon.  A
 simulation (no run of `auto`, the errors looked up in the training sweep): cheap, so it can rank
 variants, while the stored evaluation (``selector_eval.py``) runs the real preset.  The training rows'
 features are drawn once per share and number of draws for every setting, then each fold's rows taken
-from them (so the packaged variant here is the packaged procedure with other noise draws).
+from them (so a packaged variant here is the packaged procedure with other noise draws).
 
 Variants: the tree's size; noisy draws per training cell; the objective (the summed regret, or the
 regret clipped, or its logarithm or square root: robust to a few settings of huge regret); features
@@ -20,15 +21,17 @@ least a tenth of the training rows; a bag of 15 trees fitted to bootstrap sample
 sources, choosing the least mean leaf regret; the feature share.
 
 Also prints where the regret comes from (:func:`floor_tables`): per signal level ``log10(scale eps)``
-the packaged variant's simulated regret, a perfect choice run at ``(1 - share) eps``, and the best
+the packaged tree size's simulated regret, a perfect choice run at ``(1 - share) eps``, and the best
 single preset of that level in hindsight; and a selector that sees the data itself but chooses with
-one run's luck (each candidate's error in one trial of the sweep picks it, its error in the other
-trial scores it, against that trial's best): what the oracle's run-to-run luck costs any selector.
+one run's luck (each candidate's error in one trial of the sweep picks it, its error in another
+trial scores it, against that trial's best; every ordered pair of trials): what the oracle's run-to-run
+luck costs any selector.
 Not a speed benchmark.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -46,7 +49,9 @@ def _ratios(X):
 
 
 VARIANTS = {
-    "packaged (depth 5, 20 rows a leaf, 4 draws, share 0.1)": {},
+    "depth 5, 20 rows a leaf, 4 draws, share 0.1 (the 1-D model's)": {},
+    "depth 3, 50 rows a leaf (the grid model's)": {"max_depth": 3, "min_leaf": 50},
+    "depth 2": {"max_depth": 2},
     "16 draws": {"draws": 16},
     "depth 3": {"max_depth": 3},
     "depth 4": {"max_depth": 4},
@@ -54,6 +59,8 @@ VARIANTS = {
     "10 rows a leaf": {"min_leaf": 10},
     "100 rows a leaf": {"min_leaf": 100},
     "300 rows a leaf": {"min_leaf": 300},
+    "depth 3, 100 rows a leaf": {"max_depth": 3, "min_leaf": 100},
+    "depth 4, 100 rows a leaf": {"max_depth": 4, "min_leaf": 100},
     "regret clipped at 3": {"objective": lambda R: np.minimum(R, 3.0)},
     "regret clipped at 10": {"objective": lambda R: np.minimum(R, 10.0)},
     "log regret": {"objective": np.log},
@@ -134,15 +141,15 @@ class Simulation:
         return np.concatenate(out), np.concatenate(settings)
 
 
-def floor_tables(sim, results_csv, share=0.1) -> str:
-    """Markdown: where the regret comes from (module docstring)."""
+def floor_tables(sim, results_csv, share=0.1, **tree) -> str:
+    """Markdown: where the regret comes from (module docstring); ``tree``: the tree's size."""
     import pandas as pd
 
     from dphist.selection.train import candidates, errors_at, regret_matrix
-    lines = ["| workload | signal log10(scale eps) | settings | packaged (simulated) | perfect choice at "
+    lines = ["| workload | signal log10(scale eps) | settings | the packaged tree size (simulated) | perfect choice at "
              f"{1 - share:g} eps | best single preset of the level (hindsight) |", "|---|---|---|---|---|---|"]
     for wl, table in sim.tables.items():
-        regret, S = sim.chosen_regrets(wl, share=share)
+        regret, S = sim.chosen_regrets(wl, share=share, **tree)
         index = table.index
         signal = np.log10(index.get_level_values("scale").to_numpy(float)
                           * index.get_level_values("epsilon").to_numpy(float))[S]
@@ -157,32 +164,41 @@ def floor_tables(sim, results_csv, share=0.1) -> str:
                      f"{sum(R[(signal >= lo) & (signal < hi)].mean(axis=0).min() * ((signal >= lo) & (signal < hi)).sum() for lo, hi in SIGNAL_LEVELS) / S.size:.3f} |")
     df = pd.read_csv(results_csv)
     df = df[(df["metric"] == "scaled-l2") & (df["domain"] == DOMAIN) & ~df["dataset"].str.startswith("synthetic")]
-    lines += ["", "| workload | settings | one run's luck: chosen by trial 0 (1), scored on trial 1 (0) against its "
-              "best | the two-trial oracle over the mean of the per-trial bests |", "|---|---|---|---|"]
+    lines += ["", "| workload | settings | one run's luck: chosen by one trial, scored on another against its "
+              "best | the oracle (least mean over the trials) over the mean of the per-trial bests |", "|---|---|---|---|"]
     for wl in sim.tables:
         labels = list(candidates(sim.config, wl))
         sub = df[(df["workload"] == wl) & df["algorithm"].isin(labels)]
         wide = sub.pivot_table(index=["dataset", "scale", "epsilon"], columns=["trial", "algorithm"], values="value")
-        e0, e1 = wide[0][labels].to_numpy(), wide[1][labels].to_numpy()
-        rows = np.arange(e0.shape[0])
-        luck = np.concatenate([e1[rows, e0.argmin(axis=1)] / e1.min(axis=1), e0[rows, e1.argmin(axis=1)] / e0.min(axis=1)])
-        oracle = ((e0 + e1) / 2).min(axis=1) / ((e0.min(axis=1) + e1.min(axis=1)) / 2)
-        lines.append(f"| {wl} | {e0.shape[0]} | {luck.mean():.3f} | {oracle.mean():.3f} |")
+        E = [wide[t][labels].to_numpy() for t in sorted(sub["trial"].unique())]
+        rows = np.arange(E[0].shape[0])
+        luck = np.concatenate([E[b][rows, E[a].argmin(axis=1)] / E[b].min(axis=1)
+                               for a, b in itertools.permutations(range(len(E)), 2)])
+        oracle = (sum(E) / len(E)).min(axis=1) / (sum(e.min(axis=1) for e in E) / len(E))
+        lines.append(f"| {wl} | {rows.size} | {luck.mean():.3f} | {oracle.mean():.3f} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--results", default="results/selector-training")
+    parser.add_argument("--dims", type=int, choices=(1, 2), default=1)
+    parser.add_argument("--results", default=None, help="the training sweep's folder (default "
+                        "results/selector-training, -2d for grids)")
     parser.add_argument("--only", default=None, help="variant names (substrings) separated by |")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from dpbench_1d import dpbench_dir
-    from selector_eval import folds
+    if args.dims == 1:
+        from dpbench_1d import dpbench_dir
+        from selector_eval import folds
+    else:
+        from dpbench_2d_sweep import dpbench_dir
+        from selector_eval_2d import folds
 
-    from dphist.selection.train import error_table, training_config
-    config = training_config(args.data_dir or dpbench_dir(), args.results)
+    from dphist.selection.train import (MAX_DEPTH, MAX_DEPTH_2D, MIN_LEAF, MIN_LEAF_2D, error_table,
+                                        training_config)
+    args.results = args.results or "results/selector-training" + ("-2d" if args.dims == 2 else "")
+    config = training_config(args.data_dir or dpbench_dir(), args.results, dims=args.dims)
     tables = error_table(Path(args.results) / "results.csv", config)
     sim = Simulation(tables, config, folds(config))
     wls = list(tables)
@@ -194,7 +210,8 @@ def main(argv=None) -> int:
         r = {wl: sim.chosen_regrets(wl, **variant)[0].mean() for wl in wls}
         print(f"| {name} | " + " | ".join(f"{r[wl]:.3f}" for wl in wls) + " |", flush=True)
     print()
-    print(floor_tables(sim, Path(args.results) / "results.csv"))
+    size = (MAX_DEPTH, MIN_LEAF) if args.dims == 1 else (MAX_DEPTH_2D, MIN_LEAF_2D)
+    print(floor_tables(sim, Path(args.results) / "results.csv", max_depth=size[0], min_leaf=size[1]))
     return 0
 
 
