@@ -243,8 +243,9 @@ def test_missing_plugin_falls_back_with_a_note(tmp_path):
 def test_packaged_model_matches_its_training_configuration():
     """The shipped models (1-D and grids) load, have a tree per workload over installed presets (the grid
     model's: every preset of its sweep, all installed 2-D presets), and were trained from the shipped
-    configurations (their SHA-256).  Kills: a training TOML edited without retraining, a preset of the
-    2-D sweep left out of the grid model's candidates."""
+    configurations (their SHA-256), the grid model with the grid trees' size.  Kills: a training TOML edited
+    without retraining, a preset of the 2-D sweep left out of the grid model's candidates, a grid model
+    trained with the 1-D tree size (depth 5, 20 rows a leaf)."""
     import hashlib
     model = load_model()
     assert set(model["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
@@ -257,6 +258,10 @@ def test_packaged_model_matches_its_training_configuration():
     assert grid["dims"] == 2 and set(grid["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
     assert grid["training"]["config_sha256"] == hashlib.sha256(TRAINING_CONFIG_2D.read_bytes()).hexdigest()
     assert grid["training"]["excluded_sources"] == []
+    from dphist.selection.train import MAX_DEPTH_2D, MIN_LEAF_2D    # the grid trees' own, smaller size
+    assert (grid["training"]["max_depth"], grid["training"]["min_leaf"]) == (MAX_DEPTH_2D, MIN_LEAF_2D)
+    assert all(entry["tree"].depth <= MAX_DEPTH_2D and entry["tree"].cells.min() >= MIN_LEAF_2D
+               for entry in grid["trees"].values())
     from dphist.experiments.config import SweepConfig
     swept = {a.name for a in SweepConfig.from_toml(TRAINING_CONFIG_2D).algorithms}
     assert {name for name, _ in grid["trees"]["prefix"]["presets"].values()} == swept
