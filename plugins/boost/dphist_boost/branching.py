@@ -15,6 +15,8 @@ The choice depends only on the public domain size.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from dphist.errors import InvalidParameter
@@ -44,6 +46,13 @@ def best_branching(n: int) -> int:
     n = int(n)
     if n < 1:
         raise InvalidParameter(f"the domain must have at least one bin, got {n}")
+    return _best_branching(n)
+
+
+@lru_cache(maxsize=256)
+def _best_branching(n: int) -> int:
+    # a function of the public domain size alone, evaluated over all b in O(n): remembered, since every
+    # run of Hb (thousands in an audit) asks for the same few sizes
     if n <= 2:
         return 2
     b = np.arange(2, n + 1, dtype=np.int64)

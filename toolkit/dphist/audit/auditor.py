@@ -487,11 +487,14 @@ class _Stopped:
     """Marks an item not run because the audit had already failed (``stop_on_failure``)."""
 
 
-def _pool_map(pool, fn, local, items, deadline, stop, on_result):
+def _pool_map(pool, fn, local, items, deadline, stop, on_result, split=None):
     """``[fn(item)]`` in order, ``workers`` at a time; items not started before ``deadline`` give
     None, items not started once ``stop()`` holds give :class:`_Stopped`.  ``local`` runs an item
-    in this process (no pool, or a chunk of one).  ``on_result(index, outcome)`` takes each outcome
-    as its chunk ends."""
+    in this process (no pool, or a chunk of one).  ``split``, if given, runs an item in this process
+    with its looped runs split over the pool's workers: a last chunk smaller than the pool (one case
+    of seven on two workers) then keeps every worker busy instead of running on one core.  The
+    outcomes do not depend on which path ran them (the same seeds, concatenated in order).
+    ``on_result(index, outcome)`` takes each outcome as its chunk ends."""
     width = pool._max_workers if pool is not None else 1
     for i in range(0, len(items), width):
         chunk = items[i:i + width]
@@ -499,6 +502,8 @@ def _pool_map(pool, fn, local, items, deadline, stop, on_result):
             outs = [_Stopped] * len(chunk)
         elif time.perf_counter() > deadline:
             outs = [None] * len(chunk)
+        elif pool is not None and split is not None and len(chunk) < width:
+            outs = [split(a) for a in chunk]
         else:
             outs = list(pool.map(fn, chunk)) if pool is not None and len(chunk) > 1 else [local(a) for a in chunk]
         for k, out in enumerate(outs):
@@ -595,10 +600,8 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
         width = pool._max_workers if pool is not None else 1
         # 1. the fixed cases
         items = [(c, _seq(entropy, i)) for i, c in enumerate(cases)]
-        single = pool if len(cases) == 1 else None   # one case: split its looped runs over the workers
-        _pool_map(pool if len(cases) > 1 else None, _forked_case,
-                  lambda arg: _audit_case(job, arg[0], arg[1], single), items, deadline, failed,
-                  lambda k, out: take(out, cases[k]))
+        _pool_map(pool, _forked_case, lambda arg: _audit_case(job, *arg), items, deadline, failed,
+                  lambda k, out: take(out, cases[k]), split=lambda arg: _audit_case(job, *arg, pool=pool))
         # 2. the search, then its pairs audited like the fixed ones (fresh seeds)
         if keep and not failed():
             search_deadline = min(deadline, t0 + budget / 3) if budget is not None else np.inf
@@ -617,7 +620,7 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
             slots = [Case(0, p, "float", "search") for p, _ in found]
             items = [(c, _seq(entropy, len(cases) + k)) for k, c in enumerate(slots)]
             _pool_map(pool, _forked_case, lambda arg: _audit_case(job, *arg), items, deadline, failed,
-                      lambda k, out: take(out, slots[k]))
+                      lambda k, out: take(out, slots[k]), split=lambda arg: _audit_case(job, *arg, pool=pool))
             skipped += keep - len(slots)
         elif keep:
             stopped += keep
@@ -640,7 +643,7 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
                     best = w
 
             _pool_map(pool, _forked_confirm, lambda arg: _confirm(job, *arg, pool=None), items, deadline, failed,
-                      confirmed)
+                      confirmed, split=lambda arg: _confirm(job, *arg, pool=pool))
             skipped += confirm - len(chosen)
     if stopped:
         notes.append(f"stopped at the first certified failure: {stopped} planned cases not run "

@@ -70,12 +70,21 @@ class Outputs:
 
 
 def canonical_labels(partition: Partition) -> np.ndarray:
-    """Group labels numbered by order of first appearance in the domain (equal set partitions -> equal labels)."""
-    labels = partition.labels()
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    return rank[inverse]
+    """Group labels numbered by order of first appearance in the domain (equal set partitions -> equal labels).
+
+    Computed once per audited run, so without sorting the labels: a group's first bin is the smallest
+    index in its slice of the order (its bounds increase strictly, so no slice is empty)."""
+    n, k = partition.n_bins, partition.n_groups
+    if k == n:       # singletons: the group of bin i is the i-th to appear
+        return np.arange(n, dtype=np.int64)
+    if k == 1:
+        return np.zeros(n, dtype=np.int64)
+    first = np.minimum.reduceat(partition.order, partition.bounds[:-1])
+    rank = np.empty(k, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(k)   # the first bins are distinct: any sort gives the same ranks
+    out = np.empty(n, dtype=np.int64)
+    out[partition.order] = np.repeat(rank, partition.sizes)
+    return out
 
 
 class BatchedLaplace:
@@ -232,8 +241,9 @@ def run_looped(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np
                pool: ProcessPoolExecutor | None = None, noise: str = "float", index: int = 0) -> Outputs:
     """One :meth:`Pipeline.run` per seed (``noise``: one of :data:`NOISES`); with a
     :func:`forked_pool` sharing ``pipelines`` (``pipeline`` is ``pipelines[index]``), the seeds
-    are split over its workers."""
-    if pool is None or seeds.size < 256:
+    are split over its workers (from 64 seeds on: a fast audit's 100 selection runs are worth splitting,
+    a few dozen are not worth a round trip)."""
+    if pool is None or seeds.size < 64:
         return _run_seeds(pipeline, counts, epsilon, seeds, noise)
     chunks = np.array_split(seeds, pool._max_workers)
     parts = list(pool.map(_forked_run, [(index, counts, epsilon, c, noise) for c in chunks]))
