@@ -108,9 +108,8 @@ class GroupMeanFinalizer(Finalizer):
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
         noisy = ctx.data.laplace_partition(bins, ctx.budget)
-        if (isinstance(noisy, np.ndarray) and noisy.dtype == np.float64 and noisy.ndim >= 1
-                and noisy.shape[-1] == bins.n_groups and bins.is_plain()):
-            return noisy       # singletons in domain order: spread would return a copy of these floats (memory)
+        if bins.is_plain() and isinstance(noisy, np.ndarray) and noisy.dtype == np.float64:
+            return noisy   # singletons in domain order: the measurement is the estimate (a fresh array, no copy)
         return bins.spread(noisy)
 
     def stated_error(self, bins: Partition, ctx: Context):
