@@ -126,6 +126,9 @@ def main(argv=None) -> int:
     parser.add_argument("--moderate", action="store_true", help="the stored summary's grid (64^2, 128^2, 5 trials)")
     parser.add_argument("--output", default=None, help="results folder (default: the TOML's output)")
     parser.add_argument("--summary", default=None, help=f"summary CSV (default with --moderate: {SUMMARY})")
+    parser.add_argument("--domains", type=int, nargs="+", default=None, help="sides per axis (default: the TOML's)")
+    parser.add_argument("--scales", type=int, nargs="+", default=None, help="scales (default: the TOML's)")
+    parser.add_argument("--trials", type=int, default=None, help="trials per setting (default: the TOML's)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
     parser.add_argument("--force", action="store_true", help="start over instead of resuming")
     args = parser.parse_args(argv)
@@ -133,6 +136,12 @@ def main(argv=None) -> int:
     config, what = load_config(data)
     if args.moderate:
         config = moderate(config)
+    if args.domains:
+        config = replace(config, domains=list(args.domains))
+    if args.scales:
+        config = replace(config, scales=list(args.scales))
+    if args.trials:
+        config = replace(config, trials=args.trials)
     if args.workers:
         config = replace(config, workers=args.workers)
     print(f"DPBench 2-D grid on {what}: {len(config.algorithms)} algorithms x {len(config.datasets)} sources x "
