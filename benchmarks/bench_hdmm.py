@@ -10,6 +10,13 @@ strategy at n = 4,096 <= 0.2 s (2-D: 256 x 256 <= 1 s) (from memory, and from th
 (the error case writes ``benchmarks/results/hdmm-errors.md`` and ``plugins/hdmm/expected_errors.csv``,
 read by ``notebooks/hdmm.ipynb``).
 
+HDMM's own optimiser beside ours (table ``hdmm-reference``): ``hdmm_reference.py`` runs HDMM's
+``templates.PIdentity(n // 16, n).optimize(W)`` with its restarts in the reference's own Python, from a scratch copy
+of github:dpcomp-org/hdmm (AGPL-3.0: run, never copied) named by ``DPHIST_HDMM`` (the copy's root),
+``DPHIST_HDMM_PYTHON`` (a Python with numpy and scipy) and, for the table, ``DPHIST_HDMM_COMMIT``; both
+strategies are scored here from their dense matrices.  Without those variables the case is information only and
+its table says the reference was not run.
+
 Exact expected errors, in units of the noise variance per unit sensitivity (multiply by 2/eps^2 for
 Laplace): a linear strategy ``A`` with L1 sensitivity ``s`` and least-squares (or exact-inverse)
 reconstruction has total squared error ``s^2 tr(G C)`` on a workload with Gram matrix ``G``, where
@@ -170,6 +177,97 @@ def write_l2_table(rows) -> None:
 
 def _l2():
     write_l2_table(l2_table())
+
+
+# ------------------------------------------------------------------ HDMM's own optimiser (the reference), run beside ours
+
+#: sizes and restarts of the reference run (HDMM's ``mechanism.HDMM.optimize`` restarts 25 times by default;
+#: at 1,024 bins one restart costs about 13 s of CPU)
+REF_SIZES = (256, 1024)
+REF_RESTARTS = {256: 25, 1024: 10}
+
+
+def reference_location() -> tuple[str, str] | None:
+    """``(DPHIST_HDMM, DPHIST_HDMM_PYTHON)``: a scratch copy of github:dpcomp-org/hdmm (its root, holding
+    ``src/hdmm``) and a Python with numpy and scipy; None when either is unset."""
+    root, python = os.environ.get("DPHIST_HDMM"), os.environ.get("DPHIST_HDMM_PYTHON")
+    return (root, python) if root and python else None
+
+
+def run_reference(workload: str, n: int, restarts: int) -> dict:
+    """HDMM's PIdentity optimisation as ``benchmarks/hdmm_reference.py`` runs it, in the reference's own Python:
+    HDMM's loss per restart, CPU seconds per restart and the best strategy's dense matrix."""
+    import subprocess
+    root, python = reference_location()
+    with tempfile.TemporaryDirectory(prefix="dphist-hdmm-ref-") as tmp:
+        out = Path(tmp) / "ref.npz"
+        env = {**os.environ, "PYTHONPATH": str(Path(root) / "src"), "OPENBLAS_NUM_THREADS": "1"}
+        subprocess.run([python, str(ROOT / "benchmarks" / "hdmm_reference.py"), workload, str(n), str(restarts),
+                        str(out)], check=True, env=env, cwd=tmp)
+        with np.load(out) as z:
+            return {k: z[k] for k in ("losses", "seconds", "strategy", "p")}
+
+
+def l1_error(A, G) -> float:
+    """``||A||_1^2 tr(G (A^T A)^{-1})`` of a dense strategy, its sensitivity read from the matrix itself."""
+    return ls_error(A, G, float(np.abs(A).sum(axis=0).max()))
+
+
+def reference_table(sizes=REF_SIZES) -> list[dict]:
+    """Per workload and size: dphist's default ``optimize`` and HDMM's best of ``REF_RESTARTS`` restarts, both
+    scored by :func:`l1_error` (dense, from each strategy's matrix), and the SVD bound.  Without the reference
+    (:func:`reference_location` None) the HDMM columns are NaN."""
+    from dphist import workloads as wl
+    from dphist_hdmm import Gram, optimize, svd_bound
+    have = reference_location() is not None
+    rows = []
+    for name in WORKLOADS:
+        for n in sizes:
+            G = Gram(wl.make(name, n)).dense()
+            ours = _OPTIMISED.get((name, n)) or optimize(name, n)
+            row = dict(workload=name, n=n, queries=len(wl.make(name, n)), p=ours.p, ours=l1_error(ours.strategy, G),
+                       bound=svd_bound(name, n), hdmm=float("nan"), hdmm_p=n // 16, hdmm_loss=float("nan"),
+                       hdmm_worst=float("nan"), restarts=0, hdmm_cpu=float("nan"))
+            if have:
+                ref = run_reference(name, n, REF_RESTARTS[n])
+                row.update(hdmm=l1_error(ref["strategy"], G), hdmm_p=int(ref["p"]), hdmm_loss=float(ref["losses"].min()),
+                           hdmm_worst=float(ref["losses"].max()), restarts=int(ref["losses"].size),
+                           hdmm_cpu=float(ref["seconds"].mean()))
+            rows.append(row)
+    return rows
+
+
+def write_reference_table(rows) -> None:
+    import subprocess
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    loc = reference_location()
+    source = (f"HDMM = github:dpcomp-org/hdmm at commit {os.environ.get('DPHIST_HDMM_COMMIT', '(not given)')}, "
+              "`templates.PIdentity(n // 16, n, seed=s).optimize(W)` for s = 0 .. restarts - 1, the best by HDMM's "
+              "loss (what `mechanism.HDMM.optimize` does)" if loc else
+              "HDMM's reference was NOT run (set DPHIST_HDMM and DPHIST_HDMM_PYTHON): its columns are empty")
+    lines = ["### hdmm-reference", "",
+             "Pure epsilon-DP (Laplace noise, L1 sensitivity): exact expected total squared error per unit noise "
+             "variance, ||A||_1^2 tr(G (A^T A)^{-1}), computed here from each strategy's dense matrix; ours = the "
+             "default `optimize(workload, n)`. " + source + ". Per-query RMSE ratios are the square roots of the "
+             "error ratios. Load: " + load, "",
+             "| workload | n | ours (p) | HDMM (p, restarts) | HDMM worst restart | SVD bound | ours / HDMM | "
+             "ours / SVD bound | HDMM / SVD bound | per-query RMSE ours / bound | HDMM CPU s per restart | "
+             "ours within 2 % of HDMM |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ran = r["restarts"] > 0
+        vs = r["ours"] / r["hdmm"] if ran else float("nan")
+        lines.append(f"| {r['workload']} | {r['n']} | {r['ours']:.6g} ({r['p']}) | "
+                     + (f"{r['hdmm']:.6g} ({r['hdmm_p']}, {r['restarts']}) | {r['hdmm_worst']:.6g} | " if ran else "- | - | ")
+                     + f"{r['bound']:.6g} | " + (f"{vs:.4f} | " if ran else "- | ")
+                     + f"{r['ours'] / r['bound']:.2f} | " + (f"{r['hdmm'] / r['bound']:.2f} | " if ran else "- | ")
+                     + f"{np.sqrt(r['ours'] / r['bound']):.3f} | " + (f"{r['hdmm_cpu']:.1f} | " if ran else "- | ")
+                     + (("yes" if vs <= 1.02 else "NO") if ran else "not run") + " |")
+    (ROOT / "benchmarks" / "results" / "hdmm-reference.md").write_text("\n".join(lines) + "\n")
+
+
+def _reference():
+    write_reference_table(reference_table())
 
 
 # ------------------------------------------------------------------ 2-D: Kronecker strategies against HB-2D,
@@ -351,6 +449,8 @@ CASES = [
          run=_errors, warmup=False, repeat=1),
     dict(name="OPT-L2 (Gaussian noise) against the SVD bound, n = 256, 1024, 4096 (table: hdmm-l2)", target=None,
          setup=tuple, run=_l2, warmup=False, repeat=1),
+    dict(name="HDMM's own optimiser (reference, OPT_0) against optimize(), n = 256, 1024 (table: hdmm-reference)",
+         target=None, setup=tuple, run=_reference, warmup=False, repeat=1),
     dict(name="OPT-2D-ranges optimisation, 256 x 256 (cold cache)", target=30.0, setup=_cold("all-rectangles"),
          run=_optimize_2d, warmup=False, repeat=1),
     dict(name="OPT-2D-prefix optimisation, 256 x 256 (cold cache)", target=30.0, setup=_cold("prefix"),

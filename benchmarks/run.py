@@ -103,23 +103,29 @@ def _load_average() -> str:
         return "-"
 
 
-def _base_name(row: str) -> str:
-    """A table row's case name without the measured ratio or note appended to it."""
-    name = row.split(" | ")[0].lstrip("| ").strip()
-    return name.split(" (run / reference = ")[0]
+def _base_name(row: str, names) -> str | None:
+    """The case (one of ``names``) a table row is about: its first cell is the case's name, alone or
+    followed by what the runner appends (`` (run / reference = ...)``, a note such as `` (DPBench failed:
+    ...)``); the longest such name, or None."""
+    text = row.split(" | ")[0].lstrip("| ").strip()
+    found = [name for name in names if text == name or text.startswith(name + " (")]
+    return max(found, key=len) if found else None
 
 
 def _merged_rows(path: Path, cases: list[dict], fresh: dict[str, str]) -> list[str]:
     """The table of ``--only``: the re-run cases' rows and the other cases' rows kept from the results
     file (a row without a load column marked "(earlier run)"), in the topic's case order."""
     old = {}
+    names = [case["name"] for case in cases]
     if path.exists():
         for ln in path.read_text().splitlines():
             if ln.startswith("| ") and not ln.startswith("| case") and not ln.startswith("|---"):
                 cells = ln.rstrip(" |").split(" | ")
                 if len(cells) == 4:           # a results file written before the load column
                     ln = ln.rstrip() + " (earlier run) |"
-                old[_base_name(ln)] = ln
+                name = _base_name(ln, names)
+                if name is not None:
+                    old[name] = ln
     rows = []
     for case in cases:
         if case["name"] in fresh:

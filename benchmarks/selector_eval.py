@@ -71,6 +71,25 @@ def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: i
     return models, frames
 
 
+def held_out_table(config, tables, fixed, out: Path, workloads=None, **fold_args):
+    """Train and run every fold (:func:`run_folds` with ``fold_args``), then one row per held-out
+    setting and workload: the errors of ``fixed`` (per workload, indexed by dataset, domain, scale and
+    epsilon) at :data:`DOMAIN` cells joined with `auto`'s at every share, a workload-aware preset's
+    column named without its ``@<workload>``.  Returns ``(models, rows)``."""
+    import pandas as pd
+    from dphist.selection.train import WORKLOADS
+    models, csvs = run_folds(config, tables, out, **fold_args)
+    auto = pd.concat([pd.read_csv(c) for c in csvs])
+    auto = auto[auto["metric"] == "scaled-l2"]
+    rows = []
+    for wl in workloads or WORKLOADS:
+        wide = fixed[wl].xs(DOMAIN, level="domain").join(auto_errors(auto, wl), how="inner")
+        wide.columns = [c.split("@")[0] for c in wide.columns]
+        wide["workload"] = wl
+        rows.append(wide.reset_index())
+    return models, pd.concat(rows, ignore_index=True)
+
+
 def auto_errors(auto, wl):
     """`auto`'s mean error per (dataset, scale, epsilon), one column ``auto_<share>`` per share."""
     a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@")]
@@ -105,9 +124,7 @@ def choices(config, models, held_rows):
 
 
 def main(argv=None) -> int:
-    import pandas as pd
-
-    from dphist.selection.train import WORKLOADS, candidates, error_table, training_config
+    from dphist.selection.train import candidates, error_table, training_config
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None,
                         help="DPBench's 1-D sources (default: found as benchmarks/dpbench_1d.py finds them)")
@@ -121,20 +138,8 @@ def main(argv=None) -> int:
         parser.error("DPBench's 1-D sources were not found: give --data-dir")
     config = training_config(data_dir, args.results)
     tables = error_table(Path(args.results) / "results.csv", config)
-    out = Path(args.out)
-    models, csvs = run_folds(config, tables, out)
-    auto = pd.concat([pd.read_csv(c) for c in csvs])
-    auto = auto[auto["metric"] == "scaled-l2"]
-    rows = []
-    for wl in WORKLOADS:
-        t = tables[wl].xs(DOMAIN, level="domain")
-        t = t[~t.index.get_level_values("dataset").str.startswith("synthetic")]
-        a = auto_errors(auto, wl)
-        wide = t.join(a, how="inner")
-        wide.columns = [c.split("@")[0] for c in wide.columns]
-        wide["workload"] = wl
-        rows.append(wide.reset_index())
-    df = pd.concat(rows, ignore_index=True)
+    models, fixed = held_out_table(config, tables, tables, Path(args.out))
+    df = fixed[~fixed["dataset"].str.startswith("synthetic")].reset_index(drop=True)
     chosen = choices(config, models, sorted(set(zip(df["dataset"], df["scale"], df["epsilon"]))))
     for share in (CHOICE_SHARE,):
         for trial in range(config.trials):

@@ -35,17 +35,12 @@ OUT_CSV = ROOT / "notebooks" / "data" / "selection-2d-heldout.csv"
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from selector_eval import CHOICE_SHARE, SHARES, auto_errors, auto_label  # noqa: E402  (this folder's 1-D evaluation)
+from selector_eval import CHOICE_SHARE, SHARES, auto_label, held_out_table  # noqa: E402  (this folder's 1-D evaluation)
 
 
 def folds(config) -> list[list[str]]:
     names = sorted(d.key for d in config.datasets)
     return [names[k::FOLDS] for k in range(FOLDS)]
-
-
-def run_folds(config, tables, out: Path):
-    from selector_eval import run_folds as run
-    return run(config, tables, out, held_out=folds(config), dims=2, domain=int(round(DOMAIN ** 0.5)))
 
 
 def choices(config, models, held_rows):
@@ -82,8 +77,6 @@ def all_presets(results_csv):
 
 
 def main(argv=None) -> int:
-    import pandas as pd
-
     from dphist.selection.train import error_table, training_config
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None, help="DPBench's 2-D sources (default: found as "
@@ -101,17 +94,8 @@ def main(argv=None) -> int:
     tables = error_table(Path(args.results) / "results.csv", config)       # auto's candidates
     everything = all_presets(Path(args.results) / "results.csv")           # every preset of the sweep
     out = Path(args.out)
-    models, csvs = run_folds(config, tables, out)
-    auto = pd.concat([pd.read_csv(c) for c in csvs])
-    auto = auto[auto["metric"] == "scaled-l2"]
-    rows = []
-    for wl in WORKLOADS:
-        t = everything[wl].xs(DOMAIN, level="domain")
-        a = auto_errors(auto, wl)
-        wide = t.join(a, how="inner")
-        wide["workload"] = wl
-        rows.append(wide.reset_index())
-    df = pd.concat(rows, ignore_index=True)
+    models, df = held_out_table(config, tables, everything, out, WORKLOADS, held_out=folds(config), dims=2,
+                               domain=int(round(DOMAIN ** 0.5)))
     chosen = choices(config, models, sorted(set(zip(df["dataset"], df["scale"], df["epsilon"]))))
     for trial in range(config.trials):
         df[f"chosen_{CHOICE_SHARE:g}_t{trial}"] = [chosen[(d, s, e, w, trial)] for d, s, e, w in

@@ -1,75 +1,217 @@
-"""Variants of the 1-D selector's training, compared by simulated held-out regret:
-``python benchmarks/selector_variants.py [--results DIR]``.
+"""Variants of the selector's training, compared by simulated held-out regret:
+``python benchmarks/selector_variants.py [--dims 2] [--results DIR] [--only NAME|NAME]``.
 
-For each variant (tree depth, rows per leaf, noisy-feature draws per training cell) and each of
-``benchmarks/selector_eval.py``'s three folds by source: the trees are trained on the synthetic shapes
-and the other twelve sources only (:func:`dphist.selection.train.train_models` with the fold excluded),
-then applied to the fold's settings (4,096 bins) with features drawn afresh (another seed than
-training's) from the fold's own samples; a chosen candidate's regret is its error at ``(1 - share) eps``
-(interpolated in epsilon, :func:`~dphist.selection.train.errors_at`) over the setting's best error at the
-full epsilon.  A simulation (no run of `auto`, the errors looked up in the training sweep): cheap, so it
-can rank variants, while the stored evaluation (``selector_eval.py``) runs the real preset.  Prints a
-Markdown table: the mean simulated regret per workload and variant.  Not a speed benchmark.
+For each variant and each of ``benchmarks/selector_eval.py``'s three folds by source (``--dims 2``:
+``benchmarks/selector_eval_2d.py``'s five folds of two 2-D sources, 64 x 64 cells): trees fitted
+(:func:`dphist.selection.regret_tree.fit`, as :func:`dphist.selection.train.train_models` fits them) to the
+training rows of the synthetic shapes and the other twelve sources only (grids: the other eight
+sources), then applied to the fold's settings (4,096 bins or cells) with features drawn afresh (another seed than training's) from the fold's own
+samples; a chosen candidate's regret is its error at ``(1 - share) eps`` (interpolated in epsilon,
+:func:`~dphist.selection.train.errors_at`) over the setting's best error at the full epsilon.  A
+simulation (no run of `auto`, the errors looked up in the training sweep): cheap, so it can rank
+variants, while the stored evaluation (``selector_eval.py``) runs the real preset.  The training rows'
+features are drawn once per share and number of draws for every setting, then each fold's rows taken
+from them (so a packaged variant here is the packaged procedure with other noise draws).
+
+Variants: the tree's size; noisy draws per training cell; the objective (the summed regret, or the
+regret clipped, or its logarithm or square root: robust to a few settings of huge regret); features
+(ratios of the statistics to the total-variation distance, post-processing of the same noisy values;
+or the shape statistics left out); the candidates pruned to those within 1.25 of the oracle in at
+least a tenth of the training rows; a bag of 15 trees fitted to bootstrap samples of the training
+sources, choosing the least mean leaf regret; the feature share.
+
+Also prints where the regret comes from (:func:`floor_tables`): per signal level ``log10(scale eps)``
+the packaged tree size's simulated regret, a perfect choice run at ``(1 - share) eps``, and the best
+single preset of that level in hindsight; and a selector that sees the data itself but chooses with
+one run's luck (each candidate's error in one trial of the sweep picks it, its error in another
+trial scores it, against that trial's best; every ordered pair of trials): what the oracle's run-to-run
+luck costs any selector.
+Not a speed benchmark.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
+DOMAIN = 4096
+SIGNAL_LEVELS = ((-9, 1.5), (1.5, 2.5), (2.5, 3.5), (3.5, 4.5), (4.5, 5.5), (5.5, 99))
+
+
+def _ratios(X):
+    """The coarse and fine statistics over the total-variation distance, appended (no new measurement)."""
+    d = np.maximum(X[:, 3], 1e-3)
+    return np.column_stack([X, X[:, 4] / d, X[:, 5] / d])
+
+
 VARIANTS = {
-    "packaged (depth 5, 20 rows a leaf, 4 draws)": {},
+    "depth 5, 20 rows a leaf, 4 draws, share 0.1 (the 1-D model's)": {},
+    "depth 3, 50 rows a leaf (the grid model's)": {"max_depth": 3, "min_leaf": 50},
+    "depth 2": {"max_depth": 2},
     "16 draws": {"draws": 16},
+    "depth 3": {"max_depth": 3},
     "depth 4": {"max_depth": 4},
     "depth 6": {"max_depth": 6},
     "10 rows a leaf": {"min_leaf": 10},
-    "40 rows a leaf": {"min_leaf": 40},
+    "100 rows a leaf": {"min_leaf": 100},
+    "300 rows a leaf": {"min_leaf": 300},
+    "depth 3, 100 rows a leaf": {"max_depth": 3, "min_leaf": 100},
+    "depth 4, 100 rows a leaf": {"max_depth": 4, "min_leaf": 100},
+    "regret clipped at 3": {"objective": lambda R: np.minimum(R, 3.0)},
+    "regret clipped at 10": {"objective": lambda R: np.minimum(R, 10.0)},
+    "log regret": {"objective": np.log},
+    "square root of regret": {"objective": np.sqrt},
+    "+ statistic ratios": {"features": _ratios},
+    "no shape statistics": {"features": lambda X: X[:, [0, 1, 2, 6, 7]]},
+    "candidates pruned": {"prune": 0.1},
+    "bag of 15 trees": {"bag": 15},
+    "share 0.02": {"share": 0.02},
+    "share 0.05": {"share": 0.05},
+    "share 0.15": {"share": 0.15},
+    "share 0.2": {"share": 0.2},
 }
-DOMAIN = 4096
 
 
-def simulate(tables, config, held, share=0.1, seed=99, **variant):
-    """Per workload: the mean simulated regret of the trees trained without ``held`` on ``held``'s settings."""
-    from dphist.selection.regret_tree import RegretTree
-    from dphist.selection.train import cell_features, errors_at, train_models
-    model = train_models(tables, config, share=share, exclude=held, **variant)
-    out = {}
-    for wl, table in tables.items():
-        t = table[table.index.get_level_values("dataset").isin(held)
-                  & (table.index.get_level_values("domain") == DOMAIN)]
-        X, setting = cell_features(list(t.index), config, share, 4, seed)
-        tree = RegretTree.from_dict(model["workloads"][wl]["tree"])
-        chosen = np.array([list(t.columns).index(tree.labels[i]) for i in tree.predict(X)])
-        at = errors_at(table, 1 - share).loc[t.index].to_numpy()
-        best = t.to_numpy().min(axis=1)
-        out[wl] = float((at[setting, chosen] / best[setting]).mean())
-    return out
+class Simulation:
+    """The training sweep's error tables and, per (share, draws), every setting's noisy features."""
+
+    def __init__(self, tables, config, folds):
+        self.tables, self.config, self.folds = tables, config, folds
+        self._features = {}
+
+    def features(self, share, draws):
+        from dphist.selection.train import cell_features
+        key = (share, draws)
+        if key not in self._features:
+            index = list(next(iter(self.tables.values())).index)
+            self._features[key] = (cell_features(index, self.config, share, draws, 2017),
+                                   cell_features(index, self.config, share, 4, 99))
+        return self._features[key]
+
+    def chosen_regrets(self, wl, share=0.1, draws=4, max_depth=5, min_leaf=20, objective=None, features=None,
+                       prune=None, bag=None):
+        """Per held-out row (every fold): the chosen candidate's regret, and the row's setting."""
+        from dphist.selection.regret_tree import fit
+        from dphist.selection.train import errors_at, regret_matrix
+        table = self.tables[wl]
+        (Xtr, str_), (Xev, sev) = self.features(share, draws)
+        datasets = table.index.get_level_values("dataset")
+        at = errors_at(table, 1 - share).to_numpy()
+        R = regret_matrix(at, table.to_numpy().min(axis=1))
+        fx = features or (lambda X: X)
+        out, settings = [], []
+        for held in self.folds:
+            train = np.asarray(~datasets.isin(held))[str_]
+            X, S = Xtr[train], str_[train]
+            cols = np.arange(R.shape[1])
+            if prune is not None:        # candidates within 1.25 of the oracle in at least `prune` of the rows
+                cols = np.flatnonzero((R[S] <= 1.25).mean(axis=0) >= prune)
+            names = [f"f{i}" for i in range(fx(X[:1]).shape[1])]
+            labels = [str(c) for c in cols]
+            target = R[S][:, cols] if objective is None else objective(R[S][:, cols])
+            if bag:
+                rng = np.random.default_rng(5)
+                sources = np.array(sorted(set(datasets[np.asarray(~datasets.isin(held))])))
+                trees = []
+                for _ in range(bag):
+                    weight = {s: 0 for s in sources}
+                    for s in rng.choice(sources, sources.size, replace=True):
+                        weight[s] += 1
+                    rows = np.repeat(np.arange(S.size), [weight[d] for d in datasets[S]])
+                    tree = fit(fx(X[rows]), target[rows], labels, names, max_depth=max_depth, min_leaf=min_leaf)
+                    leaves = tree.leaves(fx(X[rows]))
+                    mean = np.zeros((tree.feature.size, cols.size))
+                    for leaf in np.unique(leaves):
+                        mean[leaf] = R[S[rows][leaves == leaf]][:, cols].mean(axis=0)
+                    trees.append((tree, mean))
+            else:
+                tree = fit(fx(X), target, labels, names, max_depth=max_depth, min_leaf=min_leaf)
+            held_rows = np.asarray(datasets.isin(held) & (table.index.get_level_values("domain") == DOMAIN))[sev]
+            Xe, Se = Xev[held_rows], sev[held_rows]
+            if bag:
+                chosen = cols[sum(mean[t.leaves(fx(Xe))] for t, mean in trees).argmin(axis=1)]
+            else:
+                chosen = cols[tree.predict(fx(Xe))]
+            out.append(at[Se, chosen] / table.to_numpy().min(axis=1)[Se])
+            settings.append(Se)
+        return np.concatenate(out), np.concatenate(settings)
+
+
+def floor_tables(sim, results_csv, share=0.1, **tree) -> str:
+    """Markdown: where the regret comes from (module docstring); ``tree``: the tree's size."""
+    import pandas as pd
+
+    from dphist.selection.train import candidates, errors_at, regret_matrix
+    lines = ["| workload | signal log10(scale eps) | settings | the packaged tree size (simulated) | perfect choice at "
+             f"{1 - share:g} eps | best single preset of the level (hindsight) |", "|---|---|---|---|---|---|"]
+    for wl, table in sim.tables.items():
+        regret, S = sim.chosen_regrets(wl, share=share, **tree)
+        index = table.index
+        signal = np.log10(index.get_level_values("scale").to_numpy(float)
+                          * index.get_level_values("epsilon").to_numpy(float))[S]
+        R = regret_matrix(errors_at(table, 1 - share).to_numpy(), table.to_numpy().min(axis=1))[S]
+        for lo, hi in SIGNAL_LEVELS:
+            m = (signal >= lo) & (signal < hi)
+            level = R[m].mean(axis=0)
+            best = int(np.argmin(level))
+            lines.append(f"| {wl} | [{lo:g}, {hi:g}) | {np.unique(S[m]).size} | {regret[m].mean():.3f} | "
+                         f"{R[m].min(axis=1).mean():.3f} | {table.columns[best].split('@')[0]} {level[best]:.3f} |")
+        lines.append(f"| {wl} | all | {np.unique(S).size} | {regret.mean():.3f} | {R.min(axis=1).mean():.3f} | "
+                     f"{sum(R[(signal >= lo) & (signal < hi)].mean(axis=0).min() * ((signal >= lo) & (signal < hi)).sum() for lo, hi in SIGNAL_LEVELS) / S.size:.3f} |")
+    df = pd.read_csv(results_csv)
+    df = df[(df["metric"] == "scaled-l2") & (df["domain"] == DOMAIN) & ~df["dataset"].str.startswith("synthetic")]
+    lines += ["", "| workload | settings | one run's luck: chosen by one trial, scored on another against its "
+              "best | the oracle (least mean over the trials) over the mean of the per-trial bests |", "|---|---|---|---|"]
+    for wl in sim.tables:
+        labels = list(candidates(sim.config, wl))
+        sub = df[(df["workload"] == wl) & df["algorithm"].isin(labels)]
+        wide = sub.pivot_table(index=["dataset", "scale", "epsilon"], columns=["trial", "algorithm"], values="value")
+        E = [wide[t][labels].to_numpy() for t in sorted(sub["trial"].unique())]
+        rows = np.arange(E[0].shape[0])
+        luck = np.concatenate([E[b][rows, E[a].argmin(axis=1)] / E[b].min(axis=1)
+                               for a, b in itertools.permutations(range(len(E)), 2)])
+        oracle = (sum(E) / len(E)).min(axis=1) / (sum(e.min(axis=1) for e in E) / len(E))
+        lines.append(f"| {wl} | {rows.size} | {luck.mean():.3f} | {oracle.mean():.3f} |")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--results", default="results/selector-training")
+    parser.add_argument("--dims", type=int, choices=(1, 2), default=1)
+    parser.add_argument("--results", default=None, help="the training sweep's folder (default "
+                        "results/selector-training, -2d for grids)")
+    parser.add_argument("--only", default=None, help="variant names (substrings) separated by |")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from dpbench_1d import dpbench_dir
-    from selector_eval import folds
+    if args.dims == 1:
+        from dpbench_1d import dpbench_dir
+        from selector_eval import folds
+    else:
+        from dpbench_2d_sweep import dpbench_dir
+        from selector_eval_2d import folds
 
-    from dphist.selection.train import error_table, training_config
-    config = training_config(args.data_dir or dpbench_dir(), args.results)
+    from dphist.selection.train import (MAX_DEPTH, MAX_DEPTH_2D, MIN_LEAF, MIN_LEAF_2D, error_table,
+                                        training_config)
+    args.results = args.results or "results/selector-training" + ("-2d" if args.dims == 2 else "")
+    config = training_config(args.data_dir or dpbench_dir(), args.results, dims=args.dims)
     tables = error_table(Path(args.results) / "results.csv", config)
-    rows = []
-    for name, variant in VARIANTS.items():
-        per_fold = [simulate(tables, config, held, **variant) for held in folds(config)]
-        rows.append((name, {wl: np.mean([f[wl] for f in per_fold]) for wl in tables}))
+    sim = Simulation(tables, config, folds(config))
     wls = list(tables)
     print("| variant | " + " | ".join(wls) + " |")
     print("|---|" + "---|" * len(wls))
-    for name, r in rows:
-        print(f"| {name} | " + " | ".join(f"{r[wl]:.3f}" for wl in wls) + " |")
+    for name, variant in VARIANTS.items():
+        if args.only and not any(part in name for part in args.only.split("|")):
+            continue
+        r = {wl: sim.chosen_regrets(wl, **variant)[0].mean() for wl in wls}
+        print(f"| {name} | " + " | ".join(f"{r[wl]:.3f}" for wl in wls) + " |", flush=True)
+    print()
+    size = (MAX_DEPTH, MIN_LEAF) if args.dims == 1 else (MAX_DEPTH_2D, MIN_LEAF_2D)
+    print(floor_tables(sim, Path(args.results) / "results.csv", max_depth=size[0], min_leaf=size[1]))
     return 0
 
 

@@ -183,6 +183,34 @@ def test_interval_sensitivity_fast_path_agrees_with_coverage():
     assert max_interval_coverage(n, level, level + 4) == 1
 
 
+def test_interval_coverage_and_answers_keep_numpys_sums():
+    """The coverage sums each position's starts, then its ends, each in query order, then subtracts (numpy's
+    bincount route), and interval answers are float prefix sums of the integer counts (no float copy first),
+    int32 bounds kept as int32: the same numbers, bit for bit.  Kills: the ends subtracted one at a time
+    (another rounding where several intervals end together), the counts summed as integers then converted
+    (other numbers beyond 2^53), int32 bounds widened or narrowed wrongly (other intervals)."""
+    from dphist.kernel import IntervalQueries
+    from dphist.kernel.queries import check_intervals, check_queries, interval_coverage
+    rng = np.random.default_rng(11)
+    n, m = 500, 4000
+    s = rng.integers(0, n, m)
+    e = np.minimum(n, s + rng.integers(1, 9, m))              # short intervals: many end together
+    w = rng.random(m) * 3
+    want = np.cumsum(np.bincount(s, w, minlength=n + 1) - np.bincount(e, w, minlength=n + 1))[:-1]
+    assert np.array_equal(interval_coverage(n, s, e, w), want)
+    assert np.array_equal(interval_coverage(n, s, e), np.cumsum(np.bincount(s, minlength=n + 1)
+                                                                - np.bincount(e, minlength=n + 1))[:-1])
+    s32, e32 = check_intervals(n, s.astype(np.int32), e.astype(np.int32))
+    assert s32.dtype == np.int32 and np.array_equal(s32, s) and np.array_equal(e32, e)
+    n = 2 ** 15                                               # counts near the cap: sums beyond 2^53
+    x = rng.integers(2 ** 39, 2 ** 40, n)
+    s = rng.integers(0, n, m)
+    e = np.minimum(n, s + rng.integers(1, n, m))
+    prefix = np.concatenate(([0.0], np.cumsum(x.astype(float))))
+    got = check_queries(IntervalQueries(s.astype(np.int32), e.astype(np.int32), w), n).answer(x)
+    assert np.array_equal(got, w * (prefix[e] - prefix[s]))
+
+
 def test_interval_queries_sensitivity_and_support_match_the_dense_matrix():
     """The kernel's check of weighted intervals against the dense matrix's column L1 norms and non-zeros,
     with every query live (positive weights; one negative) and with dead ones (an empty interval, a zero weight).

@@ -84,6 +84,63 @@ def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_c
     assert len(calls) == 2 and h.spent == pytest.approx(0.5)
 
 
+def test_a_remembered_domain_order_is_checked_again_as_one():
+    """A partition of groups in domain order is remembered as that fact, not as a copy of its order: measured
+    again unchanged it is recognised; edited in place (bin 0 twice) it is checked and refused, nothing more
+    spent.  Kills: a remembered domain order taken as known without checking the order again."""
+    k, h = fresh()
+    p = Partition(np.arange(5), np.array([0, 2, 5]))
+    assert h.laplace_partition(p, 0.25).shape == (2,)
+    assert h.laplace_partition(p, 0.25).shape == (2,)
+    p.order[1] = 0
+    with pytest.raises(InvalidParameter, match="permutation"):
+        h.laplace_partition(p, 0.25)
+    assert h.spent == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2, 3, 4], [4, 3, 2, 1, 0], [0, 1, 1, 3, 4], [0, 2, 2, 2, 4]])
+def test_one_group_is_the_total_only_over_a_permutation(order):
+    """One group over all bins: its answer is the total (11) in domain order and over any other
+    permutation; an order listing a bin twice is refused before anything is spent.  Kills: the one-group
+    fast path taken on the bounds ``[0, n]`` alone (a duplicated bin would be answered as the total, or
+    counted twice)."""
+    k = PrivateKernel(X, SeededLaplace(np.random.default_rng(0)))
+    h = k.handle("t", "finalizer", 1e9)        # noise of scale 1e-9: the answer rounds to the sum
+    p = Partition(np.array(order), np.array([0, 5]), validate=False)
+    if len(set(order)) < 5:
+        with pytest.raises(InvalidParameter, match="permutation"):
+            h.laplace_partition(p, 1e9)
+        assert_nothing_spent(k, h)
+    else:
+        assert np.rint(h.laplace_partition(p, 1e9)).tolist() == [11.0]
+
+
+def test_a_run_makes_its_public_generator_only_when_a_component_reads_it():
+    """``ctx.rng`` of a seeded run is the generator of the seed's second spawned sequence, made on first
+    read and shared by every read; a run whose components never read it does not make it.  Kills: the
+    public generator seeded from the wrong child (the noise's), a new generator per read (a component
+    reading twice would see the stream restart), and eager construction."""
+    from dphist import Finalizer
+    seen = []
+
+    class Reader(Finalizer):
+        name = "rng-reader"
+        spends = True
+        citation = "test"
+
+        def finalize(self, bins, ctx):
+            seen.append(np.r_[ctx.rng.random(2), ctx.rng.random(2)])
+            return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+
+    Pipeline(finalizer=Reader()).run(X, 1.0, seed=9)
+    expected = np.random.default_rng(np.random.SeedSequence(9).spawn(2)[1]).random(4)
+    assert seen[0].tolist() == expected.tolist()
+    plain = Pipeline()
+    prepared = plain.prepare(X, 1.0, seed=9)
+    plain.execute(prepared)
+    assert prepared.public_rng._made is None
+
+
 def test_a_partition_with_reassigned_slots_is_checked_again():
     k, h = fresh()
     p = Partition.singletons(5)

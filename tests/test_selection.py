@@ -82,6 +82,33 @@ def test_charged_sensitivities_match_brute_force(n, monkeypatch):
     assert within_block_l1([3, 0, 0, 1, 5], 4) == pytest.approx(4.0)
 
 
+@pytest.mark.parametrize("n, dtype", [(1024, np.int64), (1027, np.int64), (1000, float), (130, np.int32)])
+def test_statistics_at_the_packaged_block_sizes(n, dtype):
+    """The statistics with the packaged blocks (16 coarse, fine blocks of 4) against the definitions
+    recomputed here, on domains whose coarse cuts fall between fine blocks (1024) or not (1000: cuts at
+    62, 125, ...; 130), with a shorter last fine block (1027) and integer or float counts.  Kills: the
+    coarse sums taken from the fine blocks' sums when the cuts do not fall between them, the shorter
+    last block dropped from D or W, W against a column's mean instead of its block's."""
+    x = np.random.default_rng(n).poisson(np.linspace(1, 40, n) ** 1.5).astype(dtype)
+    v = x[None, :].astype(float)
+    expected = [_block_l1_rows(v, [0])[0], _coarse_rows(v, 16)[0], _block_l1_rows(v, np.arange(0, n, 4))[0]]
+    assert statistics(x) == pytest.approx(expected, rel=1e-12)
+    assert within_block_l1(x, 3) == pytest.approx(_block_l1_rows(v, np.arange(0, n, 3))[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(32, 24), (14, 10), (15, 8)])
+def test_grid_statistics_at_the_packaged_block_sizes(shape):
+    """The grid statistics with the packaged blocks (4 x 4 coarse, 2 x 2 fine) against the membership-matrix
+    definitions, on even sides whose coarse cuts fall between fine blocks (32 x 24) or not (14 x 10: cuts
+    at 3, 7, ...), and an odd side (15 x 8: the other route).  Kills: the coarse sums taken from the fine
+    blocks' sums across a cut inside a block, a 2 x 2 view left out of the block sums or of D and W, W
+    against the uniform mean instead of the block means."""
+    from dphist.selection.features import grid_statistics
+    x = np.random.default_rng(shape[0]).poisson(np.linspace(1, 30, shape[0] * shape[1]) ** 1.3).reshape(shape)
+    expected = _grid_rows(shape, 4, 2)(x.reshape(1, -1).astype(float))[0]
+    assert grid_statistics(x, shape) == pytest.approx(expected, rel=1e-12)
+
+
 def test_tree_minimises_summed_regret_not_wins():
     """One region where preset A wins most cells by a hair but loses the rest by 100x: the leaf must be
     B (least summed regret), not A (most wins).  Kills: a leaf label by majority of best labels."""
@@ -216,8 +243,9 @@ def test_missing_plugin_falls_back_with_a_note(tmp_path):
 def test_packaged_model_matches_its_training_configuration():
     """The shipped models (1-D and grids) load, have a tree per workload over installed presets (the grid
     model's: every preset of its sweep, all installed 2-D presets), and were trained from the shipped
-    configurations (their SHA-256).  Kills: a training TOML edited without retraining, a preset of the
-    2-D sweep left out of the grid model's candidates."""
+    configurations (their SHA-256), the grid model with the grid trees' size.  Kills: a training TOML edited
+    without retraining, a preset of the 2-D sweep left out of the grid model's candidates, a grid model
+    trained with the 1-D tree size (depth 5, 20 rows a leaf)."""
     import hashlib
     model = load_model()
     assert set(model["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
@@ -230,6 +258,10 @@ def test_packaged_model_matches_its_training_configuration():
     assert grid["dims"] == 2 and set(grid["trees"]) == {"identity", "prefix", "dpbench-random-2000"}
     assert grid["training"]["config_sha256"] == hashlib.sha256(TRAINING_CONFIG_2D.read_bytes()).hexdigest()
     assert grid["training"]["excluded_sources"] == []
+    from dphist.selection.train import MAX_DEPTH_2D, MIN_LEAF_2D    # the grid trees' own, smaller size
+    assert (grid["training"]["max_depth"], grid["training"]["min_leaf"]) == (MAX_DEPTH_2D, MIN_LEAF_2D)
+    assert all(entry["tree"].depth <= MAX_DEPTH_2D and entry["tree"].cells.min() >= MIN_LEAF_2D
+               for entry in grid["trees"].values())
     from dphist.experiments.config import SweepConfig
     swept = {a.name for a in SweepConfig.from_toml(TRAINING_CONFIG_2D).algorithms}
     assert {name for name, _ in grid["trees"]["prefix"]["presets"].values()} == swept

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .components.base import KINDS, Component, Context
+from .components.base import KINDS, Component, Context, PublicGenerator
 from .errors import DPHistError, InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon
 from .kernel.private import CheckedCounts, checked_partition_in_order, is_plain_partition
@@ -308,7 +308,9 @@ class PreparedRun:
     epsilon: float
     mode: str
     seed: int | None
-    public_rng: np.random.Generator
+    #: the run's public generator, made on first use (:class:`~dphist.components.base.PublicGenerator`;
+    #: ``Context.rng`` reads it as the Generator)
+    public_rng: "PublicGenerator | np.random.Generator"
     contributions: int
     binning: Any
     shape: tuple
@@ -480,21 +482,25 @@ class Pipeline:
             if kind == "float":
                 raise InvalidParameter("release mode needs exact noise; floating-point Laplace noise is "
                                        "attackable (Mironov 2012): drop noise='float' or give a seed")
-            root = None
+            seed = None
             noise = ExactNoise() if noise is None or kind else noise
-            public_rng = np.random.default_rng()  # OS entropy, never stored
+            public_rng = PublicGenerator(None)  # OS entropy on first use, never stored
         else:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-            root = np.random.SeedSequence(int(seed))
-            noise_seq, public_seq = root.spawn(2)
+            seed = int(seed)
+            # the children of SeedSequence(seed).spawn(2), built directly (the same streams, without the root
+            # and its spawn bookkeeping: a measurable part of a small run): the noise's now, the public one's
+            # when a component first reads ctx.rng (components.base.PublicGenerator)
+            noise_seq = np.random.SeedSequence(seed, spawn_key=(0,))
+            # Generator(PCG64(seq)) is what default_rng(seq) returns, without its wrapper's cost
             if kind == "exact":
-                noise = ExactNoise(GeneratorWords(np.random.default_rng(noise_seq)))
+                noise = ExactNoise(GeneratorWords(np.random.Generator(np.random.PCG64(noise_seq))))
             elif noise is None or kind == "float":
-                noise = SeededLaplace(np.random.default_rng(noise_seq))
-            public_rng = np.random.default_rng(public_seq)
-        kernel = PrivateKernel(checked, noise, contributions=k, shape=shape)
-        return PreparedRun(kernel=kernel, epsilon=eps, mode=run_mode, seed=None if root is None else int(root.entropy),
+                noise = SeededLaplace(np.random.Generator(np.random.PCG64(noise_seq)))
+            public_rng = PublicGenerator(seed)   # public_seq's generator, made if a component reads ctx.rng
+        kernel = PrivateKernel(checked, noise, contributions=k)   # the shape travels in the checked counts
+        return PreparedRun(kernel=kernel, epsilon=eps, mode=run_mode, seed=seed,
                            public_rng=public_rng, contributions=k, binning=binning, shape=shape)
 
     def _check_release_safe(self) -> None:
@@ -517,13 +523,14 @@ class Pipeline:
             self._check_release_safe()
         public_rng, noise, k, binning = prepared.public_rng, kernel.noise, prepared.contributions, prepared.binning
         n = kernel.n
-        for c in self.components():   # parameters against the domain and its shape, before anything is spent
+        components = self.components()
+        for c in components:   # parameters against the domain and its shape, before anything is spent
             c.check_input(n)
             c.check_shape(kernel.shape)
         g_in, g_p, g_f = self.shares
         ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode,
                       shape=shape)
-        for c in self.components():
+        for c in components:
             if not _is_dp(c):
                 ctx.warn(f"{c.kind} {c.name}: {NOT_DP}")
         timings: dict[str, float] = {}
@@ -608,8 +615,10 @@ class Pipeline:
         law = noise_law(noise)
         if law is None:
             return (None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law")
-        public = dataclasses.replace(ctx, data=None, rng=None, noise_law=law, notes=dict(ctx.notes),
-                                     warnings=list(ctx.warnings))
+        # the public context's fields, copied now (notes and warnings as they are at the end of the run);
+        # the Context itself is built on first use, by _statement
+        public = {name: getattr(ctx, name) for name in _context_fields() if name not in ("data", "rng")}
+        public.update(data=None, rng=None, noise_law=law, notes=dict(ctx.notes), warnings=list(ctx.warnings))
         chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
         return functools.partial(_statement, self.finalizer, bins, public, law, chosen)   # picklable
 
@@ -640,20 +649,29 @@ class Pipeline:
         whole ledger ``total_eps``, by default ``eps``) or whose kernel saw a violation."""
         if kernel.violations:
             raise PrivacyViolation(f"the run read the data outside the kernel: {kernel.violations[0]}")
-        by_stage = kernel.ledger.by_stage()
+        by_stage, total = kernel.ledger.by_stage_and_total()
         for stage, share in zip(("initializer", "partitioner", "finalizer"), self.shares):
             if by_stage.get(stage, 0.0) > share * eps * (1 + _SHARE_TOLERANCE) + 1e-15:
                 raise PrivacyViolation(f"the {stage} spent {by_stage[stage]:.6g}, more than its share "
                                        f"{share * eps:.6g}")
-        total, limit = kernel.ledger.total, eps if total_eps is None else total_eps
+        limit = eps if total_eps is None else total_eps
         if total > limit * (1 + _SHARE_TOLERANCE) + 1e-15:
             raise PrivacyViolation(f"the ledger totals {total:.6g}, more than epsilon = {limit:.6g}")
 
 
 
-def _statement(finalizer, bins: Partition, ctx: Context, law, chosen: bool):
-    """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`)."""
+@functools.lru_cache(maxsize=1)
+def _context_fields() -> tuple[str, ...]:
+    """The names of :class:`Context`'s fields (what ``dataclasses.replace`` would copy)."""
+    return tuple(f.name for f in dataclasses.fields(Context))
+
+
+def _statement(finalizer, bins: Partition, ctx, law, chosen: bool):
+    """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`); ``ctx`` is the public
+    :class:`Context` or its fields (a dict), from which it is built here."""
     from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError, Unstated
+    if isinstance(ctx, dict):
+        ctx = Context(**ctx)
     try:
         declared = finalizer.stated_error(bins, ctx)
     except DPHistError:

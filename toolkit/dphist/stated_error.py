@@ -70,6 +70,7 @@ system is not).  One query costs one solve: O(fill of the factor).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -179,11 +180,19 @@ class DiscreteLaplaceLaw(NoiseLaw):
         return g * m
 
 
+@functools.lru_cache(maxsize=1)
+def _noise_classes() -> tuple:
+    """The kernel's noise source classes (imported on first use: this module loads without the kernel's
+    noise module; every release asks, so the import statements run once)."""
+    from .kernel.noise import ExactNoise, SeededLaplace
+    from .kernel.persons import PersonLevelNoise
+    return ExactNoise, SeededLaplace, PersonLevelNoise
+
+
 def noise_law(noise) -> NoiseLaw | None:
     """The law of the noise ``noise`` (a kernel noise source) adds, or None when it is not known
     (a user's own source: its releases state no variance, and say why)."""
-    from .kernel.noise import ExactNoise, SeededLaplace
-    from .kernel.persons import PersonLevelNoise
+    ExactNoise, SeededLaplace, PersonLevelNoise = _noise_classes()
     k = 1
     if isinstance(noise, PersonLevelNoise):
         noise, k = noise.inner, noise.k

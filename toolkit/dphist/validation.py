@@ -30,6 +30,10 @@ _STEPS.setflags(write=False)
 
 #: the read-only vectors ``0, 1, ..., n-1`` handed out by :func:`identity_vector`, one per n while in use
 _IDENTITIES: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+#: the pairs of the last :data:`_KEEP` sizes of at most :data:`_KEEP_MAX_N` bins made, held strongly (at most
+#: 32 MiB): repeated runs on one domain (a benchmark, the auditor) find them in the dictionary above
+_RECENT: list = []
+_KEEP, _KEEP_MAX_N = 4, 1 << 20
 
 
 def identity_vectors(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -46,6 +50,9 @@ def identity_vectors(n: int) -> tuple[np.ndarray, np.ndarray]:
         order = base[:n] if order is None else order
         bounds = base[:] if bounds is None else bounds
         _IDENTITIES[n], _IDENTITIES[n + 1] = order, bounds
+        if n <= _KEEP_MAX_N:   # kept alive between runs: a loop of small runs builds no arange per run
+            _RECENT.append((order, bounds))
+            del _RECENT[:-_KEEP]
     return order, bounds
 
 
@@ -74,6 +81,8 @@ def is_identity(order: np.ndarray, n: int) -> bool:
     if order.shape != (n,) or n == 0:
         return False
     if order[0] != 0 or order[-1] != n - 1:   # most other orders fail here, in O(1)
+        return False
+    if n > 2 and (order[n // 2] != n // 2 or order[1] != 1):   # most of the rest here (e.g. grid blocks)
         return False
     for start in range(0, n, _BLOCK):
         block = order[start:start + _BLOCK]

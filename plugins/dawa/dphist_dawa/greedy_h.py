@@ -121,14 +121,13 @@ class GreedyHFinalizer(Finalizer):
         ctx.notes[TREE_NOTE] = tree   # public (the workload and the groups): reused by stated_error
         # the kernel computes the weighted coverage itself; the node lists live only during the call (memory)
         noisy = ctx.data.laplace_linear(IntervalQueries(*tree.nodes(bins.bounds)), ctx.budget)
-        # post-processing from here on: least squares and uniform expansion
+        # post-processing from here on: least squares and uniform expansion; each level's answers are a view
+        # of the kernel's (the asked nodes only, in order: no level-wide copies, memory)
         per_level, at = [], 0
         for weights in tree.weights:
-            y = np.zeros(weights.size)
-            asked = weights > 0
-            y[asked] = noisy[at:at + int(asked.sum())]
-            at += int(asked.sum())
-            per_level.append(y)
+            asked = int(np.count_nonzero(weights > 0))
+            per_level.append(noisy[at:at + asked])
+            at += asked
         del noisy
-        totals = tree_least_squares(tree, per_level, consume=True)   # each level's answers freed once read
+        totals = tree_least_squares(tree, per_level, consume=True, compact=True)
         return bins.spread(totals)

@@ -104,9 +104,23 @@ def build_tree(k: int, branching: int = 2) -> list[Level]:
     start, end = np.array([0], dtype=index), np.array([k], dtype=index)
     while start.size:
         nc, first_child, start_next, end_next = _children(start, end, int(branching))
+        if not start_next.size and start.size == k and k > 1:   # the deepest level holds every group, as leaves:
+            return levels + [_all_groups(k)]                       # shared read-only vectors (memory)
+        if branching < 256:                                # at most `branching` children: one byte (memory)
+            nc = nc.astype(np.uint8)
         levels.append(Level(start, end, first_child, nc))
         start, end = start_next, end_next
     return levels
+
+
+def _all_groups(k: int) -> Level:
+    """A level of ``k`` leaves, group ``g`` alone in node ``g``: its ranges are views of the shared read-only
+    ``0, 1, ..., k`` (:func:`dphist.validation.identity_vectors`, held by a pipeline's singleton partitions
+    of ``k`` bins), its children counts a broadcast zero: no memory of its own while those are held."""
+    from dphist.validation import identity_vectors
+    order, bounds = identity_vectors(k)
+    zero = np.broadcast_to(np.uint8(0), (k,))
+    return Level(order, bounds[1:], np.broadcast_to(order.dtype.type(0), (k,)), zero)
 
 
 @njit(cache=True, nogil=True)
@@ -207,10 +221,21 @@ def _prefix_node_energy(n: int, s: np.ndarray, e: np.ndarray, Z: np.ndarray, T: 
 _SPLIT_BLOCK = 256
 
 
-@njit(cache=True, nogil=True, error_model="numpy")   # no zero-division branch (none can occur): vectorised
+@njit(cache=True, nogil=True)
 def _best_split(sum_err, energy, self_energy, K, granularity, discount):
     """Per node, the p in {1, 1-1/g, ..., 1/g} minimising the discounted err~(p)
-    (module docstring; first minimum = largest p) and the exact err(p) of that p.
+    (module docstring; first minimum = largest p) and the exact err(p) of that p: :func:`_best_split_into`
+    into new arrays."""
+    best_p = np.empty(sum_err.size)
+    exact = np.empty(sum_err.size)
+    _best_split_into(sum_err, energy, self_energy, K, granularity, discount, best_p, exact)
+    return best_p, exact
+
+
+@njit(cache=True, nogil=True, error_model="numpy")   # no zero-division branch (none can occur): vectorised
+def _best_split_into(sum_err, energy, self_energy, K, granularity, discount, best_p, exact):
+    """:func:`_best_split` written into ``best_p`` and ``exact``; ``exact`` may be ``sum_err`` itself (a
+    block's ``sum_err`` is read before its ``exact`` is written; blocks are disjoint: memory).
 
     Blocks of nodes, the candidate p outside and the nodes inside: the inner loop has no dependence
     between nodes and is vectorised.  Each node sees the same p in the same order (descending) with the
@@ -220,10 +245,10 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
     so ``err~(p) >= A / p^2`` with ``A = sum_err - max(damped, 0) / K``, a bound that grows as ``p``
     falls when ``A > 0``.  Once every node of a block has ``A / p^2`` above its best so far for the next
     ``p`` (both with a margin of ``1e-9`` relative, far beyond the rounding of either side), no later ``p``
-    can be strictly better: the block stops there, with the choice the full scan would make."""
+    can be strictly better: the block stops there, with the choice the full scan would make.  A block
+    this bound does not settle is tried piece by piece after 4, 8, 16, ... candidates
+    (:func:`_later_all_worse`)."""
     m = sum_err.size
-    best_p = np.empty(m)
-    exact = np.empty(m)
     damped = np.empty(_SPLIT_BLOCK)
     be = np.empty(_SPLIT_BLOCK)
     bp = np.empty(_SPLIT_BLOCK)
@@ -255,6 +280,9 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
                     if not (floor[i] > 0.0 and floor[i] * grow > be[i] + 1e-9 * abs(be[i])):
                         done = False
                         break
+                if not done and (t + 1) & t == 0:   # at 4, 8, 16, ... candidates: the bound piece by piece
+                    done = _later_all_worse(sum_err, damped, K, be, v0, nb, discount, granularity,
+                                            granularity - t - 1)
                 if done:
                     break
         for i in range(nb):
@@ -263,7 +291,33 @@ def _best_split(sum_err, energy, self_energy, K, granularity, discount):
             q = (1.0 - b) ** 2
             best_p[v] = b
             exact[v] = (sum_err[v] - energy[v] * q / (b * b + q * K[v])) / (b * b)
-    return best_p, exact
+
+
+@njit(cache=True, nogil=True)
+def _later_all_worse(sum_err, damped, K, be, v0, nb, discount, g, j):
+    """Whether every node ``v0 + i`` (``i < nb``) has ``err~(p)`` above its best ``be[i]`` for every candidate
+    ``p = c / g``, ``1 <= c <= j`` (margins of ``1e-9`` relative, as :func:`_best_split_into`'s bound), by
+    pieces ``[lo / g, hi / g]`` halving ``p``: on a piece the subtracted term ``max(damped, 0) q / (p^2 + q K)``
+    grows as ``p`` falls (``q`` grows, ``p^2`` falls), so it is at most its value at ``lo``, and ``1 / p^2`` is
+    at least its value at ``hi``: ``err~(p) >= (S - term(lo)) / (hi / g)^2`` when that numerator is positive.
+    Each piece one branch-free pass over the nodes (vectorised)."""
+    hi = j
+    while hi >= 1:
+        lo = max(1, hi // 2)
+        p_lo = lo / g
+        q_lo = discount * (1.0 - p_lo) ** 2
+        p2_lo = p_lo * p_lo
+        grow = 1.0 / ((hi / g) * (hi / g))
+        ok = True
+        for i in range(nb):
+            S = sum_err[v0 + i]
+            term = max(damped[i], 0.0) * q_lo / (p2_lo + q_lo * K[v0 + i])
+            num = (S - term) - 1e-9 * (abs(S) + term)
+            ok &= (num > 0.0) & (num * grow > be[i] + 1e-9 * abs(be[i]))
+        if not ok:
+            return False
+        hi = lo - 1
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -316,16 +370,34 @@ class WeightedTree:
     """GreedyH's chosen strategy: every node (group range, bin range) and its weight."""
 
     levels: list[Level]
-    weights: list[np.ndarray]     #: per level, the node weights (0 = not asked)
+    #: per level, the node weights (0 = not asked; a level asking none: a read-only broadcast zero)
+    weights: list[np.ndarray]
     expected_error: float         #: trace(W S W^T) of the root, units of 2/eps^2 (Laplace variance)
 
     def nodes(self, group_bounds: np.ndarray):
-        """Bin ranges and weights of the asked nodes (weight > 0), level by level."""
+        """Bin ranges and weights of the asked nodes (weight > 0), level by level.
+
+        The weights are one read-only array; a level whose every node is asked keeps its weights as a view
+        of it from then on (the same numbers, held once while the kernel copies them: memory)."""
         keep = [w > 0 for w in self.weights]
         index = np.int32 if int(group_bounds[-1]) < 2 ** 31 else np.int64   # bins: the narrowest type (memory)
-        s = np.concatenate([group_bounds[lv.start[k]] for lv, k in zip(self.levels, keep)], dtype=index)
-        e = np.concatenate([group_bounds[lv.end[k]] for lv, k in zip(self.levels, keep)], dtype=index)
-        return s, e, np.concatenate([w[k] for w, k in zip(self.weights, keep)])
+        every = [bool(k.all()) for k in keep]          # a level asked whole: its arrays themselves, not masked copies
+
+        def asked(x, k, whole):
+            return x if whole else x[k]
+        s = np.concatenate([group_bounds[asked(lv.start, k, a)] for lv, k, a in zip(self.levels, keep, every)],
+                           dtype=index)
+        e = np.concatenate([group_bounds[asked(lv.end, k, a)] for lv, k, a in zip(self.levels, keep, every)],
+                           dtype=index)
+        w = np.concatenate([asked(w, k, a) for w, k, a in zip(self.weights, keep, every)])
+        w.setflags(write=False)
+        at = 0
+        for d, k in enumerate(keep):
+            count = int(np.count_nonzero(k))
+            if every[d]:
+                self.weights[d] = w[at:at + count]
+            at += count
+        return s, e, w
 
 
 def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choose) -> WeightedTree:
@@ -378,12 +450,16 @@ def _weighted_sweep(workload: RangeWorkload, group_bounds, branching: int, choos
 
 
 def _top_down(levels: list[Level], p_by_level: list[np.ndarray]) -> list[np.ndarray]:
-    """The node weights: root scale 1; a node keeps (1 - p) of its scale, its children get p of it."""
+    """The node weights: root scale 1; a node keeps (1 - p) of its scale, its children get p of it.
+    Each entry of ``p_by_level`` (the caller's list) is set to None once read (memory)."""
     weights = []
     scale = np.ones(1)
     for d, lv in enumerate(levels):
-        w, scale = _top_down_level(scale, np.asarray(p_by_level[d], dtype=float), lv.n_children,
-                                   d + 1 < len(levels))
+        p, p_by_level[d] = np.asarray(p_by_level[d], dtype=float), None
+        w, scale = _top_down_level(scale, p, lv.n_children, d + 1 < len(levels))
+        del p
+        if not w.any():   # a level nobody asks (most inner levels): one read-only zero, broadcast (memory)
+            w = np.broadcast_to(0.0, w.shape)
         weights.append(w)
     return weights
 
@@ -395,13 +471,15 @@ def _top_down_level(scale, p, n_children, more):
     m = scale.size
     w = np.empty(m)
     total = 0
-    for i in range(m):
+    for i in range(m):                 # p read for the nodes with children only (a level of leaves may pass none)
         w[i] = scale[i] if n_children[i] == 0 else scale[i] * (1 - p[i])
         total += n_children[i]
     nxt = np.empty(total if more else 0)
     if more:
         at = 0
         for i in range(m):
+            if n_children[i] == 0:
+                continue
             f = scale[i] * p[i]
             for _ in range(n_children[i]):
                 nxt[at] = f
@@ -474,13 +552,15 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
     for i in range(m):
         if n_children[i] > 0:
             inner += 1
+    if inner == 0:                # every node a leaf: its energy is its error (one array for both), its K is 1
+        err = np.empty(m)         # and its p is not read: both returned empty, meaning all ones (memory)
+        for i in range(m):
+            err[i] = leaf_err[start[i]]
+        return err, np.empty(0), err, np.empty(0)
     err = np.empty(m)
     K = np.ones(m)
     p = np.ones(m)
-    if inner == 0:                # every node a leaf: its energy is its error (one array for both: memory)
-        for i in range(m):
-            err[i] = leaf_err[start[i]]
-        return err, K, err, p
+    ones = K_next.size == 0       # the next level all leaves: every K there is 1.0
     self_energy = np.empty(m)
     for i in range(m):
         if n_children[i] == 0:
@@ -494,9 +574,10 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
         sum_err = np.empty(inner)
         K_children = np.empty(inner)
         self_children = np.empty(inner)
-    s_grp = np.empty(inner, dtype=start.dtype)
-    e_grp = np.empty(inner, dtype=start.dtype)
-    idx = np.empty(inner, dtype=start.dtype)
+    full = inner == m             # every node inner: its own ranges and index (no copies: memory)
+    s_grp = start if full else np.empty(inner, dtype=start.dtype)
+    e_grp = end if full else np.empty(inner, dtype=start.dtype)
+    idx = np.empty(0 if full else inner, dtype=start.dtype)
     at = 0
     for i in range(m):
         c = n_children[i]
@@ -508,22 +589,27 @@ def _greedy_prefix_level(U, group_bounds, n, start, end, n_children, first_child
         r2 = 0.0
         for j in range(f + 1, f + c):
             r0 += err_next[j]
-            r1 += K_next[j]
+            r1 += 1.0 if ones else K_next[j]
             r2 += self_next[j]
         sum_err[at] = err_next[f] + r0
-        K_children[at] = K_next[f] + r1
+        K_children[at] = (1.0 if ones else K_next[f]) + r1
         self_children[at] = self_next[f] + r2
-        s_grp[at] = start[i]
-        e_grp[at] = end[i]
-        idx[at] = i
+        if not full:
+            s_grp[at] = start[i]
+            e_grp[at] = end[i]
+            idx[at] = i
         at += 1
     energy = np.empty(inner)
     _fused_prefix_energies(U, group_bounds, s_grp, e_grp, n, energy)
-    p_in, err_in = _best_split(sum_err, energy, self_children, K_children, granularity, discount)
+    if full:                      # the choice and its error written where the node's p and error go (memory)
+        p_in, err_in = p, err
+    else:
+        p_in, err_in = np.empty(inner), np.empty(inner)
+    _best_split_into(sum_err, energy, self_children, K_children, granularity, discount, p_in, err_in)
     for a in range(inner):
         b = p_in[a]
         denom = b ** 2 + (1 - b) ** 2 * K_children[a]
-        i = idx[a]
+        i = a if full else idx[a]
         err[i] = err_in[a]
         K[i] = K_children[a] / denom
         p[i] = b
@@ -549,11 +635,17 @@ def _greedy_prefix_sweep(group_bounds, branching: int, granularity: int, discoun
     err = K = self_energy = np.zeros(1)
     for d in range(len(levels) - 1, -1, -1):
         lv = levels[d]
+        if lv.start.size == k and not lv.n_children.any():   # every group a leaf, in order: the leaves' errors
+            err = self_energy = leaf_err                       # themselves; K and p as in _greedy_prefix_level
+            K = p_by_level[d] = np.empty(0)
+            continue
         factor = float(branching) ** (-d / 2.0) if discount else 1.0
         err, K, self_energy, p_by_level[d] = _greedy_prefix_level(
             U, group_bounds, n, lv.start, lv.end, lv.n_children, lv.first_child, leaf_err, err, K, self_energy,
             int(granularity), factor)
-    return WeightedTree(levels, _top_down(levels, p_by_level), float(err[0]))
+    expected = float(err[0])
+    del U, leaf_err, err, K, self_energy                  # not read by the top-down pass (memory)
+    return WeightedTree(levels, _top_down(levels, p_by_level), expected)
 
 
 def greedy_weights(workload: RangeWorkload, group_bounds: np.ndarray, branching: int = 2,
@@ -636,34 +728,51 @@ class WeightedRangeQueries:
         return out
 
 
-def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], consume: bool = False) -> np.ndarray:
+def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], consume: bool = False,
+                       compact: bool = False) -> np.ndarray:
     """Group totals minimising ``sum_v (w_v T_v - y_v)^2`` over the weighted tree (exact GLS).
 
     ``answers_by_level[d]`` holds ``y_v`` for every node of level ``d`` (ignored where
-    ``w_v = 0``).  Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the
-    solution is unique.  Noise variances are relative (all answers share one Laplace scale).
+    ``w_v = 0``); with ``compact=True``, only for the asked nodes (``w_v > 0``), in order (the
+    kernel's answers of :meth:`WeightedTree.nodes`, level by level: no zeros for the others).
+    Every leaf has ``w > 0`` (GreedyH never gives a subtree weight 0), so the solution is unique.
+    Noise variances are relative (all answers share one Laplace scale).
 
     Each level's pass is compiled (:func:`_upward`, :func:`_downward`); the children's sums are
-    numpy's ``add.reduceat`` (:func:`children_sums`).  ``consume=True`` sets each entry of
+    numpy's ``add.reduceat`` (:func:`children_sums`).  The deepest level's estimates and variances
+    are computed where read, never stored (:func:`_leaf_children_sums`, :func:`_downward_to_leaves`)
+    when its parents have at most 8 children.  ``consume=True`` sets each entry of
     ``answers_by_level`` to None once read (the caller's list: memory).
     """
     levels, weights = tree.levels, tree.weights
     depth = len(levels)
     est, var = [None] * depth, [None] * depth
+    last = depth - 1
+    # the deepest level (all leaves, the largest): its estimates y / w and variances 1 / w^2 are never stored,
+    # but computed where read (its parents' sums, the last downward step), from its answers: the same numbers
+    fused = last >= 1 and int(levels[last - 1].n_children.max()) <= 8
+    if fused:
+        leaf_y = np.asarray(answers_by_level[last], dtype=float)
+        if consume:
+            answers_by_level[last] = None
 
     def children(d):   # the children's estimate and variance of level d's nodes (zeros and ones for leaves)
         m = levels[d].start.size
         cs, cv = np.zeros(m), np.ones(m)
         if d + 1 < depth:
-            children_sums(est[d + 1], levels[d], cs)
-            children_sums(var[d + 1], levels[d], cv)
+            if fused and d + 1 == last:
+                _leaf_children_sums(leaf_y, weights[last], bool(compact), levels[d].first_child, levels[d].n_children,
+                                    cs, cv)
+            else:
+                children_sums(est[d + 1], levels[d], cs)
+                children_sums(var[d + 1], levels[d], cv)
         return cs, cv
 
     # upward: each node's best estimate from its own subtree, and its variance
-    for d in range(depth - 1, -1, -1):
+    for d in range(last - 1 if fused else last, -1, -1):
         cs, cv = children(d)
-        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), levels[d].n_children,
-                                 cs, cv)
+        est[d], var[d] = _upward(weights[d], np.asarray(answers_by_level[d], dtype=float), bool(compact),
+                                 levels[d].n_children, cs, cv)
         if consume:
             answers_by_level[d] = None
     del cs, cv
@@ -673,10 +782,66 @@ def tree_least_squares(tree: WeightedTree, answers_by_level: list[np.ndarray], c
     totals = np.empty(int(levels[0].end[0]))
     for d, lv in enumerate(levels):
         cs, cv = children(d)
+        if fused and d + 1 == last:   # the deepest level's values go to the totals directly
+            _downward_to_leaves(final, lv.start, lv.n_children, lv.first_child, cs, cv, leaf_y, weights[last],
+                                bool(compact), levels[last].start, totals)
+            break
         final = _downward(final, lv.start, lv.n_children, lv.first_child, cs, cv,
                           est[d + 1] if d + 1 < depth else final, var[d + 1] if d + 1 < depth else final, totals)
         est[d] = var[d] = None                             # read by no later level
     return totals
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_value(y, w, j, at, compact):
+    """A leaf's estimate and variance, as :func:`_upward` computes them (``at``: its index among the asked)."""
+    if w[j] > 0:
+        return y[at if compact else j] / w[j], 1.0 / (w[j] * w[j])
+    return 0.0, np.inf
+
+
+@njit(cache=True, nogil=True)
+def _leaf_children_sums(y, w, compact, first_child, n_children, cs, cv):
+    """:func:`_children_sums` of the leaves' estimates and variances (a level of leaves, at most 8 children
+    per node: the same running sums), each leaf's value computed from its answer and weight."""
+    at = 0
+    for v in range(n_children.size):
+        c = n_children[v]
+        if c == 0:
+            continue
+        f = first_child[v]
+        e0, v0 = _leaf_value(y, w, f, at, compact)
+        if w[f] > 0:
+            at += 1
+        rest_e = 0.0
+        rest_v = 0.0
+        for j in range(f + 1, f + c):
+            ej, vj = _leaf_value(y, w, j, at, compact)
+            if w[j] > 0:
+                at += 1
+            rest_e += ej
+            rest_v += vj
+        cs[v] = e0 + rest_e
+        cv[v] = v0 + rest_v
+
+
+@njit(cache=True, nogil=True)
+def _downward_to_leaves(final, start, n_children, first_child, child_sum, child_var, y, w, compact, leaf_start,
+                        totals):
+    """:func:`_downward` into a level of leaves, then that level's own step (a leaf's value is its group's
+    total) at once: each leaf's estimate and variance computed from its answer and weight."""
+    at = 0
+    for i in range(final.size):
+        c = n_children[i]
+        if c == 0:
+            totals[start[i]] = final[i]
+            continue
+        gap = final[i] - child_sum[i]
+        for j in range(first_child[i], first_child[i] + c):
+            ej, vj = _leaf_value(y, w, j, at, compact)
+            if w[j] > 0:
+                at += 1
+            totals[leaf_start[j]] = ej + vj / child_var[i] * gap
 
 
 def children_sums(x: np.ndarray, lv: Level, out: np.ndarray) -> None:
@@ -705,15 +870,20 @@ def _children_sums(x, first_child, n_children, out):
 
 
 @njit(cache=True, nogil=True)
-def _upward(w, y, n_children, cs, cv):
+def _upward(w, y, compact, n_children, cs, cv):
     """One level upward: a node's own observation ``y / w`` with precision ``w^2`` (none when ``w = 0``)
-    combined with its children's estimate ``cs`` of variance ``cv`` by inverse-variance weighting."""
+    combined with its children's estimate ``cs`` of variance ``cv`` by inverse-variance weighting.
+    ``compact``: ``y`` holds the asked nodes' answers only, in order."""
     m = w.size
     e = np.empty(m)
     v = np.empty(m)
+    at = 0
     for i in range(m):
         asked = w[i] > 0
-        obs = y[i] / w[i] if asked else 0.0
+        obs = 0.0
+        if asked:
+            obs = y[at if compact else i] / w[i]
+            at += 1
         obs_prec = w[i] * w[i] if asked else 0.0
         if n_children[i] > 0:
             prec = 1.0 / cv[i] + obs_prec

@@ -242,9 +242,12 @@ def test_greedy_weights_on_paths_and_kernel_sensitivity():
 
 
 def test_tree_least_squares_equals_dense_solve():
+    """The tree's least squares against a dense solve, on trees whose deepest level holds every group
+    (k = 16, 27: that level's estimates computed where read) and on uneven ones (k = 23); the asked nodes'
+    answers alone (``compact=True``) give the same totals bit for bit.  Kills: a compact answer read at the
+    node's index instead of its index among the asked, a wrong variance or estimate for the deepest level."""
     rng = np.random.default_rng(9)
-    for branching in (2, 3, 4):
-        k = 23
+    for branching, k in ((2, 23), (3, 23), (4, 23), (2, 16), (3, 27)):
         bounds = np.arange(k + 1)
         tree = greedy_weights(wl.prefix(k), bounds, branching)
         # answers on every node (including unasked ones, which must be ignored)
@@ -254,6 +257,8 @@ def test_tree_least_squares_equals_dense_solve():
         y = np.concatenate([a[w > 0] for a, w in zip(answers, tree.weights)])
         want = np.linalg.lstsq(A, y, rcond=None)[0]
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+        compact = [a[w > 0] for a, w in zip(answers, tree.weights)]
+        assert np.array_equal(tree_least_squares(tree, compact, compact=True), got)
 
 
 def test_build_tree_covers_groups():

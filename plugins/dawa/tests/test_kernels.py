@@ -28,34 +28,45 @@ def test_partition_costs_are_numpys():
 
 
 def _best_split_one_by_one(sum_err, energy, self_energy, K, g, discount):
-    """The search node by node, candidate by candidate (the blocked kernel's reference)."""
-    p_out, e_out = np.empty(sum_err.size), np.empty(sum_err.size)
-    for v in range(sum_err.size):
-        damped = discount * (energy[v] - self_energy[v]) + self_energy[v]
-        be, bp = np.inf, 1.0
-        for t in range(g):
-            p = (g - t) / g
-            q = discount * (1.0 - p) ** 2
-            err = (sum_err[v] - damped * q / (p * p + q * K[v])) / (p * p)
-            if err < be:
-                be, bp = err, p
-        q = (1.0 - bp) ** 2
-        p_out[v], e_out[v] = bp, (sum_err[v] - energy[v] * q / (bp * bp + q * K[v])) / (bp * bp)
-    return p_out, e_out
+    """The search candidate by candidate over all of them, each node on its own (the same float operations
+    per node as one node at a time, numpy across the nodes): the blocked kernel's reference, without blocks
+    or early stops."""
+    damped = discount * (energy - self_energy) + self_energy
+    be, bp = np.full(sum_err.size, np.inf), np.ones(sum_err.size)
+    for t in range(g):
+        p = (g - t) / g
+        q = discount * (1.0 - p) ** 2
+        err = (sum_err - damped * q / (p * p + q * K)) / (p * p)
+        lower = err < be
+        be, bp = np.where(lower, err, be), np.where(lower, p, bp)
+    q = (1.0 - bp) ** 2
+    return bp, (sum_err - energy * q / (bp * bp + q * K)) / (bp * bp)
 
 
 def test_blocked_weight_search_is_the_one_node_search():
     """Kills: the last minimum kept instead of the first (ties keep the largest p), a block boundary that
-    skips or repeats a node, the exact error of another p than the chosen one."""
+    skips or repeats a node, the exact error of another p than the chosen one, an early stop whose bound
+    takes a piece's 1 / p^2 at its small end (stops before a better p)."""
     rng = np.random.default_rng(2)
     m = 1000                                                 # several blocks and a partial one
     args = [rng.random(m) * 10, rng.random(m) * 10, rng.random(m), rng.random(m) * 3]
     args[0][::7] = args[1][::7] = args[2][::7] = 0.0         # zero errors: every p ties
-    for discount in (1.0, 0.5):
+    for discount in (1.0, 0.5, 2 ** -4, 2 ** -9.5):           # the discounts of levels 0, 1, 8 and 19
         got = _best_split(*args, 100, discount)
         want = _best_split_one_by_one(*args, 100, discount)
         assert all(np.array_equal(a, b) for a, b in zip(got, want))
     assert np.all(_best_split(*args, 100, 1.0)[0][::7] == 1.0)
+    # a grid of nodes whose best p lies anywhere in (0, 1]: damped energy from 0 to 1e4 times the error,
+    # K from 1e-2 to 1e2, one block each (a block stops only when all its nodes are settled)
+    D, K = np.meshgrid(np.geomspace(1e-3, 1e4, 32), np.geomspace(1e-2, 1e2, 8))
+    D, K = D.ravel(), K.ravel()
+    for discount in (1.0, 2 ** -4, 2 ** -9.5):
+        # energy = self_energy = D: the damped term is D whatever the discount
+        for v0 in range(0, D.size, 4):   # blocks of 4 neighbouring nodes, through the blocked kernel
+            part = (np.ones(4), D[v0:v0 + 4], D[v0:v0 + 4], K[v0:v0 + 4])
+            got = _best_split(*part, 100, discount)
+            want = _best_split_one_by_one(*part, 100, discount)
+            assert all(np.array_equal(a, b) for a, b in zip(got, want))
 
 
 def test_partition_costs_of_all_zeros_are_numpys():

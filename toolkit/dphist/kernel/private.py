@@ -84,7 +84,8 @@ from ..validation import are_strict_bounds, is_identity, is_permutation, is_shar
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
-from .queries import KroneckerQueries, check_intervals, check_order, check_queries, max_interval_coverage
+from .queries import (IntervalQueries, KroneckerQueries, check_intervals, check_order, check_queries,
+                      max_interval_coverage)
 
 # Relative slack for floating-point sums of budget shares (0.1 + 0.2 + 0.7 != 1.0).
 _BUDGET_SLACK = 1e-9
@@ -318,6 +319,19 @@ def is_plain_partition(partition, n: int) -> bool:
             and is_identity(bounds, n + 1))
 
 
+def is_whole_partition(partition, n: int) -> bool:
+    """Whether ``partition`` is one group of all ``n`` bins in domain order (``Partition.whole(n)``):
+    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) for the shared read-only vector, else
+    one comparison pass).  Valid by itself; its one sum is the total of the counts, whatever the order
+    of a permutation, so nothing of the arrays is kept or read again."""
+    if not isinstance(partition, Partition):
+        return False
+    order, bounds = partition.order, partition.bounds
+    return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
+            and order.dtype.kind in "iu" and bounds.dtype.kind in "iu" and bounds.shape == (2,)
+            and int(bounds[0]) == 0 and int(bounds[1]) == n and is_identity(order, n))
+
+
 def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Private copies of a partition's ``order`` and ``bounds``, validated by the kernel itself.
 
@@ -352,8 +366,10 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
-    if (known is not None and bounds.shape == known[1].shape and np.array_equal(bounds, known[1])
-            and np.array_equal(order, known[0])):
+    # element by element against the kernel's copies (both orders have shape (n,): no array_equal checks);
+    # a remembered domain order (None) is checked as one
+    if (known is not None and bounds.shape == known[1].shape and bool((bounds == known[1]).all())
+            and (is_identity(order, n) if known[0] is None else bool((order == known[0]).all()))):
         return order, bounds, known[2], True
     in_order = is_identity(order, n)
     if not in_order and not is_permutation(order, n):
@@ -423,7 +439,9 @@ class PrivateKernel:
         comparison pass instead of the permutation's counting (validated once, not twice)."""
         order, bounds, in_order, known = _checked_against(partition, self.__n, self.__checked)
         if not known:
-            self.__checked = (order.copy(), bounds.copy(), in_order)
+            # an order found to be the domain order is remembered as that fact (its next check is
+            # is_identity's, O(1) for the shared read-only vector), not as an n-element copy
+            self.__checked = (None if in_order else order.copy(), bounds.copy(), in_order)
         return order, bounds, in_order
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
@@ -661,6 +679,11 @@ class DataHandle:
             self._charge("laplace.partition", eps, 1.0, self.n)
             with self._kernel._measuring():
                 return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
+        if is_whole_partition(partition, self.n):   # one group in domain order: its sum is the total
+            self._charge("laplace.partition", eps, 1.0, 1)
+            with self._kernel._measuring():
+                total = np.add.reduce(self._kernel._true_counts(), keepdims=True)   # reduceat's [sum], exact
+                return self._noisy(total, 1.0, eps, integral=True, support=1)
         order, bounds, in_order = self._kernel._checked_partition(partition)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._measuring():
@@ -716,7 +739,8 @@ class DataHandle:
         self._charge("laplace.linear", eps, sens, checked.rows)
         with self._kernel._measuring():
             x = self._kernel._true_counts()
-            values = checked.answer(x.astype(float))
+            # interval queries sum the integer counts as floats themselves (no float copy: memory)
+            values = checked.answer(x if isinstance(queries, IntervalQueries) else x.astype(float))
             if checked.integral:
                 values = np.rint(values).astype(np.int64)
             return self._noisy(values, sens, eps, integral=checked.integral and sens == round(sens),

@@ -30,8 +30,9 @@ All four are measured together by one vetted mechanism, :class:`ShapeStatistics`
 of scale ``1/eps`` to the vector ``(w_T T, w_D D / s_D, w_C C / s_C, w_W W / s_W)`` (weights summing to 1),
 whose L1 sensitivity is ``w_T + w_D + w_C + w_W = 1`` (every part's bound is attained at the same pair),
 and divides back: the same as four Laplace mechanisms with ``w_T eps``, ``w_D eps``, ``w_C eps`` and
-``w_W eps`` (Dwork & Roth 2014, Thm 3.6 and 3.14), from one sum over the counts and one pass of
-deviations for each of ``D`` and ``W`` into one reused buffer (the selector's overhead: no prefix sums,
+``w_W eps`` (Dwork & Roth 2014, Thm 3.6 and 3.14), from one sum over the counts and, per column of
+the ``(n/4, 4)`` view of the counts, one elementwise maximum each for ``D`` and ``W`` into one buffer of
+``n/4`` values (the selector's overhead: no float copy of the counts, no prefix sums,
 one kernel call, one public probe).
 
 Normalising by the true total first would make the sensitivities depend on the data (``D / T``
@@ -117,27 +118,53 @@ def coarse_l1(counts, blocks: int | None = None) -> float:
     return float(np.abs(sums - x.sum() * np.diff(b) / x.size).sum())
 
 
-def _within_blocks(x: np.ndarray, k: int, buf: np.ndarray) -> float:
-    """``W`` of the flat ``x`` over blocks of ``k`` bins (the last one shorter), deviations written into
-    ``buf`` (a float array of ``x.size``): ``k`` strided passes for the block sums, one for the deviations."""
-    full = x.size - x.size % k
+def _line_statistics(x: np.ndarray, total, k: int, coarse_blocks: int) -> tuple[float, float, float]:
+    """``(D, C, W)`` of the flat ``x`` (total ``total``) with fine blocks of ``k`` bins (the last one shorter)
+    and ``coarse_blocks`` coarse blocks, in column passes over the ``(n/k, k)`` view: its ``k`` strided
+    columns give the block sums (``k - 1`` adds of ``n/k`` values), then per column one elementwise maximum
+    with the uniform mean (for ``D``) and one with the block means (for ``W``), each into one buffer of
+    ``n/k`` floats and summed, using ``|a - b| = 2 max(a, b) - a - b``: summed over a block's bins against
+    its mean, ``sum |x_i - m| = 2 sum max(x_i, m) - 2 X_j``.  No float copy of the counts, no temporary of
+    ``n`` values and no absolute-value pass (at ``2^16`` bins about 0.4 of the time of whole-vector passes of
+    ``x - mean``, ``abs`` and ``sum``).  The subtraction ``2 sum max - 2 T`` loses about ``1e-16 T / D`` of
+    ``D`` in relative terms: far below the Laplace noise added to it.  The coarse sums come from the block
+    sums when the coarse cuts fall between blocks, else from the counts."""
+    n = x.size
+    k = max(1, min(k, n))
+    full = n - n % k
     blocks = x[:full].reshape(-1, k)
-    sums = blocks[:, 0].copy()                      # column sums: k strided passes, not a reduction per row
-    for j in range(1, k):
+    sums = blocks[:, 0].copy() if k == 1 else blocks[:, 0] + blocks[:, 1]
+    for j in range(2, k):
         sums += blocks[:, j]
-    dev = buf[:full].reshape(-1, k)
-    np.subtract(blocks, (sums / k)[:, None], out=dev)
-    out = float(np.abs(dev, out=dev).sum())
-    if full < x.size:                               # a shorter last block
-        out += l1_to_uniform(x[full:])
-    return out
+    means = sums / k
+    mu = total / n
+    buf = np.empty(blocks.shape[0])
+    above_mu = above_means = 0.0
+    for j in range(k):
+        column = blocks[:, j]
+        above_mu += float(np.maximum(column, mu, out=buf).sum())
+        above_means += float(np.maximum(column, means, out=buf).sum())
+    inside = float(total) if full == n else float(sums.sum())       # the counts of the whole blocks
+    d = 2.0 * above_mu - inside - full * mu
+    w = 2.0 * above_means - 2.0 * inside
+    if full < n:                                    # a shorter last block
+        tail = x[full:]
+        d += float(np.abs(tail - mu).sum())
+        w += l1_to_uniform(tail)
+    b = _bounds(n, max(1, min(coarse_blocks, n)))
+    if full == n and not (b % k).any():
+        coarse = np.add.reduceat(sums, b[:-1] // k)
+    else:
+        coarse = np.add.reduceat(x, b[:-1])
+    c = float(np.abs(coarse - total * np.diff(b) / n).sum())
+    return max(d, 0.0), c, max(w, 0.0)
 
 
 def within_block_l1(counts, k: int | None = None) -> float:
     """``W(x)``: the L1 distance of every bin to the mean of its block of ``k`` neighbouring bins (the
     last block may be shorter)."""
     x = _numbers(counts)
-    return _within_blocks(x, min(FINE_BLOCK if k is None else k, x.size), np.empty(x.size))
+    return _line_statistics(x, x.sum(), FINE_BLOCK if k is None else k, COARSE_BLOCKS)[2]
 
 
 def l1_sensitivity(n: int) -> float:
@@ -152,47 +179,50 @@ def statistic_sensitivities(n: int) -> np.ndarray:
 
 
 def _vector(counts, shape=None) -> np.ndarray:
-    """``(T, D, C, W)`` of a vector (``shape`` None or one axis) or a grid: one sum over the counts, one
-    pass of deviations each for ``D`` and ``W`` in one reused buffer, block sums for ``C``."""
+    """``(T, D, C, W)`` of a vector (``shape`` None or one axis: :func:`_line_statistics`) or a grid (even
+    sides: the same route with the four cells of each 2 x 2 block as four strided views; odd sides: one
+    float copy, deviations from the uniform and the block means, block sums for ``C``)."""
     x = _numbers(counts)
     total = x.sum()
-    if total == 0 and not x.any():  # counts are non-negative: every bin 0, every statistic 0
+    if total == 0 and not x.any():      # every bin 0 (the kernel's probe): every statistic 0
         return np.zeros(4)
     n = x.size
-    xf = x.astype(float)                # one conversion; float-float passes below (faster than mixed)
-    buf = np.subtract(xf, total / n)
-    d = float(np.abs(buf, out=buf).sum())
     if shape is None or len(shape) < 2:
-        b = _bounds(n, min(COARSE_BLOCKS, n))
-        c = float(np.abs(np.add.reduceat(x, b[:-1]) - total * np.diff(b) / n).sum())
-        w = _within_blocks(xf, min(FINE_BLOCK, n), buf)
-        return np.array([float(total), d, c, w])
-    g = _grid(xf, shape)
+        return np.array([float(total), *_line_statistics(x, total, FINE_BLOCK, COARSE_BLOCKS)])
+    g = _grid(x, shape)
     r, k = g.shape
     cb = _grid_blocks(g.shape, coarse=True)
     sizes = np.outer(np.diff(cb[0]), np.diff(cb[1]))
-    dev = buf.reshape(g.shape)
     if FINE_SIDE == 2 and r % 2 == 0 and k % 2 == 0:
-        # whole 2 x 2 blocks: their sums by strided adds (rows in pairs, then columns in pairs), the coarse
-        # sums from them when the coarse cuts fall between blocks; the deviations against the block means
-        # repeated along the columns only (a broadcast over the row pairs)
-        pairs = g.reshape(r // 2, 2, k)
-        rows2 = pairs[:, 0, :] + pairs[:, 1, :]
-        cols2 = rows2.reshape(r // 2, k // 2, 2)
-        fine = cols2[:, :, 0] + cols2[:, :, 1]
+        # whole 2 x 2 blocks: the four cells of every block as four strided views (the 1-D route's columns),
+        # their sums the block sums, the coarse sums from them when the coarse cuts fall between blocks;
+        # D and W from each view's maxima with the uniform mean and the block means (2 max(a, b) - a - b)
+        views = [g[i::2, j::2] for i in (0, 1) for j in (0, 1)]
+        fine = views[0] + views[1]
+        fine += views[2]
+        fine += views[3]
+        means, mu = fine / 4.0, total / n
+        buf = np.empty(fine.shape)
+        above_mu = above_means = 0.0
+        for v in views:
+            above_mu += float(np.maximum(v, mu, out=buf).sum())
+            above_means += float(np.maximum(v, means, out=buf).sum())
+        d, w = max(2.0 * (above_mu - float(total)), 0.0), max(2.0 * (above_means - float(total)), 0.0)
         if not (cb[0] % 2).any() and not (cb[1] % 2).any():
             coarse = np.add.reduceat(np.add.reduceat(fine, cb[0][:-1] // 2, axis=0), cb[1][:-1] // 2, axis=1)
         else:
             coarse = _block_sums(g, cb)
-        np.subtract(pairs, np.repeat(fine * 0.25, 2, axis=1)[:, None, :], out=dev.reshape(r // 2, 2, k))
     else:
-        coarse = _block_sums(g, cb)
+        xf = g.astype(float)
+        dev = np.subtract(xf, total / n)
+        d = float(np.abs(dev, out=dev).sum())
+        coarse = _block_sums(xf, cb)
         fb = _grid_blocks(g.shape, coarse=False)
         rows, cols = np.diff(fb[0]), np.diff(fb[1])
-        means = _block_sums(g, fb) / np.outer(rows, cols)
-        np.subtract(g, np.repeat(np.repeat(means, rows, axis=0), cols, axis=1), out=dev)
+        means = _block_sums(xf, fb) / np.outer(rows, cols)
+        np.subtract(xf, np.repeat(np.repeat(means, rows, axis=0), cols, axis=1), out=dev)
+        w = float(np.abs(dev, out=dev).sum())
     c = float(np.abs(coarse - total * sizes / n).sum())
-    w = float(np.abs(dev, out=dev).sum())
     return np.array([float(total), d, c, w])
 
 

@@ -45,8 +45,13 @@ from .regret_tree import fit
 
 #: the workloads the selector has trees for
 WORKLOADS = ("identity", "prefix", "dpbench-random-2000")
-#: the tree's size: depth and the fewest training rows in a leaf
+#: the 1-D tree's size: depth and the fewest training rows in a leaf
 MAX_DEPTH, MIN_LEAF = 5, 20
+#: the grid tree's size: smaller, for a smaller training set (eight to ten 2-D sources against 1-D's 18 and
+#: six shapes); depth 3 with 50 rows a leaf against depth 5 with 20 moved the simulated held-out regret
+#: from 1.215 / 1.318 / 1.378 to 1.188 / 1.258 / 1.278 (identity, prefix, random rectangles:
+#: ``benchmarks/selector_variants.py --dims 2``)
+MAX_DEPTH_2D, MIN_LEAF_2D = 3, 50
 #: noisy-feature draws per training cell
 DRAWS = 4
 
@@ -177,10 +182,16 @@ def plan_sources(config, plan) -> dict[str, np.ndarray]:
     return {k: np.asarray(v) for k, v in the_plan.job.sources.items()}
 
 
-def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_depth: int = MAX_DEPTH,
-                 min_leaf: int = MIN_LEAF, draws: int = DRAWS, seed: int = 2017, dims: int = 1) -> dict:
-    """The model (a dict, as written to JSON) trained on every setting whose source is not in ``exclude``."""
+def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_depth: int | None = None,
+                 min_leaf: int | None = None, draws: int = DRAWS, seed: int = 2017, dims: int = 1) -> dict:
+    """The model (a dict, as written to JSON) trained on every setting whose source is not in ``exclude``;
+    the tree's size by default :data:`MAX_DEPTH` and :data:`MIN_LEAF` (1-D) or :data:`MAX_DEPTH_2D` and
+    :data:`MIN_LEAF_2D` (grids)."""
     exclude = set(exclude)
+    if max_depth is None:
+        max_depth = MAX_DEPTH if dims == 1 else MAX_DEPTH_2D
+    if min_leaf is None:
+        min_leaf = MIN_LEAF if dims == 1 else MIN_LEAF_2D
     out = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "feature_names": list(FEATURE_NAMES),
            "share": share, "dims": dims, "workloads": {}}
     features = None

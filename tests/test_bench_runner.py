@@ -1,0 +1,39 @@
+"""The benchmark runner's ``--only`` table (``benchmarks/run.py``): the rows it keeps from earlier runs.
+
+Each test names the mutation it kills."""
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_only_keeps_the_rows_of_cases_whose_peer_failed_or_stopped(tmp_path):
+    """Kills: matching an earlier row to its case by cutting only `` (run / reference = ``, which drops
+    every row whose note follows the name directly (a peer that failed: no ratio), and matching by a
+    bare prefix taking the first name found, which gives the row of ``A, N=4,096`` to the case ``A, N=4``
+    (both checked by hand: the test fails with either)."""
+    run = _runner()
+    cases = [{"name": n} for n in ("A, N=4", "A, N=4,096", "B, N=4,096", "C, N=4,096")]
+    results = tmp_path / "topic.md"
+    results.write_text("\n".join([
+        "### topic", "",
+        "| case | best of runs (s) | target (s) | verdict | load average (1, 5, 15 min) |",
+        "|---|---|---|---|---|",
+        "| A, N=4 (run / reference = 0.50) | 0.1 | 0.2 | ok | 1.00, 1.00, 1.00 |",
+        "| A, N=4,096 (DPBench failed: MemoryError: Unable to allocate 8.00 GiB) | 0.3 | - | info | 1.00, 1.00, 1.00 |",
+        "| B, N=4,096 (run / reference = 0.10) (DPBench stopped after 30 s: its time is at least that) | 3 | 30 | ok | 2.00, 2.00, 2.00 |",
+        "| C, N=4,096 (run / reference = 2.00) | 2 | 1 | SLOW | 3.00, 3.00, 3.00 |", ""]))
+    fresh = {"C, N=4,096": "| C, N=4,096 (run / reference = 0.90) | 0.9 | 1 | ok | 4.00, 4.00, 4.00 |"}
+    rows = run._merged_rows(results, cases, fresh)
+    assert rows == [
+        "| A, N=4 (run / reference = 0.50) | 0.1 | 0.2 | ok | 1.00, 1.00, 1.00 |",
+        "| A, N=4,096 (DPBench failed: MemoryError: Unable to allocate 8.00 GiB) | 0.3 | - | info | 1.00, 1.00, 1.00 |",
+        "| B, N=4,096 (run / reference = 0.10) (DPBench stopped after 30 s: its time is at least that) | 3 | 30 | ok | 2.00, 2.00, 2.00 |",
+        fresh["C, N=4,096"]]
