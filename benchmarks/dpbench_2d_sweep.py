@@ -5,7 +5,15 @@ the experiment engine and writes its per-setting summary (one row per algorithm,
 scale and epsilon: the mean scaled L2 error over the trials, its standard deviation, the number of
 trials and the mean run time), the small file ``notebooks/dpbench-2d.ipynb`` reads.  ``--moderate`` is
 the grid that file holds (:func:`moderate`: 64^2 and 128^2 cells, 5 trials; a few minutes on two
-cores); without it the full grid of the TOML (hours).
+cores); without it the full grid of the TOML.  ``--domains``, ``--scales`` and ``--trials`` cut it down;
+the notebook's second summary (:data:`FULL_SUMMARY`) is the whole grid with its 10 trials::
+
+    python benchmarks/dpbench_2d_sweep.py --summary notebooks/data/dpbench-2d-full-summary.csv
+
+(72,000 runs; run with ``--trials 3``, then resumed to 6 and to 10 in the same output folder: 32 minutes
+in all on two shared cores at ``nice -n 19``).  Trials can be added that way: the engine seeds every run
+from its cell, so the first trials of a longer run are the same runs (the whole grid's first 5 trials at
+64^2 and 128^2 reproduce the moderate summary's means to 5e-10, relative).
 
 The DPBench sources are found as the tests find them (``tests/conftest.py``): ``DPHIST_SHARED``, else a
 ``shared`` folder beside the repository, then ``datasets/peer-dpbench/2D``.  Without them the sweep
@@ -28,10 +36,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = Path(__file__).resolve().parent / "dpbench-2d.toml"
 SUMMARY = ROOT / "notebooks" / "data" / "dpbench-2d-summary.csv"
+#: the whole grid's summary (every domain, 10 trials), beside the moderate one
+FULL_SUMMARY = ROOT / "notebooks" / "data" / "dpbench-2d-full-summary.csv"
 #: the moderate grid (the stored summary): domains per axis and trials; every source, scale and epsilon
 MODERATE = {"domains": (64, 128), "trials": 5}
 #: the notebook's live subset of the moderate grid
-LIVE = {"datasets": ("GOWALLA", "ADULT-2D"), "domains": (64,), "scales": (1000, 1_000_000), "epsilons": (0.1,),
+LIVE = {"datasets": ("GOWALLA", "ADULT-2D"), "domains": (64,), "scales": (1_000_000,), "epsilons": (0.1,),
         "trials": 5}
 SUMMARY_FIELDS = ("algorithm", "dataset", "domain", "scale", "epsilon", "trials", "mean", "sd", "seconds")
 
@@ -79,7 +89,7 @@ def moderate(config):
 
 
 def live_subset(config, on_dpbench: bool = True):
-    """The notebook's live cells (a copy of ``config`` cut down): two sources, 64^2 cells, two scales,
+    """The notebook's live cells (a copy of ``config`` cut down): two sources, 64^2 cells, 10^6 records,
     epsilon 0.1, 5 trials; on the stand-ins, their first two."""
     keep = [d for d in config.datasets if d.name in LIVE["datasets"]] if on_dpbench else config.datasets[:2]
     return replace(config, datasets=keep, domains=list(LIVE["domains"]), scales=list(LIVE["scales"]),
@@ -126,6 +136,9 @@ def main(argv=None) -> int:
     parser.add_argument("--moderate", action="store_true", help="the stored summary's grid (64^2, 128^2, 5 trials)")
     parser.add_argument("--output", default=None, help="results folder (default: the TOML's output)")
     parser.add_argument("--summary", default=None, help=f"summary CSV (default with --moderate: {SUMMARY})")
+    parser.add_argument("--domains", type=int, nargs="+", default=None, help="sides per axis (default: the TOML's)")
+    parser.add_argument("--scales", type=int, nargs="+", default=None, help="scales (default: the TOML's)")
+    parser.add_argument("--trials", type=int, default=None, help="trials per setting (default: the TOML's)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
     parser.add_argument("--force", action="store_true", help="start over instead of resuming")
     args = parser.parse_args(argv)
@@ -133,6 +146,12 @@ def main(argv=None) -> int:
     config, what = load_config(data)
     if args.moderate:
         config = moderate(config)
+    if args.domains:
+        config = replace(config, domains=list(args.domains))
+    if args.scales:
+        config = replace(config, scales=list(args.scales))
+    if args.trials:
+        config = replace(config, trials=args.trials)
     if args.workers:
         config = replace(config, workers=args.workers)
     print(f"DPBench 2-D grid on {what}: {len(config.algorithms)} algorithms x {len(config.datasets)} sources x "

@@ -308,12 +308,19 @@ def test_audit_uses_grid_pairs_and_catches_a_2d_twin():
 # ---------------------------------------------------------------------------------------- plots
 def test_group_outlines_and_heatmap():
     """Kills: outlines drawn between cells of the same group (or missing between different ones),
-    x and y swapped, or a 1-D release drawn as a heat map."""
+    x and y swapped, a straight run of edges not merged into one segment, or merged across a cell
+    where the edge stops; or a 1-D release drawn as a heat map."""
     from dphist import plots
     seg = plots.group_outlines(np.array([[0, 0, 1], [2, 2, 1]]))
     assert sorted(map(tuple, seg.reshape(-1, 4).tolist())) == sorted([
-        (-0.5, 0.5, 0.5, 0.5), (0.5, 0.5, 1.5, 0.5),          # below row 0, columns 0 and 1
-        (1.5, -0.5, 1.5, 0.5), (1.5, 0.5, 1.5, 1.5)])         # right of column 1, rows 0 and 1
+        (-0.5, 0.5, 1.5, 0.5),                                # below row 0, columns 0 and 1: one run
+        (1.5, -0.5, 1.5, 1.5)])                               # right of column 1, rows 0 and 1: one run
+    seg = plots.group_outlines(np.array([[0, 1, 1, 2], [0, 3, 1, 2], [0, 0, 0, 2]]))
+    assert sorted(map(tuple, seg.reshape(-1, 4).tolist())) == sorted([
+        (0.5, 0.5, 1.5, 0.5),                                 # below (0, 1) only
+        (0.5, 1.5, 2.5, 1.5),                                 # below (1, 1) and (1, 2): one run, stops at (1, 3)
+        (0.5, -0.5, 0.5, 1.5), (1.5, 0.5, 1.5, 1.5),          # right of column 0 (rows 0-1, not 2), of (1, 1)
+        (2.5, -0.5, 2.5, 2.5)])                               # right of column 2, every row
     rel = Pipeline(None, None, "whole", "group-mean", dims=(2,)).run(_grid((4, 4)), 1.0, seed=1)
     fig = plots.release_heatmap(rel, truth=_grid((4, 4)), titles=["whole"])
     assert [ax.get_title() for ax in fig.axes[:2]] == ["truth", "whole (1 groups)"]

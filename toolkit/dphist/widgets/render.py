@@ -179,9 +179,16 @@ class GridFigure:
     """A 2-D release: the true grid and the release as heat maps side by side on one symmetric-log colour
     scale (negative noisy cells blue), the release's groups outlined (:func:`dphist.plots.heat_panel`, as
     :func:`dphist.plots.release_heatmap` draws them).  Same interface as :class:`HistogramFigure`
-    (``update``, ``png``, ``export``, ``data``).  Speed: the axes and images are made once per grid shape;
-    an update sets the images' data and colour scale and replaces the outline segments (building new
-    axes' ticks is most of matplotlib's time)."""
+    (``update``, ``png``, ``export``, ``data``).
+
+    Speed (blitting, as :class:`HistogramFigure`): the axes, their ticks, the colour bar and the true grid's
+    heat map are drawn once per grid shape, colour scale and true grid and kept as a background bitmap; an
+    update sets the released image's data, the outline segments of the one ``LineCollection`` and the
+    titles, restores the background and draws only those artists.  Both images share one norm, changed in place (a new norm per image made
+    matplotlib redo the colour bar twice per update).  The colour scale's top is the largest absolute
+    count of the two grids rounded up to 1, 2 or 5 x 10^k (:func:`nice_ceiling`: the colour bar and its
+    ticks change only in steps, like the histogram view's axis limits).  Tick text was most of
+    matplotlib's time (``benchmarks/bench_widgets.py``)."""
 
     def __init__(self, width: float = 9.5, height: float = 4.6, dpi: int = 80):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -191,42 +198,85 @@ class GridFigure:
         self.axes = {"truth": self.fig.add_subplot(1, 2, 1), "released": self.fig.add_subplot(1, 2, 2)}
         self.colorbar_axes = self.fig.add_axes((0.92, 0.15, 0.015, 0.7))
         self.images: dict = {}
-        self._shape = None
+        self.outlines = None         #: the groups' LineCollection (one, its segments replaced per update)
+        self._norm = None
+        self._frame_key = None       #: (shape, colour-scale top) the background was drawn for
+        self._truth = None           #: the true grid the background shows
+        self._background = None
         self._colorbar = None
-        self.redraws = 0             #: axes rebuilt (a new grid shape) so far
+        self.redraws = 0             #: full redraws (background) so far
         self.data: dict = {}
 
+    def _build(self, shape, truth, released, top) -> None:
+        """Axes, images and colour bar for a grid of ``shape`` (the images animated: not in the background)."""
+        from matplotlib.collections import LineCollection
+
+        from ..plots import heat_panel
+        for ax in self.axes.values():
+            ax.clear()
+            ax.tick_params(labelsize=8)
+        self.images = {key: heat_panel(self.axes[key], grid, None, True, top)[0]
+                       for key, grid in (("truth", truth), ("released", released))}
+        self._norm = self.images["released"].norm
+        self.images["truth"].set_norm(self._norm)
+        self.images["released"].set_animated(True)
+        self.outlines = LineCollection([], colors="black", linewidths=0.6, label="groups", animated=True)
+        self.axes["released"].add_collection(self.outlines, autolim=False)
+        for ax in self.axes.values():
+            ax.title.set_animated(True)
+        self.colorbar_axes.clear()
+        self._colorbar = self.fig.colorbar(self.images["released"], cax=self.colorbar_axes)
+        self._colorbar.ax.tick_params(labelsize=7)
+
     def update(self, snap: Snapshot) -> None:
-        from ..plots import heat_norm, heat_panel, outline_groups
+        from ..plots import MAX_OUTLINED_GROUPS, group_outlines
         rel = snap.release
         truth, released = np.asarray(snap.true).reshape(rel.shape), rel.grid
-        top = max(float(np.abs(truth).max()), float(np.abs(released).max()), 1.0)
-        if rel.shape != self._shape:
-            for ax in self.axes.values():
-                ax.clear()
-                ax.tick_params(labelsize=8)
-            self.images = {key: heat_panel(self.axes[key], grid, None, True, top)[0]
-                           for key, grid in (("truth", truth), ("released", released))}
-            self.colorbar_axes.clear()
-            self._colorbar = self.fig.colorbar(self.images["released"], cax=self.colorbar_axes)
-            self._colorbar.ax.tick_params(labelsize=7)
-            self._shape = rel.shape
-            self.redraws += 1
-        for key, grid in (("truth", truth), ("released", released)):
-            self.images[key].set_data(grid)
-            self.images[key].set_norm(heat_norm(top))
-        ax = self.axes["released"]
-        for old in [c for c in ax.collections if c.get_label() == "groups"]:
-            old.remove()
-        note = outline_groups(ax, rel)
+        top = nice_ceiling(max(float(np.abs(truth).max()), float(np.abs(released).max()), 1.0))
+        if rel.shape != self._shape_drawn:
+            self._build(rel.shape, truth, released, top)
+            self._frame_key = None
+        same_truth = self._truth is not None and np.array_equal(self._truth, truth)
+        self.images["released"].set_data(released)
+        groups = rel.partition.n_groups
+        if groups > MAX_OUTLINED_GROUPS:
+            self.outlines.set_segments([])
+            note = f" ({groups} groups, not outlined)"
+        else:
+            self.outlines.set_segments(group_outlines(rel.partition.labels().reshape(rel.shape)))
+            note = f" ({groups} groups)"
         shape = " x ".join(map(str, rel.shape))
         self.axes["truth"].set_title(f"{snap.settings.dataset}: true counts ({shape} grid)", fontsize=9)
-        ax.set_title(f"released{note}", fontsize=9)
-        self._colorbar.update_normal(self.images["released"])
-        self.canvas.draw()
-        outlines = [c for c in ax.collections if c.get_label() == "groups"]
-        self.data = {"truth": truth, "released": released, "n_groups": rel.partition.n_groups,
-                     "outline_segments": sum(len(c.get_segments()) for c in outlines)}
+        self.axes["released"].set_title(f"released{note}", fontsize=9)
+        if (rel.shape, top) != self._frame_key or not same_truth:
+            self.images["truth"].set_data(truth)
+            self._truth = truth.copy()
+            with self._norm.callbacks.blocked():
+                self._norm.vmin, self._norm.vmax = -top, top
+            self._colorbar.update_normal(self.images["released"])
+            spines = self.axes["released"].spines.values()
+            for spine in spines:                    # drawn over the image at every update instead
+                spine.set_visible(False)
+            self.canvas.draw()                      # animated artists are left out of the background
+            self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+            for spine in spines:
+                spine.set_visible(True)
+            self._frame_key = (rel.shape, top)
+            self.redraws += 1
+        self.canvas.restore_region(self._background)
+        self.axes["released"].draw_artist(self.images["released"])
+        for ax in self.axes.values():
+            ax.draw_artist(ax.title)
+        released_axes = self.axes["released"]
+        released_axes.draw_artist(self.outlines)
+        for spine in released_axes.spines.values():   # the frame over the image, as a full drawing has it
+            released_axes.draw_artist(spine)
+        self.data = {"truth": truth, "released": released, "n_groups": groups, "top": top,
+                     "outline_segments": len(self.outlines.get_segments())}
+
+    @property
+    def _shape_drawn(self):
+        return self._frame_key[0] if self._frame_key else None
 
     export = HistogramFigure.export
     png = HistogramFigure.png
