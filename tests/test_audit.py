@@ -143,6 +143,24 @@ def test_seeded_audit_is_reproducible_and_records_os_seed():
     assert one.rows == two.rows
 
 
+def test_audit_presets_gives_each_presets_own_audit():
+    """Kills: a seed handed to another preset's audit, settings not passed on, results returned under
+    the wrong names; a run-time estimate that cannot tell a long run from a short one."""
+    from dphist.audit import audit_presets
+    from dphist.audit.many import run_seconds
+    names, seeds = ["uniform", "H", "Hb"], {"uniform": 3, "H": 4, "Hb": 5}
+    many = audit_presets(names, level="fast", samples=200, seeds=seeds, workers=2)
+    assert list(many) == names
+    for n in names:
+        one = audit(n, level="fast", samples=200, seed=seeds[n], workers=1)
+        assert many[n].rows == one.rows and many[n].samples == 200 and many[n].seed == seeds[n]
+    assert run_seconds("MWEM") > run_seconds("uniform")   # MWEM's run is tens of times uniform's
+    with pytest.raises(InvalidParameter, match="seeds given for presets not audited: AHP"):
+        audit_presets(["H"], seeds={"AHP": 1})
+    with pytest.raises(InvalidParameter, match="workers"):
+        audit_presets(["H"], workers=0)
+
+
 # ------------------------------------------------------------------ must catch
 def _assert_caught(result, epsilon=1.0):
     assert not result.passed and result.epsilon_lower_bound > epsilon, str(result)
