@@ -313,6 +313,13 @@ def _sizes(job: _Job, case: Case) -> tuple[bool, int, int]:
     return batched, n_est, n_sel
 
 
+def check_workers(workers) -> None:
+    """Refuse a ``workers`` that is not None or a positive integer."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+                                or workers < 1):
+        raise InvalidParameter(f"workers must be a positive integer, got {workers!r}")
+
+
 def _seq(entropy: int, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(entropy, spawn_key=key)
 
@@ -542,9 +549,7 @@ def audit(algorithm, epsilon: float = 1.0, *, level: str = "default", pairs=None
     budget = validate_time_budget(time_budget)
     if noise is not None and noise not in NOISES:
         raise InvalidParameter(f"noise must be one of {', '.join(NOISES)} (or None: the level's plan), got {noise!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise InvalidParameter(f"workers must be a positive integer, got {workers!r}")
+    check_workers(workers)
     k = check_contributions(contributions)
     lvl = LEVELS[level_name]
     pipelines, name, notes = _resolve_pipelines(algorithm, noise or "float")

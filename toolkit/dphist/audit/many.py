@@ -11,20 +11,15 @@ workers are forked from it.
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Mapping
-
-import numpy as np
 
 from ..errors import InvalidParameter
 from ..pipeline import supports_dims
 from ..presets import make_algorithm
-from .auditor import AuditResult, audit
+from .auditor import AuditResult, audit, check_workers
 from .pairs import FAST_PAIRS, GRID_FAST_PAIRS
-from .sampling import _forked_worker_init, default_workers
+from .sampling import default_workers, forked_pool
 
 
 def run_seconds(name: str) -> float:
@@ -58,18 +53,12 @@ def audit_presets(names: Iterable[str], epsilon: float = 1.0, *, seeds: Mapping[
         raise InvalidParameter(f"seeds given for presets not audited: {', '.join(unknown)}")
     if "workers" in settings or "algorithm" in settings:
         raise InvalidParameter("audit_presets runs each audit on one process: give workers= to it, not per audit")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise InvalidParameter(f"workers must be a positive integer, got {workers!r}")
-    workers = workers or default_workers()
+    check_workers(workers)
     order = sorted(names, key=run_seconds, reverse=True)
-    if workers == 1 or len(names) == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        done = {n: _audit_one(n, epsilon, seeds.get(n), settings) for n in order}
-    else:
-        from ..experiments.executors import blas_threads_limited
-        with blas_threads_limited(1), ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("fork"),
-                initializer=_forked_worker_init, initargs=(os.getpid(),)) as pool:
+    with forked_pool(min(workers or default_workers(), len(names))) as pool:
+        if pool is None:   # one worker, or no fork on this system
+            done = {n: _audit_one(n, epsilon, seeds.get(n), settings) for n in order}
+        else:
             futures = {n: pool.submit(_audit_one, n, epsilon, seeds.get(n), settings) for n in order}
             done = {n: f.result() for n, f in futures.items()}
     return {n: done[n] for n in names}

