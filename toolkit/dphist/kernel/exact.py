@@ -215,26 +215,234 @@ def _interpreted_fill(out, start, t, s, words, state, e1, table, kbits):
     return done
 
 
-def discrete_laplace(t: int, s: int, size: int, source: RandomWords) -> np.ndarray:
-    """``size`` independent draws with P(z) proportional to exp(-|z| s / t), z an integer."""
+#: the sampling methods of :func:`discrete_laplace`
+METHODS = ("cks", "split")
+#: widest chunk of the split sampler's low digits (a chunk's uniform reads this many bits at most)
+SPLIT_CHUNK_BITS = 6
+_NO_TABLES = np.zeros((0, 0), dtype=np.int32)
+
+
+@lru_cache(maxsize=256)
+def _split_plan(t: int, s: int) -> tuple:
+    """``(k, widths, shifts, offsets, exponents)`` of the split sampler at scale ``t / s`` (:func:`discrete_laplace`).
+
+    ``2^k`` is the largest power of two at most the scale (``k = 0`` below 1); the ``k`` low digits of the
+    magnitude are cut into chunks of at most :data:`SPLIT_CHUNK_BITS` bits, the highest first: chunk j
+    holds digits ``shifts[j] .. shifts[j] + widths[j] - 1``, and its value c has weight
+    exp(-c s 2^shifts[j] / t).  ``exponents`` lists, as ``(numerator, denominator)``, the exponent r of each
+    probability exp(-r) the sampler compares with: row ``offsets[j] + c`` for chunk j's value c, the last row
+    A's ratio exp(-2^k s / t).  A chunk's exponent is below ``2^k s / t <= 1``: at least exp(-1) of its tries
+    are kept."""
+    k = 0
+    while (s << (k + 1)) <= t:
+        k += 1
+    widths, shifts = [], []
+    h = k
+    n_chunks = -(-k // SPLIT_CHUNK_BITS)
+    for j in range(n_chunks):
+        w = -(-h // (n_chunks - j))     # near-equal widths, the highest chunk widest
+        h -= w
+        widths.append(w)
+        shifts.append(h)
+    offsets, exponents = [], []
+    for w, h in zip(widths, shifts):
+        offsets.append(len(exponents))
+        exponents.extend((c * (s << h), t) for c in range(1 << w))
+    exponents.append((s << k, t))
+    arrays = [np.array(a, dtype=np.int64) for a in (widths, shifts, offsets)]
+    for a in arrays:
+        a.setflags(write=False)
+    return (k, *arrays, tuple(exponents))
+
+
+def _exp_bracket(a: int, b: int, bits: int) -> tuple[int, int]:
+    """Integers ``lo <= exp(-a / b) 2^bits <= hi`` (``a >= 0``, ``b > 0``), ``hi - lo`` a few hundred.
+
+    exp(-r) = exp(-1)^w exp(-f) with ``f`` in (0, 1] (``w`` whole units).  exp(-f) = sum (-f)^i / i!: the terms
+    T_i = floor(T_(i-1) a' / (b i)) in fixed point lie at most ``i`` units below the true terms (each step
+    loses under one unit and the factor f / i <= 1 does not grow the earlier loss), their signed sum is
+    within ``I (I + 1) / 2`` of the series up to the last nonzero term I, and the rest of an alternating
+    series of decreasing terms is below its first term, under ``I + 2`` units.  The bracket is then
+    multiplied by exp(-1)'s, rounding outward."""
+    w, f = divmod(a, b)
+    if f == 0 and w > 0:
+        w, f = w - 1, b
+    total, term, i = 0, 1 << bits, 0
+    while term:
+        total += -term if i % 2 else term
+        i += 1
+        term = term * f // (b * i)
+    err = i * (i + 1) // 2 + i + 2
+    lo, hi = total - err, total + err
+    if w:
+        e_lo, e_hi = _exp_bracket(1, 1, bits)
+        for _ in range(w):
+            lo, hi = max(lo * e_lo >> bits, 0), -(-hi * e_hi >> bits)
+    return lo, hi
+
+
+def _exp_digits(a: int, b: int, nwords: int) -> list[int]:
+    """The first ``64 nwords`` binary digits of exp(-a / b) after the point (``a > 0``: an irrational number
+    below 1, so the digits are unique), in 64-bit words, most significant first: the digits both ends of an
+    :func:`_exp_bracket` agree on, with guard bits added until they agree."""
+    nbits = 64 * nwords
+    guard = 64
+    while True:
+        lo, hi = _exp_bracket(a, b, nbits + guard)
+        if lo >> guard == hi >> guard:
+            v = lo >> guard
+            return [(v >> (nbits - 64 * (i + 1))) & ((1 << 64) - 1) for i in range(nwords)]
+        guard *= 2
+
+
+#: 64-bit words of digits stored per probability of the split sampler at first (2^-128: the chance that a
+#: comparison needs more, which are then computed and the draw redone); at most SPLIT_MAX_WORDS
+SPLIT_WORDS = 2
+SPLIT_MAX_WORDS = 1 << 10
+
+
+@lru_cache(maxsize=64)
+def _split_digits(t: int, s: int, nwords: int) -> np.ndarray:
+    """The split sampler's probabilities at scale ``t / s`` (rows as :func:`_split_plan` orders them), each
+    to ``64 nwords`` binary digits; the row of exponent 0 (probability 1, never compared) is zero."""
+    exponents = _split_plan(t, s)[4]
+    ex = np.array([_exp_digits(a, b, nwords) if a else [0] * nwords for a, b in exponents], dtype=np.uint64)
+    ex.setflags(write=False)
+    return ex
+
+
+@lru_cache(maxsize=32)
+def _split_tables(t: int, s: int) -> np.ndarray:
+    """The split sampler's stage tables at scale ``t / s`` (``_exact_jit.split_tables``, :data:`TABLE_BITS`
+    bits): a lookup returns what the stage's tries return on the same bits, so the tables change the speed
+    only.  (A try decided within 16 bits compared at most 16 digits: the stored digits suffice.)"""
+    k, widths, shifts, offsets, _ = _split_plan(t, s)
+    tables = _compiled().split_tables(widths, offsets, _split_digits(t, s, SPLIT_WORDS), TABLE_BITS)
+    tables.setflags(write=False)
+    return tables
+
+
+@lru_cache(maxsize=32)
+def _split_draw_table(t: int, s: int) -> np.ndarray:
+    """The split sampler's whole draws for every pattern of :data:`TABLE_BITS` bits
+    (``_exact_jit.split_draw_table``), or an empty array when fewer than :data:`TABLE_MIN_HIT` of the
+    patterns hold a whole draw; like :func:`_draw_table`, it changes the speed only."""
+    k, widths, shifts, offsets, _ = _split_plan(t, s)
+    table = _compiled().split_draw_table(k, widths, shifts, offsets, _split_digits(t, s, SPLIT_WORDS), TABLE_BITS)
+    if np.count_nonzero(table) < TABLE_MIN_HIT * table.size:
+        return _NO_TABLE
+    table.setflags(write=False)
+    return table
+
+
+def _interpreted_split_fill(out, start, k, widths, shifts, offsets, ex, words, state, tables, kbits, draws, dbits):
+    """:func:`._exact_loop.split_fill` run by the interpreter on Python ints (as :func:`_interpreted_fill`)."""
+    pos = [int(state[0])]
+    done = _exact_loop.split_fill(out, start, k, widths.tolist(), shifts.tolist(), offsets.tolist(), ex.tolist(),
+                                  words.tolist(), pos, tables, kbits, draws, dbits)
+    state[0] = pos[0]
+    return done
+
+
+@lru_cache(maxsize=256)
+def _split_bits(t: int, s: int) -> float:
+    """The bits a split draw reads on average (a comparison with a probability reads 2 on average; a chunk
+    takes 1 / (its mean probability of keeping) tries, A 1 / (1 - its ratio) trials, a negative zero redraws):
+    the buffer's size, so that few OS bytes go unread (a shortfall costs one refill)."""
+    k, widths, shifts, offsets, exponents = _split_plan(t, s)
+    bits = 1.0
+    for w, o in zip(widths.tolist(), offsets.tolist()):
+        keep = [math.exp(-a / b) for a, b in exponents[o:o + (1 << w)]]
+        bits += (w + 2 * (1 - 1 / len(keep))) * len(keep) / sum(keep)
+    a, b = exponents[-1]
+    bits += 2 / -math.expm1(-a / b)
+    return bits / (1 + math.expm1(-s / t) / 2)
+
+
+def _split_filler(t: int, s: int, size: int):
+    """The fill function of the split sampler for one call, with its plan, digits and tables bound; a draw
+    that needs more digits than stored (status -2) is redone from its first bit with twice as many."""
+    k, widths, shifts, offsets, _ = _split_plan(t, s)
+    tables = _split_tables(t, s) if size >= TABLE_MIN_DRAWS else _NO_TABLES
+    draws = _split_draw_table(t, s) if size >= TABLE_MIN_DRAWS else _NO_TABLE
+    kbits = TABLE_BITS if tables.size else 0
+    dbits = TABLE_BITS if draws.size else 0
+    fill = _interpreted_split_fill if _runs_interpreted(size) else _compiled().split_fill
+    nwords = SPLIT_WORDS
+
+    def run(out, done, words, state):
+        nonlocal nwords
+        while True:
+            done = fill(out, done, k, widths, shifts, offsets, _split_digits(t, s, nwords), words, state,
+                        tables, kbits, draws, dbits)
+            if done != -2 or nwords >= SPLIT_MAX_WORDS:
+                return done
+            nwords *= 2
+    return run
+
+
+def discrete_laplace(t: int, s: int, size: int, source: RandomWords, method: str = "cks") -> np.ndarray:
+    """``size`` independent draws with P(z) proportional to exp(-|z| s / t), z an integer.
+
+    Two exact methods read the same random words differently (the same law, other draws):
+
+    * ``"cks"``: CKS Algorithm 2: X = U + t V, U uniform below t kept with probability exp(-U / t), V
+      geometric of ratio exp(-1), the magnitude ``floor(X / s)``.  U reads ``log2 t`` bits per try, so at a
+      scale such as 5,377 / 256 (H's levels at 2^20 bins) a draw reads about 42 bits and its 16-bit table
+      rarely applies.  Research mode's exact noise (seeded words) uses it: its recorded releases stay
+      bit-identical.
+    * ``"split"``: the same decomposition taken on the magnitude itself, in blocks of a power of two
+      below the scale (release mode).  The magnitude N of a discrete Laplace of scale ``lam = t / s`` is
+      geometric: P(N = n) = (1 - q) q^n with q = exp(-s / t) (a sign bit, a negative zero redrawn, gives
+      P(z) proportional to q^|z|).  For m = 2^k, writing n = m a + b (0 <= b < m),
+      (1 - q) q^(m a + b) = [(1 - q^m) (q^m)^a] [(1 - q) q^b / (1 - q^m)]: A = N div m is geometric of
+      ratio q^m = exp(-2^k s / t) and B = N mod m, independent of A, has P(b) proportional to q^b
+      (CKS 2020 split the geometric of ratio exp(-1/t) the same way, as t V + U, in their Algorithm 2).
+      B's weight factorises over its binary digits, q^b = prod_i (q^(2^i))^(b_i), so any cut of its k
+      digits into chunks gives independent chunks, chunk j (digits from ``shifts[j]``) with
+      P(c) proportional to exp(-c s 2^shifts[j] / t).  Each chunk is drawn by rejection: c uniform on its
+      ``widths[j] <= 6`` bits, kept with probability exp(-c s 2^shifts[j] / t) (CKS Algorithm 1; the
+      exponent is below 2^k s / t <= 1, so at least exp(-1) of tries are kept) - accepted values have
+      probability proportional to uniform x exp(-...), the chunk's law.  A is the count of 1s before the
+      first 0 of Bernoulli(exp(-2^k s / t)) (Algorithm 1 on the fractional part of the exponent, a
+      Bernoulli(exp(-1)) per unit of its integer part).  With ``2^k <= lam < 2^(k+1)``, A's ratio is at
+      most exp(-1/2) and every stage reads a few bits whatever the scale: a 16-bit table per stage
+      (:func:`_split_tables`) resolves nearly every stage, and the stage's loop (the same function the
+      table was built from) runs on the others.
+
+    Both methods read only the words of ``source`` and use integer arithmetic only; a draw whose
+    integers would pass int64, or a 1,024-bit tie with exp(-1), is reported (``ArithmeticError``,
+    probability below 2^-90 per draw: for ``"split"`` a magnitude past 2^62, exp(-2^62 / lam) <= exp(-64)),
+    never returned wrong.
+    """
     t, s, size = int(t), int(s), int(size)
     if not (0 < t <= DISCRETE_LAPLACE_MAX_T and 0 < s < MAX_INT):
         raise ValueError(f"the scale's numerator must be in 1 .. 2**56 and its denominator in 1 .. 2**62 - 1, "
                          f"got t = {t}, s = {s}")
+    if method not in METHODS:
+        raise ValueError(f"unknown discrete Laplace method {method!r}; the methods are {METHODS}")
+    if method == "split":
+        return _run_fill(_split_filler(t, s, size), size, _split_bits(t, s), source)
     table = _draw_table(t, s) if size >= TABLE_MIN_DRAWS else _NO_TABLE
     kbits = TABLE_BITS if table.size else 0
-    out = np.empty(size, dtype=np.int64)
-    # ~ 1.6 tries x (bits of U + ~4) + ~8 bits for V and the sign, per draw
-    per_draw = 1.6 * (t.bit_length() + 4) + 8
-    stream = _Stream(source, size * per_draw / 64 * 1.1 + 16)
     fill = _interpreted_fill if _runs_interpreted(size) else _compiled().discrete_laplace_fill
+    # ~ 1.6 tries x (bits of U + ~4) + ~8 bits for V and the sign, per draw
+    return _run_fill(lambda out, done, words, state: fill(out, done, t, s, words, state, _E1_BITS, table, kbits),
+                     size, 1.6 * (t.bit_length() + 4) + 8, source)
+
+
+def _run_fill(fill, size: int, per_draw: float, source: RandomWords) -> np.ndarray:
+    """``size`` draws of ``fill(out, done, words, state)`` over a stream of ``source``'s words, refilled by
+    the exact rule of :class:`_Stream` (``per_draw``: the expected bits of a draw, for the buffer sizes)."""
+    out = np.empty(size, dtype=np.int64)
+    stream = _Stream(source, size * per_draw / 64 * 1.1 + 16)
     done = 0
     while True:
-        done = fill(out, done, t, s, stream.words, stream.state, _E1_BITS, table, kbits)
-        if done == -3:  # integers past int64: probability below 2^-183 per draw, independent of the data
-            raise ArithmeticError("exact sampler: a draw's integers would pass int64 (t k or u + t v)")
-        if done < 0:  # a 1024-bit tie with exp(-1): probability 2^-1024, independent of the data
-            raise ArithmeticError("exact sampler: exp(-1) expansion exhausted")
+        done = fill(out, done, stream.words, stream.state)
+        if done == -3:  # integers past int64: probability below 2^-90 per draw, independent of the data
+            raise ArithmeticError("exact sampler: a draw's integers would pass int64")
+        if done < 0:  # a 1024-bit tie with exp(-1) (or 65,536 with the split's): probability 2^-1024
+            raise ArithmeticError("exact sampler: a probability's binary expansion exhausted")
         if done == size:
             return out
         stream.refill((size - done) * per_draw / 64 * 1.1 + 16)
