@@ -182,6 +182,7 @@ TABLE_MIN_DRAWS = 1 << 15
 #: a table is kept when at least this fraction of draws is in it (a draw reads at most TABLE_BITS bits)
 TABLE_MIN_HIT = 0.25
 _NO_TABLE = np.zeros(0, dtype=np.int32)
+_NO_TABLE.setflags(write=False)     # read-only, as the tables are: one compiled signature
 
 
 @lru_cache(maxsize=32)
@@ -220,6 +221,7 @@ METHODS = ("cks", "split")
 #: widest chunk of the split sampler's low digits (a chunk's uniform reads this many bits at most)
 SPLIT_CHUNK_BITS = 6
 _NO_TABLES = np.zeros((0, 0), dtype=np.int32)
+_NO_TABLES.setflags(write=False)
 
 
 @lru_cache(maxsize=256)
