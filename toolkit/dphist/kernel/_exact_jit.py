@@ -219,4 +219,3 @@ def _split_entry(tables, j, pattern):
 #: only ``_exact_loop.py`` changes)
 split_fill = njit(cache=True)(_exact_loop.split_fill)
 split_tables = njit(cache=True)(_exact_loop.split_tables)
-split_draw_table = njit(cache=True)(_exact_loop.split_draw_table)

@@ -381,11 +381,14 @@ def split_fill(out, start, k, widths, shifts, offsets, ex, words, st, tables, kb
     return len(out)
 
 
-def split_tables(widths, offsets, ex, kbits):
-    """For every stage j of :func:`split_fill` and every pattern ``p`` of ``kbits`` bits, the whole tries of
-    the stage that fit in ``p`` (``value * 512 + done * 256 + bits read``, see there; 0 when not one fits,
-    or A's count reaches 2^21).  Computed by the tries themselves on a one-word stream: a try that stops
-    within the pattern never saw the rest, so the entry is exactly what the tries return."""
+def split_tables(k, widths, shifts, offsets, ex, kbits):
+    """``(tables, draws)`` of :func:`split_fill` for patterns of ``kbits`` bits.
+
+    ``tables[j, p]``: the whole tries of stage j that fit in pattern ``p`` (``value * 512 + done * 256 +
+    bits read``, see there; 0 when not one fits, or A's count reaches 2^21).  ``draws[p]``: ``draw * 256 +
+    bits read`` of the fill (with those tables) when the draw reads at most ``kbits`` bits and
+    ``|draw| < 2^23``, else 0.  Computed by the tries and the fill themselves on a one-word stream: a try or
+    draw that stops within the pattern never saw the rest, so an entry is exactly what they return."""
     n = 1 << kbits
     tables = np.zeros((len(widths) + 1, n), dtype=np.int32)
     buf = np.zeros(1, dtype=np.uint64)
@@ -407,24 +410,14 @@ def split_tables(widths, offsets, ex, kbits):
                     v += 1
             if pos > 0:
                 tables[j, p] = v * 512 + done * 256 + pos
-    return tables
-
-
-def split_draw_table(k, widths, shifts, offsets, ex, dbits):
-    """For every pattern ``p`` of ``dbits`` bits: ``draw * 256 + bits read`` of :func:`split_fill` on a stream
-    starting with ``p`` when the draw reads at most ``dbits`` bits (and ``|draw| < 2^23``), else 0; computed
-    by the fill itself on a one-word stream (a draw that stops within the pattern never saw the rest)."""
-    n = 1 << dbits
-    table = np.zeros(n, dtype=np.int32)
-    buf = np.zeros(1, dtype=np.uint64)
+    draws = np.zeros(n, dtype=np.int32)
     one = np.zeros(1, dtype=np.int64)
     st = np.zeros(1, dtype=np.int64)
-    no_tables = np.zeros((0, 0), dtype=np.int32)
     no_draws = np.zeros(0, dtype=np.int32)
     for p in range(n):
         buf[0] = np.uint64(p)
         st[0] = 0
-        if (split_fill(one, 0, k, widths, shifts, offsets, ex, buf, st, no_tables, 0, no_draws, 0) == 1
-                and st[0] <= dbits and abs(one[0]) < (1 << 23)):
-            table[p] = one[0] * 256 + st[0]
-    return table
+        if (split_fill(one, 0, k, widths, shifts, offsets, ex, buf, st, tables, kbits, no_draws, 0) == 1
+                and st[0] <= kbits and abs(one[0]) < (1 << 23)):
+            draws[p] = one[0] * 256 + st[0]
+    return tables, draws
