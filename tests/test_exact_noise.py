@@ -344,10 +344,10 @@ def test_split_checks_reject_a_twin_with_a_slightly_wrong_ratio():
     assert not np.allclose(law, exact.discrete_laplace_pmf(z, t / s), rtol=1e-3, atol=1e-9)
     k, widths, shifts, offsets, exponents = exact._split_plan(t, s)
     twin = np.array([exact._exp_digits(a, b, 2) if a else [0, 0] for a, b in _twin_exponents(exact._split_plan(t, s))],
-                    dtype=np.uint64)
+                    dtype=np.uint64).ravel()
     twin.setflags(write=False)
     out, state = np.empty(200_000, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, twin, words(5).words(1 << 16), state,
+    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, twin, 128, words(5).words(1 << 16), state,
                                         exact._NO_TABLES, 0, exact._NO_TABLE, 0) == out.size
     p, var_ratio = _split_fit(out, t, s)
     assert not (p > 1e-4 and abs(var_ratio - 1) < 0.015), (p, var_ratio)
@@ -362,7 +362,7 @@ def test_split_digits_are_those_of_exp():
     for scale in _SPLIT_SCALES + [3.0, 1e6]:
         t, s = exact.dyadic_scale_at_least(scale)
         exponents = exact._split_plan(t, s)[4]
-        digits = exact._split_digits(t, s, 2)
+        digits = exact._split_digits(t, s, 2).reshape(-1, 2)
         for (a, b), row in zip(exponents, digits):
             if a == 0:
                 continue
@@ -380,11 +380,11 @@ def test_comparison_with_stored_digits_has_the_exact_probability():
     digits (checked by hand: ``(digits >> m) & 1``)."""
     from dphist.kernel import _exact_loop
     t, s = exact.dyadic_scale_at_least(21.000000000000004)
-    digits = exact._split_digits(t, s, 2)
+    digits = exact._split_digits(t, s, 2).reshape(-1, 2)
     for row in (digits[3], digits[-1]):
         ones = undecided = 0
         for p in range(1 << 16):
-            res, pos = _exact_loop.bernoulli_expansion(row.tolist(), [p], 0, 16)
+            res, pos = _exact_loop.bernoulli_expansion(row.tolist(), 0, 128, [p], 0, 16)
             ones += res == 1
             undecided += res == -1
         assert (ones, undecided) == (int(row[0]) >> 48, 1)
@@ -419,13 +419,13 @@ def test_split_tables_and_routes_return_the_same_draws(monkeypatch, scale):
     assert draws.size == 1 << exact.TABLE_BITS or scale > 21    # whole draws tabled at scales 1 and 21
     for tables, draws in [(tables, draws), (tables, exact._NO_TABLE), (exact._NO_TABLES, exact._NO_TABLE)]:
         out, state = np.empty(3000, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        done = exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, ex, w, state, tables,
-                                            exact.TABLE_BITS if tables.size else 0, draws,
-                                            exact.TABLE_BITS if draws.size else 0)
+        done = exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, ex, 64 * exact.SPLIT_WORDS, w, state,
+                                            tables, exact.TABLE_BITS if tables.size else 0,
+                                            draws, exact.TABLE_BITS if draws.size else 0)
         runs.append((done, int(state[0]), out.tolist()))
     out, state = np.empty(300, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    done = exact._interpreted_split_fill(out, 0, k, widths, shifts, offsets, ex, w[:512], state, exact._NO_TABLES, 0,
-                                         exact._NO_TABLE, 0)
+    done = exact._interpreted_split_fill(out, 0, k, widths, shifts, offsets, ex, 64 * exact.SPLIT_WORDS, w[:512],
+                                         state, exact._NO_TABLES, 0, exact._NO_TABLE, 0)
     assert runs[0] == runs[1] == runs[2] and runs[0][0] == 3000
     assert done > 100 and out[:done].tolist() == runs[0][2][:done]
 
@@ -437,7 +437,7 @@ def test_split_redoes_a_draw_that_needs_more_digits():
     the draw's first bit, no redo (an ArithmeticError)."""
     t, s = 1, 1
     k, widths, shifts, offsets, _ = exact._split_plan(t, s)
-    first = int(exact._split_digits(t, s, 1)[-1][0])
+    first = int(exact._split_digits(t, s, 1)[-1])
     stream_word = int(f"{first:064b}"[::-1], 2)          # digit i of p at stream bit i
     rest = words(2).words(64)
 
@@ -453,9 +453,9 @@ def test_split_redoes_a_draw_that_needs_more_digits():
 
     out, state = np.empty(5, dtype=np.int64), np.zeros(1, dtype=np.int64)
     crafted = np.concatenate(([np.uint64(stream_word)], rest))
-    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, exact._split_digits(t, s, 1), crafted,
+    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, exact._split_digits(t, s, 1), 64, crafted,
                                         state, exact._NO_TABLES, 0, exact._NO_TABLE, 0) == -2 and state[0] == 0
-    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, exact._split_digits(t, s, 2), crafted,
+    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, exact._split_digits(t, s, 2), 128, crafted,
                                         state, exact._NO_TABLES, 0, exact._NO_TABLE, 0) == 5
     np.testing.assert_array_equal(exact.discrete_laplace(t, s, 5, Crafted(), method="split"), out)
 

@@ -190,17 +190,17 @@ def draw_table(t, s, e1, kbits):
 
 # the split sampler (release mode): plain functions of :mod:`._exact_loop`, compiled here from the same source
 @overload(_exact_loop.bernoulli_expansion)
-def _bernoulli_expansion(e, words, pos, total):
+def _bernoulli_expansion(e, j, nd, words, pos, total):
     return _exact_loop.bernoulli_expansion
 
 
 @overload(_exact_loop.split_attempt)
-def _split_attempt(j, widths, offsets, ex, words, pos, total):
+def _split_attempt(j, widths, offsets, ex, nd, words, pos, total):
     return _exact_loop.split_attempt
 
 
 @overload(_exact_loop.split_fill)
-def _split_fill(out, start, k, widths, shifts, offsets, ex, words, st, tables, kbits, draws, dbits):
+def _split_fill(out, start, k, widths, shifts, offsets, ex, nd, words, st, tables, kbits, draws, dbits):
     return _exact_loop.split_fill
 
 

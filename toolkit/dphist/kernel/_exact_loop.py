@@ -235,13 +235,12 @@ def discrete_laplace_fill(out, start, t, s, words, st, e1, table, kbits):
 # -3 a magnitude past INT_LIMIT.
 
 
-def bernoulli_expansion(e, words, pos, total):
-    """``(digit, pos)``: 1 when a uniform U read from ``pos`` lies below p, whose binary digits after the point
-    are ``e`` (uint64 words, most significant digit first; p irrational, so U != p), decided at the first
-    bit where U and p differ, CHUNK digits at a time; -1 when the buffer runs out, -2 when U agrees with
-    every stored digit (probability 2^-(64 len(e)))."""
-    nd = len(e) * 64
-    j = 0
+def bernoulli_expansion(e, j, nd, words, pos, total):
+    """``(digit, pos)``: 1 when a uniform U read from ``pos`` lies below p, whose ``nd - j`` binary digits after
+    the point are digits ``j .. nd - 1`` of ``e`` (uint64 words, most significant digit first; ``j`` a
+    multiple of 64; p irrational, so U != p), decided at the first bit where U and p differ, CHUNK digits at
+    a time; -1 when the buffer runs out, -2 when U agrees with every stored digit (probability
+    2^-(nd - j))."""
     while True:
         if pos + CHUNK <= total and j < nd:     # j is a multiple of CHUNK here
             digits = expansion_byte(e, j)
@@ -263,12 +262,13 @@ def bernoulli_expansion(e, words, pos, total):
             return c, pos
 
 
-def split_attempt(j, widths, offsets, ex, words, pos, total):
+def split_attempt(j, widths, offsets, ex, nd, words, pos, total):
     """``(status, done, value, pos)``: one try of stage ``j`` of a split draw (see :func:`split_fill`).
 
+    ``ex`` holds the probabilities' digits, ``nd`` of each (rows of ``nd / 64`` words, one after the other).
     ``j < len(widths)``: chunk j, by rejection: c uniform on ``widths[j]`` bits, kept (``done = 1``,
-    ``value = c``) with probability p = exp(-c units_j / t), row ``offsets[j] + c`` of ``ex`` (c = 0: p = 1,
-    no bit read), else ``done = 0``.  ``j = len(widths)``: one trial of the geometric A, Bernoulli of the
+    ``value = c``) with probability p = exp(-c units_j / t), row ``offsets[j] + c`` (c = 0: p = 1, no bit
+    read), else ``done = 0``.  ``j = len(widths)``: one trial of the geometric A, Bernoulli of the
     last row's probability exp(-2^k s / t): ``done = 1`` on a 0 (A ends), else A grows by one.  Tries are
     independent: each reads its own bits."""
     if j < len(widths):
@@ -279,11 +279,12 @@ def split_attempt(j, widths, offsets, ex, words, pos, total):
         pos += w
         if c == 0:
             return 0, 1, 0, pos
-        res, pos = bernoulli_expansion(ex[offsets[j] + c], words, pos, total)
+        row = (offsets[j] + c) * nd
+        res, pos = bernoulli_expansion(ex, row, row + nd, words, pos, total)
         if res < 0:
             return res, 0, 0, pos
         return 0, res, c, pos
-    res, pos = bernoulli_expansion(ex[len(ex) - 1], words, pos, total)
+    res, pos = bernoulli_expansion(ex, len(ex) * 64 - nd, len(ex) * 64, words, pos, total)
     if res < 0:
         return res, 0, 0, pos
     return 0, 1 - res, 0, pos
@@ -299,7 +300,7 @@ def split_entry(tables, j, pattern):
     return int(tables[j, pattern])
 
 
-def split_fill(out, start, k, widths, shifts, offsets, ex, words, st, tables, kbits, draws, dbits):
+def split_fill(out, start, k, widths, shifts, offsets, ex, nd, words, st, tables, kbits, draws, dbits):
     """Discrete Laplace draws into ``out[start:]`` by the split of the geometric magnitude
     (:func:`dphist.kernel.exact.discrete_laplace`, ``method="split"``, derives it); returns the first
     index not filled, or a negative status code.
@@ -307,7 +308,7 @@ def split_fill(out, start, k, widths, shifts, offsets, ex, words, st, tables, kb
     A draw: the chunks c_j of the magnitude's low ``k`` binary digits (stages ``0 .. len(widths) - 1``,
     c_j at bit ``shifts[j]``), the geometric A of its high part (``N = A 2^k + sum_j c_j 2^shifts[j]``),
     then a sign bit; a negative zero restarts the draw.  Each stage is a run of independent tries
-    (:func:`split_attempt`) whose probabilities are the rows of ``ex``.  ``draws`` (empty, or ``2^dbits``
+    (:func:`split_attempt`) whose probabilities are the rows of ``ex`` (``nd`` digits each).  ``draws`` (empty, or ``2^dbits``
     entries): for every pattern of the next ``dbits`` bits the whole draw and the bits it read when it
     reads no more (``draw * 256 + bits``; 0: it reads more), looked up first.  With ``kbits > 0``,
     ``tables[j]`` holds for every pattern of the next ``kbits`` bits the whole tries of stage j that fit in
@@ -345,7 +346,7 @@ def split_fill(out, start, k, widths, shifts, offsets, ex, words, st, tables, kb
                             else:
                                 v += entry >> 9
                             continue
-                    status, done, c, pos = split_attempt(j, widths, offsets, ex, words, pos, total)
+                    status, done, c, pos = split_attempt(j, widths, offsets, ex, nd, words, pos, total)
                     if status < 0:
                         break
                     if j < nchunks:
@@ -381,7 +382,7 @@ def split_fill(out, start, k, widths, shifts, offsets, ex, words, st, tables, kb
     return len(out)
 
 
-def split_tables(k, widths, shifts, offsets, ex, kbits):
+def split_tables(k, widths, shifts, offsets, ex, nd, kbits):
     """``(tables, draws)`` of :func:`split_fill` for patterns of ``kbits`` bits.
 
     ``tables[j, p]``: the whole tries of stage j that fit in pattern ``p`` (``value * 512 + done * 256 +
@@ -399,7 +400,7 @@ def split_tables(k, widths, shifts, offsets, ex, kbits):
             v = 0
             done = 0
             while done == 0 and v < (1 << 21):
-                status, d, c, end = split_attempt(j, widths, offsets, ex, buf, pos, 64)
+                status, d, c, end = split_attempt(j, widths, offsets, ex, nd, buf, pos, 64)
                 if status < 0 or end > kbits:
                     break
                 pos = end
@@ -417,7 +418,7 @@ def split_tables(k, widths, shifts, offsets, ex, kbits):
     for p in range(n):
         buf[0] = np.uint64(p)
         st[0] = 0
-        if (split_fill(one, 0, k, widths, shifts, offsets, ex, buf, st, tables, kbits, no_draws, 0) == 1
+        if (split_fill(one, 0, k, widths, shifts, offsets, ex, nd, buf, st, tables, kbits, no_draws, 0) == 1
                 and st[0] <= kbits and abs(one[0]) < (1 << 23)):
             draws[p] = one[0] * 256 + st[0]
     return tables, draws

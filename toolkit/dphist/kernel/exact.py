@@ -310,9 +310,10 @@ SPLIT_MAX_WORDS = 1 << 10
 @lru_cache(maxsize=64)
 def _split_digits(t: int, s: int, nwords: int) -> np.ndarray:
     """The split sampler's probabilities at scale ``t / s`` (rows as :func:`_split_plan` orders them), each
-    to ``64 nwords`` binary digits; the row of exponent 0 (probability 1, never compared) is zero."""
+    to ``64 nwords`` binary digits, the rows one after the other in one array; the row of exponent 0
+    (probability 1, never compared) is zero."""
     exponents = _split_plan(t, s)[4]
-    ex = np.array([_exp_digits(a, b, nwords) if a else [0] * nwords for a, b in exponents], dtype=np.uint64)
+    ex = np.array([_exp_digits(a, b, nwords) if a else [0] * nwords for a, b in exponents], dtype=np.uint64).ravel()
     ex.setflags(write=False)
     return ex
 
@@ -325,7 +326,7 @@ def _split_tables(t: int, s: int) -> tuple[np.ndarray, np.ndarray]:
     decided within 16 bits compared at most 16 digits: the stored digits suffice.)"""
     k, widths, shifts, offsets, _ = _split_plan(t, s)
     tables, draws = _compiled().split_tables(k, widths, shifts, offsets, _split_digits(t, s, SPLIT_WORDS),
-                                             TABLE_BITS)
+                                             64 * SPLIT_WORDS, TABLE_BITS)
     if np.count_nonzero(draws) < TABLE_MIN_HIT * draws.size:
         draws = _NO_TABLE
     for a in (tables, draws):
@@ -333,11 +334,12 @@ def _split_tables(t: int, s: int) -> tuple[np.ndarray, np.ndarray]:
     return tables, draws
 
 
-def _interpreted_split_fill(out, start, k, widths, shifts, offsets, ex, words, state, tables, kbits, draws, dbits):
+def _interpreted_split_fill(out, start, k, widths, shifts, offsets, ex, nd, words, state, tables, kbits, draws,
+                            dbits):
     """:func:`._exact_loop.split_fill` run by the interpreter on Python ints (as :func:`_interpreted_fill`)."""
     pos = [int(state[0])]
     done = _exact_loop.split_fill(out, start, k, widths.tolist(), shifts.tolist(), offsets.tolist(), ex.tolist(),
-                                  words.tolist(), pos, tables, kbits, draws, dbits)
+                                  nd, words.tolist(), pos, tables, kbits, draws, dbits)
     state[0] = pos[0]
     return done
 
@@ -370,8 +372,8 @@ def _split_filler(t: int, s: int, size: int):
     def run(out, done, words, state):
         nonlocal nwords
         while True:
-            done = fill(out, done, k, widths, shifts, offsets, _split_digits(t, s, nwords), words, state,
-                        tables, kbits, draws, dbits)
+            done = fill(out, done, k, widths, shifts, offsets, _split_digits(t, s, nwords), 64 * nwords, words,
+                        state, tables, kbits, draws, dbits)
             if done != -2 or nwords >= SPLIT_MAX_WORDS:
                 return done
             nwords *= 2
