@@ -172,16 +172,27 @@ def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool
     costs = None if singles else np.empty((n_lengths, min(STREAM_BLOCK, k)))
     zeros = np.zeros(n_lengths)
     by_length = [np.ascontiguousarray(minus[1 << np.arange(n_lengths)]) for minus, _ in offsets] if singles else None
+    top, arg = np.empty(min(STREAM_BLOCK, k)), np.zeros(min(STREAM_BLOCK, k))
     for e0 in range(1, k + 1, STREAM_BLOCK):
         e1 = min(k + 1, e0 + STREAM_BLOCK)
         W = stream.block(e0, e1, out[:, :e1 - e0])
         for i, ((best, back_j), (minus, plus)) in enumerate(zip(searches, offsets)):
             if singles:
-                _windows.power_of_two_block(best, back_j, W, by_length[i], float(plus), e0, e1, longest)
+                _power_of_two_block(best, back_j, W, by_length[i], float(plus), e0, e1, longest, top, arg)
             else:
                 _windows.offset_windows(W, units, minus, float(plus), e0, e1, costs)
-                _windows.power_of_two_block(best, back_j, costs, zeros, 0.0, e0, e1, longest)
+                _power_of_two_block(best, back_j, costs, zeros, 0.0, e0, e1, longest, top, arg)
     return [Segmentation(_windows.trace_power_of_two(back_j, k), float(best[k])) for best, back_j in searches]
+
+
+def _power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, longest, top, arg):
+    """One block of ends of the streamed search: :func:`._windows.power_of_two_levels` (longest on ties),
+    else :func:`._windows.power_of_two_block`; the same ``best`` and ``back_j``."""
+    from . import _windows
+    if longest:
+        _windows.power_of_two_levels(best, back_j, W, minus_j, plus, e0, e1, top, arg)
+    else:
+        _windows.power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, False)
 
 
 def power_of_two_shared(cost, transforms, bounds=None, *, longest_on_ties: bool = True,
