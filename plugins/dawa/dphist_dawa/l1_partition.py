@@ -355,14 +355,16 @@ def selected_partition(bins: Partition, ctx, variant: str, branching: int, eps_2
     ordered = _ordered(ctx.data.laplace_identity(eps_a), bins.order)   # eps_a-DP; post-processing below
     np.round(ordered, out=ordered)                                     # a new array: rounded in place
     candidates = select_candidates(ordered, bins.bounds, variant, branching, 1.0 / eps_a, eps_2, correction)
-    parts = [bins.merge(c) for c in candidates]
-    del ordered, candidates                       # not needed by the exponential mechanism: memory
-    order, bounds_list = bins.order, [p.bounds for p in parts]
+    del ordered                                   # not needed by the exponential mechanism: memory
+    # the candidates' group bounds in positions (what bins.merge(c).bounds holds); with one position per unit
+    # they are the cuts themselves, and only the chosen candidate is made a partition
+    units_are_bins = _is_identity(bins.bounds)
+    order, bounds_list = bins.order, [c if units_are_bins else bins.bounds[c] for c in candidates]
 
     def score(counts):   # runs in the kernel; the candidates and eps_2 are public
         return -partition_costs(_ordered(counts, order), bounds_list, eps_2)
 
-    return parts[ctx.data.exponential(score, len(parts), 2.0, eps_s)]
+    return bins.merge(candidates[ctx.data.exponential(score, len(candidates), 2.0, eps_s)])
 
 
 CALIBRATIONS = ("postprocess", "noisy-min", "dpbench", "select")
