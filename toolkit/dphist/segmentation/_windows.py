@@ -13,9 +13,18 @@ values).  Every sum is an exact integer below ``2**53`` (the caller checks), so 
 ``N`` and ``m`` are the Fenwick route's, and the deviation is bit-identical.  A window of at most
 ``DIRECT_BINS`` bins is counted directly (its values scanned twice) and keeps no state.
 
+**Single positions.**  When every unit is one position (DAWA's bins), :func:`count_windows_singles` counts
+the same ``c``, ``s``, ``N``, ``S``: windows of at most ``DIRECT_BINS`` positions directly with the ends
+as the inner loop (vectorised by the compiler), the sliding ones with their sums as integers (one addition
+per sum and step).  The distinct values are ranked by counting over their range (:func:`distinct_values`).
+
 **Streamed search.**  :func:`power_of_two_block` is :func:`.kernels.power_of_two_lengths` on the ends
 ``[e0, e1)`` with the windows given by their end (``W[j, e - e0]``: units ``[e - 2^j, e)``): the same
-candidates, in the same order, with the same comparison, so the same ``best`` and ``back``.
+candidates, in the same order, with the same comparison, so the same ``best`` and ``back``;
+:func:`power_of_two_levels` gives the same with the long groups' candidates compared for many ends at
+once.  Measured at 2^20 power-law bins (DAWA-approx's four ``select`` searches on its noisy counts, CPU
+time on one thread, load 6-8, best of 5, against the code before these kernels in alternating processes):
+windows and searches 0.57-0.70 s -> 0.32-0.33 s, the distinct values 0.047-0.049 s -> 0.006 s.
 """
 from __future__ import annotations
 
