@@ -131,9 +131,9 @@ def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, pt
     """:func:`count_windows_block` when every unit is one position (``bounds`` = ``0..k``): the same
     ``c``, ``s``, ``N`` and ``S`` of every window (exact integer sums, whatever their order) and the same
     formula, so the same numbers.  Direct lengths are counted with the ends as the inner loop (no branch:
-    the compiler vectorises it; by chunks of ``DIRECT_CHUNK`` ends, ``scratch``: four rows of as many floats), a window of one position
-    is ``+0.0``; sliding lengths step without the units' bounds, their sums kept as integers (``idv``: the
-    distinct values as int64; each step one addition per sum: short dependency chains)."""
+    the compiler vectorises it; by chunks of ``DIRECT_CHUNK`` ends, ``scratch``: four rows of as many
+    floats), a window of one position is ``+0.0``; sliding lengths step without the units' bounds, their
+    sums kept as integers (``idv``: the distinct values as int64; one addition per sum and step)."""
     tot = scratch[0]
     avg = scratch[1]
     cnt = scratch[2]
@@ -463,8 +463,8 @@ class CountingWindows:
                 self.scratch = np.empty((4, DIRECT_CHUNK))
             if self.idv is None:
                 self.idv = self.dv.astype(np.int64)
-            count_windows_singles(self.node, self.dv, self.idv, self.values, self.lengths, self.direct, self.slot, self.mult,
-                                  self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch)
+            count_windows_singles(self.node, self.dv, self.idv, self.values, self.lengths, self.direct, self.slot,
+                                  self.mult, self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch)
             return out
         count_windows_block(self.node, self.dv, self.values, self.bounds, self.lengths, self.direct, self.slot,
                             self.mult, self.ptrs, self.accs, self.ends, e0, e1, out)
