@@ -128,15 +128,25 @@ def block_partition(shape, side: int) -> Partition:
     return Partition(order, _block_starts(shape, side), validate=False)
 
 
+#: blocks of at most this many cells get their local order from a sort of their sub-block labels
+#: (a few microseconds); larger ones from :func:`block_partition` (linear, no sort)
+LOCAL_SORT_CELLS = 1024
+
+
 def _local_blocks(r: int, c: int, s: int) -> tuple[np.ndarray, np.ndarray]:
     """Order and bounds of :func:`block_partition` over an ``r x c`` block with sub-blocks of side
     ``s``; one sub-block (``s`` >= both sides) or single cells (``s`` = 1): the row-major order,
-    without the general build."""
+    without the general build; a small block: its sub-block labels sorted stably."""
     if s >= max(r, c) or s == 1:
         cells = np.arange(r * c, dtype=np.int64)
         return cells, (np.array([0, r * c], dtype=np.int64) if s > 1 else np.arange(r * c + 1, dtype=np.int64))
-    part = block_partition((r, c), s)
-    return part.order, part.bounds
+    if r * c > LOCAL_SORT_CELLS:
+        part = block_partition((r, c), s)
+        return part.order, part.bounds
+    labels = (np.arange(r)[:, None] // s * (-(-c // s)) + np.arange(c)[None, :] // s).reshape(-1)
+    bounds = np.zeros((-(-r // s)) * (-(-c // s)) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(labels), out=bounds[1:])
+    return np.argsort(labels, kind="stable").astype(np.int64, copy=False), bounds
 
 
 def nested_block_partition(shape, side1: int, side2) -> Partition:
@@ -144,41 +154,36 @@ def nested_block_partition(shape, side1: int, side2) -> Partition:
     (AG's level 2): the same partition as ``Partition.from_labels`` of the level-2 labels, which sort
     by level-1 block (row-major), then by sub-block inside it (row-major), then by cell (row-major).
 
-    Built without labels or a sort: the level-1 blocks of one height and width (:func:`_block_kinds`)
-    and one ``side2`` share one local order, :func:`block_partition` of that small block; each kind is
-    written by one broadcast sum into its strided view of the order (its blocks' first cells plus
-    their class's local order), the bounds by one per class (the blocks' starts plus the class's
-    local bounds): O(N) with loops over the few kinds and distinct ``side2`` values, not over blocks
-    or cells."""
-    n2 = shape[1]
+    Built without labels or a sort over the grid: the level-1 blocks of one height and width
+    (:func:`_block_kinds`) and one ``side2`` share one local order (:func:`_local_blocks`); each kind
+    is written by one broadcast sum into its strided view of the order (its blocks' first cells plus
+    their local order); the bounds are the running sum of every sub-block's size, computed over the
+    sub-blocks at once.  O(N) with loops over the few kinds and distinct ``side2`` values, not over
+    blocks or cells."""
+    n1, n2 = shape
     side2 = np.asarray(side2, dtype=np.int64)
     origin = _block_origins(shape, side1)
-    start = _block_starts(shape, side1)
-    groups = np.zeros(side2.size + 1, dtype=np.int64)    # running count of level-2 blocks, block by block
-    order = np.empty(shape[0] * n2, dtype=np.int64)
-    locals_ = []
+    order = np.empty(n1 * n2, dtype=np.int64)
     for view, blocks, r, c in _block_kinds(order, shape, side1):
         kind_sides = side2[blocks]
-        if kind_sides.min() == kind_sides.max():      # one side2 for the whole kind (often): no unique
-            sides, which = kind_sides.reshape(-1)[:1], None
-        else:
-            sides, which = np.unique(kind_sides, return_inverse=True)
-        parts = [_local_blocks(r, c, int(s)) for s in sides]
-        cells = [local + (local // c) * (n2 - c) for local, _ in parts]        # offsets in the grid
-        if len(parts) == 1:      # one side2 for the whole kind: no gather of rows
-            np.add(origin[blocks][:, :, None], cells[0], out=view)
-        else:
-            np.add(np.stack(cells)[which.reshape(blocks.shape)], origin[blocks][:, :, None], out=view)
-        for k, (_, local_bounds) in enumerate(parts):
-            members = blocks.reshape(-1) if len(parts) == 1 else blocks.reshape(-1)[which.reshape(-1) == k]
-            groups[members + 1] = local_bounds.size - 1
-            locals_.append((members, local_bounds[:-1]))
-    np.cumsum(groups, out=groups)
-    bounds = np.empty(int(groups[-1]) + 1, dtype=np.int64)
-    bounds[-1] = order.size
-    for members, local in locals_:
-        bounds[(groups[members, None] + np.arange(local.size, dtype=np.int64)).reshape(-1)] = \
-            (start[members, None] + local).reshape(-1)
+        if kind_sides.min() == kind_sides.max():      # one side2 for the whole kind (often): no gather
+            local = _local_blocks(r, c, int(kind_sides.flat[0]))[0]
+            np.add(origin[blocks][:, :, None], local + (local // c) * (n2 - c), out=view)
+            continue
+        sides, which = np.unique(kind_sides, return_inverse=True)
+        cells = np.stack([local + (local // c) * (n2 - c)                      # offsets in the grid
+                          for local in (_local_blocks(r, c, int(s))[0] for s in sides)])
+        np.add(cells[which.reshape(blocks.shape)], origin[blocks][:, :, None], out=view)
+    # sub-block k of block b: row k // across, column k % across of sub-blocks of side s, cut by the block
+    rows = np.repeat(np.minimum(side1, n1 - np.arange(0, n1, side1, dtype=np.int64)), -(-n2 // side1))
+    cols = np.tile(np.minimum(side1, n2 - np.arange(0, n2, side1, dtype=np.int64)), -(-n1 // side1))
+    across = -(-cols // side2)
+    count = (-(-rows // side2)) * across
+    block = np.repeat(np.arange(side2.size, dtype=np.int64), count)
+    k = np.arange(block.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    s, a = side2[block], across[block]
+    bounds = np.zeros(block.size + 1, dtype=np.int64)
+    np.cumsum(np.minimum(s, rows[block] - (k // a) * s) * np.minimum(s, cols[block] - (k % a) * s), out=bounds[1:])
     return Partition(order, bounds, validate=False)
 
 
