@@ -128,25 +128,23 @@ def block_partition(shape, side: int) -> Partition:
     return Partition(order, _block_starts(shape, side), validate=False)
 
 
-#: blocks of at most this many cells get their local order from a sort of their sub-block labels
-#: (a few microseconds); larger ones from :func:`block_partition` (linear, no sort)
-LOCAL_SORT_CELLS = 1024
+#: up to this many cells (block cells times distinct sub-block sides) the local orders of a kind of
+#: blocks come from one stable sort of their sub-block labels; beyond, :func:`block_partition` per side
+LOCAL_SORT_CELLS = 16384
 
 
-def _local_blocks(r: int, c: int, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """Order and bounds of :func:`block_partition` over an ``r x c`` block with sub-blocks of side
-    ``s``; one sub-block (``s`` >= both sides) or single cells (``s`` = 1): the row-major order,
-    without the general build; a small block: its sub-block labels sorted stably."""
-    if s >= max(r, c) or s == 1:
-        cells = np.arange(r * c, dtype=np.int64)
-        return cells, (np.array([0, r * c], dtype=np.int64) if s > 1 else np.arange(r * c + 1, dtype=np.int64))
-    if r * c > LOCAL_SORT_CELLS:
-        part = block_partition((r, c), s)
-        return part.order, part.bounds
-    labels = (np.arange(r)[:, None] // s * (-(-c // s)) + np.arange(c)[None, :] // s).reshape(-1)
-    bounds = np.zeros((-(-r // s)) * (-(-c // s)) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(labels), out=bounds[1:])
-    return np.argsort(labels, kind="stable").astype(np.int64, copy=False), bounds
+def _local_orders(r: int, c: int, sides: np.ndarray) -> np.ndarray:
+    """The order of :func:`block_partition` over an ``r x c`` block for each sub-block side in
+    ``sides`` (one row each; cells numbered row-major inside the block).  One sub-block (a side >=
+    both of the block's) or single cells (side 1): the row-major order itself."""
+    sides = np.asarray(sides, dtype=np.int64)
+    if sides.size == 1 and (sides[0] == 1 or sides[0] >= max(r, c)):
+        return np.arange(r * c, dtype=np.int64)[None, :]
+    if sides.size * r * c > LOCAL_SORT_CELLS:
+        return np.stack([block_partition((r, c), int(s)).order for s in sides])
+    s = sides[:, None, None]
+    labels = (np.arange(r)[None, :, None] // s) * (-(-c // s)) + np.arange(c)[None, None, :] // s
+    return np.argsort(labels.reshape(sides.size, r * c), axis=1, kind="stable").astype(np.int64, copy=False)
 
 
 def nested_block_partition(shape, side1: int, side2) -> Partition:
@@ -155,7 +153,7 @@ def nested_block_partition(shape, side1: int, side2) -> Partition:
     by level-1 block (row-major), then by sub-block inside it (row-major), then by cell (row-major).
 
     Built without labels or a sort over the grid: the level-1 blocks of one height and width
-    (:func:`_block_kinds`) and one ``side2`` share one local order (:func:`_local_blocks`); each kind
+    (:func:`_block_kinds`) and one ``side2`` share one local order (:func:`_local_orders`); each kind
     is written by one broadcast sum into its strided view of the order (its blocks' first cells plus
     their local order); the bounds are the running sum of every sub-block's size, computed over the
     sub-blocks at once.  O(N) with loops over the few kinds and distinct ``side2`` values, not over
@@ -167,12 +165,12 @@ def nested_block_partition(shape, side1: int, side2) -> Partition:
     for view, blocks, r, c in _block_kinds(order, shape, side1):
         kind_sides = side2[blocks]
         if kind_sides.min() == kind_sides.max():      # one side2 for the whole kind (often): no gather
-            local = _local_blocks(r, c, int(kind_sides.flat[0]))[0]
+            local = _local_orders(r, c, kind_sides.reshape(-1)[:1])[0]
             np.add(origin[blocks][:, :, None], local + (local // c) * (n2 - c), out=view)
             continue
         sides, which = np.unique(kind_sides, return_inverse=True)
-        cells = np.stack([local + (local // c) * (n2 - c)                      # offsets in the grid
-                          for local in (_local_blocks(r, c, int(s))[0] for s in sides)])
+        local = _local_orders(r, c, sides)
+        cells = local + (local // c) * (n2 - c)                               # offsets in the grid
         np.add(cells[which.reshape(blocks.shape)], origin[blocks][:, :, None], out=view)
     # sub-block k of block b: row k // across, column k % across of sub-blocks of side s, cut by the block
     rows = np.repeat(np.minimum(side1, n1 - np.arange(0, n1, side1, dtype=np.int64)), -(-n2 // side1))

@@ -9,6 +9,7 @@ import dphist
 from dphist import InvalidParameter, Pipeline, testing
 from dphist_grids.grid import (AdaptiveGrid, AdaptiveInference, UniformGrid, block_labels, block_partition, cell_side,
                                nested_block_partition)
+from dphist_grids import grid
 
 
 def _blob(n=64, total=20000, seed=0):
@@ -88,6 +89,18 @@ def test_block_partitions_without_a_sort_equal_the_labels_sort(shape):
             assert (np.ptp(r[group]) + 1) * (np.ptp(c[group]) + 1) == group.size
             assert np.unique(level1[group]).size == 1
         assert got2.n_groups == sizes.sum()
+
+
+def test_local_orders_by_sort_equal_the_linear_build(monkeypatch):
+    """Kills: the local orders of AG's level 2 taken from one stable sort of sub-block labels (small
+    blocks) differing from ``block_partition``'s linear build (large blocks): labels of another row
+    count, a column-major label, an unstable sort, sides mixed up between rows."""
+    cases = [(12, 12, [2, 3, 5, 8]), (7, 10, [1, 3, 4, 9]), (33, 20, [6, 7, 19, 40])]
+    sorted_ = [grid._local_orders(r, c, np.array(sides)) for r, c, sides in cases]
+    monkeypatch.setattr(grid, "LOCAL_SORT_CELLS", 0)
+    for (r, c, sides), got in zip(cases, sorted_):
+        assert np.array_equal(got, grid._local_orders(r, c, np.array(sides)))
+        assert np.array_equal(got[1], block_partition((r, c), sides[1]).order)
 
 
 def test_adaptive_levels_and_budget():
