@@ -65,7 +65,7 @@ class Partition:
         """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``.
 
         In domain order the partition is valid by construction and is not re-checked; its order and
-        bounds are :func:`dphist.validation.identity_vectors`' shared read-only vectors."""
+        bounds are :func:`dphist.validation.identity_vectors`' shared immutable vectors."""
         if order is None:
             if int(n) < 1:
                 raise InvalidParameter("a partition needs a non-empty 1-D order")

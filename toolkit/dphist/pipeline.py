@@ -778,6 +778,6 @@ def checked_stage_partition(bins, n: int, stage: str, component: str, kernel=Non
     except InvalidParameter as exc:
         raise InvalidParameter(f"the {stage} {component} returned an invalid partition ({exc}); nothing of the "
                                "next stage was run or charged") from None
-    if in_order:   # domain order: the shared read-only vector, recognised without a pass later
+    if in_order:   # domain order: the shared immutable vector, recognised without a pass later
         order = identity_vector(n)
     return Partition(order, bounds, validate=False)

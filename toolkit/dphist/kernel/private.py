@@ -324,7 +324,7 @@ def is_plain_partition(partition, n: int) -> bool:
 
 def is_whole_partition(partition, n: int) -> bool:
     """Whether ``partition`` is one group of all ``n`` bins in domain order (``Partition.whole(n)``):
-    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) for the shared read-only vector, else
+    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) for the shared immutable vector, else
     one comparison pass).  Valid by itself; its one sum is the total of the counts, whatever the order
     of a permutation, so nothing of the arrays is kept or read again."""
     if not isinstance(partition, Partition):
@@ -918,8 +918,9 @@ class DataHandle:
             raise InvalidParameter("the score function returned a non-finite value on the public probe histogram "
                                    "(all zeros); scores must be finite numbers")
         self._charge("exponential", eps, sens, 1)
-        _record(KernelCall("exponential", self.component, self.stage, eps,
-                           {"score": score, "n_candidates": m, "sensitivity": sens, "monotonic": bool(monotonic)}))
+        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
+            _record(KernelCall("exponential", self.component, self.stage, eps,
+                               {"score": score, "n_candidates": m, "sensitivity": sens, "monotonic": bool(monotonic)}))
         with self._kernel._gate:
             x = self._kernel._true_counts()
             ok, scores = _user_code(partial(_score_vector, score, x))
@@ -1037,8 +1038,9 @@ class DataHandle:
         del probe, probed
         self._charge("noisy-min.segmentation", eps, sens, 1, note="report-noisy-min over segmentations "
                      "(kernel/private.py, DataHandle.noisy_min_segmentation)")
-        _record(KernelCall("noisy-min", self.component, self.stage, eps,
-                           {"cost": cost, "sensitivity": sens, "order": order, "bounds": bounds, "search": search}))
+        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
+            _record(KernelCall("noisy-min", self.component, self.stage, eps,
+                               {"cost": cost, "sensitivity": sens, "order": order, "bounds": bounds, "search": search}))
         noise, scale, cap = self._kernel.noise, 2.0 * sens, COST_CAP * sens
 
         def perturb(costs, sizes):
@@ -1098,8 +1100,9 @@ class DataHandle:
         recorder = _CUSTOM_CALLS.get()
         if recorder is not None:
             recorder.append((mechanism, eps, dict(arguments)))
-        _record(KernelCall("custom", self.component, self.stage, eps,
-                           {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared}))
+        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
+            _record(KernelCall("custom", self.component, self.stage, eps,
+                               {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared}))
         with self._kernel._gate:
             x = self._kernel._true_counts()
             noise = self._kernel.noise
