@@ -81,6 +81,7 @@ DPBENCH_2D := $(SHARED)/datasets/peer-dpbench/2D
 selector: dev
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.selection.train --data-dir $(DPBENCH_1D)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_eval.py --data-dir $(DPBENCH_1D)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_oracle.py --data-dir $(DPBENCH_1D)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.selection.train --dims 2 --data-dir $(DPBENCH_2D)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_eval_2d.py --data-dir $(DPBENCH_2D)
 

@@ -17,6 +17,7 @@ source at every start, about 0.1 s that an installed copy never pays.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -94,6 +95,23 @@ def _sweep_setup():
     return cfg("process", 2), cfg("serial")
 
 
+def _sweep_setup_2000():
+    """The same sweep with 100 trials a cell instead of 10: 2,000 cells (information: the speed-up once the
+    pool's start and the last batch's wait are small beside the work)."""
+    process_cfg, serial_cfg = _sweep_setup()
+    return (dataclasses.replace(process_cfg, trials=100), dataclasses.replace(serial_cfg, trials=100))
+
+
+def _pool_start_stop():
+    """What every process sweep pays before and after its cells: two forked workers started, one empty
+    task each, the pool shut down (the executor the sweep uses, in this already-warm process)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from dphist.experiments.executors import blas_threads_limited
+    with blas_threads_limited(1), ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        list(pool.map(abs, (1, 2)))
+
+
 def _sweep(process_cfg, _serial_cfg):
     from dphist.experiments import run_sweep
     run_sweep(process_cfg, output=False, progress=False)
@@ -117,4 +135,9 @@ CASES = [
          setup=_dataset_setup(False), fresh_setup=True, run=_load_delay, repeat=3),
     dict(name="200-cell sweep on flights-dep-delay, process executor with 2 workers (target = serial / 1.8)",
          setup=_sweep_setup, reference=_serial, run=_sweep, factor=1 / 1.8, repeat=3),
+    dict(name="process pool of 2 forked workers: start, one empty task each, shut down (information)",
+         setup=tuple, run=_pool_start_stop, repeat=7),
+    dict(name="2,000-cell sweep (100 trials a cell) on flights-dep-delay, process executor with 2 workers "
+              "(information; the target of the 200-cell case applied: serial / 1.8)",
+         setup=_sweep_setup_2000, reference=_serial, run=_sweep, factor=1 / 1.8, repeat=3),
 ]

@@ -37,16 +37,15 @@ SCALES = (10_000, 1_000_000)
 EPSILONS = (0.1, 1.0)
 QUERIES = 2000
 TRIALS = int(os.environ.get("DPBENCH_2D_TRIALS", 10))   # DAWA-2D's reference takes ~1 min a run at 10^6 records
-#: dphist preset -> (DPBench module, engine class, constructor keywords)
-REFERENCE = {
-    "QuadTree": ("QuadTree", "QuadTree_engine", {}),
-    "HB-2D": ("HB2D", "HB2D_engine", {}),
-    "Privelet-2D": ("privelet2D", "privelet2D_engine", {}),
-    "DAWA-2D": ("dawa", "dawa2D_engine", {}),
-    "AHP-2D": ("ahp", "ahpND_engine", {}),
-    "DPCube-2D": ("DPcube", "DPcube_engine", {}),
-    "MWEM-2D": ("mwemND", "mwemND_engine", {}),
-}
+#: the 2-D presets compared, each with its DPBench engine (``dpbench_timer.ENGINES``: module, class,
+#: attributes; the 2-D engines take none)
+REFERENCE = ("QuadTree", "HB-2D", "Privelet-2D", "DAWA-2D", "AHP-2D", "DPCube-2D", "MWEM-2D")
+
+
+def reference_engine(alg: str):
+    """DPBench's engine for ``alg``, built in the reference's Python (``dpbench_timer`` names it)."""
+    from dpbench_timer import engine
+    return engine(alg)
 
 
 def source_path(name: str):
@@ -110,7 +109,6 @@ def write_rows(path: str, rows) -> None:
 
 
 def run_reference(path: str, out: str, only=None) -> None:
-    import importlib
     import numpy as np
     from dpcomp_core import query_nd_union, workload
     data = np.load(path)
@@ -119,10 +117,10 @@ def run_reference(path: str, out: str, only=None) -> None:
                for a, b in zip(lo, hi)]
     W = workload.Workload(queries, (DOMAIN, DOMAIN))
     rows = []
-    for alg, (module, cls, kwargs) in REFERENCE.items():
+    for alg in REFERENCE:
         if only and alg not in only:
             continue
-        engine = getattr(importlib.import_module(f"dpcomp_core.algorithm.{module}"), cls)(**kwargs)
+        engine = reference_engine(alg)
         for name, scale, eps, x in cases(data):
             errors, seconds = [], []
             for t in range(TRIALS):
@@ -168,14 +166,12 @@ def cell_errors_reference(path: str, alg: str, key: str, eps: float, seeds: int)
     (seeds ``1000 + t``, as :func:`run_reference`): the per-run L2 errors.  Runs in the reference's Python."""
     import numpy as np
     from dpcomp_core import query_nd_union, workload
-    import importlib
     data = np.load(path)
     lo, hi, x = data["lo"], data["hi"], data[key]
     queries = [query_nd_union.ndRangeUnion().addRange(tuple(int(v) for v in a), tuple(int(v) for v in b), 1.0)
                for a, b in zip(lo, hi)]
     W = workload.Workload(queries, (DOMAIN, DOMAIN))
-    module, cls, kwargs = REFERENCE[alg]
-    engine = getattr(importlib.import_module(f"dpcomp_core.algorithm.{module}"), cls)(**kwargs)
+    engine = reference_engine(alg)
     return [l2_error(x, np.asarray(engine.Run(W, x.astype(float), eps, 1000 + t), dtype=float).reshape(x.shape),
                      lo, hi) for t in range(seeds)]
 

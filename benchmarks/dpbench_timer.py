@@ -6,8 +6,9 @@ to a scratch copy of github:dpcomp-org/dpcomp_core (its C extensions built; its
 the reference code is copied here: it is imported from the scratch copy).  The request loop (one JSON
 request per line on stdin, the engine's ``Run`` timed, one JSON answer per line; the ``prepare`` step; the
 memory cap) is :func:`_timer_protocol.serve`'s; this file names DPBench's engines and its workload.  The
-engines that read a workload (DAWA, GreedyH, MWEM: the others get None) get DPBench's 1-D prefix workload
-of the counts' length (built once per length, in the ``prepare`` step; at 2^20 this alone takes minutes).
+engines that read a workload (DAWA, GreedyH, MWEM and their 2-D forms: the others get None) get DPBench's 1-D
+prefix workload of the counts' length (built once per length, in the ``prepare`` step; at 2^20 this alone
+takes minutes), or on a grid DPBench's 2,000 random rectangles.
 """
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ ENGINES = {
     "MWEM": ("dpcomp_core.algorithm.mwemND", "mwemND_engine", {}),
     "UG": ("dpcomp_core.algorithm.UG", "UG_engine", {}),          # 2-D: the counts file holds the grid
     "AG": ("dpcomp_core.algorithm.AG", "AG_engine", {}),
+    "QuadTree": ("dpcomp_core.algorithm.QuadTree", "QuadTree_engine", {}),
+    "HB-2D": ("dpcomp_core.algorithm.HB2D", "HB2D_engine", {}),
+    "Privelet-2D": ("dpcomp_core.algorithm.privelet2D", "privelet2D_engine", {}),
+    "DPCube-2D": ("dpcomp_core.algorithm.DPcube", "DPcube_engine", {}),
+    "AHP-2D": ("dpcomp_core.algorithm.ahp", "ahpND_engine", {}),
+    "DAWA-2D": ("dpcomp_core.algorithm.dawa", "dawa2D_engine", {}),
+    "MWEM-2D": ("dpcomp_core.algorithm.mwemND", "mwemND_engine", {}),
 }
 
 
@@ -45,8 +53,12 @@ def engine(name: str, counts=None):
     return eng
 
 
-def prefix_workload(n: int):
+def prefix_workload(n):
+    """DPBench's prefix workload over ``n`` bins, or its 2,000 random rectangles (its own seed) on a grid
+    of shape ``n``, the workload dphist's 2-D benchmarks use."""
     from dpcomp_core import workload
+    if isinstance(n, tuple):
+        return workload.RandomRange(None, n, 2000)
     return workload.Prefix1D(domain_shape_int=n)
 
 

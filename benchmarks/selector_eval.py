@@ -44,10 +44,13 @@ def auto_label(wl, share, fold):
     return f"auto@{wl}@{share:g}@fold{fold}"
 
 
-def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: int = DOMAIN):
-    """Per fold (``held_out``: default :func:`folds`) and share: a model trained without the fold's
-    sources, then the real `auto` with it on them (``domain`` as the sweep gives it: bins, or a grid's
-    side); ``dims=2`` trains grid models, handed over as ``grid_model``."""
+def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: int = DOMAIN, shares=SHARES,
+              **overrides):
+    """Per fold (``held_out``: default :func:`folds`) and share (``shares``): a model trained without the
+    fold's sources, then the real `auto` with it on them (``domain`` as the sweep gives it: bins, or a
+    grid's side); ``dims=2`` trains grid models, handed over as ``grid_model``.  ``overrides``: fields of
+    the evaluation's sweep that differ from the training sweep's (``scales``, ``trials``); the models
+    are trained on ``config``'s."""
     from dataclasses import replace
 
     from dphist.experiments.config import AlgorithmSpec
@@ -57,7 +60,7 @@ def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: i
     key = "model" if dims == 1 else "grid_model"
     for k, held in enumerate(folds(config) if held_out is None else held_out):
         algs = []
-        for share in SHARES:
+        for share in shares:
             path = out / "models" / f"share{share:g}-fold{k}.json"
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +69,7 @@ def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: i
             algs += [AlgorithmSpec("auto", {"workload": wl, "share": share, key: str(path)}, auto_label(wl, share, k))
                      for wl in WORKLOADS]
         sweep = replace(config, algorithms=algs, datasets=[d for d in config.datasets if d.key in held],
-                        domains=[domain], output=str(out / f"fold{k}"), limits={})
+                        domains=[domain], output=str(out / f"fold{k}"), limits={}, **overrides)
         frames.append(run_sweep(sweep, progress=False).output / "results.csv")
     return models, frames
 

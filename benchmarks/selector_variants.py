@@ -83,29 +83,33 @@ class Simulation:
         self.tables, self.config, self.folds = tables, config, folds
         self._features = {}
 
-    def features(self, share, draws):
+    def features(self, share, draws, nonzero=None, seeds=(2017, 99)):
+        """Training rows' and evaluation rows' features (``seeds``: their noise draws)."""
         from dphist.selection.train import cell_features
-        key = (share, draws)
+        key = (share, draws, nonzero, seeds)
         if key not in self._features:
             index = list(next(iter(self.tables.values())).index)
-            self._features[key] = (cell_features(index, self.config, share, draws, 2017),
-                                   cell_features(index, self.config, share, 4, 99))
+            self._features[key] = (cell_features(index, self.config, share, draws, seeds[0], nonzero=nonzero),
+                                   cell_features(index, self.config, share, 4, seeds[1], nonzero=nonzero))
         return self._features[key]
 
     def chosen_regrets(self, wl, share=0.1, draws=4, max_depth=5, min_leaf=20, objective=None, features=None,
-                       prune=None, bag=None):
-        """Per held-out row (every fold): the chosen candidate's regret, and the row's setting."""
+                       prune=None, bag=None, nonzero=None, seeds=(2017, 99), exclude=()):
+        """Per held-out row (every fold): the chosen candidate's regret, and the row's setting.
+        ``nonzero``: the weight of the noisy non-zero count (:func:`~dphist.selection.train.cell_features`);
+        ``seeds``: the training and evaluation feature draws; ``exclude``: sources left out of training
+        and evaluation alike (an outer fold, for the nested comparison)."""
         from dphist.selection.regret_tree import fit
         from dphist.selection.train import errors_at, regret_matrix
         table = self.tables[wl]
-        (Xtr, str_), (Xev, sev) = self.features(share, draws)
+        (Xtr, str_), (Xev, sev) = self.features(share, draws, nonzero, seeds)
         datasets = table.index.get_level_values("dataset")
         at = errors_at(table, 1 - share).to_numpy()
         R = regret_matrix(at, table.to_numpy().min(axis=1))
         fx = features or (lambda X: X)
         out, settings = [], []
         for held in self.folds:
-            train = np.asarray(~datasets.isin(held))[str_]
+            train = np.asarray(~datasets.isin(held) & ~datasets.isin(exclude))[str_]
             X, S = Xtr[train], str_[train]
             cols = np.arange(R.shape[1])
             if prune is not None:        # candidates within 1.25 of the oracle in at least `prune` of the rows
@@ -115,7 +119,7 @@ class Simulation:
             target = R[S][:, cols] if objective is None else objective(R[S][:, cols])
             if bag:
                 rng = np.random.default_rng(5)
-                sources = np.array(sorted(set(datasets[np.asarray(~datasets.isin(held))])))
+                sources = np.array(sorted(set(datasets[np.asarray(~datasets.isin(held) & ~datasets.isin(exclude))])))
                 trees = []
                 for _ in range(bag):
                     weight = {s: 0 for s in sources}
@@ -179,6 +183,58 @@ def floor_tables(sim, results_csv, share=0.1, **tree) -> str:
     return "\n".join(lines)
 
 
+#: the noisy non-zero count's weight in the features' budget (:func:`nonzero_comparison`); None: left out
+NONZERO_WEIGHTS = (None, 0.15, 0.3)
+#: where ``--nonzero`` writes its table (read by notebooks/selection.ipynb)
+NONZERO_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-nonzero.csv"
+
+
+def nonzero_comparison(sim, repeats: int = 5):
+    """The packaged features against the same with a noisy count of non-zero bins added
+    (:data:`NONZERO_WEIGHTS` of the features' budget, taken evenly from the three statistics), measured
+    on the training folds only: for each outer fold (:func:`selector_eval.folds`) its sources are left
+    out entirely, the other twelve split into three inner folds (sorted, every third), trees fitted
+    without the inner fold and scored on it; the mean simulated regret over every inner held-out row of
+    every outer fold.  ``repeats`` pairs of feature-noise seeds (training, evaluation) give the spread.
+    Also the ordinary simulation (the outer folds held out), for reference.  A frame: one row per
+    weight (``0``: the packaged features), workload and seed pair."""
+    import pandas as pd
+    real = sorted({d for fold in sim.folds for d in fold})
+    outer = list(sim.folds)
+    rows = []
+    for r in range(repeats):
+        seeds = (2017 + r, 99 + r)
+        for w in NONZERO_WEIGHTS:
+            for wl in sim.tables:
+                regs = []
+                for held in outer:
+                    inner = [d for d in real if d not in held]
+                    sim.folds = [inner[k::3] for k in range(3)]
+                    try:
+                        regs.append(sim.chosen_regrets(wl, nonzero=w, seeds=seeds, exclude=held)[0])
+                    finally:
+                        sim.folds = outer
+                rows.append({"weight": w or 0.0, "workload": wl, "seed": r,
+                             "nested": float(np.concatenate(regs).mean()),
+                             "held_out": float(sim.chosen_regrets(wl, nonzero=w, seeds=seeds)[0].mean())})
+    return pd.DataFrame(rows)
+
+
+def nonzero_markdown(frame) -> str:
+    """Markdown of :func:`nonzero_comparison`: mean and spread over the seed pairs, the difference to the
+    packaged features paired by seed."""
+    base = frame[frame["weight"] == 0].set_index(["workload", "seed"])
+    lines = ["| non-zero count's weight | workload | nested simulated regret: mean (sd over seeds) | "
+             "difference to the packaged features: mean (sd), paired by seed | held-out folds: mean |",
+             "|---|---|---|---|---|"]
+    for (w, wl), g in frame.groupby(["weight", "workload"]):
+        g = g.set_index(["workload", "seed"])
+        d = g["nested"] - base["nested"].loc[g.index]
+        lines.append(f"| {'none (packaged)' if w == 0 else f'{w:g}'} | {wl} | {g['nested'].mean():.3f} "
+                     f"({g['nested'].std():.3f}) | {d.mean():+.3f} ({d.std():.3f}) | {g['held_out'].mean():.3f} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
@@ -186,6 +242,8 @@ def main(argv=None) -> int:
     parser.add_argument("--results", default=None, help="the training sweep's folder (default "
                         "results/selector-training, -2d for grids)")
     parser.add_argument("--only", default=None, help="variant names (substrings) separated by |")
+    parser.add_argument("--nonzero", action="store_true",
+                        help="only the nested comparison of the noisy non-zero count (1-D)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     if args.dims == 1:
@@ -201,6 +259,11 @@ def main(argv=None) -> int:
     config = training_config(args.data_dir or dpbench_dir(), args.results, dims=args.dims)
     tables = error_table(Path(args.results) / "results.csv", config)
     sim = Simulation(tables, config, folds(config))
+    if args.nonzero:
+        frame = nonzero_comparison(sim)
+        frame.to_csv(NONZERO_CSV, index=False, float_format="%.6g")
+        print(nonzero_markdown(frame))
+        return 0
     wls = list(tables)
     print("| variant | " + " | ".join(wls) + " |")
     print("|---|" + "---|" * len(wls))

@@ -211,6 +211,20 @@ def test_interval_coverage_and_answers_keep_numpys_sums():
     assert np.array_equal(got, w * (prefix[e] - prefix[s]))
 
 
+def test_one_row_dense_query_is_answered_as_the_matrix_product():
+    """The one-row dense path (einsum instead of BLAS): kills a row taken from the wrong axis, a sum of
+    the weights or of the counts alone, and an answer without its row axis."""
+    from dphist.kernel.queries import check_queries
+    x = np.array([3, 1, 4, 1, 5, 9, 2, 6])
+    row = np.array([[0.5, 0, 2, 0, 1, 0, 0, 3]])
+    checked = check_queries(row, 8)
+    answer = checked.answer(x.astype(float))
+    assert answer.shape == (1,) and answer[0] == pytest.approx(float((row @ x)[0]))
+    assert (checked.sensitivity, checked.rows) == (3.0, 1)
+    out = kernel(x).handle("t", "finalizer", 1e9).laplace_linear(row, 1e9)
+    assert out.shape == (1,) and out[0] == pytest.approx(float((row @ x)[0]), abs=1e-6)
+
+
 def test_interval_queries_sensitivity_and_support_match_the_dense_matrix():
     """The kernel's check of weighted intervals against the dense matrix's column L1 norms and non-zeros,
     with every query live (positive weights; one negative) and with dead ones (an empty interval, a zero weight).

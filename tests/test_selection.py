@@ -395,3 +395,34 @@ def test_auto_on_a_grid_uses_the_grid_model(tmp_path):
     with pytest.raises(InvalidParameter, match="supports 1-D histograms only.*not 'identity'"):
         no_tree.run(x, 1.0, seed=1)
 
+
+
+def test_nonzero_candidate_feature_in_the_training_rows():
+    """The candidate feature that ``benchmarks/selector_variants.py --nonzero`` measures: off, the training
+    rows are the packaged procedure's (same columns, same draws); on, one more column, the noisy count of
+    non-zero bins over ``n`` with Laplace noise of scale ``1 / (w share eps)`` (sensitivity 1), and the
+    statistics' noise grown by the weight they give up.  Kills: the count replaced by another statistic
+    (the total over ``n``), its noise scale not divided by its weight, the statistics' weights not reduced,
+    the packaged rows' draws moved by the option."""
+    from dphist.experiments.cells import Cell, cell_data
+    from dphist.experiments.config import SweepConfig
+    from dphist.experiments.engine import plan
+    from dphist.selection.train import cell_features
+    config = SweepConfig.from_mapping({
+        "algorithms": [{"name": "identity"}], "domains": [64], "scales": [200], "epsilons": [100.0], "trials": 1,
+        "datasets": [{"name": "synthetic", "shape": "zipf", "n": 64, "seed": 1, "label": "s"}],
+        "workloads": ["identity"], "metrics": ["scaled-l2"], "seed": 3})
+    index = [("s", 64, 200, 100.0)]
+    counts, _ = cell_data(Cell("-", "s", 64, 200, True, 100.0, 0, 3), plan(config).job.sources["s"])
+    off, _ = cell_features(index, config, 0.1, 4000, 5)
+    packaged, _ = cell_features(index, config, 0.1, 4000, 5, nonzero=None)
+    on, _ = cell_features(index, config, 0.1, 4000, 5, nonzero=0.3)
+    assert off.shape[1] == len(FEATURE_NAMES) and np.array_equal(off, packaged)
+    assert on.shape[1] == len(FEATURE_NAMES) + 1 and np.array_equal(on[:, 0], off[:, 0])   # the total's draws kept
+    z = np.count_nonzero(counts) / 64
+    assert 0.1 < z < 0.9 and abs(np.median(on[:, -1]) - z) < 0.002
+    # Laplace(b) has mean absolute deviation b: here b = 1 / (0.3 * 0.1 * 100) / 64, far inside [0, 1]
+    assert abs(np.abs(on[:, -1] - z).mean() / (1 / 3 / 64) - 1) < 0.1
+    # the shape statistics' noise: weight (1 - 0.4 - 0.3) / 3 = 0.1 instead of 0.2, twice the spread
+    spread = lambda X: np.median(np.abs(X[:, 3] - np.median(X[:, 3])))
+    assert 1.6 < spread(on) / spread(off) < 2.5

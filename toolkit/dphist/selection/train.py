@@ -146,16 +146,25 @@ def errors_at(table, factor: float):
     return pd.DataFrame(out, index=table.index, columns=table.columns)
 
 
-def cell_features(index, config, share: float, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def cell_features(index, config, share: float, draws: int, seed: int,
+                  nonzero: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Training rows for the settings ``index`` (dataset, domain, scale, epsilon): the features of
     every trial's sample with ``draws`` fresh noise draws at ``share`` of the epsilon (split as
     :func:`~dphist.selection.features.measure` splits it).  Returns ``(X, setting)``, ``setting[i]``
-    the position in ``index`` of row ``i``."""
+    the position in ``index`` of row ``i``.
+
+    ``nonzero``: a candidate feature, not in the packaged model (``benchmarks/selector_variants.py``
+    measures it): the weight, in the features' budget, of a noisy count of non-zero bins (L1
+    sensitivity 1: adding or removing a record changes one bin's count by one, so at most one bin
+    between zero and non-zero), taken evenly from the three statistics' weights (the total keeps its
+    :data:`~dphist.selection.features.TOTAL_WEIGHT`); appended as the column ``nz~ / n`` clipped to
+    ``[0, 1]`` (post-processing)."""
     from ..experiments.cells import Cell, cell_data
     from ..experiments.engine import plan
     sources = plan_sources(config, plan)
     rng = np.random.default_rng(seed)
-    totals, stats, ns, eps_runs, setting = [], [], [], [], []
+    stat_weight = (1 - TOTAL_WEIGHT - (nonzero or 0.0)) / 3
+    totals, stats, ns, eps_runs, setting, nz = [], [], [], [], [], []
     for i, (dataset, domain, scale, eps) in enumerate(index):
         for trial in range(config.trials):
             cell = Cell("-", dataset, int(domain), int(scale), True, float(eps), trial, config.seed)
@@ -167,12 +176,16 @@ def cell_features(index, config, share: float, draws: int, seed: int) -> tuple[n
                 exact, sens = grid_statistics(counts, counts.shape), grid_statistic_sensitivities(counts.shape)
             else:
                 exact, sens = statistics(counts), statistic_sensitivities(n)
-            scale_s = sens / (eps_f * (1 - TOTAL_WEIGHT) / 3)
+            scale_s = sens / (eps_f * stat_weight)
             stats.append(exact[None, :] + rng.laplace(0, 1, (draws, 3)) * scale_s)
+            if nonzero:
+                nz.append(np.count_nonzero(counts) + rng.laplace(0, 1 / (eps_f * nonzero), draws))
             ns += [n] * draws
             eps_runs += [float(eps) * (1 - share)] * draws
             setting += [i] * draws
     X = feature_matrix(np.concatenate(totals), np.concatenate(stats), np.array(ns), np.array(eps_runs))
+    if nonzero:
+        X = np.column_stack([X, np.clip(np.concatenate(nz) / np.array(ns), 0.0, 1.0)])
     return X, np.array(setting)
 
 
