@@ -103,3 +103,24 @@ def test_a_one_group_partition_is_passed_by_the_stage_gate_only_over_a_permutati
         Pipeline(partitioner=_OneGroupTwice()).run(X, 1.0, seed=1)
     r = make_algorithm("uniform").run(X, 1.0, seed=1)
     assert np.allclose(r.estimate, r.estimate[0]) and len(r.ledger) == 1
+
+
+def test_a_finished_runs_kernel_is_freed_without_the_cyclic_collector():
+    """The kernel (and its private copy of the counts) is freed as soon as the run's last reference goes,
+    with the cyclic garbage collector off: no reference cycle through the gate.  At 2^20 bins a kernel left
+    to the collector kept 8 MiB per run alive, and the next run's copy paid fresh pages (uniform 2.1 ->
+    3.5 ms).  Kills (checked by hand): the gate holding its kernel (``_Gate(self)``)."""
+    import gc
+    import weakref
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        k = PrivateKernel(X, SeededLaplace(np.random.default_rng(0)))
+        with k._gate:
+            assert k._true_counts().sum() == X.sum()
+        ref = weakref.ref(k)
+        del k
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()

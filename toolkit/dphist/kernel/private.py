@@ -424,18 +424,19 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
 class _Gate:
     """The kernel's gate as a context manager: open (``__enter__``) while one primitive runs, closed on
     its way out, by an exception too (the counts are readable only inside; :meth:`PrivateKernel.
-    _true_counts`).  Re-entrant: it counts."""
+    _true_counts`).  Re-entrant: it counts.  It holds no reference to its kernel (no cycle: a finished
+    run's kernel and its copy of the counts are freed at once, not by the cyclic collector)."""
 
-    __slots__ = ("_kernel",)
+    __slots__ = ("depth",)
 
-    def __init__(self, kernel):
-        self._kernel = kernel
+    def __init__(self):
+        self.depth = 0
 
     def __enter__(self):
-        self._kernel._open(1)
+        self.depth += 1
 
     def __exit__(self, *exc):
-        self._kernel._open(-1)
+        self.depth -= 1
         return False
 
 
@@ -458,7 +459,6 @@ class PrivateKernel:
         self.__n = int(counts.size)
         self.__budgets: list[float] = []
         self.__spent: list[float] = []
-        self.__gate = 0
         self.violations: list[str] = []
         # person-level privacy (kernel/persons.py): k records per person scale every sensitivity, here only
         self.contributions = check_contributions(contributions)
@@ -466,7 +466,7 @@ class PrivateKernel:
         self.ledger = ledger if ledger is not None else Ledger()
         self.ledger.mode = getattr(noise, "mode", "unknown")
         self.ledger.contributions = self.contributions
-        self._gate = _Gate(self)             # `with kernel._gate:` opens the counts to one primitive
+        self._gate = _Gate()                 # `with kernel._gate:` opens the counts to one primitive
         self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
         self.__checked: tuple | None = None  # the last partition checked in full: see _checked_partition
 
@@ -552,9 +552,6 @@ class PrivateKernel:
         """Open the gate to the counts for the duration of one primitive (``with kernel._measuring():``)."""
         return self._gate
 
-    def _open(self, step: int) -> None:
-        self.__gate += step
-
     def _prefix_sums(self, order: np.ndarray | None) -> np.ndarray:
         """``[0, x_0, x_0 + x_1, ...]`` of the counts arranged in ``order`` (a checked private copy;
         None is domain order), int64 and exact (clamped counts sum below 2**62).  The last one is
@@ -575,7 +572,7 @@ class PrivateKernel:
         return prefix
 
     def _true_counts(self) -> np.ndarray:
-        if self.__gate <= 0:
+        if self._gate.depth <= 0:
             self.violations.append("the true counts were read outside a kernel primitive")
             raise PrivacyViolation("the true counts can only be read by a kernel primitive; "
                                    "measure them through ctx.data")
