@@ -283,3 +283,189 @@ def test_discrete_laplace_refuses_numerators_past_its_limit():
         exact.dyadic_scale_at_least(2.0 ** 57)
     assert exact.dyadic_scale_at_least(2.0 ** 56) == (1 << 56, 1)
     assert exact.discrete_laplace(1 << 56, 1, 10, words(1)).shape == (10,)
+
+
+# ------------------------------------------------------------------ the split sampler (release mode)
+#: scales of the split sampler's tests: epsilon 1 at sensitivity 1, H's levels at 2^20 bins (t / s = 5,377 / 256,
+#: one chunk), a scale of two chunks, and one below 1 (no chunk; A's exponent past 1)
+_SPLIT_SCALES = [1.0, 21.000000000000004, 1000.0, 0.4]
+
+
+def _split_law(t, s, exponents_of=lambda plan: plan[4], window=60):
+    """P(Z = z) for ``|z| <= window`` of the split sampler at scale ``t / s``, computed from its plan alone:
+    each chunk's value c with probability p_c / sum p (rejection keeps c with p_c = exp(-r_c) of the plan's
+    exponent r_c), A geometric of ratio rho = exp(-r_A), N = A 2^k + sum_j c_j 2^shifts[j], a sign with the
+    negative zero redrawn."""
+    plan = exact._split_plan(t, s)
+    k, widths, shifts, offsets = plan[:4]
+    rates = [math.exp(-a / b) for a, b in exponents_of(plan)]
+    rho = rates[-1]
+    n = np.arange(window + 1)
+    p_n = (1 - rho) * rho ** (n >> k)
+    for w, h, o in zip(widths.tolist(), shifts.tolist(), offsets.tolist()):
+        p = np.array(rates[o:o + (1 << w)])
+        p_n = p_n * (p / p.sum())[(n >> h) & ((1 << w) - 1)]
+    p0 = p_n[0]
+    z = np.arange(-window, window + 1)
+    return z, p_n[np.abs(z)] / 2 / (1 - p0 / 2)    # z = 0: only its positive sign is kept
+
+
+@pytest.mark.parametrize("scale", _SPLIT_SCALES)
+def test_split_plan_gives_the_discrete_laplace_law_exactly(scale):
+    """The split's law computed from its plan (chunk widths, shifts and exponents; A's exponent) equals
+    exp(-|z| s / t) normalised on a window, to rounding.  Kills: a chunk's shift or unit off by a factor of
+    two, the largest block 2^k above the scale, A's exponent without the 2^k (checked by hand: A's exponent
+    s 2^k replaced by s 2^(k + 1))."""
+    t, s = exact.dyadic_scale_at_least(scale)
+    z, law = _split_law(t, s, window=int(8 * scale) + 8)
+    np.testing.assert_allclose(law, exact.discrete_laplace_pmf(z, t / s), rtol=1e-9, atol=1e-15)
+
+
+def _twin_exponents(plan):
+    """A broken twin's exponents: A's ratio exp(-1.02 r_A) (2 % too little noise in the high part)."""
+    a, b = plan[4][-1]
+    return plan[4][:-1] + ((a * 51, b * 50),)
+
+
+def _split_fit(z, t, s):
+    """``(chi-square p-value, variance / the law's)`` of split draws ``z`` at scale ``t / s``: they fit when
+    ``p > 1e-4`` and the variance is within 1.5 % (2 x 10^5 draws: about 3 standard errors)."""
+    half = int(6 * t / s) + 3
+    p = chi_square_p(z, lambda v: exact.discrete_laplace_pmf(v, t / s), np.arange(-half, half + 1))
+    q = math.exp(-s / t)
+    return p, z.var() / (2 * q / (1 - q) ** 2)
+
+
+def test_split_checks_reject_a_twin_with_a_slightly_wrong_ratio():
+    """The broken twin (A's exponent 2 % too large: 3.8 % too little variance at scale 21) fails both checks:
+    its law on the window, and the fit of 2 x 10^5 of its draws (the real fill run on the twin's digits)."""
+    t, s = exact.dyadic_scale_at_least(21.000000000000004)
+    z, law = _split_law(t, s, exponents_of=_twin_exponents)
+    assert not np.allclose(law, exact.discrete_laplace_pmf(z, t / s), rtol=1e-3, atol=1e-9)
+    k, widths, shifts, offsets, exponents = exact._split_plan(t, s)
+    twin = np.array([exact._exp_digits(a, b, 2) if a else [0, 0] for a, b in _twin_exponents(exact._split_plan(t, s))],
+                    dtype=np.uint64).ravel()
+    twin.setflags(write=False)
+    out, state = np.empty(200_000, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, twin, 128, words(5).words(1 << 16), state,
+                                        exact._NO_TABLES, 0, exact._NO_TABLE, 0) == out.size
+    p, var_ratio = _split_fit(out, t, s)
+    assert not (p > 1e-4 and abs(var_ratio - 1) < 0.015), (p, var_ratio)
+
+
+def test_split_digits_are_those_of_exp():
+    """The stored digits of every probability of the split's plans equal exp(-r)'s, computed independently
+    with :mod:`decimal` (correctly rounded at 70 significant digits, about 232 bits).  Kills: an error bound
+    of the fixed-point series too small (digits off in the last places), words in the wrong order."""
+    import decimal
+    ctx = decimal.Context(prec=70)
+    for scale in _SPLIT_SCALES + [3.0, 1e6]:
+        t, s = exact.dyadic_scale_at_least(scale)
+        exponents = exact._split_plan(t, s)[4]
+        digits = exact._split_digits(t, s, 2).reshape(-1, 2)
+        for (a, b), row in zip(exponents, digits):
+            if a == 0:
+                continue
+            value = ctx.exp(ctx.divide(decimal.Decimal(-a), decimal.Decimal(b)))
+            lo, hi = (int(ctx.multiply(ctx.add(value, d), decimal.Decimal(1 << 128)))
+                      for d in (decimal.Decimal("-1e-68"), decimal.Decimal("1e-68")))
+            assert lo == hi, (a, b)
+            assert (int(row[0]) << 64 | int(row[1])) == lo, (scale, a, b)
+
+
+def test_comparison_with_stored_digits_has_the_exact_probability():
+    """Over all 2^16 patterns of 16 bits, ``bernoulli_expansion`` returns 1 on exactly floor(p 2^16) of them and
+    asks for more bits on one (a uniform below p has probability p: the truncation to 16 digits is exact).
+    Kills: the digit returned one position off in the chunked comparison, a chunk compared against the wrong
+    digits (checked by hand: ``(digits >> m) & 1``)."""
+    from dphist.kernel import _exact_loop
+    t, s = exact.dyadic_scale_at_least(21.000000000000004)
+    digits = exact._split_digits(t, s, 2).reshape(-1, 2)
+    for row in (digits[3], digits[-1]):
+        ones = undecided = 0
+        for p in range(1 << 16):
+            res, pos = _exact_loop.bernoulli_expansion(row.tolist(), 0, 128, [p], 0, 16)
+            ones += res == 1
+            undecided += res == -1
+        assert (ones, undecided) == (int(row[0]) >> 48, 1)
+
+
+@pytest.mark.parametrize("scale", [1.0, 21.000000000000004, 1000.0])
+def test_split_draws_fit_the_law(scale):
+    """2 x 10^5 split draws (with the stage and draw tables: calls of 2^16) fit the discrete Laplace's pmf
+    (chi-square) and its variance (:func:`_split_fit`).  Kills: the fill's stage values combined at a wrong
+    shift, a table entry's bit count off (draws not independent), the negative zero not redrawn (checked by
+    hand: that one and the bit count)."""
+    t, s = exact.dyadic_scale_at_least(scale)
+    src = words(17)
+    z = np.concatenate([exact.discrete_laplace(t, s, 1 << 16, src, method="split") for _ in range(3)])
+    p, var_ratio = _split_fit(z, t, s)
+    assert p > 1e-4 and abs(var_ratio - 1) < 0.015, (scale, p, var_ratio)
+
+
+@pytest.mark.parametrize("scale", [1.0, 21.000000000000004, 1000.0])
+def test_split_tables_and_routes_return_the_same_draws(monkeypatch, scale):
+    """On the same words the split fill returns the same draws and stops on the same bit with its stage and
+    draw tables, without them, and interpreted (the tables and the route change the speed only).  Kills: a
+    table entry advancing by a wrong count of bits, a whole-try entry's value or done flag wrong, the
+    interpreted route's position not handed back (checked by hand: ``pos += (entry & 255) + 1``)."""
+    from dphist.kernel import _exact_loop
+    t, s = exact.dyadic_scale_at_least(scale)
+    k, widths, shifts, offsets, _ = exact._split_plan(t, s)
+    ex = exact._split_digits(t, s, exact.SPLIT_WORDS)
+    w = words(int(scale) + 1).words(4096)
+    runs = []
+    tables, draws = exact._split_tables(t, s)
+    assert draws.size == 1 << exact.TABLE_BITS or scale > 21    # whole draws tabled at scales 1 and 21
+    for tables, draws in [(tables, draws), (tables, exact._NO_TABLE), (exact._NO_TABLES, exact._NO_TABLE)]:
+        out, state = np.empty(3000, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        done = exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, ex, 64 * exact.SPLIT_WORDS, w, state,
+                                            tables, exact.TABLE_BITS if tables.size else 0,
+                                            draws, exact.TABLE_BITS if draws.size else 0)
+        runs.append((done, int(state[0]), out.tolist()))
+    out, state = np.empty(300, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    done = exact._interpreted_split_fill(out, 0, k, widths, shifts, offsets, ex, 64 * exact.SPLIT_WORDS, w[:512],
+                                         state, exact._NO_TABLES, 0, exact._NO_TABLE, 0)
+    assert runs[0] == runs[1] == runs[2] and runs[0][0] == 3000
+    assert done > 100 and out[:done].tolist() == runs[0][2][:done]
+
+
+def test_split_redoes_a_draw_that_needs_more_digits():
+    """A stream whose first 64 bits equal A's probability's first 64 digits (scale 1: the draw starts with A's
+    trial) exhausts one stored word: the fill reports it, and ``discrete_laplace`` redoes the draw from its
+    first bit with more digits, returning what a fill with two words returns.  Kills: the redo starting past
+    the draw's first bit, no redo (an ArithmeticError)."""
+    t, s = 1, 1
+    k, widths, shifts, offsets, _ = exact._split_plan(t, s)
+    first = int(exact._split_digits(t, s, 1)[-1])
+    stream_word = int(f"{first:064b}"[::-1], 2)          # digit i of p at stream bit i
+    rest = words(2).words(64)
+
+    class Crafted(exact.RandomWords):
+        name = "crafted"
+
+        def __init__(self):
+            self.calls = 0
+
+        def words(self, count):
+            self.calls += 1
+            return np.concatenate(([np.uint64(stream_word)], rest))[:max(count, 65)].astype(np.uint64)
+
+    out, state = np.empty(5, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    crafted = np.concatenate(([np.uint64(stream_word)], rest))
+    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, exact._split_digits(t, s, 1), 64, crafted,
+                                        state, exact._NO_TABLES, 0, exact._NO_TABLE, 0) == -2 and state[0] == 0
+    assert exact._compiled().split_fill(out, 0, k, widths, shifts, offsets, exact._split_digits(t, s, 2), 128, crafted,
+                                        state, exact._NO_TABLES, 0, exact._NO_TABLE, 0) == 5
+    np.testing.assert_array_equal(exact.discrete_laplace(t, s, 5, Crafted(), method="split"), out)
+
+
+def test_release_mode_draws_with_the_split_sampler_and_research_mode_with_cks():
+    """Release mode (OS words, and the audit's seeded release-mode source) uses the split sampler; research
+    mode's exact noise (seeded words) keeps CKS's, so its recorded releases stay bit-identical
+    (``test_linear_releases.py``).  Kills: the choice inverted or made by the words' type."""
+    from dphist.audit.harness import ReleaseNoise
+    assert ExactNoise().method == "split" and ReleaseNoise(np.random.default_rng(0)).method == "split"
+    assert ExactNoise(words(0)).method == "cks"
+    with pytest.raises(ValueError, match="unknown discrete Laplace method"):
+        exact.discrete_laplace(1, 1, 3, words(0), method="fast")

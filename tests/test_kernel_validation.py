@@ -356,7 +356,8 @@ def test_probe_sources_draw_at_most_probe_draws_per_call(monkeypatch):
     assert np.array_equal(z[:noise.PROBE_DRAWS], z[noise.PROBE_DRAWS:2 * noise.PROBE_DRAWS]) and np.all(z[:50] != 0)
     sizes = []
     real = exact.discrete_laplace
-    monkeypatch.setattr(exact, "discrete_laplace", lambda t, s, size, src: sizes.append(size) or real(t, s, size, src))
+    monkeypatch.setattr(exact, "discrete_laplace",
+                        lambda t, s, size, src, **kw: sizes.append(size) or real(t, s, size, src, **kw))
     exact_probe = noise.ExactNoise().probe()
     assert exact_probe.laplace_mechanism(np.zeros(n, dtype=np.int64), 1, 1.0, integral=True).shape == (n,)
     assert sizes == [noise.PROBE_DRAWS]

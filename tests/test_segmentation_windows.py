@@ -72,15 +72,19 @@ class _Offsets:
         return self._table(n), self.plus
 
 
-@pytest.mark.parametrize("grouped", [False, True])
-def test_shared_searches_equal_one_matrix_search_each(grouped, monkeypatch):
+@pytest.mark.parametrize("grouped, threads", [(False, 1), (True, 1), (False, 2)])
+def test_shared_searches_equal_one_matrix_search_each(grouped, threads, monkeypatch):
     """Kills: searches sharing windows that mix up their ``best`` arrays or offsets, a streamed block that
-    reads the window of the wrong end, a traceback off by one group, a tie rule lost in the block kernel."""
+    reads the window of the wrong end, a traceback off by one group, a tie rule lost in the block kernel;
+    in ``power_of_two_levels``, a level of long groups skipped or compared for ends whose starts are not
+    final yet (blocks of 128 ends: levels 4 to 6 inside a block); on two threads, the next block's windows
+    written into the buffer being searched."""
     x, singles, groups = _data(4, n=900)
     bounds = groups if grouped else singles
     fns = [_Offsets(p) for p in (0.0, 3.0, 40.0)]
     monkeypatch.setattr(search, "STREAM_BLOCK", 128)          # several blocks
-    shared = segmentation.power_of_two_shared(segmentation.L1Deviation(x), fns, bounds)
+    monkeypatch.setattr(search, "STREAM_THREADS_MIN", 0)      # threads from the first end on
+    shared = segmentation.power_of_two_shared(segmentation.L1Deviation(x), fns, bounds, threads=threads)
     for fn, seg in zip(fns, shared):
         class Plain:            # the same transform without its stated arithmetic: the matrix search
             def __call__(self, dev, sizes, fn=fn):
@@ -103,3 +107,18 @@ def test_trace_of_powers_of_two():
     """Kills: a traceback that drops the first group or the last cut."""
     back_j = np.array([0, 0, 1, 0, 2, 0], dtype=np.int8)   # [0,4) then [4,5) then ... from e = 5
     assert _windows.trace_power_of_two(back_j, 5).tolist() == [0, 4, 5]
+
+
+def test_distinct_values_rank_as_numpy_unique():
+    """Kills: a value at or beyond the counted range (``lo + n``) ranked by the table or off by one, a range
+    that starts at 0 instead of the least value (negative counts), non-integers counted (floored) instead of
+    sorted, a wider or narrower index type than before."""
+    rng = np.random.default_rng(5)
+    n = 500
+    cases = [np.round(rng.laplace(0, 4, n)), rng.integers(0, 3 * n, n).astype(float), np.zeros(n),
+             np.r_[np.arange(-3.0, n - 3.0), [n - 3.0, 5e6, 5e6]], rng.random(n) * 10, np.array([-0.0, 0.0, 2.0])]
+    for x in cases:
+        dv, node = _windows.distinct_values(x)
+        want = np.unique(x)
+        assert np.array_equal(dv, want) and node.dtype == np.int16
+        assert np.array_equal(node, np.searchsorted(want, x))

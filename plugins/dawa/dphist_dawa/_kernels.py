@@ -45,14 +45,21 @@ def _block_sum(a, lo, n):
 @njit(cache=True, nogil=True)
 def pairwise_sum(a, lo, n):
     """``numpy.add.reduce(a[lo:lo + n])`` of a contiguous float64 array, in numpy's order: above 128
-    values the two halves (the first rounded down to a multiple of 8) summed apart, then added.  The
-    recursion runs on an explicit stack (numba's cached recursive functions are not reliable)."""
+    values the two halves (the first rounded down to a multiple of 8) summed apart, then added."""
     if n <= 128:
         return _block_sum(a, lo, n)
-    los = np.empty(128, dtype=np.int64)
-    ns = np.empty(128, dtype=np.int64)
-    phase = np.zeros(128, dtype=np.int64)
-    vals = np.empty(128)
+    return _pairwise_on(a, lo, n, np.empty((4, 128), dtype=np.int64), np.empty(128))
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_on(a, lo, n, stack, vals):
+    """:func:`pairwise_sum` of more than 128 values with its stack given (``stack``: 4 x 128 integers,
+    ``vals``: 128 floats; reused by the caller).  The recursion runs on this explicit stack (numba's
+    cached recursive functions are not reliable)."""
+    los = stack[0]
+    ns = stack[1]
+    phase = stack[2]
+    phase[0] = 0
     top = 0
     los[0] = lo
     ns[0] = n
@@ -89,12 +96,29 @@ def pairwise_sum(a, lo, n):
 def partition_deviation(x, bounds, scratch):
     """``numpy.abs(x - numpy.repeat(means, sizes)).sum()`` with ``means = numpy.add.reduceat(x,
     bounds[:-1]) / sizes``: the L1 deviation of ``x`` from its group means, in numpy's order
-    (``scratch``: one float per value)."""
+    (``scratch``: one float per value).  A group's total is its first value plus numpy's sum of the
+    others: below 8 of them a running sum from 0, written out here (no call per small group); the
+    pairwise sums' stack is made once per call."""
+    stack = np.empty((4, 128), dtype=np.int64)
+    vals = np.empty(128)
     for g in range(bounds.size - 1):
         a = bounds[g]
         b = bounds[g + 1]
-        total = x[a] + pairwise_sum(x, a + 1, b - a - 1) if b - a > 1 else x[a]
-        mean = total / (b - a)
+        m = b - a
+        if m == 1:
+            total = x[a]
+        elif m <= 8:
+            rest = 0.0
+            for i in range(a + 1, b):
+                rest += x[i]
+            total = x[a] + rest
+        elif m <= 129:
+            total = x[a] + _block_sum(x, a + 1, m - 1)
+        else:
+            total = x[a] + _pairwise_on(x, a + 1, m - 1, stack, vals)
+        mean = total / m
         for i in range(a, b):
             scratch[i] = abs(x[i] - mean)
-    return pairwise_sum(scratch, 0, x.size)
+    if x.size <= 128:
+        return _block_sum(scratch, 0, x.size)
+    return _pairwise_on(scratch, 0, x.size, stack, vals)

@@ -309,7 +309,9 @@ def partition_costs(x, bounds_list, eps_2: float) -> np.ndarray:
     scratch = np.empty(x.size)
     for j, b in enumerate(bounds_list):
         b = np.ascontiguousarray(b, dtype=np.int64)
-        out[j] = partition_deviation(x, b, scratch) + (b.size - 1) / eps_2
+        # one bin per group: every |x_i - x_i / 1| is +0.0, and so is numpy's sum of them
+        dev = 0.0 if b.size == x.size + 1 else partition_deviation(x, b, scratch)
+        out[j] = dev + (b.size - 1) / eps_2
     return out
 
 
@@ -326,7 +328,9 @@ def select_candidates(noisy_ordered, bounds, variant, branching, scale, eps_2, c
     found += [np.append(np.arange(0, k, width), k) for width in SELECT_BLOCKS if width < k]   # strictly increasing
     found += searched
     del searched
-    units = np.add.reduceat(np.asarray(noisy_ordered, dtype=np.float64), bounds[:-1])
+    noisy_ordered = np.asarray(noisy_ordered, dtype=np.float64)
+    # the units' noisy sums; one position per unit: the values themselves (reduceat of one value is that value)
+    units = noisy_ordered if _is_identity(bounds) else np.add.reduceat(noisy_ordered, bounds[:-1])
     for width in SELECT_COARSE:
         if 2 * width > k:
             continue
@@ -336,11 +340,9 @@ def select_candidates(noisy_ordered, bounds, variant, branching, scale, eps_2, c
                   for penalty in SELECT_PENALTIES[:2]]
         found += [blocks[np.asarray(c, dtype=np.int64)]
                   for c in least_cost_partitions(sums, None, variant, branching, coarse)]
-    out, seen = [], set()
-    for cuts in found:
-        key = cuts.tobytes()                                  # every candidate is int64: equal bytes = equal cuts
-        if key not in seen:
-            seen.add(key)
+    out = []
+    for cuts in found:                                        # every candidate is int64: equal values = equal cuts
+        if not any(kept.size == cuts.size and np.array_equal(kept, cuts) for kept in out):
             out.append(cuts)
     return out
 
@@ -355,14 +357,16 @@ def selected_partition(bins: Partition, ctx, variant: str, branching: int, eps_2
     ordered = _ordered(ctx.data.laplace_identity(eps_a), bins.order)   # eps_a-DP; post-processing below
     np.round(ordered, out=ordered)                                     # a new array: rounded in place
     candidates = select_candidates(ordered, bins.bounds, variant, branching, 1.0 / eps_a, eps_2, correction)
-    parts = [bins.merge(c) for c in candidates]
-    del ordered, candidates                       # not needed by the exponential mechanism: memory
-    order, bounds_list = bins.order, [p.bounds for p in parts]
+    del ordered                                   # not needed by the exponential mechanism: memory
+    # the candidates' group bounds in positions (what bins.merge(c).bounds holds); with one position per unit
+    # they are the cuts themselves, and only the chosen candidate is made a partition
+    units_are_bins = _is_identity(bins.bounds)
+    order, bounds_list = bins.order, [c if units_are_bins else bins.bounds[c] for c in candidates]
 
     def score(counts):   # runs in the kernel; the candidates and eps_2 are public
         return -partition_costs(_ordered(counts, order), bounds_list, eps_2)
 
-    return parts[ctx.data.exponential(score, len(parts), 2.0, eps_s)]
+    return bins.merge(candidates[ctx.data.exponential(score, len(candidates), 2.0, eps_s)])
 
 
 CALIBRATIONS = ("postprocess", "noisy-min", "dpbench", "select")

@@ -72,47 +72,117 @@ def block_labels(shape, side: int) -> np.ndarray:
     return (i * (-(-n2 // side)) + j).reshape(-1)
 
 
+def _block_kinds(order: np.ndarray, shape, side: int):
+    """The blocks of ``side x side`` cells over ``shape``, numbered row-major, in four kinds of equal
+    height and width (whole blocks, the column cut by the right border, the row cut by the bottom
+    border, the corner), each with a view of ``order`` in which the block at ``[p, q]`` owns the row of
+    positions ``[p, q, :]`` that it occupies when blocks follow each other in row-major order, its
+    cells (``rows x cols``) each in its row.  Yields ``(view, block numbers, rows, cols)`` for the kinds
+    present: a regular strided view each (whole rows of blocks are ``side * n2`` positions apart).
+    """
+    n1, n2 = shape
+    w1, w2 = n1 // side, n2 // side                      # whole blocks per axis
+    e1, e2 = n1 - w1 * side, n2 - w2 * side              # the cut blocks' height and width
+    b2 = w2 + (e2 > 0)
+    slabs = order[:w1 * side * n2].reshape(w1, side * n2)
+    bottom = order[w1 * side * n2:]
+    p, q = np.arange(w1, dtype=np.int64)[:, None], np.arange(w2, dtype=np.int64)[None, :]
+    kinds = ((slabs[:, :w2 * side * side].reshape(w1, w2, side * side), p * b2 + q, side, side),
+             (slabs[:, w2 * side * side:].reshape(w1, 1, side * e2), p * b2 + w2, side, e2),
+             (bottom[:w2 * e1 * side].reshape(1, w2, e1 * side), w1 * b2 + q, e1, side),
+             (bottom[w2 * e1 * side:].reshape(1, 1, e1 * e2), np.full((1, 1), w1 * b2 + w2), e1, e2))
+    for view, blocks, r, c in kinds:
+        if view.size:
+            yield view, blocks, int(r), int(c)
+
+
+def _block_origins(shape, side: int) -> np.ndarray:
+    """The grid index of every block's first (top-left) cell, blocks numbered row-major."""
+    n1, n2 = shape
+    return (np.arange(0, n1, side, dtype=np.int64)[:, None] * n2
+            + np.arange(0, n2, side, dtype=np.int64)[None, :]).reshape(-1)
+
+
+def _block_starts(shape, side: int) -> np.ndarray:
+    """Group bounds of the blocks in row-major order: the running sum of their cell counts."""
+    n1, n2 = shape
+    rows = np.minimum(side, n1 - np.arange(0, n1, side, dtype=np.int64))
+    cols = np.minimum(side, n2 - np.arange(0, n2, side, dtype=np.int64))
+    bounds = np.zeros(rows.size * cols.size + 1, dtype=np.int64)
+    np.cumsum(np.outer(rows, cols).reshape(-1), out=bounds[1:])
+    return bounds
+
+
 def block_partition(shape, side: int) -> Partition:
     """``Partition.from_labels(block_labels(shape, side))`` without its sort: the blocks in row-major
-    order, each block's cells in row-major order.  One row of blocks at a time (a loop over the
-    ``n1 / side`` rows of blocks, not over cells): its whole blocks read off the slab of cells by a
-    reshape and a transpose, then the block cut by the right border (O(N), no argsort; 3x faster at
-    1024^2 than padding the grid to whole blocks; valid by construction, and re-checked by the
-    pipeline's gate)."""
+    order, each block's cells in row-major order.  Each of the (at most four) kinds of blocks of one
+    height and width is written by one broadcast sum, its blocks' first cells plus the cells of a
+    block relative to its first, into a strided view of the order (:func:`_block_kinds`): O(N), no
+    argsort and no index arrays; valid by construction, and re-checked by the pipeline's gate."""
+    n2 = shape[1]
+    order = np.empty(shape[0] * n2, dtype=np.int64)
+    origin = _block_origins(shape, side)
+    for view, blocks, r, c in _block_kinds(order, shape, side):
+        t = np.arange(r * c, dtype=np.int64)
+        np.add(origin[blocks][:, :, None], (t // c) * n2 + t % c, out=view)
+    return Partition(order, _block_starts(shape, side), validate=False)
+
+
+#: up to this many cells (block cells times distinct sub-block sides) the local orders of a kind of
+#: blocks come from one stable sort of their sub-block labels; beyond, :func:`block_partition` per side
+LOCAL_SORT_CELLS = 16384
+
+
+def _local_orders(r: int, c: int, sides: np.ndarray) -> np.ndarray:
+    """The order of :func:`block_partition` over an ``r x c`` block for each sub-block side in
+    ``sides`` (one row each; cells numbered row-major inside the block).  One sub-block (a side >=
+    both of the block's) or single cells (side 1): the row-major order itself."""
+    sides = np.asarray(sides, dtype=np.int64)
+    if sides.size == 1 and (sides[0] == 1 or sides[0] >= max(r, c)):
+        return np.arange(r * c, dtype=np.int64)[None, :]
+    if sides.size * r * c > LOCAL_SORT_CELLS:
+        return np.stack([block_partition((r, c), int(s)).order for s in sides])
+    s = sides[:, None, None]
+    labels = (np.arange(r)[None, :, None] // s) * (-(-c // s)) + np.arange(c)[None, None, :] // s
+    return np.argsort(labels.reshape(sides.size, r * c), axis=1, kind="stable").astype(np.int64, copy=False)
+
+
+def nested_block_partition(shape, side1: int, side2) -> Partition:
+    """Blocks of ``side2[b]`` cells a side inside every level-1 block ``b`` of ``side1`` cells a side
+    (AG's level 2): the same partition as ``Partition.from_labels`` of the level-2 labels, which sort
+    by level-1 block (row-major), then by sub-block inside it (row-major), then by cell (row-major).
+
+    Built without labels or a sort over the grid: the level-1 blocks of one height and width
+    (:func:`_block_kinds`) and one ``side2`` share one local order (:func:`_local_orders`); each kind
+    is written by one broadcast sum into its strided view of the order (its blocks' first cells plus
+    their local order); the bounds are the running sum of every sub-block's size, computed over the
+    sub-blocks at once.  O(N) with loops over the few kinds and distinct ``side2`` values, not over
+    blocks or cells."""
     n1, n2 = shape
-    b1, b2 = -(-n1 // side), -(-n2 // side)
-    cells = np.arange(n1 * n2, dtype=np.int64).reshape(n1, n2)
-    whole = n2 // side                      # blocks of a row not cut by the right border
+    side2 = np.asarray(side2, dtype=np.int64)
+    origin = _block_origins(shape, side1)
     order = np.empty(n1 * n2, dtype=np.int64)
-    k = 0
-    for r0 in range(0, n1, side):
-        slab = cells[r0:r0 + side]
-        h = slab.shape[0]
-        main = slab[:, :whole * side].reshape(h, whole, side).transpose(1, 0, 2).reshape(-1)
-        order[k:k + main.size] = main
-        k += main.size
-        if whole * side < n2:
-            edge = slab[:, whole * side:].reshape(-1)
-            order[k:k + edge.size] = edge
-            k += edge.size
-    rows = np.minimum(side, n1 - side * np.arange(b1, dtype=np.int64))
-    cols = np.minimum(side, n2 - side * np.arange(b2, dtype=np.int64))
-    bounds = np.zeros(b1 * b2 + 1, dtype=np.int64)
-    np.cumsum(np.outer(rows, cols).reshape(-1), out=bounds[1:])
+    for view, blocks, r, c in _block_kinds(order, shape, side1):
+        kind_sides = side2[blocks]
+        if kind_sides.min() == kind_sides.max():      # one side2 for the whole kind (often): no gather
+            local = _local_orders(r, c, kind_sides.reshape(-1)[:1])[0]
+            np.add(origin[blocks][:, :, None], local + (local // c) * (n2 - c), out=view)
+            continue
+        sides, which = np.unique(kind_sides, return_inverse=True)
+        local = _local_orders(r, c, sides)
+        cells = local + (local // c) * (n2 - c)                               # offsets in the grid
+        np.add(cells[which.reshape(blocks.shape)], origin[blocks][:, :, None], out=view)
+    # sub-block k of block b: row k // across, column k % across of sub-blocks of side s, cut by the block
+    rows = np.repeat(np.minimum(side1, n1 - np.arange(0, n1, side1, dtype=np.int64)), -(-n2 // side1))
+    cols = np.tile(np.minimum(side1, n2 - np.arange(0, n2, side1, dtype=np.int64)), -(-n1 // side1))
+    across = -(-cols // side2)
+    count = (-(-rows // side2)) * across
+    block = np.repeat(np.arange(side2.size, dtype=np.int64), count)
+    k = np.arange(block.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    s, a = side2[block], across[block]
+    bounds = np.zeros(block.size + 1, dtype=np.int64)
+    np.cumsum(np.minimum(s, rows[block] - (k // a) * s) * np.minimum(s, cols[block] - (k % a) * s), out=bounds[1:])
     return Partition(order, bounds, validate=False)
-
-
-def refine(coarse: Partition, labels) -> Partition:
-    """``Partition.from_labels(labels)`` when every label lies inside one group of ``coarse`` and the
-    labels of a group sort after those of the groups before it (AG's level 2 inside level 1): the
-    cells in ``coarse``'s order, sorted stably by label, run by run (a stable sort of an order already
-    grouped: the same order as ``from_labels``, in a fraction of its time)."""
-    key = np.asarray(labels)[coarse.order]
-    perm = np.argsort(key, kind="stable")
-    order = coarse.order[perm]
-    key = key[perm]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    return Partition(order, np.r_[starts, key.size], validate=False)
 
 
 def _check_grid(ctx, who: str) -> tuple[int, int]:
@@ -218,34 +288,30 @@ class AdaptiveGrid(Partitioner):
         side1 = cell_side(shape, float(m1 * m1))
         level1 = block_partition(shape, side1)
         noisy1 = np.asarray(ctx.data.laplace_partition(level1, eps1), dtype=float)
-        labels2, sizes = self.second_level_labels(shape, side1, self.second_level(noisy1, ctx.eps_f))
+        side2, sizes = self.second_level_sides(shape, side1, self.second_level(noisy1, ctx.eps_f))
         ctx.notes[NOTES_KEY] = {"total": total, "m1": m1, "cell_side": side1, "level1": noisy1,
                                 "eps1": eps1, "sub_blocks": sizes}
-        return refine(level1, labels2)
+        return nested_block_partition(shape, side1, side2)
 
     @staticmethod
-    def second_level_labels(shape, side1: int, m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Label of every cell's level-2 block (blocks of one level-1 block are consecutive labels)
-        and the number of level-2 blocks in each level-1 block.  Vectorised over cells."""
+    def second_level_sides(shape, side1: int, m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Side, in cells, of the level-2 blocks of every level-1 block (``max(1, floor(sqrt(area / m2^2)))``,
+        at most the block's longer side: the DPBench code's rounding) and the number of level-2 blocks
+        in each level-1 block (edge blocks cut by the block's border)."""
         n1, n2 = shape
         cols1 = -(-n2 // side1)
-        nb = m2.size
-        b = np.arange(nb)
-        r0, c0 = (b // cols1) * side1, (b % cols1) * side1
-        rows_b = np.minimum(side1, n1 - r0)
-        cols_b = np.minimum(side1, n2 - c0)
-        area = rows_b * cols_b
-        side2 = np.maximum(1, np.minimum(np.floor(np.sqrt(area / (m2 * m2.astype(float)))),
+        b = np.arange(m2.size)
+        rows_b = np.minimum(side1, n1 - (b // cols1) * side1)
+        cols_b = np.minimum(side1, n2 - (b % cols1) * side1)
+        side2 = np.maximum(1, np.minimum(np.floor(np.sqrt(rows_b * cols_b / (m2 * m2.astype(float)))),
                                          np.maximum(rows_b, cols_b))).astype(np.int64)
-        sub_cols = -(-cols_b // side2)
-        sub_rows = -(-rows_b // side2)
-        i = np.arange(n1, dtype=np.int64)[:, None]          # rows and columns broadcast: no N-cell index arrays
-        j = np.arange(n2, dtype=np.int64)[None, :]
-        blk = (i // side1) * cols1 + j // side1
-        s = side2[blk]
-        local = ((i % side1) // s) * sub_cols[blk] + (j % side1) // s
-        stride = np.int64(side1) * np.int64(side1)
-        return (blk * stride + local).reshape(-1), sub_rows * sub_cols
+        return side2, (-(-rows_b // side2)) * (-(-cols_b // side2))
+
+
+def _level1_block(bins: Partition, shape, side1: int) -> np.ndarray:
+    """The level-1 block of every group, read off the group's first cell (O(groups), not O(cells))."""
+    i, j = np.divmod(bins.order[bins.bounds[:-1]], shape[1])
+    return (i // side1) * (-(-shape[1] // side1)) + j // side1
 
 
 #: the bias AG's statement names (the level-1 counts are held fixed, with their noise)
@@ -284,8 +350,7 @@ class AdaptiveInference(Finalizer):
         level = ctx.notes.get(NOTES_KEY)
         if level is None:
             return group_mean_strategy(bins.n_groups, ctx.eps_f)
-        labels1 = block_labels(ctx.shape, int(level["cell_side"]))
-        block = labels1[bins.order[bins.bounds[:-1]]]
+        block = _level1_block(bins, ctx.shape, int(level["cell_side"]))
         k, nb = bins.n_groups, int(np.asarray(level["level1"]).size)
         member = sp.csr_matrix((np.ones(k), (block, np.arange(k))), shape=(nb, k))
         eps1 = float(level["eps1"])
@@ -300,8 +365,7 @@ class AdaptiveInference(Finalizer):
         u = np.asarray(ctx.data.laplace_partition(bins, ctx.budget), dtype=float)
         if level is None:
             return bins.spread(u)
-        labels1 = block_labels(ctx.shape, int(level["cell_side"]))
-        block = labels1[bins.order[bins.bounds[:-1]]]          # the level-1 block of every group
+        block = _level1_block(bins, ctx.shape, int(level["cell_side"]))
         v = np.asarray(level["level1"], dtype=float)
         s = np.bincount(block, minlength=v.size).astype(float)
         sum_u = np.bincount(block, weights=u, minlength=v.size)

@@ -8,7 +8,8 @@ import pytest
 import dphist
 from dphist import InvalidParameter, Pipeline, testing
 from dphist_grids.grid import (AdaptiveGrid, AdaptiveInference, UniformGrid, block_labels, block_partition, cell_side,
-                               refine)
+                               nested_block_partition)
+from dphist_grids import grid
 
 
 def _blob(n=64, total=20000, seed=0):
@@ -55,26 +56,51 @@ def test_blocks_are_square_grid_blocks():
     assert lab.max() == 5
 
 
+def _level2_labels(shape, side1, side2):
+    """The definition AG's level 2 is built to equal: each cell's label is its level-1 block (times a
+    stride above any sub-block count), plus its sub-block's row-major index inside that block."""
+    i, j = np.indices(shape)
+    blk = block_labels(shape, side1).reshape(shape)
+    s = side2[blk]
+    cols = np.minimum(side1, shape[1] - (j // side1) * side1)     # width of the cell's level-1 block
+    local = ((i % side1) // s) * (-(-cols // s)) + (j % side1) // s
+    return (blk * side1 * side1 + local).reshape(-1)
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (5, 7), (7, 5), (16, 16), (17, 3), (64, 48)])
 def test_block_partitions_without_a_sort_equal_the_labels_sort(shape):
     """Kills: UG's or AG's partition built without a sort in another order than ``from_labels`` (blocks
-    column-major, cells of a block column-major, edge blocks cut wrongly, or AG's level 2 not ordered by
-    label inside a level-1 block)."""
+    column-major, cells of a block column-major, edge blocks cut wrongly, AG's level 2 not ordered by
+    label inside a level-1 block, a class of blocks given another class's local order, or level-2
+    bounds shifted by a block)."""
     rng = np.random.default_rng(1)
     for side in (1, 2, 3, 5, 16, 100):
         want = dphist.Partition.from_labels(block_labels(shape, side))
         got = block_partition(shape, side)
         assert np.array_equal(got.order, want.order) and np.array_equal(got.bounds, want.bounds)
-        labels2, sizes = AdaptiveGrid.second_level_labels(shape, side, rng.integers(1, 6, got.n_groups))
-        want2, got2 = dphist.Partition.from_labels(labels2), refine(got, labels2)
+        side2, sizes = AdaptiveGrid.second_level_sides(shape, side, rng.integers(1, 6, got.n_groups))
+        want2 = dphist.Partition.from_labels(_level2_labels(shape, side, side2))
+        got2 = nested_block_partition(shape, side, side2)
         assert np.array_equal(got2.order, want2.order) and np.array_equal(got2.bounds, want2.bounds)
         # every level-2 group: a full rectangle of cells inside one level-1 block
-        r, c = np.divmod(np.arange(labels2.size), shape[1])
+        r, c = np.divmod(np.arange(got2.n_bins), shape[1])
         level1 = block_labels(shape, side)
         for group in got2.groups():
             assert (np.ptp(r[group]) + 1) * (np.ptp(c[group]) + 1) == group.size
             assert np.unique(level1[group]).size == 1
         assert got2.n_groups == sizes.sum()
+
+
+def test_local_orders_by_sort_equal_the_linear_build(monkeypatch):
+    """Kills: the local orders of AG's level 2 taken from one stable sort of sub-block labels (small
+    blocks) differing from ``block_partition``'s linear build (large blocks): labels of another row
+    count, a column-major label, an unstable sort, sides mixed up between rows."""
+    cases = [(12, 12, [2, 3, 5, 8]), (7, 10, [1, 3, 4, 9]), (33, 20, [6, 7, 19, 40])]
+    sorted_ = [grid._local_orders(r, c, np.array(sides)) for r, c, sides in cases]
+    monkeypatch.setattr(grid, "LOCAL_SORT_CELLS", 0)
+    for (r, c, sides), got in zip(cases, sorted_):
+        assert np.array_equal(got, grid._local_orders(r, c, np.array(sides)))
+        assert np.array_equal(got[1], block_partition((r, c), sides[1]).order)
 
 
 def test_adaptive_levels_and_budget():

@@ -186,3 +186,36 @@ def draw_table(t, s, e1, kbits):
                 and abs(one[0]) < (1 << 23)):
             table[p] = one[0] * 256 + st[0]
     return table
+
+
+# the split sampler (release mode): plain functions of :mod:`._exact_loop`, compiled here from the same source
+@overload(_exact_loop.bernoulli_expansion)
+def _bernoulli_expansion(e, j, nd, words, pos, total):
+    return _exact_loop.bernoulli_expansion
+
+
+@overload(_exact_loop.split_attempt)
+def _split_attempt(j, widths, offsets, ex, nd, words, pos, total):
+    return _exact_loop.split_attempt
+
+
+@overload(_exact_loop.split_fill)
+def _split_fill(out, start, k, widths, shifts, offsets, ex, nd, words, st, tables, kbits, draws, dbits):
+    return _exact_loop.split_fill
+
+
+@overload(_exact_loop.split_entry1, inline="always")
+def _split_entry1(draws, pattern):
+    return lambda draws, pattern: np.int64(draws[pattern])
+
+
+@overload(_exact_loop.split_entry, inline="always")
+def _split_entry(tables, j, pattern):
+    return lambda tables, j, pattern: np.int64(tables[j, pattern])
+
+
+#: numba's caches of these are keyed to the content of ``_exact_loop.py`` (their source), which holds every
+#: function they call (a compiled function of this file calling ``_exact_loop`` would keep a stale cache when
+#: only ``_exact_loop.py`` changes)
+split_fill = njit(cache=True)(_exact_loop.split_fill)
+split_tables = njit(cache=True)(_exact_loop.split_tables)

@@ -10,7 +10,11 @@ Privacy", NeurIPS 2020 (CKS):
   expansion of a/b and stops at the first difference (2 bits expected);
 * Bernoulli(exp(-gamma)) for rational gamma is CKS Algorithm 1;
 * :func:`discrete_laplace` - P(z) proportional to exp(-|z| / scale) on the
-  integers, for a rational scale ``t / s``, is CKS Algorithm 2;
+  integers, for a rational scale ``t / s``: CKS Algorithm 2 (``method="cks"``,
+  research mode's exact noise), or the split of its geometric magnitude into
+  a geometric high part and independent chunks of low digits, each Bernoulli
+  a comparison with exact binary digits (``method="split"``, release mode: its
+  cost barely depends on the scale);
 * :func:`exponential_mechanism` - index i with probability proportional to
   exp(-gamma_i), by rejection from the uniform proposal: accept i with
   probability exp(-gamma_i); the best candidate (gamma 0) is always accepted,
@@ -182,6 +186,7 @@ TABLE_MIN_DRAWS = 1 << 15
 #: a table is kept when at least this fraction of draws is in it (a draw reads at most TABLE_BITS bits)
 TABLE_MIN_HIT = 0.25
 _NO_TABLE = np.zeros(0, dtype=np.int32)
+_NO_TABLE.setflags(write=False)     # read-only, as the tables are: one compiled signature
 
 
 @lru_cache(maxsize=32)
@@ -215,26 +220,232 @@ def _interpreted_fill(out, start, t, s, words, state, e1, table, kbits):
     return done
 
 
-def discrete_laplace(t: int, s: int, size: int, source: RandomWords) -> np.ndarray:
-    """``size`` independent draws with P(z) proportional to exp(-|z| s / t), z an integer."""
+#: the sampling methods of :func:`discrete_laplace`
+METHODS = ("cks", "split")
+#: widest chunk of the split sampler's low digits (a chunk's uniform reads this many bits at most)
+SPLIT_CHUNK_BITS = 8
+_NO_TABLES = np.zeros((0, 0), dtype=np.int32)
+_NO_TABLES.setflags(write=False)
+
+
+@lru_cache(maxsize=256)
+def _split_plan(t: int, s: int) -> tuple:
+    """``(k, widths, shifts, offsets, exponents)`` of the split sampler at scale ``t / s`` (:func:`discrete_laplace`).
+
+    ``2^k`` is the largest power of two at most the scale (``k = 0`` below 1); the ``k`` low digits of the
+    magnitude are cut into chunks of at most :data:`SPLIT_CHUNK_BITS` bits, the highest first: chunk j
+    holds digits ``shifts[j] .. shifts[j] + widths[j] - 1``, and its value c has weight
+    exp(-c s 2^shifts[j] / t).  ``exponents`` lists, as ``(numerator, denominator)``, the exponent r of each
+    probability exp(-r) the sampler compares with: row ``offsets[j] + c`` for chunk j's value c, the last row
+    A's ratio exp(-2^k s / t).  A chunk's exponent is below ``2^k s / t <= 1``: at least exp(-1) of its tries
+    are kept."""
+    k = 0
+    while (s << (k + 1)) <= t:
+        k += 1
+    widths, shifts = [], []
+    h = k
+    n_chunks = -(-k // SPLIT_CHUNK_BITS)
+    for j in range(n_chunks):
+        w = -(-h // (n_chunks - j))     # near-equal widths, the highest chunk widest
+        h -= w
+        widths.append(w)
+        shifts.append(h)
+    offsets, exponents = [], []
+    for w, h in zip(widths, shifts):
+        offsets.append(len(exponents))
+        exponents.extend((c * (s << h), t) for c in range(1 << w))
+    exponents.append((s << k, t))
+    arrays = [np.array(a, dtype=np.int64) for a in (widths, shifts, offsets)]
+    for a in arrays:
+        a.setflags(write=False)
+    return (k, *arrays, tuple(exponents))
+
+
+def _exp_bracket(a: int, b: int, bits: int) -> tuple[int, int]:
+    """Integers ``lo <= exp(-a / b) 2^bits <= hi`` (``a >= 0``, ``b > 0``), ``hi - lo`` a few hundred.
+
+    exp(-r) = exp(-1)^w exp(-f) with ``f`` in (0, 1] (``w`` whole units).  exp(-f) = sum (-f)^i / i!: the terms
+    T_i = floor(T_(i-1) a' / (b i)) in fixed point lie at most ``i`` units below the true terms (each step
+    loses under one unit and the factor f / i <= 1 does not grow the earlier loss), their signed sum is
+    within ``I (I + 1) / 2`` of the series up to the last nonzero term I, and the rest of an alternating
+    series of decreasing terms is below its first term, under ``I + 2`` units.  The bracket is then
+    multiplied by exp(-1)'s, rounding outward."""
+    w, f = divmod(a, b)
+    if f == 0 and w > 0:
+        w, f = w - 1, b
+    total, term, i = 0, 1 << bits, 0
+    while term:
+        total += -term if i % 2 else term
+        i += 1
+        term = term * f // (b * i)
+    err = i * (i + 1) // 2 + i + 2
+    lo, hi = total - err, total + err
+    if w:
+        e_lo, e_hi = _exp_bracket(1, 1, bits)
+        for _ in range(w):
+            lo, hi = max(lo * e_lo >> bits, 0), -(-hi * e_hi >> bits)
+    return lo, hi
+
+
+def _exp_digits(a: int, b: int, nwords: int) -> list[int]:
+    """The first ``64 nwords`` binary digits of exp(-a / b) after the point (``a > 0``: an irrational number
+    below 1, so the digits are unique), in 64-bit words, most significant first: the digits both ends of an
+    :func:`_exp_bracket` agree on, with guard bits added until they agree."""
+    nbits = 64 * nwords
+    guard = 64
+    while True:
+        lo, hi = _exp_bracket(a, b, nbits + guard)
+        if lo >> guard == hi >> guard:
+            v = lo >> guard
+            return [(v >> (nbits - 64 * (i + 1))) & ((1 << 64) - 1) for i in range(nwords)]
+        guard *= 2
+
+
+#: 64-bit words of digits stored per probability of the split sampler at first (2^-128: the chance that a
+#: comparison needs more, which are then computed and the draw redone); at most SPLIT_MAX_WORDS
+SPLIT_WORDS = 2
+SPLIT_MAX_WORDS = 1 << 10
+
+
+@lru_cache(maxsize=64)
+def _split_digits(t: int, s: int, nwords: int) -> np.ndarray:
+    """The split sampler's probabilities at scale ``t / s`` (rows as :func:`_split_plan` orders them), each
+    to ``64 nwords`` binary digits, the rows one after the other in one array; the row of exponent 0
+    (probability 1, never compared) is zero."""
+    exponents = _split_plan(t, s)[4]
+    ex = np.array([_exp_digits(a, b, nwords) if a else [0] * nwords for a, b in exponents], dtype=np.uint64).ravel()
+    ex.setflags(write=False)
+    return ex
+
+
+@lru_cache(maxsize=32)
+def _split_tables(t: int, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """The split sampler's 16-bit tables at scale ``t / s`` (``_exact_jit.split_tables``): whole tries per
+    stage, and whole draws (empty when fewer than :data:`TABLE_MIN_HIT` of the patterns hold one).  A lookup
+    returns what the tries or the draw return on the same bits, so the tables change the speed only.  (A try
+    decided within 16 bits compared at most 16 digits: the stored digits suffice.)"""
+    k, widths, shifts, offsets, _ = _split_plan(t, s)
+    tables, draws = _compiled().split_tables(k, widths, shifts, offsets, _split_digits(t, s, SPLIT_WORDS),
+                                             64 * SPLIT_WORDS, TABLE_BITS)
+    if np.count_nonzero(draws) < TABLE_MIN_HIT * draws.size:
+        draws = _NO_TABLE
+    for a in (tables, draws):
+        a.setflags(write=False)
+    return tables, draws
+
+
+def _interpreted_split_fill(out, start, k, widths, shifts, offsets, ex, nd, words, state, tables, kbits, draws,
+                            dbits):
+    """:func:`._exact_loop.split_fill` run by the interpreter on Python ints (as :func:`_interpreted_fill`)."""
+    pos = [int(state[0])]
+    done = _exact_loop.split_fill(out, start, k, widths.tolist(), shifts.tolist(), offsets.tolist(), ex.tolist(),
+                                  nd, words.tolist(), pos, tables, kbits, draws, dbits)
+    state[0] = pos[0]
+    return done
+
+
+@lru_cache(maxsize=256)
+def _split_bits(t: int, s: int) -> float:
+    """The bits a split draw reads on average (a comparison with a probability reads 2 on average; a chunk
+    takes 1 / (its mean probability of keeping) tries, A 1 / (1 - its ratio) trials, a negative zero redraws):
+    the buffer's size, so that few OS bytes go unread (a shortfall costs one refill)."""
+    k, widths, shifts, offsets, exponents = _split_plan(t, s)
+    bits = 1.0
+    for w, o in zip(widths.tolist(), offsets.tolist()):
+        keep = [math.exp(-a / b) for a, b in exponents[o:o + (1 << w)]]
+        bits += (w + 2 * (1 - 1 / len(keep))) * len(keep) / sum(keep)
+    a, b = exponents[-1]
+    bits += 2 / -math.expm1(-a / b)
+    return bits / (1 + math.expm1(-s / t) / 2)
+
+
+def _split_filler(t: int, s: int, size: int):
+    """The fill function of the split sampler for one call, with its plan, digits and tables bound; a draw
+    that needs more digits than stored (status -2) is redone from its first bit with twice as many."""
+    k, widths, shifts, offsets, _ = _split_plan(t, s)
+    tables, draws = _split_tables(t, s) if size >= TABLE_MIN_DRAWS else (_NO_TABLES, _NO_TABLE)
+    kbits = TABLE_BITS if tables.size else 0
+    dbits = TABLE_BITS if draws.size else 0
+    fill = _interpreted_split_fill if _runs_interpreted(size) else _compiled().split_fill
+    nwords = SPLIT_WORDS
+
+    def run(out, done, words, state):
+        nonlocal nwords
+        while True:
+            done = fill(out, done, k, widths, shifts, offsets, _split_digits(t, s, nwords), 64 * nwords, words,
+                        state, tables, kbits, draws, dbits)
+            if done != -2 or nwords >= SPLIT_MAX_WORDS:
+                return done
+            nwords *= 2
+    return run
+
+
+def discrete_laplace(t: int, s: int, size: int, source: RandomWords, method: str = "cks") -> np.ndarray:
+    """``size`` independent draws with P(z) proportional to exp(-|z| s / t), z an integer.
+
+    Two exact methods read the same random words differently (the same law, other draws):
+
+    * ``"cks"``: CKS Algorithm 2: X = U + t V, U uniform below t kept with probability exp(-U / t), V
+      geometric of ratio exp(-1), the magnitude ``floor(X / s)``.  U reads ``log2 t`` bits per try, so at a
+      scale such as 5,377 / 256 (H's levels at 2^20 bins) a draw reads about 42 bits and its 16-bit table
+      rarely applies.  Research mode's exact noise (seeded words) uses it: its recorded releases stay
+      bit-identical.
+    * ``"split"``: the same decomposition taken on the magnitude itself, in blocks of a power of two
+      below the scale (release mode).  The magnitude N of a discrete Laplace of scale ``lam = t / s`` is
+      geometric: P(N = n) = (1 - q) q^n with q = exp(-s / t) (a sign bit, a negative zero redrawn, gives
+      P(z) proportional to q^|z|).  For m = 2^k, writing n = m a + b (0 <= b < m),
+      (1 - q) q^(m a + b) = [(1 - q^m) (q^m)^a] [(1 - q) q^b / (1 - q^m)]: A = N div m is geometric of
+      ratio q^m = exp(-2^k s / t) and B = N mod m, independent of A, has P(b) proportional to q^b
+      (CKS 2020 split the geometric of ratio exp(-1/t) the same way, as t V + U, in their Algorithm 2).
+      B's weight factorises over its binary digits, q^b = prod_i (q^(2^i))^(b_i), so any cut of its k
+      digits into chunks gives independent chunks, chunk j (digits from ``shifts[j]``) with
+      P(c) proportional to exp(-c s 2^shifts[j] / t).  Each chunk is drawn by rejection: c uniform on its
+      ``widths[j] <= 8`` bits, kept with probability p_c = exp(-c s 2^shifts[j] / t) (the exponent is below
+      2^k s / t <= 1, so at least exp(-1) of tries are kept); a kept value has probability proportional to
+      2^-w p_c, the chunk's law.  A is the count of 1s before the first 0 of Bernoulli(exp(-2^k s / t)).
+      Every Bernoulli(p) compares a uniform, read bit by bit, with p's binary digits and stops at the first
+      difference (2 bits on average; P(U < p) = p exactly); the digits of each p = exp(-r), r rational, are
+      computed exactly (:func:`_exp_digits`: a fixed-point series bracket, its digits kept where both ends
+      agree) to 128 places, and a comparison that reaches the last stored digit (probability 2^-128) stops
+      the draw, which is redone from its first bit with twice as many digits - exact at any depth.
+      With ``2^k <= lam < 2^(k+1)``, A's ratio is at most exp(-1/2) and each stage reads a few bits
+      whatever the scale (bits a draw, counted on 10^5 draws: 6.1, 13.3, 25.7 at scales 1, 21, 10^4; CKS's
+      9.0, 41.8, 45.9): 16-bit tables of whole tries per stage and of whole draws
+      (:func:`_split_tables`) resolve nearly all of them, and the tries they do not hold run the loop the tables were built from.
+
+    Both methods read only the words of ``source`` and use integer arithmetic only; a draw whose integers
+    would pass int64, or a tie with every stored digit (1,024 of exp(-1) for ``"cks"``, 65,536 for
+    ``"split"``), is reported (``ArithmeticError``, probability below 2^-90 per draw: for ``"split"`` a
+    magnitude past 2^62, exp(-2^62 / lam) <= exp(-64)), never returned wrong.
+    """
     t, s, size = int(t), int(s), int(size)
     if not (0 < t <= DISCRETE_LAPLACE_MAX_T and 0 < s < MAX_INT):
         raise ValueError(f"the scale's numerator must be in 1 .. 2**56 and its denominator in 1 .. 2**62 - 1, "
                          f"got t = {t}, s = {s}")
+    if method not in METHODS:
+        raise ValueError(f"unknown discrete Laplace method {method!r}; the methods are {METHODS}")
+    if method == "split":
+        return _run_fill(_split_filler(t, s, size), size, _split_bits(t, s), source)
     table = _draw_table(t, s) if size >= TABLE_MIN_DRAWS else _NO_TABLE
     kbits = TABLE_BITS if table.size else 0
-    out = np.empty(size, dtype=np.int64)
-    # ~ 1.6 tries x (bits of U + ~4) + ~8 bits for V and the sign, per draw
-    per_draw = 1.6 * (t.bit_length() + 4) + 8
-    stream = _Stream(source, size * per_draw / 64 * 1.1 + 16)
     fill = _interpreted_fill if _runs_interpreted(size) else _compiled().discrete_laplace_fill
+    # ~ 1.6 tries x (bits of U + ~4) + ~8 bits for V and the sign, per draw
+    return _run_fill(lambda out, done, words, state: fill(out, done, t, s, words, state, _E1_BITS, table, kbits),
+                     size, 1.6 * (t.bit_length() + 4) + 8, source)
+
+
+def _run_fill(fill, size: int, per_draw: float, source: RandomWords) -> np.ndarray:
+    """``size`` draws of ``fill(out, done, words, state)`` over a stream of ``source``'s words, refilled by
+    the exact rule of :class:`_Stream` (``per_draw``: the expected bits of a draw, for the buffer sizes)."""
+    out = np.empty(size, dtype=np.int64)
+    stream = _Stream(source, size * per_draw / 64 * 1.1 + 16)
     done = 0
     while True:
-        done = fill(out, done, t, s, stream.words, stream.state, _E1_BITS, table, kbits)
-        if done == -3:  # integers past int64: probability below 2^-183 per draw, independent of the data
-            raise ArithmeticError("exact sampler: a draw's integers would pass int64 (t k or u + t v)")
-        if done < 0:  # a 1024-bit tie with exp(-1): probability 2^-1024, independent of the data
-            raise ArithmeticError("exact sampler: exp(-1) expansion exhausted")
+        done = fill(out, done, stream.words, stream.state)
+        if done == -3:  # integers past int64: probability below 2^-90 per draw, independent of the data
+            raise ArithmeticError("exact sampler: a draw's integers would pass int64")
+        if done < 0:  # a 1024-bit tie with exp(-1) (or 65,536 with the split's): probability 2^-1024
+            raise ArithmeticError("exact sampler: a probability's binary expansion exhausted")
         if done == size:
             return out
         stream.refill((size - done) * per_draw / 64 * 1.1 + 16)

@@ -196,7 +196,8 @@ class ExactNoise:
     With the default :class:`~dphist.kernel.exact.SystemRandomWords` (the
     operating system's CSPRNG) this is release mode.  Given a seeded
     :class:`~dphist.kernel.exact.GeneratorWords` it runs in research mode:
-    exact and reproducible (for tests and audits of the exact samplers).
+    exact and reproducible (for tests and audits of the exact samplers).  The mode picks the discrete
+    Laplace method (:attr:`method`); the audit's seeded release-mode source draws with release mode's.
     """
 
     def __init__(self, words: exact.RandomWords | None = None):
@@ -213,7 +214,14 @@ class ExactNoise:
 
     def _integer_noise(self, size: int, sensitivity: Fraction, epsilon: float) -> np.ndarray:
         t, s = exact.dyadic_scale_at_least(sensitivity / Fraction(epsilon))
-        return exact.discrete_laplace(t, s, size, self.words)
+        return exact.discrete_laplace(t, s, size, self.words, method=self.method)
+
+    @property
+    def method(self) -> str:
+        """The discrete Laplace method (:func:`dphist.kernel.exact.discrete_laplace`): ``"split"`` in release
+        mode (its cost barely depends on the scale), ``"cks"`` in research mode (seeded runs with exact noise
+        keep their recorded releases).  Both are exact samplers of the same law."""
+        return "split" if self.mode == "release" else "cks"
 
     def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
         values = np.asarray(values)

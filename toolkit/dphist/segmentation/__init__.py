@@ -60,7 +60,9 @@ Threads: the exact mode (a) on at least ``search.PARALLEL_MIN_UNITS`` units runs
 (:mod:`.parallel`: ``threads=``, ``DPHIST_THREADS``, ``NUMBA_NUM_THREADS``).  Every candidate's total is
 computed by the same arithmetic and compared in the same order as on one thread, so the tie rules
 above and every release are unchanged by the thread count; ``benchmarks/bench_parallel.py`` measures
-the speed-up on 2 cores.
+the speed-up on 2 cores.  The power-of-two mode (b) with streamed windows on at least
+``search.STREAM_THREADS_MIN`` units counts the next block's windows on one thread while the searches run
+over the current block on another (same numbers: each block in order for the stream and for every search).
 
 Privacy: the engine is arithmetic on the values it is given.  Running it on H~ (noisy counts) is
 post-processing; running it on true counts is allowed only inside the kernel, whose

@@ -123,7 +123,8 @@ def optimal(cost, bounds=None, *, lengths: str = "all", longest_on_ties: bool = 
             n_lengths = int(np.floor(np.log2(k))) + 1
             plan = _stream_plan(cost, units, n_lengths)
             if plan is not None:
-                return _power_of_two_streamed(plan[0], [plan[1]], units, n_lengths, bool(longest_on_ties))[0]
+                return _power_of_two_streamed(plan[0], [plan[1]], units, n_lengths, bool(longest_on_ties),
+                                              threads)[0]
             windows = np.full((n_lengths, k), np.inf)
             for j in range(n_lengths):
                 windows[j, :k - (1 << j) + 1] = cost.windows(1 << j, units)
@@ -156,10 +157,21 @@ def _stream_plan(cost, units, n_lengths: int):
     return None if stream is None else (stream, _no_offsets(cost.n))
 
 
-def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool) -> list[Segmentation]:
+#: the streamed power-of-two search overlaps the next block's windows with this block's searches on two
+#: threads from this many ends on (below, the hand-over per block would cost more than it saves)
+STREAM_THREADS_MIN = 1 << 16
+
+
+def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool,
+                           threads: int | None = None) -> list[Segmentation]:
     """Mode (b) with the windows streamed by blocks of ends, one search per ``(minus, plus)`` of
     ``offsets`` on the same windows: :func:`.kernels.power_of_two_lengths`, block after block, without
-    the ``log2(k) x k`` matrix (each search keeps ``best`` and one byte per end)."""
+    the ``log2(k) x k`` matrix (each search keeps ``best`` and one byte per end).
+
+    On two threads or more (``threads``, default :func:`.parallel.default_threads`) and at least
+    ``STREAM_THREADS_MIN`` ends, the windows of the next block are counted on one thread while the
+    searches run over this block on another (two window buffers): the stream still gets its blocks in
+    order, each search its blocks in order, so the same numbers and segmentations as on one thread."""
     from . import _windows
     k = units.size - 1
     searches = []
@@ -167,30 +179,58 @@ def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool
         best = np.empty(k + 1)
         best[0] = 0.0
         searches.append((best, np.zeros(k + 1, dtype=np.int8)))
-    out = np.empty((n_lengths, min(STREAM_BLOCK, k)))
+    width = min(STREAM_BLOCK, k)
     singles = units[-1] == k                    # every unit one position: the offsets per length
-    costs = None if singles else np.empty((n_lengths, min(STREAM_BLOCK, k)))
+    costs = None if singles else np.empty((n_lengths, width))
     zeros = np.zeros(n_lengths)
     by_length = [np.ascontiguousarray(minus[1 << np.arange(n_lengths)]) for minus, _ in offsets] if singles else None
-    for e0 in range(1, k + 1, STREAM_BLOCK):
-        e1 = min(k + 1, e0 + STREAM_BLOCK)
-        W = stream.block(e0, e1, out[:, :e1 - e0])
+    top, arg = np.empty(width), np.zeros(width)
+
+    def search_block(W, e0, e1):
         for i, ((best, back_j), (minus, plus)) in enumerate(zip(searches, offsets)):
             if singles:
-                _windows.power_of_two_block(best, back_j, W, by_length[i], float(plus), e0, e1, longest)
+                _power_of_two_block(best, back_j, W, by_length[i], float(plus), e0, e1, longest, top, arg)
             else:
                 _windows.offset_windows(W, units, minus, float(plus), e0, e1, costs)
-                _windows.power_of_two_block(best, back_j, costs, zeros, 0.0, e0, e1, longest)
+                _power_of_two_block(best, back_j, costs, zeros, 0.0, e0, e1, longest, top, arg)
+
+    blocks = [(e0, min(k + 1, e0 + STREAM_BLOCK)) for e0 in range(1, k + 1, STREAM_BLOCK)]
+    buffers = [np.empty((n_lengths, width))]
+    if parallel.resolve(threads) > 1 and k >= STREAM_THREADS_MIN and len(blocks) > 1:
+        buffers.append(np.empty((n_lengths, width)))
+        e0, e1 = blocks[0]
+        W = stream.block(e0, e1, buffers[0][:, :e1 - e0])
+        for i, (e0, e1) in enumerate(blocks):
+            tasks = [partial(search_block, W, e0, e1)]
+            if i + 1 < len(blocks):
+                f0, f1 = blocks[i + 1]
+                W = buffers[(i + 1) % 2][:, :f1 - f0]
+                tasks.append(partial(stream.block, f0, f1, W))
+            parallel.run_all(tasks, 2)
+    else:
+        for e0, e1 in blocks:
+            search_block(stream.block(e0, e1, buffers[0][:, :e1 - e0]), e0, e1)
     return [Segmentation(_windows.trace_power_of_two(back_j, k), float(best[k])) for best, back_j in searches]
 
 
+def _power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, longest, top, arg):
+    """One block of ends of the streamed search: :func:`._windows.power_of_two_levels` (longest on ties),
+    else :func:`._windows.power_of_two_block`; the same ``best`` and ``back_j``."""
+    from . import _windows
+    if longest:
+        _windows.power_of_two_levels(best, back_j, W, minus_j, plus, e0, e1, top, arg)
+    else:
+        _windows.power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, False)
+
+
 def power_of_two_shared(cost, transforms, bounds=None, *, longest_on_ties: bool = True,
-                        n: int | None = None) -> list[Segmentation]:
+                        n: int | None = None, threads: int | None = None) -> list[Segmentation]:
     """``[optimal(cost.then(fn), bounds, lengths="power-of-two") for fn in transforms]``, the windows
     computed once for all of them when ``cost`` streams its windows and every ``fn`` states its
     arithmetic (``fn.size_offsets(n, shared) -> (minus, plus)``: ``fn(costs, sizes) == (costs - minus[sizes])
     + plus``, bit for bit; ``shared``: one dict per call, where transforms may keep tables for each
-    other); otherwise one search after the other, in order.  The same segmentations."""
+    other); otherwise one search after the other, in order.  The same segmentations, for every ``threads``
+    (the streamed search's: :func:`_power_of_two_streamed`)."""
     cost, units = _prepare(cost, bounds, n)
     k = units.size - 1
     transforms = list(transforms)
@@ -201,7 +241,7 @@ def power_of_two_shared(cost, transforms, bounds=None, *, longest_on_ties: bool 
         if stream is not None:
             shared: dict = {}                     # one dict for the call: equal tables built once
             return _power_of_two_streamed(stream, [fn.size_offsets(cost.n, shared) for fn in transforms], units,
-                                          n_lengths, bool(longest_on_ties))
+                                          n_lengths, bool(longest_on_ties), threads)
     return [optimal(cost.then(fn), units, lengths="power-of-two", longest_on_ties=longest_on_ties)
             for fn in transforms]
 
