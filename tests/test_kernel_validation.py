@@ -41,24 +41,25 @@ def test_laplace_partition_revalidates_the_partition(order, bounds):
     assert_nothing_spent(k, h)
 
 
-def test_the_shared_domain_order_is_trusted_only_while_read_only():
-    """The kernel takes the shared read-only domain order (``Partition.whole``, ``singletons``) without a
-    copy or a pass; lifted to writable and edited (bin 0 twice), it is read and refused like any order.
-    Kills (checked by hand): ``is_shared_identity`` without its test of the viewed array's flag."""
+def test_the_shared_domain_order_is_immutable_and_trusted_only_as_that_object():
+    """The kernel takes the shared domain order (``Partition.whole``, ``singletons``) without a copy or a
+    pass: nothing can make it (or the memory it views) writable; another view of the same memory, shifted
+    by one (``1..5`` over 5 bins: bin 5 outside the domain), is read and refused like any order, nothing
+    spent.  Kills (checked by hand): ``is_shared_identity`` recognising a view by the memory it views
+    (the shifted view would be answered as the total without a check)."""
+    from dphist.validation import identity_vectors
     k, h = fresh()
     p = Partition.whole(5)
     assert h.laplace_partition(p, 1.0).shape == (1,)
+    for arr in (p.order, p.order.base):
+        with pytest.raises(ValueError):
+            arr.setflags(write=True)
+    shifted = identity_vectors(5)[1][1:6]
+    assert shifted.base is p.order.base
     k, h = fresh()
-    base = p.order.base
-    base.setflags(write=True)
-    try:
-        base[1] = 0
-        with pytest.raises(InvalidParameter, match="permutation"):
-            h.laplace_partition(p, 0.5)
-        assert_nothing_spent(k, h)
-    finally:
-        base[1] = 1
-        base.setflags(write=False)
+    with pytest.raises(InvalidParameter, match="permutation"):
+        h.laplace_partition(Partition(shifted, np.array([0, 5]), validate=False), 0.5)
+    assert_nothing_spent(k, h)
 
 
 def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_checked_again(monkeypatch):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InvalidParameter
-from .validation import are_strict_bounds, identity_vector, identity_vectors, is_identity, is_permutation
+from .validation import (are_strict_bounds, identity_vector, identity_vectors, is_identity, is_permutation,
+                         is_shared_identity)
 
 
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -64,7 +65,7 @@ class Partition:
         """One group per bin (SORTaki's ``Identity(|H|)``), optionally in ``order``.
 
         In domain order the partition is valid by construction and is not re-checked; its order and
-        bounds are :func:`dphist.validation.identity_vectors`' shared read-only vectors."""
+        bounds are :func:`dphist.validation.identity_vectors`' shared immutable vectors."""
         if order is None:
             if int(n) < 1:
                 raise InvalidParameter("a partition needs a non-empty 1-D order")
@@ -73,8 +74,9 @@ class Partition:
 
     @classmethod
     def whole(cls, n: int, order=None) -> "Partition":
-        """A single group holding the whole domain (in domain order valid by construction: not re-checked)."""
-        if order is None:
+        """A single group holding the whole domain (in domain order valid by construction: not re-checked;
+        the shared domain order given as ``order`` is that order)."""
+        if order is None or is_shared_identity(order, n):
             if int(n) < 1:
                 raise InvalidParameter("a partition needs a non-empty 1-D order")
             return cls(identity_vector(n), np.array([0, n], dtype=np.int64), validate=False)
@@ -110,7 +112,7 @@ class Partition:
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.diff(self.bounds)
+        return self.bounds[1:] - self.bounds[:-1]     # np.diff's values, without its Python-level wrapper
 
     def labels(self) -> np.ndarray:
         """Group index of every bin, in original domain order."""

@@ -25,7 +25,7 @@ import numpy as np
 from .components.base import KINDS, Component, Context, PublicGenerator
 from .errors import DPHistError, InvalidParameter, PrivacyViolation
 from .kernel import Ledger, NoiseSource, PrivateKernel, SeededLaplace, validate_epsilon
-from .kernel.private import CheckedCounts, checked_partition_in_order, is_plain_partition
+from .kernel.private import CheckedCounts, checked_partition_in_order, is_plain_partition, is_whole_partition
 from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
@@ -431,7 +431,7 @@ class Pipeline:
 
     # ----------------------------------------------------------------- run
     def components(self) -> list[Component]:
-        return [c for c in (getattr(self, s) for s in STAGES) if c is not None]
+        return [c for c in (self.initializer, self.sorter, self.partitioner, self.finalizer) if c is not None]
 
     def run(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None,
             contributions: int | None = None) -> Release:
@@ -492,12 +492,12 @@ class Pipeline:
             # the children of SeedSequence(seed).spawn(2), built directly (the same streams, without the root
             # and its spawn bookkeeping: a measurable part of a small run): the noise's now, the public one's
             # when a component first reads ctx.rng (components.base.PublicGenerator)
-            noise_seq = np.random.SeedSequence(seed, spawn_key=(0,))
-            # Generator(PCG64(seq)) is what default_rng(seq) returns, without its wrapper's cost
+            # Generator(PCG64(seq)) is what default_rng(seq) returns, without its wrapper's cost; the
+            # sequence's four seeding words are kept per seed (_noise_seed: the same bit generator state)
             if kind == "exact":
-                noise = ExactNoise(GeneratorWords(np.random.Generator(np.random.PCG64(noise_seq))))
+                noise = ExactNoise(GeneratorWords(np.random.Generator(np.random.PCG64(_noise_seed(seed)))))
             elif noise is None or kind == "float":
-                noise = SeededLaplace(np.random.Generator(np.random.PCG64(noise_seq)))
+                noise = SeededLaplace(np.random.Generator(np.random.PCG64(_noise_seed(seed))))
             public_rng = PublicGenerator(seed)   # public_seq's generator, made if a component reads ctx.rng
         kernel = PrivateKernel(checked, noise, contributions=k)   # the shape travels in the checked counts
         return PreparedRun(kernel=kernel, epsilon=eps, mode=run_mode, seed=seed,
@@ -611,13 +611,13 @@ class Pipeline:
         knows (groups of several bins, a partition chosen from the data).  It holds public quantities
         only: the noise law (not the source), the finalizer, the partition and a copy of the context
         without data handle or generator."""
-        from .stated_error import noise_law
-        law = noise_law(noise)
+        law = _noise_law()(noise)
         if law is None:
             return (None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law")
         # the public context's fields, copied now (notes and warnings as they are at the end of the run);
         # the Context itself is built on first use, by _statement
-        public = {name: getattr(ctx, name) for name in _context_fields() if name not in ("data", "rng")}
+        fields, values = _context_fields()
+        public = dict(zip(fields, values(ctx.__dict__)))   # every field, read in one call
         public.update(data=None, rng=None, noise_law=law, notes=dict(ctx.notes), warnings=list(ctx.warnings))
         chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
         return functools.partial(_statement, self.finalizer, bins, public, law, chosen)   # picklable
@@ -661,9 +661,57 @@ class Pipeline:
 
 
 @functools.lru_cache(maxsize=1)
-def _context_fields() -> tuple[str, ...]:
-    """The names of :class:`Context`'s fields (what ``dataclasses.replace`` would copy)."""
-    return tuple(f.name for f in dataclasses.fields(Context))
+def _seed_words_class():
+    """:class:`_SeedWords`' class, made on first use (``numpy.random`` is not imported with dphist)."""
+    from numpy.random.bit_generator import ISeedSequence
+
+    class SeedWords(ISeedSequence):
+        """A research run's noise seed sequence, ``SeedSequence(seed).spawn(2)[0]``, as the bit generator
+        reads it: the four 64-bit words ``PCG64`` asks for, computed once per seed (building the sequence
+        and hashing its entropy pool is most of a small run's seeding), any other request answered by the
+        sequence itself.  ``PCG64(SeedWords)`` starts in the very state ``PCG64(SeedSequence)`` does
+        (``tests/test_pipeline_fixed_cost.py``).  Immutable and shared between runs of one seed."""
+
+        __slots__ = ("seed", "_words")
+
+        def __init__(self, seed: int):
+            self.seed = seed
+            words = self._sequence().generate_state(4, np.uint64)
+            words.setflags(write=False)
+            self._words = words
+
+        def _sequence(self):
+            return np.random.SeedSequence(self.seed, spawn_key=(0,))
+
+        def generate_state(self, n_words, dtype=np.uint32):
+            if n_words == 4 and np.dtype(dtype) == np.uint64:
+                return self._words
+            return self._sequence().generate_state(n_words, dtype)
+
+    return SeedWords
+
+
+@functools.lru_cache(maxsize=64)
+def _noise_seed(seed: int):
+    """The seed sequence of a research run's noise (``SeedSequence(seed).spawn(2)[0]``), its words kept."""
+    return _seed_words_class()(seed)
+
+
+@functools.lru_cache(maxsize=1)
+def _context_fields() -> tuple[tuple[str, ...], Any]:
+    """The names of :class:`Context`'s fields (what ``dataclasses.replace`` would copy) and a function
+    reading their values from a context's ``__dict__`` in one call (``rng`` is stored as ``_rng``: a
+    property makes its generator on first read)."""
+    import operator
+    names = tuple(f.name for f in dataclasses.fields(Context))
+    return names, operator.itemgetter(*("_rng" if name == "rng" else name for name in names))
+
+
+@functools.lru_cache(maxsize=1)
+def _noise_law():
+    """:func:`dphist.stated_error.noise_law`, imported once (not by an import statement per run)."""
+    from .stated_error import noise_law
+    return noise_law
 
 
 def _statement(finalizer, bins: Partition, ctx, law, chosen: bool):
@@ -706,7 +754,8 @@ def _statement(finalizer, bins: Partition, ctx, law, chosen: bool):
 def _declared_vetted(component) -> tuple:
     """The component's declared vetted mechanisms (its opt-in), checked to be a tuple of names."""
     names = getattr(component, "vetted_mechanisms", ())
-    if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(v, str) for v in names):
+    if isinstance(names, str) or not isinstance(names, (tuple, list)) or (
+            names and not all(isinstance(v, str) for v in names)):
         raise InvalidParameter(f"{component.kind} {component.name}: vetted_mechanisms must be a tuple of "
                                f"mechanism names, got {names!r}")
     return tuple(names)
@@ -721,12 +770,14 @@ def checked_stage_partition(bins, n: int, stage: str, component: str, kernel=Non
     reads; an error names the stage and the component."""
     if is_plain_partition(bins, n):   # singletons in domain order: valid, and fresh arrays need no copy
         return Partition.singletons(n)
+    if is_whole_partition(bins, n):   # one group in domain order (the kernel's own check): valid
+        return Partition.whole(n)
     try:
         order, bounds, in_order = (checked_partition_in_order(bins, n) if kernel is None
                                    else kernel._checked_partition(bins))
     except InvalidParameter as exc:
         raise InvalidParameter(f"the {stage} {component} returned an invalid partition ({exc}); nothing of the "
                                "next stage was run or charged") from None
-    if in_order:   # domain order: the shared read-only vector, recognised without a pass later
+    if in_order:   # domain order: the shared immutable vector, recognised without a pass later
         order = identity_vector(n)
     return Partition(order, bounds, validate=False)

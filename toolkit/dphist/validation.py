@@ -28,28 +28,48 @@ _STEPS = np.arange(_BLOCK, dtype=np.int64)
 _STEPS.setflags(write=False)
 
 
-#: the read-only vectors ``0, 1, ..., n-1`` handed out by :func:`identity_vector`, one per n while in use
-_IDENTITIES: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+def frozen_int64(values) -> np.ndarray:
+    """An int64 copy of ``values`` that nothing can change: a read-only array over the bytes of a Python
+    ``bytes`` object (immutable memory; ``setflags(write=True)`` is refused for it and for every view of
+    it).  One copy, as ``np.array(values, dtype=np.int64)``.  The kernel keeps the arrays it checked in
+    this form and recognises them later by identity (the object it checked is still what it checked)."""
+    return np.frombuffer(np.ascontiguousarray(values, dtype=np.int64).tobytes(), dtype=np.int64)
+
+
+#: the immutable vectors ``0, 1, ..., n-1`` handed out by :func:`identity_vector`: n -> weak reference, while
+#: in use (a plain dictionary read in one lookup; an entry is dropped when its vector is freed)
+_IDENTITIES: dict = {}
 #: the pairs of the last :data:`_KEEP` sizes of at most :data:`_KEEP_MAX_N` bins made, held strongly (at most
 #: 32 MiB): repeated runs on one domain (a benchmark, the auditor) find them in the dictionary above
 _RECENT: list = []
 _KEEP, _KEEP_MAX_N = 4, 1 << 20
 
 
+def _forget(n: int, ref) -> None:
+    if _IDENTITIES.get(n) is ref:
+        del _IDENTITIES[n]
+
+
+def shared_identity(n: int):
+    """The shared ``0, 1, ..., n-1`` (:func:`identity_vectors`) if one is in use, else None (O(1))."""
+    ref = _IDENTITIES.get(n)
+    return None if ref is None else ref()
+
+
 def identity_vectors(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``0, 1, ..., n-1`` and ``0, 1, ..., n`` as read-only int64 vectors (a singleton partition's order and
+    """``0, 1, ..., n-1`` and ``0, 1, ..., n`` as immutable int64 vectors (a singleton partition's order and
     bounds in domain order), one shared object per length while anything holds it: a pipeline builds
-    several such partitions per run.  A new pair is two views of one read-only ``arange(n + 1)`` (one
-    allocation); a view of a read-only array cannot be made writable.  :func:`is_identity` recognises
-    them without reading them, as long as they stay read-only."""
+    several such partitions per run.  A new pair is two views of one :func:`frozen_int64` ``arange(n + 1)``
+    (one allocation; no view of it can be made writable).  :func:`is_identity` recognises them by
+    identity, without reading them."""
     n = int(n)
-    order, bounds = _IDENTITIES.get(n), _IDENTITIES.get(n + 1)
+    order, bounds = shared_identity(n), shared_identity(n + 1)
     if order is None or bounds is None:
-        base = np.arange(n + 1, dtype=np.int64)
-        base.setflags(write=False)
+        base = frozen_int64(np.arange(n + 1, dtype=np.int64))
         order = base[:n] if order is None else order
         bounds = base[:] if bounds is None else bounds
-        _IDENTITIES[n], _IDENTITIES[n + 1] = order, bounds
+        for size, vector in ((n, order), (n + 1, bounds)):
+            _IDENTITIES[size] = weakref.ref(vector, lambda ref, size=size: _forget(size, ref))
         if n <= _KEEP_MAX_N:   # kept alive between runs: a loop of small runs builds no arange per run
             _RECENT.append((order, bounds))
             del _RECENT[:-_KEEP]
@@ -57,24 +77,22 @@ def identity_vectors(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def identity_vector(n: int) -> np.ndarray:
-    """``0, 1, ..., n-1``, read-only and shared (see :func:`identity_vectors`)."""
-    found = _IDENTITIES.get(int(n))
+    """``0, 1, ..., n-1``, immutable and shared (see :func:`identity_vectors`)."""
+    found = shared_identity(int(n))
     return identity_vectors(n)[0] if found is None else found
 
 
 def is_shared_identity(order, n: int) -> bool:
-    """Whether ``order`` is :func:`identity_vectors`' shared ``0, 1, ..., n-1`` and still read-only (the view
-    and the ``arange`` it views): then it is the identity, and cannot change without a deliberate
-    ``setflags`` on that ``arange`` first, which this test sees.  O(1)."""
-    return (order is _IDENTITIES.get(n) and not order.flags.writeable
-            and order.base is not None and not order.base.flags.writeable)
+    """Whether ``order`` is :func:`identity_vectors`' shared ``0, 1, ..., n-1``: then it is the identity, and
+    stays it (its memory is immutable: :func:`frozen_int64`).  O(1): one dictionary lookup."""
+    ref = _IDENTITIES.get(n)
+    return ref is not None and order is ref()
 
 
 def is_identity(order: np.ndarray, n: int) -> bool:
     """Whether the vector ``order`` is ``0, 1, ..., n-1``: one comparison pass, block by block against
     a fixed block of steps (no ``arange(n)`` is built: O(1) extra memory), stopping at the first
-    block that differs; no pass for :func:`identity_vector`'s object while it is read-only (made
-    writable, it is read like any other).  The common case of singleton bins in domain order needs
+    block that differs; no pass for :func:`identity_vector`'s (immutable) object.  The common case of singleton bins in domain order needs
     none of :func:`is_permutation`'s counting."""
     if is_shared_identity(order, n):
         return True
@@ -95,8 +113,10 @@ def is_permutation(order: np.ndarray, n: int) -> bool:
     """Whether the int64 vector ``order`` lists every integer in ``range(n)`` exactly once."""
     if is_identity(order, n):
         return True
-    return (order.shape == (n,) and n > 0 and int(order.min()) >= 0 and int(order.max()) < n
-            and int(np.bincount(order, minlength=n).max()) == 1)
+    # min and max by the ufuncs themselves (ndarray.min's Python-level wrapper is a measurable part at 2^14)
+    return (order.shape == (n,) and n > 0 and int(np.minimum.reduce(order)) >= 0
+            and int(np.maximum.reduce(order)) < n
+            and int(np.maximum.reduce(np.bincount(order, minlength=n))) == 1)
 
 
 def are_strict_bounds(bounds: np.ndarray, n: int) -> bool:

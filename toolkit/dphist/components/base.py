@@ -76,7 +76,7 @@ class Context:
         if self.shape is None:
             self.shape = (int(self.n),)
         else:
-            self.shape = tuple(int(s) for s in self.shape)
+            self.shape = tuple(map(int, self.shape))
             if math.prod(self.shape) != int(self.n):   # exact integers (numpy's prod costs a reduction)
                 raise InvalidParameter(f"Context: shape {self.shape} does not have n = {self.n} cells")
 
@@ -258,7 +258,8 @@ class Component(metaclass=_ValidatedConstruction):
         return dict(cached)
 
     def get_params(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.param_defaults()}
+        names = type(self).__dict__.get("_param_defaults_cache")   # param_defaults() without its copy
+        return {k: getattr(self, k) for k in (self.param_defaults() if names is None else names)}
 
     def clone(self, **overrides) -> "Component":
         return type(self)(**{**self.get_params(), **overrides})

@@ -61,9 +61,11 @@ class Ledger:
         """:meth:`by_stage` and :attr:`total` from one pass over the entries (the pipeline's audit of every
         run's books reads both); the same sums, added in the same order."""
         out: dict[str, float] = {}
+        total = 0
         for e in self.entries:
             out[e.stage] = out.get(e.stage, 0.0) + e.epsilon
-        return out, float(sum(e.epsilon for e in self.entries))
+            total = total + e.epsilon     # sum()'s additions, in its order (from the integer 0)
+        return out, float(total)
 
     def to_records(self) -> list[dict]:
         return [asdict(e) for e in self.entries]

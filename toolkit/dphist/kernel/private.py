@@ -80,7 +80,8 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
-from ..validation import are_strict_bounds, identity_vectors, is_identity, is_permutation, is_shared_identity
+from ..validation import (are_strict_bounds, frozen_int64, identity_vectors, is_identity, is_permutation,
+                          is_shared_identity)
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -191,10 +192,10 @@ def validate_counts(counts) -> np.ndarray:
             raise InvalidHistogram("counts must be below 2**62")
     elif arr.dtype.kind not in "iu":
         raise InvalidHistogram(f"histogram counts must be integers, got dtype {arr.dtype}")
-    if arr.min() < 0:
+    if np.minimum.reduce(arr, axis=None) < 0:     # arr.min() without its Python-level wrapper
         i = int(np.argmin(arr))
         raise InvalidHistogram(f"count at bin {i} is {arr[i]}; counts must be non-negative")
-    if arr.dtype == np.uint64 and arr.max() >= 2 ** 62:
+    if arr.dtype == np.uint64 and np.maximum.reduce(arr, axis=None) >= 2 ** 62:
         raise InvalidHistogram("counts must be below 2**62")
     return arr.astype(np.int64, copy=False)
 
@@ -219,7 +220,7 @@ def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
                                "histogram is a rectangular grid of counts")
     if arr.ndim == 0:
         raise InvalidHistogram("a histogram is an array of counts with at least one dimension; got a scalar")
-    shape = tuple(int(s) for s in arr.shape)
+    shape = arr.shape      # a tuple of Python ints
     if 0 in shape:
         raise InvalidHistogram(f"the histogram is empty (shape {shape}: an axis of length 0)")
     if arr.ndim == 1:
@@ -313,6 +314,8 @@ def is_plain_partition(partition, n: int) -> bool:
     if not isinstance(partition, Partition):
         return False
     order, bounds = partition.order, partition.bounds
+    if is_shared_identity(order, n) and is_shared_identity(bounds, n + 1):   # the shared vectors: O(1)
+        return True
     return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
             and order.dtype.kind in "iu" and bounds.dtype.kind in "iu"
             and bounds.shape == (n + 1,) and is_identity(order, n)
@@ -321,7 +324,7 @@ def is_plain_partition(partition, n: int) -> bool:
 
 def is_whole_partition(partition, n: int) -> bool:
     """Whether ``partition`` is one group of all ``n`` bins in domain order (``Partition.whole(n)``):
-    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) for the shared read-only vector, else
+    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) for the shared immutable vector, else
     one comparison pass).  Valid by itself; its one sum is the total of the counts, whatever the order
     of a permutation, so nothing of the arrays is kept or read again."""
     if not isinstance(partition, Partition):
@@ -333,13 +336,13 @@ def is_whole_partition(partition, n: int) -> bool:
 
 
 def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Private copies of a partition's ``order`` and ``bounds``, validated by the kernel itself.
+    """The kernel's own copies of a partition's ``order`` and ``bounds``, validated by the kernel itself.
 
-    The caller's object is only read once: a partition built with
-    ``validate=False``, or whose arrays were reassigned, is checked here, and
-    later changes to it cannot change what is measured.  The one array not copied is the shared
-    read-only domain order (:func:`dphist.validation.is_shared_identity`): it cannot change unless
-    its read-only flags are lifted first, which the next check of it sees.
+    The caller's object is only read once: a partition built with ``validate=False``, or whose arrays
+    were reassigned, is checked here, and later changes to it cannot change what is measured.  The
+    copies are immutable (:func:`dphist.validation.frozen_int64`: bytes that no view can make
+    writable), so they may be handed on and recognised later by identity; the one array not copied is
+    the shared domain order (:func:`dphist.validation.is_shared_identity`), immutable as well.
     """
     return checked_partition_in_order(partition, n)[:2]
 
@@ -350,47 +353,60 @@ def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarra
     return _checked_against(partition, n, None)[:3]
 
 
+def _is_known(partition, known, n: int) -> bool:
+    """Whether ``partition`` holds the very arrays of the remembered ``(order, bounds, in_order)`` (O(1)):
+    the kernel's immutable copies (:func:`dphist.validation.frozen_int64`) or the shared domain order, which
+    cannot have changed since they were checked."""
+    return (known is not None and isinstance(partition, Partition) and partition.bounds is known[1]
+            and (partition.order is known[0] if known[0] is not None else is_shared_identity(partition.order, n)))
+
+
 def _equals_known(partition, known, n: int) -> bool:
     """Whether ``partition``'s integer arrays equal the remembered ``(order, bounds, in_order)`` element by
-    element (read in place, nothing copied; the remembered singleton bounds only while still the shared
-    read-only ``0..n``)."""
+    element (read in place, nothing copied; the remembered arrays are immutable)."""
     if not isinstance(partition, Partition):
         return False
     order, bounds = partition.order, partition.bounds
     return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
             and order.dtype.kind in "iu" and bounds.dtype.kind in "iu"
             and order.shape == (n,) and bounds.shape == known[1].shape
-            and (known[1].flags.owndata or is_shared_identity(known[1], n + 1))
             and bool((bounds == known[1]).all())
             and (is_identity(order, n) if known[0] is None else bool((order == known[0]).all())))
 
 
+def _frozen_copy(values) -> np.ndarray:
+    """An immutable int64 copy of a vector (:func:`dphist.validation.frozen_int64`, one copy); an array of
+    another rank is copied as it is, so that the shape checks that follow refuse it by name."""
+    arr = np.asarray(values)
+    return frozen_int64(arr) if arr.ndim == 1 else np.array(arr, dtype=np.int64, copy=True)
+
+
 def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, bool, bool]:
-    """:func:`checked_partition_in_order` and whether the partition equals ``known``: ``(order, bounds,
-    in_order)`` of a partition this check passed before, held by the caller in copies no component can
-    reach (:meth:`PrivateKernel._checked_partition`).  A partition whose arrays equal them element by
-    element (one comparison pass) is that partition, so the permutation's counting pass is skipped."""
+    """:func:`checked_partition_in_order` and whether the partition is ``known``: ``(order, bounds,
+    in_order)`` of a partition this check passed before, held by the caller (:meth:`PrivateKernel.
+    _checked_partition`).  A partition holding those very arrays (immutable) is that partition (O(1)); one
+    whose arrays equal them element by element (one comparison pass) is too: then the permutation's
+    counting pass is skipped."""
     if not isinstance(partition, Partition):
         raise InvalidParameter(f"expected a Partition, got {type(partition).__name__}")
+    if _is_known(partition, known, n):
+        return partition.order, known[1], known[2], True
     try:
         order = partition.order
         if not is_shared_identity(order, n):
-            order = np.array(order, dtype=np.int64, copy=True)
+            order = _frozen_copy(order)
         bounds = partition.bounds
         if not is_shared_identity(bounds, n + 1):
-            bounds = np.array(bounds, dtype=np.int64, copy=True)
+            bounds = _frozen_copy(bounds)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
     if order.shape != (n,):
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
-    # element by element against the kernel's copies (both orders have shape (n,): no array_equal checks);
-    # a remembered domain order (None) is checked as one; remembered singleton bounds are the shared
-    # read-only 0..n, trusted only while still read-only
-    if (known is not None and bounds.shape == known[1].shape
-            and (known[1].flags.owndata or is_shared_identity(known[1], n + 1))
-            and bool((bounds == known[1]).all())
+    # element by element against the remembered arrays (both orders have shape (n,): no array_equal
+    # checks); a remembered domain order (None) is checked as one
+    if (known is not None and bounds.shape == known[1].shape and bool((bounds == known[1]).all())
             and (is_identity(order, n) if known[0] is None else bool((order == known[0]).all()))):
-        return order, (bounds if known[1].flags.owndata else known[1]), known[2], True
+        return (order if known[0] is None else known[0]), known[1], known[2], True
     in_order = is_identity(order, n)
     if not in_order and not is_permutation(order, n):
         inside = order[(order >= 0) & (order < n)]
@@ -400,9 +416,28 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         raise InvalidParameter(f"partition order is not a permutation: {what}")
     if not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
-    if bounds.size == n + 1:     # valid singleton bounds are 0..n: the shared read-only vector, not a copy
+    if bounds.size == n + 1:     # valid singleton bounds are 0..n: the shared vector, not a copy
         bounds = identity_vectors(n)[1]
     return order, bounds, in_order, False
+
+
+class _Gate:
+    """The kernel's gate as a context manager: open (``__enter__``) while one primitive runs, closed on
+    its way out, by an exception too (the counts are readable only inside; :meth:`PrivateKernel.
+    _true_counts`).  Re-entrant: it counts.  It holds no reference to its kernel (no cycle: a finished
+    run's kernel and its copy of the counts are freed at once, not by the cyclic collector)."""
+
+    __slots__ = ("depth",)
+
+    def __init__(self):
+        self.depth = 0
+
+    def __enter__(self):
+        self.depth += 1
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+        return False
 
 
 class PrivateKernel:
@@ -424,7 +459,6 @@ class PrivateKernel:
         self.__n = int(counts.size)
         self.__budgets: list[float] = []
         self.__spent: list[float] = []
-        self.__gate = 0
         self.violations: list[str] = []
         # person-level privacy (kernel/persons.py): k records per person scale every sensitivity, here only
         self.contributions = check_contributions(contributions)
@@ -432,6 +466,7 @@ class PrivateKernel:
         self.ledger = ledger if ledger is not None else Ledger()
         self.ledger.mode = getattr(noise, "mode", "unknown")
         self.ledger.contributions = self.contributions
+        self._gate = _Gate()                 # `with kernel._gate:` opens the counts to one primitive
         self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
         self.__checked: tuple | None = None  # the last partition checked in full: see _checked_partition
 
@@ -456,24 +491,24 @@ class PrivateKernel:
 
     def _checked_partition(self, partition, *, kernel_use: bool = False) -> tuple[np.ndarray, np.ndarray, bool]:
         """:func:`checked_partition_in_order` against this kernel's domain, remembering the last partition
-        checked in full (copies of its arrays, never handed out): the pipeline checks each stage's
-        partition, and the finalizer's measurement of the same partition is then recognised by one
-        comparison pass instead of the permutation's counting (validated once, not twice).
+        checked in full (its immutable checked arrays, :func:`dphist.validation.frozen_int64`): the
+        pipeline checks each stage's partition and hands on a partition of exactly those arrays, and the
+        finalizer's measurement of it is then recognised by their identity, in O(1) (validated once, not
+        twice); a partition of other arrays equal to them by one comparison pass.
 
         ``kernel_use``: the arrays are read by a primitive and dropped, never handed to other code: a
         partition equal to the remembered one is then compared in place (the caller's integer arrays read
-        once, no copies) and answered with the remembered copies themselves (memory; the order is None
-        when it is the domain order, which such a caller does not read)."""
+        once, no copies) and answered with the remembered arrays themselves (the order is None when it is
+        the domain order, which such a caller does not read)."""
         known = self.__checked
-        if kernel_use and known is not None and _equals_known(partition, known, self.__n):
+        if kernel_use and known is not None and (_is_known(partition, known, self.__n)
+                                                 or _equals_known(partition, known, self.__n)):
             return known
         order, bounds, in_order, known = _checked_against(partition, self.__n, known)
         if not known:
             # an order found to be the domain order is remembered as that fact (its next check is
-            # is_identity's, O(1) for the shared read-only vector), not as an n-element copy; singleton
-            # bounds are the shared read-only 0..n already
-            self.__checked = (None if in_order else order.copy(),
-                              bounds if is_shared_identity(bounds, self.__n + 1) else bounds.copy(), in_order)
+            # is_identity's, O(1) for the shared vector), not as an n-element array
+            self.__checked = (None if in_order else order, bounds, in_order)
         return order, bounds, in_order
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
@@ -486,7 +521,7 @@ class PrivateKernel:
         budget = float(budget)
         if not math.isfinite(budget) or budget < 0:
             raise InvalidParameter(f"a budget must be a non-negative number, got {budget}")
-        if isinstance(vetted, str) or not all(isinstance(v, str) for v in vetted):
+        if isinstance(vetted, str) or (vetted and not all(isinstance(v, str) for v in vetted)):
             raise InvalidParameter(f"vetted must be a tuple of mechanism names, got {vetted!r}")
         self.__budgets.append(budget)
         self.__spent.append(0.0)
@@ -513,14 +548,9 @@ class PrivateKernel:
         self.ledger.record(entry)
 
     # ------------------------------------------------------------ gate
-    @contextmanager
-    def _measuring(self):
-        """Open the gate to the counts for the duration of one primitive."""
-        self.__gate += 1
-        try:
-            yield
-        finally:
-            self.__gate -= 1
+    def _measuring(self) -> "_Gate":
+        """Open the gate to the counts for the duration of one primitive (``with kernel._measuring():``)."""
+        return self._gate
 
     def _prefix_sums(self, order: np.ndarray | None) -> np.ndarray:
         """``[0, x_0, x_0 + x_1, ...]`` of the counts arranged in ``order`` (a checked private copy;
@@ -542,7 +572,7 @@ class PrivateKernel:
         return prefix
 
     def _true_counts(self) -> np.ndarray:
-        if self.__gate <= 0:
+        if self._gate.depth <= 0:
             self.violations.append("the true counts were read outside a kernel primitive")
             raise PrivacyViolation("the true counts can only be read by a kernel primitive; "
                                    "measure them through ctx.data")
@@ -631,7 +661,7 @@ def _all_finite(out) -> bool:
     if isinstance(out, dict):
         return all(_all_finite(v) for v in out.values())
     arr = np.asarray(out)
-    return arr.dtype == object or arr.dtype.kind not in "fc" or bool(np.all(np.isfinite(arr)))
+    return arr.dtype == object or arr.dtype.kind not in "fc" or bool(np.isfinite(arr).all())
 
 
 def _clamped(costs: np.ndarray, cap: float) -> np.ndarray:
@@ -710,7 +740,7 @@ class DataHandle:
         """Every bin's count plus Laplace(1/epsilon) noise (sensitivity 1)."""
         eps = validate_epsilon(epsilon, "epsilon for laplace.identity")
         self._charge("laplace.identity", eps, 1.0, self.n)
-        with self._kernel._measuring():
+        with self._kernel._gate:
             return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
 
     def laplace_partition(self, partition, epsilon) -> np.ndarray:
@@ -721,16 +751,16 @@ class DataHandle:
         eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
         if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
             self._charge("laplace.partition", eps, 1.0, self.n)
-            with self._kernel._measuring():
+            with self._kernel._gate:
                 return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         if is_whole_partition(partition, self.n):   # one group in domain order: its sum is the total
             self._charge("laplace.partition", eps, 1.0, 1)
-            with self._kernel._measuring():
+            with self._kernel._gate:
                 total = np.add.reduce(self._kernel._true_counts(), keepdims=True)   # reduceat's [sum], exact
                 return self._noisy(total, 1.0, eps, integral=True, support=1)
         order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
-        with self._kernel._measuring():
+        with self._kernel._gate:
             counts = self._kernel._true_counts()
             if bounds.size == counts.size + 1:      # checked singleton bounds: the sums are the counts in order
                 sums = counts if in_order else counts[order]
@@ -755,7 +785,7 @@ class DataHandle:
         coverage = max_interval_coverage(self.n, starts, ends)
         sens = _declared_at_least(sensitivity, float(max(coverage, 1)), "laplace.intervals")
         self._charge("laplace.intervals", eps, sens, starts.size)
-        with self._kernel._measuring():
+        with self._kernel._gate:
             prefix = self._kernel._prefix_sums(order)   # one pass per order and run, not per call
             return self._noisy(prefix[ends] - prefix[starts], sens, eps, integral=True, support=max(coverage, 1))
 
@@ -783,7 +813,7 @@ class DataHandle:
             groups = bounds.size - 1
         runs = -(-groups // width)
         self._charge("laplace.intervals", eps, 1.0, runs)
-        with self._kernel._measuring():
+        with self._kernel._gate:
             counts = self._kernel._true_counts()
             if plain and width == 1:
                 return self._noisy(counts, 1.0, eps, integral=True, support=1)
@@ -826,7 +856,7 @@ class DataHandle:
             raise InvalidParameter("laplace.linear: the query weights are so large that answers could overflow "
                                    "a float; rescale the queries")
         self._charge("laplace.linear", eps, sens, checked.rows)
-        with self._kernel._measuring():
+        with self._kernel._gate:
             x = self._kernel._true_counts()
             # interval queries sum the integer counts as floats themselves (no float copy: memory)
             values = checked.answer(x if isinstance(queries, IntervalQueries) else x.astype(float))
@@ -844,7 +874,7 @@ class DataHandle:
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.sorted-counts")
         self._charge("laplace.sorted-counts", eps, 1.0, self.n)
-        with self._kernel._measuring():
+        with self._kernel._gate:
             return self._noisy(np.sort(self._kernel._true_counts()), 1.0, eps, integral=True, support=1)
 
     def exponential(self, score: Callable[[np.ndarray], np.ndarray], n_candidates: int,
@@ -885,9 +915,10 @@ class DataHandle:
             raise InvalidParameter("the score function returned a non-finite value on the public probe histogram "
                                    "(all zeros); scores must be finite numbers")
         self._charge("exponential", eps, sens, 1)
-        _record(KernelCall("exponential", self.component, self.stage, eps,
-                           {"score": score, "n_candidates": m, "sensitivity": sens, "monotonic": bool(monotonic)}))
-        with self._kernel._measuring():
+        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
+            _record(KernelCall("exponential", self.component, self.stage, eps,
+                               {"score": score, "n_candidates": m, "sensitivity": sens, "monotonic": bool(monotonic)}))
+        with self._kernel._gate:
             x = self._kernel._true_counts()
             ok, scores = _user_code(partial(_score_vector, score, x))
             del x  # no frame of a raised error may hold the counts
@@ -1004,8 +1035,9 @@ class DataHandle:
         del probe, probed
         self._charge("noisy-min.segmentation", eps, sens, 1, note="report-noisy-min over segmentations "
                      "(kernel/private.py, DataHandle.noisy_min_segmentation)")
-        _record(KernelCall("noisy-min", self.component, self.stage, eps,
-                           {"cost": cost, "sensitivity": sens, "order": order, "bounds": bounds, "search": search}))
+        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
+            _record(KernelCall("noisy-min", self.component, self.stage, eps,
+                               {"cost": cost, "sensitivity": sens, "order": order, "bounds": bounds, "search": search}))
         noise, scale, cap = self._kernel.noise, 2.0 * sens, COST_CAP * sens
 
         def perturb(costs, sizes):
@@ -1020,7 +1052,7 @@ class DataHandle:
             lengths = "all" if search == "all" else "power-of-two"
             return segmentation.optimal(perturbed, bounds, lengths=lengths, longest_on_ties=True).bounds
 
-        with self._kernel._measuring():
+        with self._kernel._gate:
             x = self._kernel._true_counts()
             ok, cuts = _user_code(partial(search_on, x))
             del x  # no frame of a raised error may hold the counts
@@ -1065,9 +1097,10 @@ class DataHandle:
         recorder = _CUSTOM_CALLS.get()
         if recorder is not None:
             recorder.append((mechanism, eps, dict(arguments)))
-        _record(KernelCall("custom", self.component, self.stage, eps,
-                           {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared}))
-        with self._kernel._measuring():
+        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
+            _record(KernelCall("custom", self.component, self.stage, eps,
+                               {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared}))
+        with self._kernel._gate:
             x = self._kernel._true_counts()
             noise = self._kernel.noise
             ok, out = _user_code(partial(mechanism.run, x, eps, noise, **arguments))
