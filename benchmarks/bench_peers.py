@@ -153,7 +153,8 @@ def _case(preset: str, n: int, peer: str = "DPBench") -> dict:
     size = "2^20" if n == 2 ** 20 else f"{n:,}"
     case.update(name=f"{preset}, N={size}, power law, eps=1: dphist vs {peer}", setup=setup, run=run_seeded,
                 reference_seconds=reference_seconds, factor=1.0,
-                repeat=1 if preset in SLOW and n > 4096 else 3,
+                # sub-millisecond runs: best of 25 on both sides (a best of 3 flips with one page-faulting run)
+                repeat=1 if preset in SLOW and n > 4096 else (25 if n <= 32_768 else 3),
                 warmup=not (preset in SLOW and n > 4096))
     return case
 
