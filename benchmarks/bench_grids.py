@@ -48,7 +48,9 @@ CASES = [
 ]
 
 
-def _paired(algorithm: str, counts_of, label: str, epsilon: float = 0.01, repeat: int = 15) -> dict:
+def paired_with_dpbench(algorithm: str, counts_of, label: str, epsilon: float = 0.01, repeat: int = 15) -> dict:
+    """A paired case: dphist's ``algorithm`` on ``counts_of()`` against the DPBench engine of that name, timed in the
+    reference's process (``bench_peers.PEERS``); target a tenth of the reference's time."""
     from bench_peers import PEERS
     REFERENCE = PEERS["DPBench"]
     case: dict = {}
@@ -80,7 +82,7 @@ def resampled(side: int, records: int, seed: int = 2):
 
 
 CASES += [
-    _paired(alg, counts_of, label, repeat=5 if "1024" in label else 15)   # best of 15: cheap runs on a loaded machine
+    paired_with_dpbench(alg, counts_of, label, repeat=5 if "1024" in label else 15)   # best of 15: cheap runs on a loaded machine
     for alg in ("UG", "AG")
     for counts_of, label in ((lambda: field(256), "256x256 field"), (lambda: field(1024), "1024x1024 field"),
                              (resampled(128, 10_000), "128x128, 10^4 records"),

@@ -16,34 +16,10 @@ its default workload, the prefix ranges of the Hilbert curve). UG and AG are pai
 """
 from __future__ import annotations
 
-from bench_grids import field, resampled
-from bench_peers import PEERS
-from _cases import run_seeded
+from bench_grids import field, paired_with_dpbench, resampled
 
 PRESETS = ("QuadTree", "HB-2D", "Privelet-2D", "DPCube-2D", "AHP-2D", "DAWA-2D", "MWEM-2D")
 
 
-def _paired(preset: str, counts_of, label: str, epsilon: float, repeat: int = 7) -> dict:
-    case: dict = {}
-
-    def setup():
-        from dphist import make_algorithm
-        return make_algorithm(preset), counts_of(), epsilon
-
-    def reference_seconds(pipeline, counts, eps):
-        reference = PEERS["DPBench"]
-        if not reference.configured:
-            case["note"] = "DPBench code not configured: DPHIST_DPBENCH, DPHIST_DPBENCH_PYTHON"
-            return None
-        seconds, note = reference.seconds(preset, counts, eps, 1)
-        if note:
-            case["note"] = note
-        return seconds
-
-    case.update(name=f"{preset}, {label}, eps={epsilon:g}: dphist vs DPBench", setup=setup, run=run_seeded,
-                reference_seconds=reference_seconds, factor=0.1, repeat=repeat)
-    return case
-
-
-CASES = [_paired(p, lambda: field(256), "256x256 field", 1.0) for p in PRESETS] + \
-        [_paired(p, resampled(128, 10_000), "128x128, 10^4 records", 0.1) for p in PRESETS]
+CASES = [paired_with_dpbench(p, lambda: field(256), "256x256 field", 1.0, repeat=7) for p in PRESETS] + \
+        [paired_with_dpbench(p, resampled(128, 10_000), "128x128, 10^4 records", 0.1, repeat=7) for p in PRESETS]
