@@ -104,11 +104,10 @@ def _sweep_setup_2000():
 
 def _pool_start_stop():
     """What every process sweep pays before and after its cells: two forked workers started, one empty
-    task each, the pool shut down (the executor the sweep uses, in this already-warm process)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from dphist.experiments.executors import blas_threads_limited
-    with blas_threads_limited(1), ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+    task each, the pool shut down (``dphist.audit.sampling.forked_pool``: the same ProcessPoolExecutor of
+    forked workers as the sweep's, in this already-warm process)."""
+    from dphist.audit.sampling import forked_pool
+    with forked_pool(2) as pool:
         list(pool.map(abs, (1, 2)))
 
 

@@ -611,7 +611,8 @@ class Pipeline:
         knows (groups of several bins, a partition chosen from the data).  It holds public quantities
         only: the noise law (not the source), the finalizer, the partition and a copy of the context
         without data handle or generator."""
-        law = _noise_law()(noise)
+        from .stated_error import noise_law
+        law = noise_law(noise)
         if law is None:
             return (None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law")
         # the public context's fields, copied now (notes and warnings as they are at the end of the run);
@@ -705,13 +706,6 @@ def _context_fields() -> tuple[tuple[str, ...], Any]:
     import operator
     names = tuple(f.name for f in dataclasses.fields(Context))
     return names, operator.itemgetter(*("_rng" if name == "rng" else name for name in names))
-
-
-@functools.lru_cache(maxsize=1)
-def _noise_law():
-    """:func:`dphist.stated_error.noise_law`, imported once (not by an import statement per run)."""
-    from .stated_error import noise_law
-    return noise_law
 
 
 def _statement(finalizer, bins: Partition, ctx, law, chosen: bool):

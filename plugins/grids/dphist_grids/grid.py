@@ -103,11 +103,14 @@ def _block_origins(shape, side: int) -> np.ndarray:
             + np.arange(0, n2, side, dtype=np.int64)[None, :]).reshape(-1)
 
 
+def _extents(n: int, side: int) -> np.ndarray:
+    """The lengths of the blocks of ``side`` cells along an axis of ``n`` cells (the last one cut)."""
+    return np.minimum(side, n - np.arange(0, n, side, dtype=np.int64))
+
+
 def _block_starts(shape, side: int) -> np.ndarray:
     """Group bounds of the blocks in row-major order: the running sum of their cell counts."""
-    n1, n2 = shape
-    rows = np.minimum(side, n1 - np.arange(0, n1, side, dtype=np.int64))
-    cols = np.minimum(side, n2 - np.arange(0, n2, side, dtype=np.int64))
+    rows, cols = _extents(shape[0], side), _extents(shape[1], side)
     bounds = np.zeros(rows.size * cols.size + 1, dtype=np.int64)
     np.cumsum(np.outer(rows, cols).reshape(-1), out=bounds[1:])
     return bounds
@@ -173,8 +176,8 @@ def nested_block_partition(shape, side1: int, side2) -> Partition:
         cells = local + (local // c) * (n2 - c)                               # offsets in the grid
         np.add(cells[which.reshape(blocks.shape)], origin[blocks][:, :, None], out=view)
     # sub-block k of block b: row k // across, column k % across of sub-blocks of side s, cut by the block
-    rows = np.repeat(np.minimum(side1, n1 - np.arange(0, n1, side1, dtype=np.int64)), -(-n2 // side1))
-    cols = np.tile(np.minimum(side1, n2 - np.arange(0, n2, side1, dtype=np.int64)), -(-n1 // side1))
+    rows = np.repeat(_extents(n1, side1), -(-n2 // side1))
+    cols = np.tile(_extents(n2, side1), -(-n1 // side1))
     across = -(-cols // side2)
     count = (-(-rows // side2)) * across
     block = np.repeat(np.arange(side2.size, dtype=np.int64), count)

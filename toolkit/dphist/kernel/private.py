@@ -156,10 +156,12 @@ def recording_kernel_calls():
     return _recording(_KERNEL_CALLS)
 
 
-def _record(call: KernelCall) -> None:
+def _record(primitive: str, component: str, stage: str, epsilon: float, details) -> None:
+    """A :class:`KernelCall` for the conformance kit, built only while it records (a run builds nothing;
+    ``details``, a callable returning the dict, is called only then)."""
     recorder = _KERNEL_CALLS.get()
     if recorder is not None:
-        recorder.append(call)
+        recorder.append(KernelCall(primitive, component, stage, epsilon, details()))
 
 
 def count_cap(n: int) -> int:
@@ -548,10 +550,6 @@ class PrivateKernel:
         self.ledger.record(entry)
 
     # ------------------------------------------------------------ gate
-    def _measuring(self) -> "_Gate":
-        """Open the gate to the counts for the duration of one primitive (``with kernel._measuring():``)."""
-        return self._gate
-
     def _prefix_sums(self, order: np.ndarray | None) -> np.ndarray:
         """``[0, x_0, x_0 + x_1, ...]`` of the counts arranged in ``order`` (a checked private copy;
         None is domain order), int64 and exact (clamped counts sum below 2**62).  The last one is
@@ -915,9 +913,8 @@ class DataHandle:
             raise InvalidParameter("the score function returned a non-finite value on the public probe histogram "
                                    "(all zeros); scores must be finite numbers")
         self._charge("exponential", eps, sens, 1)
-        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
-            _record(KernelCall("exponential", self.component, self.stage, eps,
-                               {"score": score, "n_candidates": m, "sensitivity": sens, "monotonic": bool(monotonic)}))
+        _record("exponential", self.component, self.stage, eps,
+                lambda: {"score": score, "n_candidates": m, "sensitivity": sens, "monotonic": bool(monotonic)})
         with self._kernel._gate:
             x = self._kernel._true_counts()
             ok, scores = _user_code(partial(_score_vector, score, x))
@@ -1035,9 +1032,8 @@ class DataHandle:
         del probe, probed
         self._charge("noisy-min.segmentation", eps, sens, 1, note="report-noisy-min over segmentations "
                      "(kernel/private.py, DataHandle.noisy_min_segmentation)")
-        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
-            _record(KernelCall("noisy-min", self.component, self.stage, eps,
-                               {"cost": cost, "sensitivity": sens, "order": order, "bounds": bounds, "search": search}))
+        _record("noisy-min", self.component, self.stage, eps,
+                lambda: {"cost": cost, "sensitivity": sens, "order": order, "bounds": bounds, "search": search})
         noise, scale, cap = self._kernel.noise, 2.0 * sens, COST_CAP * sens
 
         def perturb(costs, sizes):
@@ -1097,9 +1093,8 @@ class DataHandle:
         recorder = _CUSTOM_CALLS.get()
         if recorder is not None:
             recorder.append((mechanism, eps, dict(arguments)))
-        if _KERNEL_CALLS.get() is not None:   # the conformance kit records; a run builds nothing
-            _record(KernelCall("custom", self.component, self.stage, eps,
-                               {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared}))
+        _record("custom", self.component, self.stage, eps,
+                lambda: {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared})
         with self._kernel._gate:
             x = self._kernel._true_counts()
             noise = self._kernel.noise
