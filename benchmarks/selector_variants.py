@@ -26,6 +26,12 @@ single preset of that level in hindsight; and a selector that sees the data itse
 one run's luck (each candidate's error in one trial of the sweep picks it, its error in another
 trial scores it, against that trial's best; every ordered pair of trials): what the oracle's run-to-run
 luck costs any selector.
+``--labels [NAME=DIR ...]`` (:func:`label_comparison`): the training labels compared on the training folds
+only, by a nested simulation scored against the 16-trial errors of ``benchmarks/selector_oracle.py``
+(:func:`nested_label_regret`): the sweep's two-trial means, the data-independent candidates' errors pooled,
+the sweep rerun with more trials (``NAME=DIR``), 16-trial means where they exist; ``--labels --sizes``: the
+tree's size and exchangeable settings averaged.  Writes ``notebooks/data/selection-labels.csv`` (or
+``selection-sizes.csv``).
 Not a speed benchmark.
 """
 from __future__ import annotations
