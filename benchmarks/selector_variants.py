@@ -31,7 +31,8 @@ only, by a nested simulation scored against the 16-trial errors of ``benchmarks/
 (:func:`nested_label_regret`): the sweep's two-trial means, the data-independent candidates' errors pooled,
 the sweep rerun with more trials (``NAME=DIR``), 16-trial means where they exist; ``--labels --sizes``: the
 tree's size and exchangeable settings averaged.  Writes ``notebooks/data/selection-labels.csv`` (or
-``selection-sizes.csv``).
+``selection-sizes.csv``).  ``--skip`` (:func:`public_skip_comparison`): a rule on public inputs that runs a
+preset with the full epsilon, measuring no features, where training says it beats the tree.
 Not a speed benchmark.
 """
 from __future__ import annotations
@@ -309,6 +310,68 @@ def nested_label_regret(sim, label_tables, label_fn=None, seeds=(2017, 99), shar
     return pd.DataFrame(rows)
 
 
+#: where ``--skip`` writes its table (read by notebooks/selection.ipynb)
+SKIP_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip.csv"
+
+
+def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv=ORACLE_CSV):
+    """A rule on public inputs only, measured like :func:`nested_label_regret` (the same nested folds, the
+    packaged labels and tree size, scored against the 16-trial errors): per public cell (domain size,
+    epsilon) of the training rows, the candidate of least mean regret at the *full* epsilon (no features
+    measured, nothing of epsilon spent on them) is run instead of the tree wherever its training regret is
+    below the tree's own (in-sample) training regret on those rows.  Returns a frame: workload, outer
+    fold, seed, the tree's regret, the rule's, and the public cells it skips (``eps:preset``)."""
+    import pandas as pd
+    from dataclasses import replace
+
+    from dphist.selection.regret_tree import fit
+    from dphist.selection.train import cell_features, errors_at, regret_matrix
+    truth = sixteen_trial_tables(sim.tables, oracle_csv)
+    real = sorted({d for fold in sim.folds for d in fold})
+    wide = replace(sim.config, trials=16)
+    rows = []
+    for r in range(repeats):
+        seeds = (2017 + r, 99 + r)
+        for wl, labels in sim.tables.items():
+            full = truth[wl]
+            at, best = errors_at(full, 1 - share), full.min(axis=1)
+            for k, held in enumerate(sim.folds):
+                inner = [d for d in real if d not in held]
+                tree_regs, skip_regs, skipped = [], [], set()
+                for j in range(3):
+                    train = labels[~labels.index.get_level_values("dataset").isin(set(held) | set(inner[j::3]))]
+                    E = train.to_numpy()
+                    R = regret_matrix(errors_at(train, 1 - share).to_numpy(), E.min(axis=1))
+                    R_full = regret_matrix(E, E.min(axis=1))
+                    X, S = _cached(sim, ("train", tuple(train.index), share, draws, seeds[0] + 1000 * k + 100 * j),
+                                   lambda: cell_features(list(train.index), sim.config, share, draws,
+                                                         seeds[0] + 1000 * k + 100 * j))
+                    tree = fit(X, R[S], list(train.columns), [f"f{i}" for i in range(X.shape[1])])
+                    in_sample = R[S, tree.predict(X)]
+                    cells = {}
+                    public = list(zip(train.index.get_level_values("domain"), train.index.get_level_values("epsilon")))
+                    for cell in set(public):
+                        m = np.array([c == cell for c in public])
+                        c = int(np.argmin(R_full[m].mean(axis=0)))
+                        if R_full[m, c].mean() < in_sample[m[S]].mean():
+                            cells[cell] = c
+                    ev = full[full.index.get_level_values("dataset").isin(inner[j::3])].index
+                    Xe, Se = _cached(sim, ("eval", tuple(ev), share, seeds[1] + 1000 * k + 100 * j),
+                                     lambda: cell_features(list(ev), wide, share, 1, seeds[1] + 1000 * k + 100 * j))
+                    chosen = tree.predict(Xe)
+                    tree_reg = at.loc[ev].to_numpy()[Se, chosen] / best.loc[ev].to_numpy()[Se]
+                    rule = np.array([cells.get((DOMAIN, e), -1) for e in ev.get_level_values("epsilon")])[Se]
+                    skip_reg = np.where(rule >= 0, full.loc[ev].to_numpy()[Se, np.maximum(rule, 0)]
+                                        / best.loc[ev].to_numpy()[Se], tree_reg)
+                    tree_regs.append(tree_reg)
+                    skip_regs.append(skip_reg)
+                    skipped |= {f"{e:g}:{train.columns[c].split('@')[0]}" for (n, e), c in cells.items() if n == DOMAIN}
+                rows.append({"workload": wl, "outer": k, "seed": r, "tree": float(np.concatenate(tree_regs).mean()),
+                             "rule": float(np.concatenate(skip_regs).mean()), "skipped": " ".join(sorted(skipped))})
+                print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
 def _cached(sim, key, make):
     """``make()`` once per ``key`` (the noisy feature rows, the same for every workload and label variant)."""
     store = sim.__dict__.setdefault("_rows", {})
@@ -399,6 +462,8 @@ def main(argv=None) -> int:
     parser.add_argument("--labels", nargs="*", default=None, metavar="NAME=DIR",
                         help="only the nested comparison of training labels (1-D), scored against the 16-trial "
                              "errors; NAME=DIR: the training sweep rerun with more trials (same root seed)")
+    parser.add_argument("--skip", action="store_true", help="only the nested comparison of a public skip rule "
+                        "(1-D): no features where a preset at the full epsilon beats the tree in training")
     parser.add_argument("--sizes", action="store_true", help="with --labels: the tree sizes and exchangeable "
                         "settings instead of the labels' trials")
     args = parser.parse_args(argv)
@@ -416,6 +481,11 @@ def main(argv=None) -> int:
     config = training_config(args.data_dir or dpbench_dir(), args.results, dims=args.dims)
     tables = error_table(Path(args.results) / "results.csv", config)
     sim = Simulation(tables, config, folds(config))
+    if args.skip:
+        frame = public_skip_comparison(sim)
+        frame.to_csv(SKIP_CSV, index=False, float_format="%.6g")
+        print(frame.groupby("workload")[["tree", "rule"]].mean().round(3).to_string())
+        return 0
     if args.labels is not None:
         more = {}
         for item in args.labels:
