@@ -312,6 +312,8 @@ def nested_label_regret(sim, label_tables, label_fn=None, seeds=(2017, 99), shar
 
 #: where ``--skip`` writes its table (read by notebooks/selection.ipynb)
 SKIP_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip.csv"
+#: the held-out regret table with the rule (``--skip``)
+SKIP_HELD_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip-heldout.csv"
 
 
 def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv=ORACLE_CSV):
@@ -370,6 +372,52 @@ def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv
                              "rule": float(np.concatenate(skip_regs).mean()), "skipped": " ".join(sorted(skipped))})
                 print(rows[-1], flush=True)
     return pd.DataFrame(rows)
+
+
+def public_rule(train, share=0.1, draws=4, seed=2017, config=None):
+    """The public skip rule of :func:`public_skip_comparison` learned on ``train`` (one workload's training
+    table) with the packaged procedure's trees (:func:`~dphist.selection.train.train_models`' features, seed and
+    size): ``{(domain, epsilon): candidate label}`` where a candidate at the full epsilon beats the tree."""
+    from dphist.selection.regret_tree import fit
+    from dphist.selection.train import MAX_DEPTH, MIN_LEAF, cell_features, errors_at, regret_matrix
+    E = train.to_numpy()
+    R = regret_matrix(errors_at(train, 1 - share).to_numpy(), E.min(axis=1))
+    R_full = regret_matrix(E, E.min(axis=1))
+    X, S = cell_features(list(train.index), config, share, draws, seed)
+    tree = fit(X, R[S], list(train.columns), [f"f{i}" for i in range(X.shape[1])], max_depth=MAX_DEPTH,
+               min_leaf=MIN_LEAF)
+    in_sample = R[S, tree.predict(X)]
+    public = list(zip(train.index.get_level_values("domain"), train.index.get_level_values("epsilon")))
+    out = {}
+    for cell in sorted(set(public)):
+        m = np.array([c == cell for c in public])
+        c = int(np.argmin(R_full[m].mean(axis=0)))
+        if R_full[m, c].mean() < in_sample[m[S]].mean():
+            out[cell] = train.columns[c]
+    return out
+
+
+def held_out_with_rule(sim, oracle_csv=ORACLE_CSV):
+    """The held-out 16-trial table (``oracle_csv``: every candidate's and the packaged `auto`'s errors per
+    trial) with the public rule learned on each fold's training sources (:func:`public_rule`, the sources
+    of the other two folds and the synthetic shapes): in the settings it covers, `auto`'s error replaced by
+    the rule's candidate's error at the full epsilon in the same trial (that preset's own run of the same
+    sample).  Returns ``(frame, rules)``: the frame as ``selector_oracle.trial_table`` with the column
+    ``auto`` so replaced, and per (workload, fold) the rule."""
+    import pandas as pd
+    df = pd.read_csv(oracle_csv)
+    rules = {}
+    for wl, table in sim.tables.items():
+        for k, held in enumerate(sim.folds):
+            train = table[~table.index.get_level_values("dataset").isin(held)]
+            rule = public_rule(train, config=sim.config)
+            rules[(wl, k)] = rule
+            for (n, eps), label in rule.items():
+                if n != DOMAIN:
+                    continue
+                m = (df["workload"] == wl) & df["dataset"].isin(held) & np.isclose(df["epsilon"], eps)
+                df.loc[m, "auto"] = df.loc[m, label.split("@")[0]]
+    return df, rules
 
 
 def _cached(sim, key, make):
@@ -485,6 +533,13 @@ def main(argv=None) -> int:
         frame = public_skip_comparison(sim)
         frame.to_csv(SKIP_CSV, index=False, float_format="%.6g")
         print(frame.groupby("workload")[["tree", "rule"]].mean().round(3).to_string())
+        from selector_oracle import markdown, regret_table
+        held, rules = held_out_with_rule(sim)
+        for (wl, k), rule in rules.items():
+            print(wl, k, {f"{n}:{e:g}": lab for (n, e), lab in rule.items()})
+        table = regret_table(held)
+        table.to_csv(SKIP_HELD_CSV, index=False, float_format="%.6g")
+        print(markdown(table))
         return 0
     if args.labels is not None:
         more = {}
