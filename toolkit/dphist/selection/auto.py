@@ -11,6 +11,13 @@ with ``epsilon``:
 3. runs the chosen preset's stages with ``(1 - share) * epsilon`` on the same kernel
    (:meth:`Pipeline.execute`): no second validation, copy or ledger.
 
+Before step 1, the model's public skip rule (:func:`rule_cell`, learned by
+:func:`dphist.selection.train.skip_cells`) is looked up from public values alone: the domain size and
+``epsilon``.  Where training found a candidate run with the *whole* epsilon better (lower mean training
+regret) than the tree run with ``(1 - share) epsilon``, that candidate runs with the whole epsilon: no
+feature is measured, the ledger has the chosen preset's stages only, and ``notes["auto"]["rule"]`` gives
+the cell and the training regrets that justified it.
+
 Sequential composition (Dwork & Roth 2014, Thm 3.14) makes the whole run ``epsilon``-DP.  The release
 is the chosen preset's, with the ledger of both parts (the features under the stage ``selector``), and
 ``notes["auto"]`` names the preset, the features, the tree's path and any fallback.  Both parts draw
@@ -49,7 +56,7 @@ from .regret_tree import RegretTree
 
 #: the JSON format name and version of selector models this code reads
 MODEL_FORMAT = "dphist-selector"
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 #: the packaged 1-D model and its training configuration (``make selector`` rebuilds it)
 DEFAULT_MODEL = Path(__file__).with_name("auto-1d.json")
 TRAINING_CONFIG = Path(__file__).with_name("auto-1d.training.toml")
@@ -130,12 +137,67 @@ def _load_model(path: str, version=None) -> dict:
         if set(tree.labels) != set(presets) or leaf_regret.shape != (tree.feature.size, len(tree.labels)):
             raise InvalidParameter(f"selector model file {p}, workload {wl!r}: its tree's labels, presets and "
                                    "leaf regrets do not match")
-        trees[wl] = {"tree": tree, "presets": presets, "leaf_regret": leaf_regret}
+        trees[wl] = {"tree": tree, "presets": presets, "leaf_regret": leaf_regret,
+                     "skip": _skip_rule(entry.get("skip"), tree.labels, f"selector model file {p}, workload {wl!r}")}
     dims = model.get("dims", 1)
     if dims not in (1, 2):
         raise InvalidParameter(f"selector model file {p}: dims must be 1 or 2, got {dims!r}")
     return {"path": str(p), "sha256": _sha256(p), "trees": trees, "training": model.get("training", {}),
             "share": model.get("share"), "dims": dims}
+
+
+def _skip_rule(rule, labels, where: str):
+    """The public skip rule of a model entry, checked: ``None`` (no rule) or ``{"domains", "epsilons"}``
+    (the training grid, increasing) and ``"cells"`` keyed by ``(domain, epsilon)``."""
+    if rule is None:
+        return None
+    try:
+        domains = [int(d) for d in rule["domains"]]
+        epsilons = [float(e) for e in rule["epsilons"]]
+        cells = {}
+        for c in rule["cells"]:
+            regret = [float(r) for r in c["regret"]]
+            cell = {"domain": int(c["domain"]), "epsilon": float(c["epsilon"]), "settings": int(c["settings"]),
+                    "tree_regret": float(c["tree_regret"]), "regret": regret, "label": c["label"]}
+            if (cell["domain"] not in domains or cell["epsilon"] not in epsilons or len(regret) != len(labels)
+                    or (cell["label"] is not None and cell["label"] not in labels)):
+                raise ValueError(f"cell {cell['domain']}:{cell['epsilon']:g} does not match the grid or the labels")
+            cells[(cell["domain"], cell["epsilon"])] = cell
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidParameter(f"{where}: malformed skip rule ({exc})") from None
+    if not domains or not epsilons or min(domains) < 1 or min(epsilons) <= 0 \
+            or any(a >= b for a, b in zip(domains, domains[1:])) or any(a >= b for a, b in zip(epsilons, epsilons[1:])):
+        raise InvalidParameter(f"{where}: the skip rule's domains and epsilons must be positive and increasing")
+    return {"domains": domains, "epsilons": epsilons, "cells": cells}
+
+
+def _bucket(grid, value: float):
+    """The value of ``grid`` (increasing, positive) nearest ``value`` in log scale (a value at a geometric
+    midpoint goes to the lower one), or None outside ``[grid[0], grid[-1]]`` (relative tolerance 1e-9)."""
+    if not grid[0] * (1 - 1e-9) <= value <= grid[-1] * (1 + 1e-9):
+        return None
+    logs = np.log(np.asarray(grid, dtype=float))
+    return grid[int(np.searchsorted((logs[:-1] + logs[1:]) / 2, np.log(value), side="left"))]
+
+
+def rule_cell(rule, n: int, epsilon: float):
+    """The training cell of the skip rule ``rule`` (a loaded model entry's ``"skip"``) that covers a run on
+    ``n`` bins (cells) with ``epsilon``, or None.
+
+    A cell covers the domain sizes and epsilons nearest its own in log scale, the buckets split at the
+    geometric midpoints of neighbouring grid values (the training grid is geometric: 256 / 1,024 / 4,096
+    bins, epsilon 0.01 / 0.1 / 1); outside the trained range of either no cell does, and the tree
+    chooses.  Why: a rule replaces the tree's data-dependent choice by a fixed preset on the strength of
+    the training settings in its cell alone; inside the grid the nearest cell's trade-off (the features'
+    cost against what the tree's choice gains) is the one measured closest, while beyond its ends nothing
+    brackets the value and the balance moves with the signal (scale x epsilon) and the domain size, so
+    ``auto`` keeps its measured default there."""
+    if rule is None:
+        return None
+    d, e = _bucket(rule["domains"], n), _bucket(rule["epsilons"], epsilon)
+    if d is None or e is None:
+        return None
+    return rule["cells"].get((d, e))
 
 
 def runs_on_a_prepared_kernel(pipe) -> bool:
@@ -198,7 +260,8 @@ class AutoPipeline(Pipeline):
     def _entry(self, model: dict, workload: str) -> dict:
         entry = model["trees"][workload]
         return {"tree": entry["tree"], "presets": entry["presets"], "leaf_regret": entry["leaf_regret"],
-                "installed": installed_labels(entry["presets"], self.registry), "sha256": model["sha256"]}
+                "installed": installed_labels(entry["presets"], self.registry), "sha256": model["sha256"],
+                "skip": entry["skip"]}
 
     def check_dims(self, shape) -> None:
         """A grid without a usable 2-D tree is refused with the reason (before anything is spent)."""
@@ -227,25 +290,61 @@ class AutoPipeline(Pipeline):
         raise InvalidParameter("auto chooses its preset (and that preset's shares) per run; give share= instead")
 
     # ------------------------------------------------------------------ choice
-    def choose(self, total: float, stats, n: int, eps_run: float, dims: int = 1) -> dict:
+    def choose(self, total: float, stats, n: int, eps_run: float, dims: int = 1, note: str = "") -> dict:
         """The tree's choice for measured features (post-processing only): label, preset, path, note;
-        ``dims`` picks the 1-D or the 2-D tree."""
+        ``dims`` picks the 1-D or the 2-D tree; ``note``: the skip rule's, when its preset is missing."""
         e = self.entries[dims]
         tree, installed = e["tree"], e["installed"]
         x = feature_row(total, stats, n, eps_run)
         leaf, path = tree.walk(x)
         label = tree.labels[tree.label[leaf]]
-        note = ""
         if label not in installed:
             order = np.argsort(e["leaf_regret"][leaf], kind="stable")
             fallback = next(tree.labels[i] for i in order if tree.labels[i] in installed)
-            note = (f"the tree chose {label}, whose preset {self.presets[label][0]} is not installed; ran "
-                    f"{fallback}, the installed candidate of least training regret in that leaf")
+            note = "; ".join(filter(None, [note, (
+                f"the tree chose {label}, whose preset {e['presets'][label][0]} is not installed; ran "
+                f"{fallback}, the installed candidate of least training regret in that leaf")]))
             label = fallback
         name, params = e["presets"][label]
         return {"label": label, "preset": name, "params": params, "leaf": leaf, "dims": dims,
                 "path": path, "features": dict(zip(FEATURE_NAMES, x)),
-                "note": note}
+                "note": note, "rule": None}
+
+    def rule_choice(self, n: int, epsilon: float, dims: int = 1):
+        """The skip rule's choice for a run on ``n`` bins with ``epsilon`` (public values only, before
+        anything is measured): a choice as :meth:`choose` gives, with ``"rule"`` (the cell, the training
+        regrets) and no features; or ``(None, note)`` where no rule applies (``note``: why the rule's
+        preset was passed over, or empty).  A rule naming a preset that is not installed falls back to
+        the installed candidate of least full-epsilon training regret in its cell, if that is still below
+        the tree's; otherwise the tree chooses, with a note."""
+        e = self.entries[dims]
+        cell = rule_cell(e["skip"], n, epsilon)
+        if cell is None or cell["label"] is None:
+            return None, ""
+        labels, label, note = e["tree"].labels, cell["label"], ""
+        if label not in e["installed"]:
+            order = np.argsort(cell["regret"], kind="stable")
+            best = next(labels[i] for i in order if labels[i] in e["installed"])
+            if cell["regret"][labels.index(best)] < cell["tree_regret"]:
+                note = (f"the skip rule names {label}, whose preset {e['presets'][label][0]} is not installed; "
+                        f"ran {best}, the installed candidate of least training regret at the whole epsilon in "
+                        "that cell")
+                label = best
+            else:
+                return None, (f"the skip rule names {label}, whose preset {e['presets'][label][0]} is not "
+                              "installed, and no installed candidate beats the tree's training regret in that "
+                              "cell; the tree chose")
+        regret = cell["regret"][labels.index(label)]
+        rule = {"domain": cell["domain"], "epsilon": cell["epsilon"], "settings": cell["settings"],
+                "regret": regret, "tree_regret": cell["tree_regret"]}
+        path = [f"public rule: {n:,} bins and epsilon {epsilon:.4g} fall in the training cell of "
+                f"{cell['domain']:,} bins and epsilon {cell['epsilon']:g}, where {label} run with the whole "
+                f"epsilon had mean training regret {regret:.3f} against the tree's {cell['tree_regret']:.3f} "
+                f"(its choices run with {1 - self.share:g} of epsilon) over {cell['settings']} training "
+                "settings; no features measured"]
+        name, params = e["presets"][label]
+        return {"label": label, "preset": name, "params": params, "leaf": None, "dims": dims, "path": path,
+                "features": {}, "note": note, "rule": rule}, note
 
     def chosen_pipeline(self, choice: dict) -> Pipeline:
         """The chosen preset's pipeline (built once per label, then reused).  It runs on the kernel of
@@ -265,6 +364,8 @@ class AutoPipeline(Pipeline):
         """The epsilon each ledger stage must be charged in ``release`` (the kit's ledger check)."""
         from ..testing import expected_books
         choice = release.notes["auto"]
+        if choice.get("rule"):      # the skip rule: the chosen preset had the whole epsilon, no features
+            return expected_books(self.chosen_pipeline(choice), release.epsilon)
         eps_run = release.epsilon * (1 - self.share)
         out = expected_books(self.chosen_pipeline(choice), eps_run)
         out[SELECTOR_STAGE] = release.epsilon * self.share
@@ -274,15 +375,20 @@ class AutoPipeline(Pipeline):
     def select(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None):
         """The first part alone: ``(prepared run, choice)``.  The input is checked and copied into the
         run's kernel once (:meth:`Pipeline.prepare`), the features are measured through it with
-        ``share * epsilon`` under the stage ``selector``, and the tree chooses."""
+        ``share * epsilon`` under the stage ``selector``, and the tree chooses; unless the public skip rule
+        covers the run (:meth:`rule_choice`: its domain size and epsilon per record, ``epsilon / k`` for
+        ``k`` records per person), which chooses before anything is measured."""
         prepared = self.prepare(histogram, epsilon, seed, noise, mode, contributions)
         eps = prepared.epsilon
+        ruled, note = self.rule_choice(prepared.kernel.n, eps / prepared.contributions, len(prepared.shape))
+        if ruled is not None:
+            return prepared, ruled
         data = prepared.kernel.handle(FeatureFinalizer.name, SELECTOR_STAGE, eps * self.share,
                                       vetted=FeatureFinalizer.vetted_mechanisms)
         shape = prepared.shape
         measured = measure(data, prepared.kernel.n, eps * self.share, shape)
         return prepared, self.choose(measured["total"], measured["stats"], prepared.kernel.n, eps * (1 - self.share),
-                                     dims=len(shape))
+                                     dims=len(shape), note=note)
 
     def run(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None) -> Release:
         t = time.perf_counter()
@@ -290,7 +396,7 @@ class AutoPipeline(Pipeline):
         chosen = self.chosen_pipeline(choice)
         elapsed = time.perf_counter() - t
         eps = prepared.epsilon
-        eps_features, eps_run = eps * self.share, eps * (1 - self.share)
+        eps_features, eps_run = (0.0, eps) if choice["rule"] else (eps * self.share, eps * (1 - self.share))
         # the same kernel: one validation, one copy, one ledger; each stage is held to its share of
         # eps_run, the whole ledger (features included) to eps
         second = chosen.execute(prepared, eps_run)
@@ -332,7 +438,8 @@ def describe(release: Release) -> str:
     a = release.notes.get("auto")
     if a is None:
         raise InvalidParameter("this release was not made by the auto preset")
-    lines = [f"auto chose {a['preset']} ({a['label']}) for workload {a['workload']}: "
+    how = "by its public skip rule" if a.get("rule") else "by its tree"
+    lines = [f"auto chose {a['preset']} ({a['label']}) for workload {a['workload']} {how}: "
              f"{a['epsilon_features']:.4g} on features, {a['epsilon_chosen']:.4g} on the preset"]
     lines += [f"  {step}" for step in a["path"]]
     if a["note"]:
@@ -340,5 +447,5 @@ def describe(release: Release) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["AutoPipeline", "FeatureFinalizer", "load_model", "describe", "DEFAULT_MODEL", "DEFAULT_MODEL_2D",
+__all__ = ["AutoPipeline", "FeatureFinalizer", "load_model", "describe", "rule_cell", "DEFAULT_MODEL", "DEFAULT_MODEL_2D",
            "DEFAULT_SHARE", "MODEL_VERSION", "TRAINING_CONFIG", "TRAINING_CONFIG_2D"]

@@ -13,13 +13,21 @@
    noise of ``share * epsilon`` drawn afresh (``draws`` times) so that the tree learns from noisy
    features as it will see them;
 4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
-   with its candidates and the training configuration's hash to ``auto-1d.json``.
+   with its candidates and the training configuration's hash to ``auto-1d.json``;
+5. the public skip rule per workload (:func:`skip_cells`): for each domain size and epsilon of the sweep,
+   the candidate of least mean training regret when run with the *whole* epsilon (no features measured)
+   runs instead of the tree wherever that regret is below the tree's own mean training regret there
+   (its in-sample choice, run with ``(1 - share) epsilon``).  Public inputs only; the rule and every
+   cell's regrets are written beside the tree (``"skip"``), and ``auto`` applies it before anything is
+   measured (:func:`dphist.selection.auto.rule_cell`: inside the trained ranges, the cell nearest in
+   log domain size and log epsilon; outside them, none).
 
 ``--dims 2`` trains the grid model the same way: the sweep of ``auto-2d.training.toml`` (the ten DPBench
 2-D sources at 32 x 32 and 64 x 64 cells, the ten presets of ``benchmarks/dpbench-2d.toml`` scored on the three rectangle workloads), the
 grid statistics as features (:func:`~dphist.selection.features.grid_statistics`), every one of them a
 candidate (AHP-2D and DAWA-2D, linearised, run on ``auto``'s kernel reordered along their curve),
-written to ``auto-2d.json``.
+written to ``auto-2d.json``.  The grid model has no skip rule (:data:`SKIP_RULE`): trained and scored
+like the 1-D one on the 2-D folds it showed no gain (``benchmarks/notes/selection.md``).
 
 It needs the DPBench sources (``--data-dir``: ``<shared>/datasets/peer-dpbench/1D``, which ``make
 selector`` passes) and reads no
@@ -54,6 +62,13 @@ MAX_DEPTH, MIN_LEAF = 5, 20
 MAX_DEPTH_2D, MIN_LEAF_2D = 3, 50
 #: noisy-feature draws per training cell
 DRAWS = 4
+#: how the skip rule was learned and how ``auto`` applies it (written into the model's training record)
+SKIP_RULE_TEXT = ("per (domain, epsilon) of the sweep: the candidate of least mean training regret at the whole "
+                  "epsilon, where below the tree's in-sample mean training regret at (1 - share) epsilon; applied "
+                  "to the cell nearest in log domain and log epsilon (split at geometric midpoints), none outside "
+                  "the trained ranges of either")
+#: whether the model of ``dims`` axes carries the public skip rule (:func:`skip_cells`)
+SKIP_RULE = {1: True, 2: False}
 
 
 def config_path(dims: int = 1) -> Path:
@@ -217,6 +232,35 @@ def cell_features(index, config, share: float, draws: int, seed: int,
     return X, np.array(setting)
 
 
+def skip_cells(table, R, setting, chosen, labels) -> dict:
+    """The public skip rule learned from one workload's training table: per (domain size, epsilon) of
+    the sweep, every candidate's mean regret when run with the whole epsilon (``table``'s errors over the
+    setting's best: nothing spent on features) against the tree's mean regret on the same settings'
+    training rows (``R[setting, chosen]``: its in-sample choice ``chosen`` per row, run with ``(1 - share)
+    epsilon``).  A cell's ``label`` is the candidate of least such regret where it is below the tree's,
+    else None (the tree chooses).  Inputs public: the domain size and epsilon; the regrets are training
+    data's.  Returns ``{"domains", "epsilons", "cells"}`` as written to the model."""
+    E = np.asarray(table, dtype=float)
+    full = regret_matrix(E, E.min(axis=1))
+    tree_rows = np.asarray(R, dtype=float)[np.asarray(setting), np.asarray(chosen)]
+    domain = table.index.get_level_values("domain").to_numpy(np.int64)
+    eps = table.index.get_level_values("epsilon").to_numpy(float)
+    cells = []
+    for n in sorted(set(domain.tolist())):
+        for e in sorted(set(eps.tolist())):
+            m = (domain == n) & (eps == e)
+            if not m.any():
+                continue
+            cand = full[m].mean(axis=0)
+            tree = float(tree_rows[m[setting]].mean())
+            best = int(np.argmin(cand))
+            cells.append({"domain": int(n), "epsilon": float(e), "settings": int(m.sum()),
+                          "tree_regret": round(tree, 6), "regret": np.round(cand, 6).tolist(),
+                          "label": labels[best] if cand[best] < tree else None})
+    return {"domains": sorted({c["domain"] for c in cells}), "epsilons": sorted({c["epsilon"] for c in cells}),
+            "cells": cells}
+
+
 def plan_sources(config, plan) -> dict[str, np.ndarray]:
     """Every dataset label's source counts, loaded as the engine loads them."""
     the_plan = plan(config)
@@ -225,13 +269,17 @@ def plan_sources(config, plan) -> dict[str, np.ndarray]:
 
 def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_depth: int | None = None,
                  min_leaf: int | None = None, draws: int = DRAWS, seed: int = 2017, dims: int = 1,
-                 pooled=()) -> dict:
+                 pooled=(), skip: bool | None = None) -> dict:
     """The model (a dict, as written to JSON) trained on every setting whose source is not in ``exclude``;
     the tree's size by default :data:`MAX_DEPTH` and :data:`MIN_LEAF` (1-D) or :data:`MAX_DEPTH_2D` and
     :data:`MIN_LEAF_2D` (grids).  ``pooled``: candidates whose training errors are replaced by their mean
     over the training sources (:func:`expected_errors`, e.g. :data:`DATA_INDEPENDENT`); not in the packaged
-    models (``benchmarks/selector_variants.py --labels`` measured it within the simulation's spread)."""
+    models (``benchmarks/selector_variants.py --labels`` measured it within the simulation's spread).
+    ``skip``: learn the public skip rule (:func:`skip_cells`) into each workload's entry (default
+    :data:`SKIP_RULE` of ``dims``)."""
     exclude = set(exclude)
+    if skip is None:
+        skip = SKIP_RULE[dims]
     if max_depth is None:
         max_depth = MAX_DEPTH if dims == 1 else MAX_DEPTH_2D
     if min_leaf is None:
@@ -262,10 +310,13 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
         cands = candidates(config, wl)
         out["workloads"][wl] = {"presets": {lab: cands[lab] for lab in labels}, "tree": tree.to_dict(),
                                 "leaf_regret": np.round(leaf_regret, 4).tolist()}
+        if skip:
+            out["workloads"][wl]["skip"] = skip_cells(t, R, setting, tree.label[leaves], labels)
     out["training"] = {"config": config_path(dims).name,
                        "config_sha256": hashlib.sha256(config_path(dims).read_bytes()).hexdigest(),
                        "excluded_sources": sorted(exclude), "max_depth": max_depth, "min_leaf": min_leaf,
-                       "draws": draws, "seed": seed, "rows_per_workload": int(features[1].shape[0])}
+                       "draws": draws, "seed": seed, "rows_per_workload": int(features[1].shape[0]),
+                       "skip_rule": SKIP_RULE_TEXT if skip else "none"}
     if pooled:
         out["training"]["pooled_errors"] = list(pooled)
     return out
