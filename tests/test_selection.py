@@ -462,3 +462,160 @@ def test_pooled_training_errors():
             other = (index.get_level_values("domain") == n) & ~same
             assert np.allclose(out[name][other], table[name][other].mean())        # the signal 1,000 alone
     assert "pooled_errors" not in load_model()["training"]                     # the packaged labels: own means
+
+
+def _rule_model(tmp_path, rule_label="Hb", regret=(1.3, 1.1, 1.5), tree_regret=1.2):
+    """A one-leaf prefix model (the tree chooses identity) with a skip rule over 256 / 1,024 bins and
+    epsilon 0.1 / 1: the cell (256, 1) names ``rule_label`` (regrets of DAWA-approx, Hb, identity at the
+    whole epsilon: ``regret``), the other cells none."""
+    path = _one_leaf_model(tmp_path, ["identity", "Hb", "DAWA-approx@prefix"])
+    model = json.loads(open(path).read())
+    cells = [{"domain": n, "epsilon": e, "settings": 12, "tree_regret": tree_regret, "regret": list(regret),
+              "label": rule_label if (n, e) == (256, 1.0) else None} for n in (256, 1024) for e in (0.1, 1.0)]
+    model["workloads"]["prefix"]["skip"] = {"domains": [256, 1024], "epsilons": [0.1, 1.0], "cells": cells}
+    out = tmp_path / f"rule-{rule_label}.json"
+    out.write_text(json.dumps(model))
+    return str(out)
+
+
+def test_skip_rule_runs_the_preset_with_the_whole_epsilon(tmp_path):
+    """Where the public rule covers a run, nothing is measured: the ledger has the chosen preset's stages
+    only (no 'selector' row) and totals epsilon, the preset's own run with the whole epsilon and the same
+    seed is reproduced bit for bit, and the note and ``describe`` give the rule's cell and the training
+    regrets that justified it; release mode the same.  Kills: features still measured (or charged) on the
+    skip path, the preset run with (1 - share) epsilon, the rule looked up after the features, a note
+    without the rule or its regrets."""
+    model = _rule_model(tmp_path)
+    x = np.random.default_rng(5).poisson(20, 256)
+    r = make_algorithm("auto", model=model).run(x, 1.0, seed=3)
+    assert "selector" not in r.ledger.by_stage() and r.ledger.total == pytest.approx(1.0, rel=1e-12)
+    a = r.notes["auto"]
+    assert a["preset"] == "Hb" and a["epsilon_features"] == 0 and a["epsilon_chosen"] == 1.0 and a["features"] == {}
+    assert a["rule"] == {"domain": 256, "epsilon": 1.0, "settings": 12, "regret": 1.1, "tree_regret": 1.2}
+    alone = make_algorithm("Hb").run(x, 1.0, seed=3)
+    assert np.array_equal(alone.estimate, r.estimate) and r.ledger.by_stage() == alone.ledger.by_stage()
+    text = describe(r)
+    assert "public skip rule" in text and "1.100 against the tree's 1.200" in text and "no features measured" in text
+    assert AutoPipeline("prefix", model=model).books(r) == pytest.approx(r.ledger.by_stage())
+    released = make_algorithm("auto", model=model).run(x, 1.0)
+    assert released.mode == "release" and released.notes["auto"]["rule"]["domain"] == 256
+    assert "selector" not in released.ledger.by_stage() and released.ledger.total == pytest.approx(1.0, rel=1e-12)
+    # the cells without a label leave the choice to the tree, with the features measured
+    tree = make_algorithm("auto", model=model).run(x, 0.1, seed=3)
+    assert tree.notes["auto"]["rule"] is None and tree.ledger.by_stage()["selector"] == pytest.approx(0.01)
+
+
+def test_skip_rule_cells_and_off_grid():
+    """``rule_cell``: a run falls in the cell nearest in log domain size and log epsilon, a geometric
+    midpoint to the lower cell; outside the trained range of either, no cell (the tree chooses).  On the
+    packaged prefix model: epsilon 1 at 4,096 bins skips, epsilon 2 (beyond the grid), 8,192 bins and 16
+    bins measure the features.  Kills: outer buckets left open (a rule at epsilon 2), linear instead of
+    geometric buckets, midpoints sent up, the rule keyed on (1 - share) epsilon."""
+    from dphist.selection.auto import rule_cell
+    cells = {(n, e): {"label": f"{n}:{e:g}"} for n in (256, 1024, 4096) for e in (0.01, 0.1, 1.0)}
+    rule = {"domains": [256, 1024, 4096], "epsilons": [0.01, 0.1, 1.0], "cells": cells}
+    at = lambda n, e: (rule_cell(rule, n, e) or {"label": None})["label"]
+    assert at(512, 0.1) == "256:0.1" and at(513, 0.1) == "1024:0.1"       # 512 = sqrt(256 x 1,024)
+    assert at(2000, 0.3) == "1024:0.1" and at(2100, 0.33) == "4096:1"     # linear midpoints would say 0.55
+    assert at(4096, 1.0 + 1e-12) == "4096:1" and at(256, 0.01) == "256:0.01"
+    assert at(4096, 0.9) == "4096:1" and at(300, 0.0316) == "256:0.01" and at(300, 0.0317) == "256:0.1"
+    for n, e in ((4096, 1.01), (4096, 2.0), (4096, 0.009), (8192, 1.0), (255, 1.0), (16, 1.0)):
+        assert at(n, e) is None, (n, e)
+    pipe = make_algorithm("auto", workload="prefix")
+    x = np.random.default_rng(1).poisson(30, 8192)
+    for eps in (1.0, 0.33):         # 0.33 lies above the midpoint 0.316 of 0.1 and 1; 0.9 x 0.33 below it
+        assert pipe.run(x[:4096], eps, seed=1).notes["auto"]["rule"]["epsilon"] == 1.0
+    for y, eps in ((x[:4096], 2.0), (x, 1.0), (x[:16], 1.0)):
+        r = pipe.run(y, eps, seed=1)
+        assert r.notes["auto"]["rule"] is None and r.ledger.by_stage()["selector"] == pytest.approx(0.1 * eps)
+
+
+def test_skip_rule_with_a_missing_preset_or_a_bad_file(tmp_path):
+    """A rule naming a preset that is not installed: the installed candidate of least whole-epsilon
+    training regret in its cell runs, if still below the tree's, with a note; else the tree chooses
+    (features measured), with a note.  A malformed rule is refused naming it.  Kills: an error instead
+    of the fallback, a fallback that ignores the tree's regret, a rule label outside the candidates read
+    silently."""
+    x = np.arange(256)
+    model = _rule_model(tmp_path, "DAWA-approx@prefix", regret=(1.0, 1.1, 1.5))
+    assert make_algorithm("auto", model=model).run(x, 1.0, seed=1).notes["auto"]["preset"] == "DAWA-approx"
+    with default_registry.without("dphist-dawa"):
+        r = AutoPipeline("prefix", model=model).run(x, 1.0, seed=1)
+    assert r.notes["auto"]["preset"] == "Hb" and r.notes["auto"]["rule"]["regret"] == 1.1
+    assert "skip rule names DAWA-approx@prefix" in r.warnings[-1] and "selector" not in r.ledger.by_stage()
+    with default_registry.without("dphist-dawa", "dphist-boost"):     # identity's 1.5 is above the tree's 1.2
+        r = AutoPipeline("prefix", model=model).run(x, 1.0, seed=1)
+    assert r.notes["auto"]["rule"] is None and r.ledger.by_stage()["selector"] == pytest.approx(0.1)
+    assert "no installed candidate beats the tree" in r.warnings[-1] and r.notes["auto"]["preset"] == "identity"
+    good = json.loads(open(model).read())
+    for change, match in ((lambda s: s["cells"][0].update(label="PHP"), "malformed skip rule"),
+                          (lambda s: s["cells"][0].update(regret=[1.0]), "malformed skip rule"),
+                          (lambda s: s.update(epsilons=[1.0, 0.1]), "increasing|malformed"),
+                          (lambda s: s.pop("cells"), "malformed skip rule")):
+        bad = json.loads(json.dumps(good))
+        change(bad["workloads"]["prefix"]["skip"])
+        (tmp_path / "bad-rule.json").write_text(json.dumps(bad))
+        with pytest.raises(InvalidParameter, match=match):
+            make_algorithm("auto", model=str(tmp_path / "bad-rule.json"))
+
+
+def test_training_writes_the_skip_rule(monkeypatch):
+    """``train_models`` learns the rule that ``make selector`` writes: per (domain, epsilon), the candidate
+    of least mean regret at the whole epsilon, where below the tree's own mean regret on those training
+    rows at ``(1 - share)`` epsilon; recomputed here by brute force from the table and the written tree.
+    The packaged models: the 1-D rule is consistent with its stored regrets and covers the sweep's grid,
+    the grid model has none.  Kills: the tree's regret taken at the whole epsilon (or the candidates' at
+    the reduced one), a cell averaged over another cell's rows, a rule kept where it does not beat the
+    tree, the rule not written, or written into the grid model."""
+    import pandas as pd
+
+    import dphist.selection.train as T
+    from dphist.experiments.config import SweepConfig
+    config = SweepConfig.from_toml(TRAINING_CONFIG)
+    labels = list(T.candidates(config, "prefix"))
+    index = pd.MultiIndex.from_tuples([(d, n, s, e) for d in "abcd" for n in (256, 4096) for s in (10**3, 10**6)
+                                       for e in (0.01, 0.1, 1.0)], names=["dataset", "domain", "scale", "epsilon"])
+    rng = np.random.default_rng(8)
+    eps = index.get_level_values("epsilon").to_numpy()
+    errors = (1 + rng.random((len(index), len(labels)))) / eps[:, None]
+    big = (index.get_level_values("domain") == 4096) & (eps == 1.0)
+    errors[big, labels.index("Hb")] = errors[big].min(axis=1) * 0.95        # Hb best there: a rule
+    table = pd.DataFrame(errors, index=index, columns=labels)
+    rows = {}
+
+    def features(ix, config, share, draws, seed):           # informative rows: the tree can learn something
+        setting = np.repeat(np.arange(len(ix)), draws)
+        X = np.random.default_rng(seed).random((setting.size, len(FEATURE_NAMES)))
+        X[:, 0] = np.asarray(errors).argmin(axis=1)[setting]
+        rows["X"], rows["S"] = X, setting
+        return X, setting
+    monkeypatch.setattr(T, "cell_features", features)
+    entry = T.train_models({"prefix": table}, config, draws=2, min_leaf=3)["workloads"]["prefix"]
+    tree = RegretTree.from_dict(entry["tree"])
+    chosen = tree.predict(rows["X"])
+    at = T.errors_at(table, 0.9).to_numpy()
+    written = {(c["domain"], c["epsilon"]): c for c in entry["skip"]["cells"]}
+    assert set(written) == {(n, e) for n in (256, 4096) for e in (0.01, 0.1, 1.0)}
+    for (n, e), cell in written.items():
+        here = (index.get_level_values("domain") == n) & (eps == e)
+        full = (errors[here] / errors[here].min(axis=1, keepdims=True)).mean(axis=0)
+        mine = here[rows["S"]]
+        tree_regret = np.mean(at[rows["S"][mine], chosen[mine]] / errors[rows["S"][mine]].min(axis=1))
+        assert cell["tree_regret"] == pytest.approx(tree_regret, abs=1e-6)
+        assert cell["regret"] == pytest.approx(full, abs=1e-6)
+        assert cell["label"] == (labels[int(np.argmin(full))] if full.min() < tree_regret else None)
+    assert written[(4096, 1.0)]["label"] == "Hb" and None in [c["label"] for c in written.values()]
+    assert "skip" not in T.train_models({"prefix": table}, config, draws=2, skip=False)["workloads"]["prefix"]
+    assert T.SKIP_RULE == {1: True, 2: False}
+    packaged = json.loads(DEFAULT_MODEL.read_text())
+    assert packaged["training"]["skip_rule"] == T.SKIP_RULE_TEXT
+    for wl, entry in packaged["workloads"].items():
+        cells = entry["skip"]["cells"]
+        assert {(c["domain"], c["epsilon"]) for c in cells} == {(n, e) for n in config.domains for e in config.epsilons}
+        for c in cells:
+            best = int(np.argmin(c["regret"]))
+            assert c["label"] == (entry["tree"]["labels"][best] if c["regret"][best] < c["tree_regret"] else None)
+    assert packaged["workloads"]["prefix"]["skip"]["cells"][-1]["label"] == "Hb"       # 4,096 bins, epsilon 1
+    from dphist.selection.auto import DEFAULT_MODEL_2D
+    grid = json.loads(DEFAULT_MODEL_2D.read_text())
+    assert grid["training"]["skip_rule"] == "none" and not any("skip" in e for e in grid["workloads"].values())
