@@ -312,25 +312,31 @@ def nested_label_regret(sim, label_tables, label_fn=None, seeds=(2017, 99), shar
 
 #: where ``--skip`` writes its table (read by notebooks/selection.ipynb)
 SKIP_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip.csv"
+#: ``--skip --dims 2``: the same nested comparison on the grid model's folds
+SKIP_2D_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip-2d.csv"
 #: the held-out regret table with the rule (``--skip``)
 SKIP_HELD_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip-heldout.csv"
 
 
-def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv=ORACLE_CSV):
+def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv=ORACLE_CSV, dims: int = 1):
     """A rule on public inputs only, measured like :func:`nested_label_regret` (the same nested folds, the
     packaged labels and tree size, scored against the 16-trial errors): per public cell (domain size,
     epsilon) of the training rows, the candidate of least mean regret at the *full* epsilon (no features
     measured, nothing of epsilon spent on them) is run instead of the tree wherever its training regret is
     below the tree's own (in-sample) training regret on those rows.  Returns a frame: workload, outer
-    fold, seed, the tree's regret, the rule's, and the public cells it skips (``eps:preset``)."""
+    fold, seed, the tree's regret, the rule's, and the public cells it skips (``eps:preset``).
+    ``dims=2``: the grid model's folds and tree size, scored against the 2-D sweep's own three-trial means
+    (no 16-trial run on grids), at 64 x 64 cells."""
     import pandas as pd
     from dataclasses import replace
 
     from dphist.selection.regret_tree import fit
-    from dphist.selection.train import cell_features, errors_at, regret_matrix
-    truth = sixteen_trial_tables(sim.tables, oracle_csv)
+    from dphist.selection.train import MAX_DEPTH, MAX_DEPTH_2D, MIN_LEAF, MIN_LEAF_2D, cell_features, errors_at, regret_matrix
+    if dims == 1:
+        truth, wide, size = sixteen_trial_tables(sim.tables, oracle_csv), replace(sim.config, trials=16), (MAX_DEPTH, MIN_LEAF)
+    else:
+        truth, wide, size = sim.tables, sim.config, (MAX_DEPTH_2D, MIN_LEAF_2D)
     real = sorted({d for fold in sim.folds for d in fold})
-    wide = replace(sim.config, trials=16)
     rows = []
     for r in range(repeats):
         seeds = (2017 + r, 99 + r)
@@ -348,7 +354,8 @@ def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv
                     X, S = _cached(sim, ("train", tuple(train.index), share, draws, seeds[0] + 1000 * k + 100 * j),
                                    lambda: cell_features(list(train.index), sim.config, share, draws,
                                                          seeds[0] + 1000 * k + 100 * j))
-                    tree = fit(X, R[S], list(train.columns), [f"f{i}" for i in range(X.shape[1])])
+                    tree = fit(X, R[S], list(train.columns), [f"f{i}" for i in range(X.shape[1])], max_depth=size[0],
+                               min_leaf=size[1])
                     in_sample = R[S, tree.predict(X)]
                     cells = {}
                     public = list(zip(train.index.get_level_values("domain"), train.index.get_level_values("epsilon")))
@@ -357,7 +364,8 @@ def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv
                         c = int(np.argmin(R_full[m].mean(axis=0)))
                         if R_full[m, c].mean() < in_sample[m[S]].mean():
                             cells[cell] = c
-                    ev = full[full.index.get_level_values("dataset").isin(inner[j::3])].index
+                    ev = full[full.index.get_level_values("dataset").isin(inner[j::3])
+                              & (full.index.get_level_values("domain") == DOMAIN)].index
                     Xe, Se = _cached(sim, ("eval", tuple(ev), share, seeds[1] + 1000 * k + 100 * j),
                                      lambda: cell_features(list(ev), wide, share, 1, seeds[1] + 1000 * k + 100 * j))
                     chosen = tree.predict(Xe)
@@ -529,6 +537,13 @@ def main(argv=None) -> int:
     config = training_config(args.data_dir or dpbench_dir(), args.results, dims=args.dims)
     tables = error_table(Path(args.results) / "results.csv", config)
     sim = Simulation(tables, config, folds(config))
+    if args.skip and args.dims == 2:
+        frame = public_skip_comparison(sim, dims=2)
+        frame.to_csv(SKIP_2D_CSV, index=False, float_format="%.6g")
+        print(frame.groupby("workload")[["tree", "rule"]].mean().round(3).to_string())
+        print(frame.assign(d=frame.rule - frame.tree).groupby(["workload", "seed"])["d"].mean()
+              .groupby("workload").agg(["mean", "std"]).round(3).to_string())
+        return 0
     if args.skip:
         frame = public_skip_comparison(sim)
         frame.to_csv(SKIP_CSV, index=False, float_format="%.6g")

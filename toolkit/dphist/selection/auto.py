@@ -28,8 +28,9 @@ blocks of the grid, :func:`dphist.selection.features.grid_statistics`) and the 2
 (``auto-2d.json``: trees over the ten presets of DPBench's 2-D sweep, the linearised AHP-2D and DAWA-2D included, trained on
 the DPBench 2-D sources; the workload names the rectangles of that name, :func:`dphist.workloads.make_rectangles`).
 
-A model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, the number of
-axes it serves (``dims``), the format version and the training configuration.  A leaf whose preset is not installed (its plugin is
+A model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, its skip rule
+(per domain size or cell count and epsilon of the training sweep, with every candidate's and the tree's
+training regret), the number of axes it serves (``dims``), the format version and the training configuration.  A leaf whose preset is not installed (its plugin is
 missing) falls back to the installed candidate of least training regret in that leaf, with a note.
 """
 from __future__ import annotations
@@ -337,8 +338,9 @@ class AutoPipeline(Pipeline):
         regret = cell["regret"][labels.index(label)]
         rule = {"domain": cell["domain"], "epsilon": cell["epsilon"], "settings": cell["settings"],
                 "regret": regret, "tree_regret": cell["tree_regret"]}
-        path = [f"public rule: {n:,} bins and epsilon {epsilon:.4g} fall in the training cell of "
-                f"{cell['domain']:,} bins and epsilon {cell['epsilon']:g}, where {label} run with the whole "
+        unit = "bins" if dims == 1 else "cells"
+        path = [f"public rule: {n:,} {unit} and epsilon {epsilon:.4g} fall in the training cell of "
+                f"{cell['domain']:,} {unit} and epsilon {cell['epsilon']:g}, where {label} run with the whole "
                 f"epsilon had mean training regret {regret:.3f} against the tree's {cell['tree_regret']:.3f} "
                 f"(its choices run with {1 - self.share:g} of epsilon) over {cell['settings']} training "
                 "settings; no features measured"]

@@ -26,8 +26,9 @@
 2-D sources at 32 x 32 and 64 x 64 cells, the ten presets of ``benchmarks/dpbench-2d.toml`` scored on the three rectangle workloads), the
 grid statistics as features (:func:`~dphist.selection.features.grid_statistics`), every one of them a
 candidate (AHP-2D and DAWA-2D, linearised, run on ``auto``'s kernel reordered along their curve),
-written to ``auto-2d.json``.  The grid model has no skip rule (:data:`SKIP_RULE`): trained and scored
-like the 1-D one on the 2-D folds it showed no gain (``benchmarks/notes/selection.md``).
+written to ``auto-2d.json``, with its own skip rule (over 1,024 and 4,096 cells; the nested comparison on
+the 2-D training folds, ``benchmarks/selector_variants.py --dims 2 --skip``, found it lower on prefix and
+random rectangles, ``benchmarks/notes/selection.md``).
 
 It needs the DPBench sources (``--data-dir``: ``<shared>/datasets/peer-dpbench/1D``, which ``make
 selector`` passes) and reads no
@@ -68,7 +69,7 @@ SKIP_RULE_TEXT = ("per (domain, epsilon) of the sweep: the candidate of least me
                   "to the cell nearest in log domain and log epsilon (split at geometric midpoints), none outside "
                   "the trained ranges of either")
 #: whether the model of ``dims`` axes carries the public skip rule (:func:`skip_cells`)
-SKIP_RULE = {1: True, 2: False}
+SKIP_RULE = {1: True, 2: True}
 
 
 def config_path(dims: int = 1) -> Path:
