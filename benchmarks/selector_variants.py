@@ -32,7 +32,9 @@ only, by a nested simulation scored against the 16-trial errors of ``benchmarks/
 the sweep rerun with more trials (``NAME=DIR``), 16-trial means where they exist; ``--labels --sizes``: the
 tree's size and exchangeable settings averaged.  Writes ``notebooks/data/selection-labels.csv`` (or
 ``selection-sizes.csv``).  ``--skip`` (:func:`public_skip_comparison`): a rule on public inputs that runs a
-preset with the full epsilon, measuring no features, where training says it beats the tree.
+preset with the full epsilon, measuring no features, where training says it beats the tree (the rule
+:func:`dphist.selection.train.skip_cells` packages); ``--skip --dims 2``: the same on the grid model's folds,
+scored against the 2-D sweep's three-trial means (``selection-skip-2d.csv``).
 Not a speed benchmark.
 """
 from __future__ import annotations
