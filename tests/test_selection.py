@@ -487,7 +487,7 @@ def test_statistics_are_exact_on_both_routes(monkeypatch):
     from dphist.selection import _statistics_jit as jit
     from dphist.selection import features
     from dphist.selection.features import _vector, grid_statistics
-    for name in ("coarse_sums", "line_sums", "grid_sums"):
+    for name in ("coarse_sums", "coarse_parts", "line_sums", "grid_sums"):
         monkeypatch.setattr(jit, name, getattr(jit, name).py_func)
     source = SimpleNamespace(line_statistics=jit.line_statistics.py_func, grid_statistics=jit.grid_statistics.py_func)
     cases = [(x, shape, _exact_statistics(x, shape)) for x, shape in _exactness_inputs()]

@@ -117,27 +117,54 @@ def grid_sums(g, q):
 
 
 @njit(cache=True, nogil=True)
+def coarse_parts(sums, rows, cols, q, r, n):
+    """``(cv, cb)`` with ``C = sum_j |X_j - s_j T / n| = (n cv + cb) / n`` over the coarse blocks (sums
+    ``X_j``, ``s_j`` cells) for ``T = q n + r``: with ``s_j r = a_j n + b_j`` (``0 <= b_j < n``) and ``v_j =
+    X_j - s_j q - a_j`` the term is ``v_j - b_j / n`` when ``v_j >= 1``, else ``b_j / n - v_j`` (every product
+    below ``2**62`` for ``n < 2**31``)."""
+    cv = np.int64(0)
+    cb = np.int64(0)
+    for a in range(rows.size - 1):
+        for b in range(cols.size - 1):
+            cells = (rows[a + 1] - rows[a]) * (cols[b + 1] - cols[b])
+            share = cells * r
+            whole = share // n
+            v = sums[a, b] - cells * q - whole
+            if v >= 1:
+                cv += v
+                cb -= share - whole * n
+            else:
+                cv -= v
+                cb += share - whole * n
+    return cv, cb
+
+
+@njit(cache=True, nogil=True)
 def line_statistics(g, rows, cols):
     """A vector's integers in one call (``g`` its one-row view, ``rows`` = ``[0, 1]``, ``cols`` the coarse
-    cuts): ``(coarse sums, T, ad, gd, aw, rw, at, rt)``, :func:`line_sums` with ``q = T // n`` (all 0 past
-    the sums when ``T = 0``)."""
+    cuts): ``(T, cv, cb, ad, gd, aw, rw, at, rt)``, :func:`coarse_parts` and :func:`line_sums` with ``q = T
+    // n`` (all 0 past ``T`` when ``T = 0``)."""
     sums = coarse_sums(g, rows, cols)
     total = sums.sum()
+    z = np.int64(0)
     if total == 0:
-        z = np.int64(0)
-        return sums, total, z, z, z, z, z, z
-    ad, gd, aw, rw, at, rt = line_sums(g[0], total // g.size)
-    return sums, total, ad, gd, aw, rw, at, rt
+        return total, z, z, z, z, z, z, z, z
+    n = g.size
+    cv, cb = coarse_parts(sums, rows, cols, total // n, total % n, n)
+    ad, gd, aw, rw, at, rt = line_sums(g[0], total // n)
+    return total, cv, cb, ad, gd, aw, rw, at, rt
 
 
 @njit(cache=True, nogil=True)
 def grid_statistics(g, rows, cols):
-    """A grid's integers in one call: ``(coarse sums, T, ad, gd, aw, rw4)``, :func:`grid_sums` with
-    ``q = T // n`` (all 0 past the sums when ``T = 0``)."""
+    """A grid's integers in one call: ``(T, cv, cb, ad, gd, aw, rw4)``, :func:`coarse_parts` and
+    :func:`grid_sums` with ``q = T // n`` (all 0 past ``T`` when ``T = 0``)."""
     sums = coarse_sums(g, rows, cols)
     total = sums.sum()
+    z = np.int64(0)
     if total == 0:
-        z = np.int64(0)
-        return sums, total, z, z, z, z
-    ad, gd, aw, rw = grid_sums(g, total // g.size)
-    return sums, total, ad, gd, aw, rw
+        return total, z, z, z, z, z, z
+    n = g.size
+    cv, cb = coarse_parts(sums, rows, cols, total // n, total % n, n)
+    ad, gd, aw, rw = grid_sums(g, total // n)
+    return total, cv, cb, ad, gd, aw, rw

@@ -184,7 +184,7 @@ def _compiled(n: int, first: bool):
     towards ``COMPILED_AFTER`` (numba's start, 0.5-2 s once a process, saves about 0.2 ms a run at 2^16
     bins; ``benchmarks/notes/selection.md``)."""
     global _large_measurements, _jit
-    if n < COMPILED_MIN:
+    if not COMPILED_MIN <= n < 1 << 31:
         return None
     if _jit is None:
         if not _numba_started():
@@ -279,20 +279,21 @@ def _exact_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
         jit = _compiled(n, False) if compiled else None
         if jit is None:
             ad, gd, num, den = _numpy_parts(g, total, grid, k, fr, fc)
+            c = sum(abs(n * b - total * s) for b, s in zip(coarse.ravel().tolist(), sizes))
     if jit is not None:
-        coarse, total, *parts = (jit.grid_statistics if grid else jit.line_statistics)(g, cr, cc)
+        # Python integers from here: no int64 overflow in the products below
+        total, cv, cb, ad, gd, aw, rw, *last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(
+            g, cr, cc))
         if total == 0:
             return np.zeros(4)
-        total, ad, gd, aw, rw, *last = map(int, (total, *parts))     # Python integers: no int64 overflow below
+        c = n * cv + cb
         tail = n % 4
         if grid or tail == 0:
             num, den = 4 * aw + rw, 4
         else:
             num, den = (4 * aw + rw) * tail + (tail * last[0] + last[1]) * 4, 4 * tail
-    r = total % n
-    d = (n * ad + r * (n - 2 * gd)) / n
-    c = sum(abs(n * b - total * s) for b, s in zip(coarse.ravel().tolist(), sizes)) / n
-    return np.array([float(total), d, c, num / den])
+    d = (n * ad + total % n * (n - 2 * gd)) / n
+    return np.array([float(total), d, c / n, num / den])
 
 
 def _float_vector(x: np.ndarray, layout) -> np.ndarray:
