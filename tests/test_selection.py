@@ -506,26 +506,21 @@ def test_statistics_are_exact_on_both_routes(monkeypatch):
     assert _vector(x, checked=True)[2] == float(sum(abs(b - Fraction(sum(sums), 16)) for b in sums))
 
 
-def test_compiled_pass_only_for_large_domains_from_the_second_measurement(monkeypatch):
-    """The compiled pass serves domains of 2^14 bins or more: at once when numba's compiler has started
-    in the process, else from the second measurement of such a domain on (the probe, asked before the
-    counts are read, does not count), never smaller domains.  Kills: numba started by a single run
-    (compiled from the first measurement, or the probe counted as one), small domains compiled, a
-    started compiler ignored."""
+def test_compiled_pass_once_the_numpy_route_has_paid_for_it(monkeypatch):
+    """The compiled pass serves domains of 2^14 bins or more once the process has measured COMPILED_BINS
+    bins of such domains by the numpy route (the probe, asked before the counts are read, does not count),
+    never smaller domains.  Kills: numba's compiler started by a single run (compiled from the first
+    measurement, or the probe counted as one), small domains counted or compiled."""
     from dphist.selection import _statistics_jit, features
-    monkeypatch.setattr(features, "_jit", None)
-    monkeypatch.setattr(features, "_large_measurements", 0)
-    monkeypatch.setattr(features, "_numba_started", lambda: False)
     big = features.COMPILED_MIN
-    assert features._compiled(big - 1, False) is None and features._compiled(big - 1, False) is None
-    assert features._compiled(big, True) is None and features._compiled(big, True) is None
-    assert features._compiled(big, False) is None                       # the first measurement
-    assert features._compiled(big, False) is _statistics_jit            # the second
-    assert features._compiled(big - 1, False) is None
     monkeypatch.setattr(features, "_jit", None)
-    monkeypatch.setattr(features, "_large_measurements", 0)
-    monkeypatch.setattr(features, "_numba_started", lambda: True)
-    assert features._compiled(big, True) is _statistics_jit
+    monkeypatch.setattr(features, "_numpy_bins", 0)
+    monkeypatch.setattr(features, "COMPILED_BINS", 3 * big)
+    assert features._compiled(big - 1, False) is None and features._compiled(big, True) is None
+    assert [features._compiled(big, False) for _ in range(3)] == [None] * 3     # 3 big measurements: 3 * big
+    assert features._compiled(big, True) is None and features._compiled(big - 1, False) is None
+    assert features._compiled(big, False) is _statistics_jit
+    assert features._compiled(big, True) is _statistics_jit and features._compiled(big - 1, False) is None
 
 
 def test_probe_histogram_is_recognised_without_a_pass(monkeypatch):

@@ -35,11 +35,11 @@ computed from exact integers (:func:`_exact_vector`): with ``T = q n + r`` (``0 
 ``q`` is above the mean and any other at or below it, so ``D = sum |x_i - q| + r (#{x_i <= q} - #{x_i >
 q}) / n``, ``W`` likewise per fine block with the block's own quotient, ``C = sum_j |n X_j - T s_j| / n``;
 each is the float nearest its exact value (one correctly rounded division of Python integers).  The
-integers come from one compiled pass over the counts after their coarse block sums
-(:mod:`._statistics_jit`, numba: once numba is imported, or from a process's second measurement on
-``COMPILED_MIN`` = 2^14 bins or more, so that a single run never pays for importing numba) or from int64
-numpy passes (the same integers); the kernel's public probe histogram is recognised without a pass.  The
-selector's overhead: one kernel call, no float copy of the counts.
+integers come from one compiled call over the counts (their coarse block sums, then one pass;
+:mod:`._statistics_jit`, numba: once a process has measured 2^27 bins of domains of 2^14 bins or more, when
+the time saved has paid for starting numba's compiler, :func:`_compiled`) or from int64 numpy passes (the
+same integers); the kernel's public probe histogram is recognised without a pass.  The selector's overhead:
+one kernel call, no float copy of the counts.
 
 Normalising by the true total first would make the sensitivities depend on the data (``D / T``
 changes by up to ``~2/T``, unbounded at small ``T``); dividing by the *noisy* total afterwards is
@@ -161,38 +161,31 @@ def _layout(n: int, shape, k: int, coarse: int, fine_side: int, coarse_side: int
     return (grid, shape, *[_frozen(b) for b in fine + cuts], sizes)
 
 
-#: the compiled passes serve domains of at least ``COMPILED_MIN`` bins: at once when numba's compiler is
-#: running in the process already, else from its ``COMPILED_AFTER``-th measurement of that size on (a single
-#: ``dphist run`` never starts numba's compiler for them)
-COMPILED_MIN, COMPILED_AFTER = 1 << 14, 2
-_large_measurements = 0
+#: the compiled passes serve domains of at least ``COMPILED_MIN`` bins once the process has measured
+#: ``COMPILED_BINS`` bins of such domains by the numpy route (about the numba start's cost in what the
+#: numpy route loses on them: ski rental, never more than twice the better choice made in hindsight)
+COMPILED_MIN, COMPILED_BINS = 1 << 14, 1 << 27
+_numpy_bins = 0
 _jit = None     # the compiled passes' module, once imported
-
-
-def _numba_started() -> bool:
-    """Has this process started numba's compiler (called a compiled function)?  Importing numba is not
-    enough to say so: the first call (or cache load) of a compiled function costs about 0.5 s more."""
-    registry = sys.modules.get("numba.core.registry")
-    target = getattr(registry, "cpu_target", None)
-    return "_toplevel_target_context" in getattr(target, "__dict__", ())
 
 
 def _compiled(n: int, first: bool):
     """The compiled passes (:mod:`._statistics_jit`, numba) for ``n`` bins, or None for the numpy route
-    (the same integers).  ``first``: asked before the counts are read (the kernel's probe histogram is not
-    counted), only the compiler's state decides; after, a measurement on ``n >= COMPILED_MIN`` bins counts
-    towards ``COMPILED_AFTER`` (numba's start, 0.5-2 s once a process, saves about 0.2 ms a run at 2^16
-    bins; ``benchmarks/notes/selection.md``)."""
-    global _large_measurements, _jit
+    (the same integers).  ``first``: asked before the counts are read (the kernel's probe histogram does
+    not count); after, a measurement of ``n >= COMPILED_MIN`` bins by the numpy route counts towards
+    ``COMPILED_BINS``.  The first compiled call of a process costs about 0.5 s (numba's compiler started
+    and the cache loaded; seconds into an empty cache), the numpy route about 2.5 ns a bin more than the
+    compiled pass (``benchmarks/notes/selection.md``): 2^27 bins (2,048 runs at 2^16 bins, 128 at 2^20)
+    before the switch pays for it."""
+    global _numpy_bins, _jit
     if not COMPILED_MIN <= n < 1 << 31:
         return None
     if _jit is None:
-        if not _numba_started():
-            if first:
-                return None
-            _large_measurements += 1
-            if _large_measurements < COMPILED_AFTER:
-                return None
+        if first:
+            return None
+        if _numpy_bins < COMPILED_BINS:
+            _numpy_bins += n
+            return None
         from . import _statistics_jit
         _jit = _statistics_jit
     return _jit
