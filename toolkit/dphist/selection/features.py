@@ -146,19 +146,24 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 def _layout(n: int, shape, k: int, coarse: int, fine_side: int, coarse_side: int) -> tuple:
     """The blocks of a vector of ``n`` bins (``shape`` None: a grid of one row, fine blocks of ``k`` bins,
     ``coarse`` coarse blocks) or of a grid of ``shape`` (fine blocks of ``fine_side`` cells a side,
-    ``coarse_side`` coarse blocks an axis): ``(grid shape, fine row bounds, fine column bounds, coarse row
-    bounds, coarse column bounds, the coarse blocks' cell counts as Python ints)`` after whether it is a
-    grid, per domain (public)."""
+    ``coarse_side`` coarse blocks an axis): ``(grid shape, fine row bounds, fine column bounds (None for a
+    vector), coarse row bounds, coarse column bounds, the coarse blocks' cell counts as Python ints)`` after
+    whether it is a grid, per domain (public)."""
     grid = shape is not None
-    if not grid:
-        fine = [np.array([0, 1]), np.append(np.arange(0, n, max(1, min(k, n))), n)]
+    if not grid:        # a vector's fine bounds (n/k of them) are made only where needed: _fine_bounds
+        fine = [np.array([0, 1]), None]
         cuts = [np.array([0, 1]), _bounds(n, max(1, min(coarse, n)))]
         shape = (1, n)
     else:
         fine = [np.append(np.arange(0, s, fine_side), s) for s in shape]
         cuts = [_bounds(s, min(coarse_side, s)) for s in shape]
     sizes = np.outer(np.diff(cuts[0]), np.diff(cuts[1])).ravel().tolist()
-    return (grid, shape, *[_frozen(b) for b in fine + cuts], sizes)
+    return (grid, shape, *[None if b is None else _frozen(b) for b in fine + cuts], sizes)
+
+
+def _fine_bounds(fc, n: int, k: int) -> np.ndarray:
+    """The fine blocks' column bounds: ``fc`` of a grid's layout, else runs of ``k`` of the ``n`` bins."""
+    return fc if fc is not None else np.append(np.arange(0, n, max(1, min(k, n))), n)
 
 
 #: the compiled passes serve domains of at least ``COMPILED_MIN`` bins once the process has measured
@@ -211,7 +216,7 @@ def _numpy_parts(g: np.ndarray, total: int, grid: bool, k: int, fr, fc) -> tuple
         t = len(tail)
         head = sum(tail)
         return ad, gd, w4 * t + 4 * sum(abs(t * v - head) for v in tail), 4 * t
-    return _exact_parts(g, q, fr, fc)
+    return _exact_parts(g, q, fr, _fine_bounds(fc, n, k))
 
 
 def _exact_parts(g: np.ndarray, q: int, fr, fc) -> tuple[int, int, int, int]:
@@ -289,10 +294,11 @@ def _exact_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
     return np.array([float(total), d, c / n, num / den])
 
 
-def _float_vector(x: np.ndarray, layout) -> np.ndarray:
+def _float_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
     """``(T, D, C, W)`` from the definitions in floating point (counts that are not non-negative integers
     below the kernel's cap: the public helpers' other inputs)."""
     _, shape, fr, fc, cr, cc, sizes = layout
+    fc = _fine_bounds(fc, x.size, k)
     g = np.array(x, dtype=float).reshape(shape)
     n, total = g.size, g.sum()
     d = np.abs(g - total / n).sum()
@@ -326,7 +332,7 @@ def _vector(counts, shape=None, *, k: int | None = None, coarse: int | None = No
                 and not counts.flags.writeable:
             _zero_counts = weakref.ref(counts)
         return out
-    return _float_vector(x, layout)
+    return _float_vector(x, layout, k)
 
 
 #: the last read-only counts owning their memory that :func:`_vector` found all zero with ``checked``: the
