@@ -421,8 +421,9 @@ class ShapeStatistics(VettedMechanism):
         return 4
 
     def run(self, counts, epsilon, noise, **arguments):
-        y = noise.laplace_mechanism(_vector(counts, self.shape, checked=True) / self.scale, 1.0, epsilon)
-        return np.asarray(y, dtype=float) * self.scale
+        v = _vector(counts, self.shape, checked=True)       # a new vector: scaled in place
+        y = noise.laplace_mechanism(np.divide(v, self.scale, out=v), 1.0, epsilon)
+        return np.multiply(y, self.scale, dtype=float)
 
 
 @lru_cache(maxsize=8)
