@@ -66,32 +66,23 @@ class _Layout:
             self.per_block = None
             return
         blocks_per_axis = [e.size - 1 for e in edges]
-        index = np.unravel_index(np.arange(steps.shape[0]), blocks_per_axis)      # each block's coordinates
-        lo = [edges[a][index[a]] for a in range(d)]
-        ext = [extents[a][index[a]] for a in range(d)]
+        coords = np.unravel_index(np.arange(steps.shape[0]), blocks_per_axis)     # each block's coordinates
+        lo = [edges[a][coords[a]] for a in range(d)]
         step = [steps[:, a] for a in range(d)]
-        across = [-(-ext[a] // step[a]) for a in range(d)]                       # sub-blocks per axis
+        across = [-(-extents[a][coords[a]] // step[a]) for a in range(d)]     # sub-blocks per axis, per block
         per_block = across[0]
         for a in range(1, d):
             per_block = per_block * across[a]
         first = np.cumsum(per_block) - per_block
         self.per_block = per_block
-        # every group's extent: its block, its position inside the block (row-major), cut by the border
-        block = np.repeat(np.arange(per_block.size, dtype=np.int64), per_block)
-        rank = np.arange(block.size, dtype=np.int64) - first[block]
-        sizes = None
-        for a in reversed(range(d)):
-            rank, local = np.divmod(rank, across[a][block])
-            s = step[a][block]
-            extent = np.minimum(s, ext[a][block] - local * s)
-            sizes = extent if sizes is None else sizes * extent
-        self.sizes = sizes
-        # refined cuts: the union of every sub-block's first coordinate along each axis
+        # refined cuts: the union of every sub-block's first coordinate along each axis (a mask per axis)
         cuts = []
         for a in range(d):
             owner = np.repeat(np.arange(per_block.size, dtype=np.int64), across[a])
             k = np.arange(owner.size, dtype=np.int64) - (np.cumsum(across[a]) - across[a])[owner]
-            cuts.append(np.unique(lo[a][owner] + k * step[a][owner]))
+            mask = np.zeros(shape[a], dtype=bool)
+            mask[lo[a][owner] + k * step[a][owner]] = True
+            cuts.append(np.flatnonzero(mask))
         self.cuts = cuts
         self.widths = [np.append(c[1:], n) - c for c, n in zip(cuts, shape)]
         # every refined cell's group: its block, its sub-block's coordinates inside the block (row-major)
@@ -104,6 +95,12 @@ class _Layout:
             local = offset // step[a][block_of]
             label = local if a == 0 else label * across[a][block_of] + local
         self.labels = (first[block_of] + label).reshape(-1)
+        # every group's size: the cells of its refined cells (float sums of integers far below 2**53: exact)
+        area = self.widths[0].astype(float)
+        for w in self.widths[1:]:
+            area = np.multiply.outer(area, w)
+        self.sizes = np.bincount(self.labels, weights=area.reshape(-1), minlength=int(first[-1] + per_block[-1]))
+        self.sizes = self.sizes.astype(np.int64)
 
 
 class BlockPartition(Partition):
@@ -148,9 +145,20 @@ class BlockPartition(Partition):
         sides = [int(side)] * len(shape) if np.ndim(side) == 0 else [int(s) for s in side]
         if min(shape + tuple(sides), default=0) < 1:
             raise InvalidParameter(f"regular blocks need a shape and sides of positive lengths, got {shape}, {side}")
-        edges = [np.append(np.arange(0, n, s, dtype=np.int64), n) for n, s in zip(shape, sides)]
-        out = cls(shape, edges, validate=False)
-        object.__setattr__(out, "_valid", True)      # valid by construction
+        edges = []
+        for n, s in zip(shape, sides):
+            e = np.arange(0, n + s, s, dtype=np.int64)     # 0, s, 2s, ... past n; the last edge is n
+            e[-1] = n
+            edges.append(e)
+        return cls._made(shape, tuple(edges), None)    # valid by construction
+
+    @classmethod
+    def _made(cls, shape: tuple, edges: tuple, steps) -> "BlockPartition":
+        """A partition of arrays already int64 and checked (the constructors above, the kernel's copy)."""
+        out = object.__new__(cls)
+        for name, value in (("shape", shape), ("edges", edges), ("steps", steps), ("_layout", None),
+                            ("_valid", True)):
+            object.__setattr__(out, name, value)
         return out
 
     def nested(self, steps) -> "BlockPartition":
@@ -298,7 +306,9 @@ def checked_block_partition(partition, shape) -> BlockPartition:
         raise InvalidParameter("a block partition's shape, edges and steps must be integers") from None
     if (math.prod(own) != shape) if isinstance(shape, int) else (own != tuple(shape)):
         raise InvalidParameter(f"the block partition is over a grid of shape {own}, the histogram's is {tuple(shape)}")
-    return BlockPartition(own, edges, steps)
+    checked = BlockPartition._made(own, edges, steps)
+    object.__setattr__(checked, "_valid", False)
+    return checked.validate()
 
 
 def _grouped_sums(labels: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
@@ -336,36 +346,39 @@ def _sum_runs(a: np.ndarray, starts: np.ndarray, heights: np.ndarray) -> np.ndar
     return out
 
 
-#: up to this many cells numpy's ``reduceat`` along a leading axis is as fast as :func:`_sum_runs`'s vector adds
+#: up to this many cells ``reduceat`` along every axis (the last first) is the fastest reduction measured
 _SMALL_REDUCE = 1 << 14
 
 
 def _reduce_axis(grid: np.ndarray, axis: int, cuts: np.ndarray, widths: np.ndarray) -> np.ndarray:
     """``np.add.reduceat(grid, cuts, axis=axis)``, exact, by the faster route measured (1 core, 128^2 to
-    1024^2): along the last axis ``reduceat`` for runs of 4 cells or more on average, else the axis moved to
-    the front (one copy of the grid as reduced so far) and :func:`_sum_runs`; along another axis
-    ``reduceat`` on small grids (:data:`_SMALL_REDUCE`), :func:`_sum_runs` beyond."""
-    if cuts.size == grid.shape[axis]:             # cut at every cell: nothing to add
+    1024^2): along the first axis :func:`_sum_runs`; along another ``reduceat`` for runs of 4 cells or more
+    on average, else the axis moved to the front (one copy of the grid as reduced so far) and
+    :func:`_sum_runs`.  An axis cut at every cell is left as it is."""
+    if cuts.size == grid.shape[axis]:
         return grid
-    if axis == grid.ndim - 1:
-        if grid.shape[axis] >= 4 * cuts.size:
-            return np.add.reduceat(grid, cuts, axis=axis)
-        front = np.ascontiguousarray(np.moveaxis(grid, axis, 0))
-        return np.moveaxis(_sum_runs(front, cuts, widths), 0, axis)
-    if grid.size <= _SMALL_REDUCE:
+    if axis == 0:
+        return _sum_runs(grid, cuts, widths)
+    if grid.shape[axis] >= 4 * cuts.size:
         return np.add.reduceat(grid, cuts, axis=axis)
-    return np.moveaxis(_sum_runs(np.moveaxis(grid, axis, 0), cuts, widths), 0, axis)
+    front = np.ascontiguousarray(np.moveaxis(grid, axis, 0))
+    return np.moveaxis(_sum_runs(front, cuts, widths), 0, axis)
 
 
 def block_sums(counts: np.ndarray, partition: BlockPartition) -> np.ndarray:
     """Every group's sum of ``counts`` (a grid's cells, flattened row-major; non-negative int64 below the
     kernel's cap), exact, in group order: ``add.reduceat`` along every axis (the last first) at the refined
-    cuts (:func:`_reduce_axis`), then the refined cells summed by group when the groups are unions of them.  Called by the kernel
+    cuts (small grids: ``reduceat``; larger: :func:`_reduce_axis`, the first axis first), then the refined cells summed by group when the groups are unions of them.  Called by the kernel
     on its own counts and its checked copy of the partition (:func:`checked_block_partition`)."""
     lay = partition.layout()
     grid = counts.reshape(partition.shape)
-    for a in reversed(range(grid.ndim)):
-        grid = _reduce_axis(grid, a, lay.cuts[a], lay.widths[a])
+    if grid.size <= _SMALL_REDUCE:                 # small grids: reduceat along every axis, the last first
+        for a in reversed(range(grid.ndim)):
+            if lay.cuts[a].size != grid.shape[a]:
+                grid = np.add.reduceat(grid, lay.cuts[a], axis=a)
+    else:                                         # the first axis by whole rows, then the others
+        for a in range(grid.ndim):
+            grid = _reduce_axis(grid, a, lay.cuts[a], lay.widths[a])
     if lay.labels is None:
         return np.ascontiguousarray(grid).reshape(-1)
     return _grouped_sums(lay.labels, grid.reshape(-1), lay.sizes.size)

@@ -195,7 +195,7 @@ class AdaptiveGrid(Partitioner):
         side2, sizes = self.second_level_sides(shape, side1, self.second_level(noisy1, ctx.eps_f))
         ctx.notes[NOTES_KEY] = {"total": total, "m1": m1, "cell_side": side1, "level1": noisy1,
                                 "eps1": eps1, "sub_blocks": sizes}
-        return nested_block_partition(shape, side1, side2)
+        return level1.nested(side2)     # nested_block_partition(shape, side1, side2), level 1 not rebuilt
 
     @staticmethod
     def second_level_sides(shape, side1: int, m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
