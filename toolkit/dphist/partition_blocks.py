@@ -18,15 +18,16 @@ permutation) is built only when something reads it (stable sort of the cells' gr
   0 to each length, steps positive integers, one row per block: disjoint and covering by construction,
   O(blocks + axes' lengths);
 * the group sums of a grid (:func:`block_sums`, run by the kernel's ``laplace_partition`` on its own
-  counts): ``np.add.reduceat`` along every axis (the last first) at the *refined cuts*, the union of every
-  group's first coordinate along that axis; the groups are then the cells of that refined grid (a block
-  grid) or unions of them, summed exactly in int64 by their labels (:func:`_grouped_sums`);
+  counts): the grid reduced along every axis at the *refined cuts*, the union of every group's first
+  coordinate along that axis (``np.add.reduceat``, or whole rows added as vectors where ``reduceat``
+  along a leading axis is slow: :func:`_reduce_axis`); the groups are then the cells of that refined
+  grid (a block grid) or unions of them, summed exactly in int64 by their labels (:func:`_grouped_sums`);
 * :meth:`BlockPartition.expand` / ``spread``: the groups' values gathered onto the refined grid and
   ``np.repeat`` along every axis: the same floats as the permutation's scatter.
 
 The kernel takes such a partition by its description (:func:`checked_block_partition`: read once,
 copied into immutable arrays, validated against the kernel's shape), never through the caller's
-methods.  N-dimensional by design; the tests and the grids plugin use 2-D.
+methods.  N-dimensional by design; tested on 2-D and 3-D grids, used by the grids plugin in 2-D.
 """
 from __future__ import annotations
 
@@ -163,11 +164,13 @@ class BlockPartition(Partition):
 
     def nested(self, steps) -> "BlockPartition":
         """This block grid with every block ``b`` cut into sub-blocks of ``steps[b]`` cells (one per axis,
-        or one side for every axis)."""
+        or one side for every axis).  Checked on first use, as the kernel checks its own copy."""
         steps = np.asarray(steps, dtype=np.int64)
         if steps.ndim == 1:
             steps = np.repeat(steps[:, None], len(self.shape), axis=1)
-        return BlockPartition(self.shape, self.edges, steps)
+        out = BlockPartition._made(self.shape, self.edges, steps)
+        object.__setattr__(out, "_valid", False)        # checked on first use (the kernel checks its own copy)
+        return out
 
     # ------------------------------------------------------------- checking
     def validate(self) -> "BlockPartition":
