@@ -10,6 +10,10 @@ all threads, per-thread ``time.thread_time``).  On two otherwise idle cores the 
 about ``serial + tasks / 2``; the estimate is ``1-thread CPU time / (serial + tasks / 2)``.  It is an
 estimate: CPU time itself grows under load (shared caches), which is why the 1-thread and 2-thread
 CPU times are printed beside it.
+
+``--only "A|B"``: the cases whose name contains A or B; ``--repeat R`` (default 3): each side timed R
+times, alternating, and the least CPU time kept (CPU time only grows under load: the least is the
+closest to an idle machine's).
 """
 import sys
 import threading
@@ -36,22 +40,40 @@ def _timed_run_all(tasks, threads=None):
     return _run_all([timed(t) for t in tasks], threads)
 
 
-def main() -> None:
+def _one(case, args) -> float:
+    start = time.thread_time()
+    case["reference"](*args)
+    return time.thread_time() - start
+
+
+def _two(case, args) -> tuple[float, float]:
+    _CPU.clear()
+    start = time.thread_time()
+    case["run"](*args)
+    calling = time.thread_time() - start
+    serial = calling - _CPU.get(threading.get_ident(), 0.0)
+    return serial, sum(_CPU.values())
+
+
+def main(argv: list[str]) -> None:
+    only, repeat = None, 3
+    if "--only" in argv:
+        only = [part for part in argv[argv.index("--only") + 1].split("|") if part]
+    if "--repeat" in argv:
+        repeat = max(1, int(argv[argv.index("--repeat") + 1]))
     parallel.run_all = _timed_run_all
     for case in bench_parallel.CASES:
+        if only is not None and not any(part in case["name"] for part in only):
+            continue
         args = case["setup"]()
         case["reference"](*args)
         case["run"](*args)
-        start = time.thread_time()
-        case["reference"](*args)
-        one = time.thread_time() - start
-        _CPU.clear()
-        start = time.thread_time()
-        case["run"](*args)
-        calling = time.thread_time() - start
-        me = threading.get_ident()
-        serial = calling - _CPU.get(me, 0.0)
-        tasks = sum(_CPU.values())
+        ones, twos = [], []
+        for _ in range(repeat):
+            ones.append(_one(case, args))
+            twos.append(_two(case, args))
+        one = min(ones)
+        serial, tasks = min(twos, key=sum)
         estimate = one / (serial + tasks / 2)
         print(f"| {case['name'].split(' (target')[0]} | {one:.3f} | {serial:.3f} | {tasks:.3f} | {estimate:.2f} |",
               flush=True)
@@ -61,4 +83,4 @@ if __name__ == "__main__":
     print("| case | 1 thread: CPU s | 2 threads: serial CPU s | 2 threads: CPU s in threaded tasks | "
           "estimated speed-up on 2 idle cores |")
     print("|---|---|---|---|---|")
-    main()
+    main(sys.argv[1:])

@@ -126,6 +126,16 @@ class SeededLaplace:
         logits = float(epsilon) / (factor * float(sensitivity)) * np.asarray(scores, dtype=float)
         return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
 
+    def laplace_parts(self, sensitivity, epsilon, cuts):
+        """The noise of ``laplace_mechanism`` on ``cuts[-1]`` values, cut at ``cuts`` so that threads can
+        draw the parts at once (:class:`dphist.kernel.streams.LaplaceParts`: the same values, the generator
+        left where that call leaves it), or None when this generator's stream cannot be cut."""
+        from .streams import LaplaceParts, splittable
+        if not splittable(self.rng):
+            return None
+        spare = self.__dict__.setdefault("_spare_bit_generators", [])
+        return LaplaceParts(self.rng, float(sensitivity) / float(epsilon), cuts, spare)
+
 
 #: the most draws a probe source makes per call; a larger call repeats them (see :class:`_ProbeLaplace`)
 PROBE_DRAWS = 4096
