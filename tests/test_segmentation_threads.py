@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def _small_blocks(monkeypatch):
     monkeypatch.setattr(search, "PARALLEL_MIN_UNITS", 1)
     monkeypatch.setattr(search, "END_BLOCK", 7)          # odd: blocks and thread ranges of unequal length
+    monkeypatch.setattr(search, "SMALLEST_BLOCK", 1)
     monkeypatch.setattr(search, "ROW_BLOCK", 3)          # odd: the even-run rule of the linked lists
-    monkeypatch.setattr(search, "_SMALL_PART", 0)
     monkeypatch.setattr(private, "_PARTS_MIN_DRAWS", 0)  # report-noisy-min's noise in parts on threads
 
 

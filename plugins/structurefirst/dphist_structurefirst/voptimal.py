@@ -243,6 +243,10 @@ class PrefixCosts:
         n_parts = PARTS_PER_THREAD * threads
         edges = [(upto + 1) * i // n_parts for i in range(n_parts + 1)]
         layers, hints, counts = {g0: base}, {}, {}
+        # the candidates part b scored in the last layer that reached it: the next layer's part b costs about
+        # as much, so a diagonal's parts are handed out longest first (no thread left with a long part at the
+        # join); untried parts first of all, the later ends first (a part's scan grows with its ends)
+        last_scored = [float("inf")] * n_parts
         n_layers = g1 - g0
         for d in range(n_layers + n_parts - 1):
             tasks = []
@@ -251,6 +255,7 @@ class PrefixCosts:
                 if b == 0:
                     layers[g], hints[g] = new(self.n + 1), g - 1
                 tasks.append((g, b))
+            tasks.sort(key=lambda task: (-last_scored[task[1]], -task[1]))
 
             def work(group):
                 for g, b in group:
@@ -258,9 +263,10 @@ class PrefixCosts:
                                                    edges[b], edges[b + 1], hints[g])
 
             parallel.run_all([lambda task=task: work([task]) for task in tasks], threads)
-            for g, b in tasks:
+            for g, b in sorted(tasks, key=lambda task: task[1]):
                 scored, hints[g] = counts.pop((g, b))
                 self.scored += scored
+                last_scored[b] = scored
                 if b == n_parts - 1:                   # layer g is complete
                     if keep(g):
                         out[g] = layers[g]
