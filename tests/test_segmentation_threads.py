@@ -256,6 +256,35 @@ def test_thread_counts_are_checked(monkeypatch):
         parallel.set_threads(None)
 
 
+def test_run_graph_runs_each_node_after_its_needs():
+    """Every node runs once, after all its needs, on 1 to 3 threads; an error stops the graph and is
+    raised; needs that can never be met (a cycle) are refused, not waited on forever.  Kills: a node
+    released when one of two needs is done, a node run twice, an error swallowed, a deadlock on a cycle."""
+    import threading
+    import time
+    needs = {(r, c): [x for x in ((r - 1, c), (r, c - 1), (r - 2, c + 1)) if min(x) >= 0 and x[1] < 5]
+             for r in range(6) for c in range(5)}
+    for threads in (1, 2, 3):
+        done, lock = [], threading.Lock()
+
+        def work(node):
+            with lock:
+                assert all(other in done for other in needs[node]), node
+            time.sleep(0.0002 * (node[1] == 4))        # a slow column: the others move on meanwhile
+            with lock:
+                done.append(node)
+        parallel.run_graph(work, needs, threads)
+        assert sorted(done) == sorted(needs)
+
+    def fail(node):
+        if node == (2, 2):
+            raise KeyError("boom")
+    with pytest.raises(KeyError):
+        parallel.run_graph(fail, needs, 2)
+    with pytest.raises(ValueError):
+        parallel.run_graph(lambda node: None, {1: [2], 2: [1], 3: []}, 2)
+
+
 def test_split_covers_the_range():
     """Kills: ranges that overlap, leave a gap, or cut a run of paired rows at an odd offset."""
     for lo, hi, parts, multiple in ((0, 10, 3, 1), (5, 6, 2, 1), (3, 40, 2, 2), (3, 41, 3, 2), (0, 0, 2, 1)):
