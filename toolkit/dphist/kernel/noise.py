@@ -27,6 +27,11 @@ What a source must provide:
     a throwaway source of the same kind, seeded with 0, for the kernel's
     probes of user code on the public all-zero histogram (nothing drawn from
     it is published, and the run's own source is not touched).
+``laplace_parts(sensitivity, epsilon, cuts)`` (optional)
+    the noise of ``laplace_mechanism`` on ``cuts[-1]`` values as parts that
+    threads draw at once, the same values and the generator left where one
+    call leaves it (:mod:`dphist.kernel.streams`), or None; research mode's
+    seeded source only.
 
 Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`ExactNoise`):
 

@@ -962,6 +962,12 @@ class DataHandle:
         The cost is built and evaluated once on the public probe (all zeros) before the charge:
         it must build and give finite costs, else :class:`InvalidParameter`, nothing spent.
 
+        Threads: the exact search on threads hands the rows of a block to ``perturb.batches``; in
+        research mode their noise is drawn in parts by the threads (:mod:`dphist.kernel.streams`):
+        the values of the serial row-by-row draws, in the same order, the generator left where those
+        leave it, so the release is the same bits on any number of threads and the proof above is
+        untouched (one fresh draw per candidate, the same scale).
+
         Parameters
         ----------
         cost
