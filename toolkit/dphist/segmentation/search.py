@@ -287,9 +287,10 @@ def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
     serial comparison (:func:`.kernels.relax_row`'s)."""
     k = units.size - 1
     step = ROW_BLOCK * threads
+    buffer = np.empty(min(step, k) * k)     # one allocation for every block (a fresh one faults its pages in)
     for a in range(0, k, step):
         stop = min(k, a + step)
-        block = np.empty((stop - a, k - a))
+        block = buffer[:(stop - a) * (k - a)].reshape(stop - a, k - a)
 
         def keep(u, row, block=block, a=a):
             block[u - a, :k - u] = row
