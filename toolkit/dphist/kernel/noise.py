@@ -27,6 +27,11 @@ What a source must provide:
     a throwaway source of the same kind, seeded with 0, for the kernel's
     probes of user code on the public all-zero histogram (nothing drawn from
     it is published, and the run's own source is not touched).
+``laplace_parts(sensitivity, epsilon, cuts)`` (optional)
+    the noise of ``laplace_mechanism`` on ``cuts[-1]`` values as parts that
+    threads draw at once, the same values and the generator left where one
+    call leaves it (:mod:`dphist.kernel.streams`), or None; research mode's
+    seeded source only.
 
 Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`ExactNoise`):
 
@@ -125,6 +130,16 @@ class SeededLaplace:
         factor = 1.0 if monotonic else 2.0
         logits = float(epsilon) / (factor * float(sensitivity)) * np.asarray(scores, dtype=float)
         return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
+
+    def laplace_parts(self, sensitivity, epsilon, cuts):
+        """The noise of ``laplace_mechanism`` on ``cuts[-1]`` values, cut at ``cuts`` so that threads can
+        draw the parts at once (:class:`dphist.kernel.streams.LaplaceParts`: the same values, the generator
+        left where that call leaves it), or None when this generator's stream cannot be cut."""
+        from .streams import LaplaceParts, splittable
+        if not splittable(self.rng):
+            return None
+        spare = self.__dict__.setdefault("_spare_bit_generators", [])
+        return LaplaceParts(self.rng, float(sensitivity) / float(epsilon), cuts, spare)
 
 
 #: the most draws a probe source makes per call; a larger call repeats them (see :class:`_ProbeLaplace`)

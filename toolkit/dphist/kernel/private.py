@@ -683,6 +683,11 @@ def _clamped(costs: np.ndarray, cap: float) -> np.ndarray:
     return np.clip(np.nan_to_num(costs, nan=cap, posinf=cap, neginf=-cap), -cap, cap)
 
 
+#: report-noisy-min draws its candidates' noise in parts on threads from this many draws per block of rows
+_PARTS_MIN_DRAWS = 1 << 16
+#: parts of the noise per thread, taken in turn by the threads (dphist.segmentation.parallel.run_all)
+_PARTS_PER_THREAD = 4
+
 #: search modes of :meth:`DataHandle.noisy_min_segmentation`
 SEGMENTATION_SEARCHES = ("all", "power-of-two", "tree")
 
@@ -978,6 +983,12 @@ class DataHandle:
         The cost is built and evaluated once on the public probe (all zeros) before the charge:
         it must build and give finite costs, else :class:`InvalidParameter`, nothing spent.
 
+        Threads: the exact search on threads hands the rows of a block to ``perturb.batches``; in
+        research mode their noise is drawn in parts by the threads (:mod:`dphist.kernel.streams`):
+        the values of the serial row-by-row draws, in the same order, the generator left where those
+        leave it, so the release is the same bits on any number of threads and the proof above is
+        untouched (one fresh draw per candidate, the same scale).
+
         Parameters
         ----------
         cost
@@ -1060,6 +1071,33 @@ class DataHandle:
         def perturb(costs, sizes):
             noisy = noise.laplace_mechanism(_clamped(costs, cap), scale, eps, support=2)
             return noisy + (extra if extra is not None else table[sizes])
+
+        def perturb_batches(costs_list, sizes_list, threads):
+            # perturb on each batch in turn, bit for bit: where the source can cut its stream (research mode,
+            # dphist.kernel.streams) the noise of runs of whole batches is drawn on threads, the same draws in
+            # the same order, and each batch is a view of its run's array (no copy)
+            starts = np.r_[0, np.cumsum([c.size for c in costs_list])].astype(np.int64)
+            splits = getattr(noise, "laplace_parts", None) if threads > 1 and starts[-1] >= _PARTS_MIN_DRAWS else None
+            if splits is not None:      # runs of batches of near-equal size
+                at = np.searchsorted(starts, np.linspace(0, starts[-1], _PARTS_PER_THREAD * threads + 1))
+                splits = splits(scale, eps, starts[np.unique(at)])
+            if splits is None:
+                return [perturb(c, z) for c, z in zip(costs_list, sizes_list)]
+            out = [None] * len(costs_list)
+
+            def work(_, lo, hi, noisy):
+                for r in range(int(np.searchsorted(starts, lo)), int(np.searchsorted(starts, hi))):
+                    batch = noisy[starts[r] - lo:starts[r + 1] - lo]
+                    batch += _clamped(costs_list[r], cap)
+                    batch += extra if extra is not None else table[sizes_list[r]]
+                    out[r] = batch
+
+            splits.run(work, threads)
+            for r in [r for r, o in enumerate(out) if o is None]:   # empty batches after the last draw
+                out[r] = perturb(costs_list[r], sizes_list[r])
+            return out
+
+        perturb.batches = perturb_batches
 
         def search_on(counts):
             values = (counts if identity else counts[order]).astype(np.float64)
