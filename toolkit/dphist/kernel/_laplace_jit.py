@@ -19,17 +19,22 @@ import math
 from numba import njit
 
 
+@njit(cache=True, inline="always")
+def _draw(U, scale):
+    # numpy's random_laplace at loc 0, its branch as a selection
+    upper = U >= 0.5
+    log = scale * math.log((2.0 - U) - U if upper else U + U)
+    return (0.0 - log) if upper else (0.0 + log)
+
+
 @njit(cache=True, nogil=True)
 def laplace_into(u, scale, out):
     """``out[i]`` = the Laplace draw of uniform ``u[i]`` at ``scale`` (``out`` may be ``u``); returns the
     number of uniforms equal to 0 (each would have been rejected and redrawn by numpy)."""
     zeros = 0
     for i in range(u.size):
-        U = u[i]
-        zeros += U == 0.0
-        upper = U >= 0.5
-        log = scale * math.log((2.0 - U) - U if upper else U + U)
-        out[i] = (0.0 - log) if upper else (0.0 + log)
+        zeros += u[i] == 0.0
+        out[i] = _draw(u[i], scale)
     return zeros
 
 
@@ -39,9 +44,6 @@ def laplace_add_into(u, scale, values, out):
     the floats of numpy's ``noise += values``; returns the number of uniforms equal to 0."""
     zeros = 0
     for i in range(u.size):
-        U = u[i]
-        zeros += U == 0.0
-        upper = U >= 0.5
-        log = scale * math.log((2.0 - U) - U if upper else U + U)
-        out[i] = ((0.0 - log) if upper else (0.0 + log)) + values[i]
+        zeros += u[i] == 0.0
+        out[i] = _draw(u[i], scale) + values[i]
     return zeros
