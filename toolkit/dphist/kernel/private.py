@@ -471,6 +471,7 @@ class PrivateKernel:
         self._gate = _Gate()                 # `with kernel._gate:` opens the counts to one primitive
         self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
         self.__checked: tuple | None = None  # the last partition checked in full: see _checked_partition
+        self.__blocks: tuple | None = None   # (bounds or None, width, sums): see _block_sums
 
     @property
     def n(self) -> int:
@@ -569,12 +570,45 @@ class PrivateKernel:
         self.__prefix = (order, prefix)
         return prefix
 
+    def _block_sums(self, bounds: np.ndarray | None, width: int) -> np.ndarray:
+        """The sums of runs of ``width`` consecutive groups in domain order (``bounds``: the kernel's own
+        checked group bounds, or None for singleton bins), int64 and exact.  The last answer is kept:
+        the next level of a tree (a multiple of its width, the same groups) sums runs of the kept sums
+        instead of the counts, so a tree's levels read the counts once, not once per level.  Read
+        through the gate like the counts themselves."""
+        counts = self._true_counts()
+        kept = self.__blocks
+        if kept is not None and kept[0] is bounds and width % kept[1] == 0:
+            sums = _run_sums(kept[2], width // kept[1])
+        elif bounds is None:
+            sums = _run_sums(counts, width)
+        else:
+            sums = np.add.reduceat(counts, bounds[0:bounds.size - 1:width])
+        sums.setflags(write=False)
+        self.__blocks = (bounds, width, sums)   # holds ``bounds``: its identity cannot be reused
+        return sums
+
     def _true_counts(self) -> np.ndarray:
         if self._gate.depth <= 0:
             self.violations.append("the true counts were read outside a kernel primitive")
             raise PrivacyViolation("the true counts can only be read by a kernel primitive; "
                                    "measure them through ctx.data")
         return self.__counts
+
+
+def _run_sums(values: np.ndarray, width: int) -> np.ndarray:
+    """Sums of runs of ``width`` consecutive integers (the last run may be shorter): ``add.reduceat`` at
+    ``0, width, 2 width, ...``, without its index array for narrow runs (strided adds: the same
+    integers, exactly)."""
+    if width == 1:
+        return values
+    if width > 16:
+        return np.add.reduceat(values, np.arange(0, values.size, width))
+    sums = values[::width].copy()
+    for i in range(1, width):
+        part = values[i::width]
+        sums[:part.size] += part
+    return sums
 
 
 def _user_code(call: Callable) -> tuple[bool, object]:
@@ -795,8 +829,10 @@ class DataHandle:
         intervals (disjoint: sensitivity 1; recorded as ``laplace.intervals``), described by the
         partition and the width instead of two arrays of interval bounds: no bounds are built or
         copied, and in domain order no prefix sums either (singletons of width 1: the counts
-        themselves; wider runs: one ``add.reduceat``, exact on integers).  The partition is checked by
-        the kernel as in :meth:`laplace_partition`.
+        themselves; wider runs: integer sums of runs, exact, of the kernel's kept sums of the level
+        before when the width is a multiple of its width and the groups are the same, else of the
+        counts: a tree's levels read the counts once, ``PrivateKernel._block_sums``).  The partition is
+        checked by the kernel as in :meth:`laplace_partition`.
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.intervals")
         if isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, np.integer)) or width < 1:
@@ -815,9 +851,8 @@ class DataHandle:
             counts = self._kernel._true_counts()
             if plain and width == 1:
                 return self._noisy(counts, 1.0, eps, integral=True, support=1)
-            if in_order:
-                firsts = np.arange(0, n, width) if plain else bounds[0:groups:width]
-                sums = np.add.reduceat(counts, firsts)
+            if in_order:      # a tree's levels in turn: each from the one before (kept by the kernel)
+                sums = self._kernel._block_sums(None if plain else bounds, width)
             else:
                 prefix = self._kernel._prefix_sums(order)
                 ends = np.empty(runs, dtype=np.int64)
