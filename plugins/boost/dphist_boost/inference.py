@@ -34,6 +34,19 @@ from dphist.errors import InvalidParameter
 from .tree import child_sums
 
 
+def _level_sizes(values, k: int) -> list[int]:
+    """Nodes per level of the ``k``-ary tree that ``values`` (one entry per level, leaves first) describe,
+    or :class:`InvalidParameter` when the leaves are not measured or the levels do not end in a root."""
+    if values[0] is None:
+        raise InvalidParameter("the leaf level must be measured")
+    sizes = [values[0].size]
+    while len(sizes) < len(values):
+        sizes.append(-(-sizes[-1] // k))
+    if sizes[-1] != 1:
+        raise InvalidParameter(f"{len(values)} levels do not make a {k}-ary tree over {sizes[0]} leaves")
+    return sizes
+
+
 def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list[np.ndarray], list[int]]:
     """First pass of Theorem 3 (weighted form): ``z`` and its variance ``V`` per level, and level sizes.
 
@@ -43,13 +56,7 @@ def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list
     """
     k = int(branching)
     height = len(values)
-    if values[0] is None:
-        raise InvalidParameter("the leaf level must be measured")
-    sizes = [values[0].size]
-    while len(sizes) < height:
-        sizes.append(-(-sizes[-1] // k))
-    if sizes[-1] != 1:
-        raise InvalidParameter(f"{height} levels do not make a {k}-ary tree over {sizes[0]} leaves")
+    sizes = _level_sizes(values, k)
     z = [np.asarray(values[0], dtype=float)]
     V = [np.broadcast_to(np.asarray(variances[0], dtype=float), (sizes[0],))]
     for j in range(1, height):
@@ -90,7 +97,7 @@ def weighted_inference(values, variances, branching: int, leaves_only: bool = Fa
     Post-processing of public noisy values (free).
     """
     k = int(branching)
-    if k <= 8 and all(np.ndim(v) == 0 for v in variances) and values[0] is not None:
+    if k <= 8 and all(np.ndim(v) == 0 for v in variances):
         return _level_scalar_inference(values, [np.float64(v) for v in variances], k, leaves_only)
     z, V, sizes = bottom_up(values, variances, k)
     # top-down: split each parent's discrepancy among its children in proportion to V; each level's
@@ -143,11 +150,7 @@ def _level_scalar_inference(values, variances: list, k: int, leaves_only: bool) 
     s += w y`` is ``w y + (1 - w) s``, the operands of IEEE addition and multiplication swapped: exact),
     and the last node is recomputed with its own numbers."""
     height = len(values)
-    sizes = [values[0].size]
-    while len(sizes) < height:
-        sizes.append(-(-sizes[-1] // k))
-    if sizes[-1] != 1:
-        raise InvalidParameter(f"{height} levels do not make a {k}-ary tree over {sizes[0]} leaves")
+    sizes = _level_sizes(values, k)
     z = [np.asarray(values[0], dtype=float)]
     V = [(variances[0], variances[0])]          # (every node but the last, the last node)
     S = [None]                                  # the children's summed V per level: (full parent, last)
