@@ -122,8 +122,13 @@ def weighted_inference(values, variances, branching: int, leaves_only: bool = Fa
         del gap
         np.add(share, z[j], out=share)               # z[j] + V[j] * gap[parent]
         hbar[j] = share
+        del share                                    # a parent level dropped above is freed before the next
         z[j] = V[j] = None
     return hbar[:1] if leaves_only else hbar
+
+
+#: parents (or nodes) per block of the level-wise passes of :func:`_level_scalar_inference`
+_BLOCK = 1 << 16
 
 
 def _pair_sums(full: float, last: float, size: int, k: int) -> tuple[float, float]:
@@ -171,7 +176,8 @@ def _level_scalar_inference(values, variances: list, k: int, leaves_only: bool) 
         (w, rest, v_full), (w_last, rest_last, v_last) = numbers
         last = w_last * y[-1] + rest_last * s[-1]
         np.multiply(s, rest, out=s)
-        s += np.multiply(y, w)
+        for a in range(0, s.size, _BLOCK):          # w y by blocks: no temporary of the level's size (memory)
+            s[a:a + _BLOCK] += np.multiply(y[a:a + _BLOCK], w)
         s[-1] = last
         z.append(s)
         V.append((v_full, v_last))
@@ -180,22 +186,29 @@ def _level_scalar_inference(values, variances: list, k: int, leaves_only: bool) 
     z[-1] = None
     for j in range(height - 2, -1, -1):
         n_par, size = sizes[j + 1], sizes[j]
-        gap = child_sums(z[j], n_par, k)
-        np.subtract(hbar[j + 1], gap, out=gap)
-        last = gap[-1] / S[j + 1][1]
-        np.divide(gap, S[j + 1][0], out=gap)         # (hbar[parent] - sum z) / sum V
-        gap[-1] = last
+        share = np.empty(size)
+        for a in range(0, n_par, _BLOCK):           # by blocks of parents: no gap of the parents' size (memory)
+            b = min(a + _BLOCK, n_par)
+            children = z[j][a * k:b * k]
+            gap = child_sums(children, b - a, k)
+            np.subtract(hbar[j + 1][a:b], gap, out=gap)
+            last = gap[-1] / S[j + 1][1]
+            np.divide(gap, S[j + 1][0], out=gap)     # (hbar[parent] - sum z) / sum V
+            if b == n_par:
+                gap[-1] = last                       # the last parent's own sum of V
+            out = share[a * k:b * k]
+            full = children.size // k
+            np.multiply(gap[:full, None], V[j][0], out=out[:full * k].reshape(full, k))
+            if full < b - a:                         # the last parent's children short of k
+                np.multiply(gap[full], V[j][0], out=out[full * k:])
+            if b == n_par:
+                out[-1] = V[j][1] * gap[-1]          # the last node's own V
+            np.add(out, children, out=out)           # z[j] + V[j] * gap[parent]
+            del gap, out, children
         if leaves_only:
             hbar[j + 1] = None
-        share = np.empty(size)
-        full = size // k
-        np.multiply(gap[:full, None], V[j][0], out=share[:full * k].reshape(full, k))
-        if full < n_par:                             # the last parent's children short of k
-            np.multiply(gap[full], V[j][0], out=share[full * k:])
-        share[-1] = V[j][1] * gap[-1]         # the last node's own V
-        del gap
-        np.add(share, z[j], out=share)               # z[j] + V[j] * gap[parent]
         hbar[j] = share
+        del share
         z[j] = None
     return hbar[:1] if leaves_only else hbar
 
