@@ -170,8 +170,11 @@ def count_cap(n: int) -> int:
     return int(min(COUNT_CAP, (1 << 62) // max(int(n), 1)))
 
 
-def validate_counts(counts) -> np.ndarray:
-    """Return ``counts`` as an int64 vector or raise :class:`InvalidHistogram` naming the fault."""
+def validate_counts(counts, *, sign: bool = True) -> np.ndarray:
+    """Return ``counts`` as an int64 vector or raise :class:`InvalidHistogram` naming the fault.
+
+    ``sign=False``: int64 counts are returned without their check for negative counts, which the caller
+    makes itself (:class:`CheckedCounts`: fused with its copy, the same error)."""
     arr = np.asarray(counts)
     if arr.dtype == object:
         raise InvalidHistogram("histogram counts must be numbers")
@@ -194,15 +197,20 @@ def validate_counts(counts) -> np.ndarray:
             raise InvalidHistogram("counts must be below 2**62")
     elif arr.dtype.kind not in "iu":
         raise InvalidHistogram(f"histogram counts must be integers, got dtype {arr.dtype}")
-    if np.minimum.reduce(arr, axis=None) < 0:     # arr.min() without its Python-level wrapper
-        i = int(np.argmin(arr))
-        raise InvalidHistogram(f"count at bin {i} is {arr[i]}; counts must be non-negative")
+    if (sign or arr.dtype != np.int64) and np.minimum.reduce(arr, axis=None) < 0:   # arr.min(), no wrapper
+        raise _negative_count(arr)
     if arr.dtype == np.uint64 and np.maximum.reduce(arr, axis=None) >= 2 ** 62:
         raise InvalidHistogram("counts must be below 2**62")
     return arr.astype(np.int64, copy=False)
 
 
-def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
+def _negative_count(arr: np.ndarray) -> InvalidHistogram:
+    """The error of a histogram with a negative count (the first smallest one named)."""
+    i = int(np.argmin(arr))
+    return InvalidHistogram(f"count at bin {i} is {arr[i]}; counts must be non-negative")
+
+
+def validate_grid(counts, *, sign: bool = True) -> tuple[np.ndarray, tuple[int, ...]]:
     """``(flat int64 counts, shape)`` of a histogram of any dimension, or :class:`InvalidHistogram`.
 
     A d-dimensional histogram (a grid of cells, d >= 1) is kept as its cells flattened in row-major
@@ -226,12 +234,16 @@ def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
     if 0 in shape:
         raise InvalidHistogram(f"the histogram is empty (shape {shape}: an axis of length 0)")
     if arr.ndim == 1:
-        return validate_counts(arr), shape
+        return validate_counts(arr, sign=sign), shape
     try:
-        flat = validate_counts(arr.reshape(-1))
+        flat = validate_counts(arr.reshape(-1), sign=sign)
     except InvalidHistogram as exc:
         raise InvalidHistogram(_grid_message(str(exc), shape)) from None
     return flat, shape
+
+
+#: counts per block of :class:`CheckedCounts`' fused copy, clamp and sign check (256 KiB: in cache)
+_SIGN_BLOCK = 1 << 15
 
 
 class CheckedCounts:
@@ -246,9 +258,23 @@ class CheckedCounts:
     __slots__ = ("counts", "shape")
 
     def __init__(self, counts):
-        flat, shape = validate_grid(counts)
-        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass
-        private = np.minimum(flat, count_cap(flat.size))
+        flat, shape = validate_grid(counts, sign=False)
+        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass; int64 counts
+        # checked for negative counts in the same pass, block by block on the copy while it is in cache
+        # (the clamp keeps every negative count: the copy's minimum is the counts' when it is negative)
+        cap = count_cap(flat.size)
+        if flat.dtype == np.int64:
+            private = np.empty(flat.size, dtype=np.int64)
+            smallest = 0
+            for a in range(0, flat.size, _SIGN_BLOCK):
+                block = private[a:a + _SIGN_BLOCK]
+                np.minimum(flat[a:a + _SIGN_BLOCK], cap, out=block)
+                smallest = min(smallest, np.minimum.reduce(block))
+            if smallest < 0:
+                exc = _negative_count(flat)
+                raise (InvalidHistogram(_grid_message(str(exc), shape)) if len(shape) > 1 else exc) from None
+        else:
+            private = np.minimum(flat, cap)
         private.setflags(write=False)
         object.__setattr__(self, "counts", private)
         object.__setattr__(self, "shape", shape)
