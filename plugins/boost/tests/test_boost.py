@@ -400,7 +400,7 @@ def test_scalar_level_variances_give_the_array_inference_bit_for_bit(block, monk
     dropping ``gap[-1] = last``, and applying it in every block, each fail here."""
     monkeypatch.setattr("dphist_boost.inference._BLOCK", block)
     rng = np.random.default_rng(0)
-    for n in (1, 2, 3, 7, 8, 9, 31, 97, 1000):
+    for n in (1, 2, 3, 7, 8, 9, 31, 97) + ((1000,) if block > 3 else ()):
         for k in (2, 3, 8):
             sizes = level_sizes(n, k)
             for budget in ("uniform", "geometric", "uneven"):
