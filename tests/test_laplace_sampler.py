@@ -96,3 +96,14 @@ def test_large_calls_take_the_compiled_loops(monkeypatch, sampler):
     SeededLaplace(np.random.default_rng(0)).laplace_mechanism(np.zeros(COMPILED_DRAWS, dtype=np.int64), 1.0, 1.0)
     SeededLaplace(np.random.default_rng(0)).laplace_mechanism(np.zeros(COMPILED_DRAWS - 1, dtype=np.int64), 1.0, 1.0)
     assert calls == [COMPILED_DRAWS]
+
+
+def test_a_scale_numpy_refuses_is_still_refused():
+    """numpy's ``Generator.laplace`` refuses a negative scale (and draws NaN at a NaN scale); the compiled
+    route must not draw with either.  Kills: the route taken whatever the scale (a negative scale flips
+    every draw, silently)."""
+    for call in (lambda s: SeededLaplace(np.random.default_rng(0)).laplace(s, COMPILED_DRAWS),
+                 lambda s: SeededLaplace(np.random.default_rng(0)).laplace_mechanism(np.zeros(COMPILED_DRAWS), s, 1.0)):
+        with pytest.raises(ValueError):
+            call(-1.0)
+        assert np.isnan(call(float("nan"))).all()

@@ -109,7 +109,7 @@ class SeededLaplace:
         self.rng = rng
 
     def laplace(self, scale, size):
-        if type(self.rng) is np.random.Generator and np.ndim(scale) == 0:
+        if type(self.rng) is np.random.Generator and np.ndim(scale) == 0 and 0.0 <= scale < math.inf:
             shape = (size,) if isinstance(size, (int, np.integer)) else size
             if isinstance(shape, tuple) and _compiled(math.prod(shape)):
                 return _compiled_laplace(self.rng, float(scale), shape)
@@ -123,7 +123,7 @@ class SeededLaplace:
         if values.dtype.kind not in "iuf":
             values = np.asarray(values, dtype=float)
         scale = float(sensitivity) / float(epsilon)
-        if type(self.rng) is np.random.Generator and _compiled(values.size):
+        if type(self.rng) is np.random.Generator and 0.0 <= scale < math.inf and _compiled(values.size):
             return _compiled_laplace(self.rng, scale, values.shape, values)
         noisy = self.rng.laplace(0.0, scale, size=values.shape)
         noisy += values      # noise + value in place: the floats of value + noise (addition commutes exactly)
@@ -183,7 +183,7 @@ def _checked_sampler():
             _laplace_jit.laplace_add_into(u, scale, values, got)
             if got.tobytes() != (expected + values).tobytes():
                 return False
-        # the edges through numpy's formula on numpy scalars (its C expression, one value at a time)
+        # the edges through numpy's C expression on Python floats (math.log is the C library's log)
         _laplace_jit.laplace_into(edges, scale, got[:edges.size])
         for U, g in zip(edges.tolist(), got[:edges.size].tolist()):
             want = 0.0 - scale * math.log(2.0 - U - U) if U >= 0.5 else 0.0 + scale * math.log(U + U)
