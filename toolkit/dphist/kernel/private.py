@@ -80,6 +80,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
+from ..partition_blocks import BlockPartition, block_sums, checked_block_partition
 from ..validation import (are_strict_bounds, frozen_int64, identity_vectors, is_identity, is_permutation,
                           is_shared_identity)
 from .ledger import Ledger, LedgerEntry
@@ -497,7 +498,8 @@ class PrivateKernel:
         self._gate = _Gate()                 # `with kernel._gate:` opens the counts to one primitive
         self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
         self.__checked: tuple | None = None  # the last partition checked in full: see _checked_partition
-        self.__blocks: tuple | None = None   # (bounds or None, width, sums): see _block_sums
+        self.__blocks: BlockPartition | None = None   # the last block partition checked: see _checked_blocks
+        self.__level_sums: tuple | None = None   # (bounds or None, width, sums): see _block_sums
 
     @property
     def n(self) -> int:
@@ -539,6 +541,17 @@ class PrivateKernel:
             # is_identity's, O(1) for the shared vector), not as an n-element array
             self.__checked = (None if in_order else order, bounds, in_order)
         return order, bounds, in_order
+
+    def _checked_blocks(self, partition) -> BlockPartition:
+        """The kernel's own checked copy of a :class:`~dphist.partition_blocks.BlockPartition` over this
+        kernel's grid (:func:`~dphist.partition_blocks.checked_block_partition`: its description read once,
+        copied immutable, validated in O(blocks)); the last one is remembered, so the pipeline's check of a
+        stage's partition and the next stage's measurement of that very object validate once."""
+        if partition is self.__blocks:
+            return partition
+        checked = checked_block_partition(partition, self.shape)
+        self.__blocks = checked
+        return checked
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
         """A metered view of the data for one component with ``budget`` epsilon.
@@ -603,7 +616,7 @@ class PrivateKernel:
         instead of the counts, so a tree's levels read the counts once, not once per level.  Read
         through the gate like the counts themselves."""
         counts = self._true_counts()
-        kept = self.__blocks
+        kept = self.__level_sums
         if kept is not None and kept[0] is bounds and width % kept[1] == 0:
             sums = _run_sums(kept[2], width // kept[1])
         elif bounds is None:
@@ -611,7 +624,7 @@ class PrivateKernel:
         else:
             sums = np.add.reduceat(counts, bounds[0:bounds.size - 1:width])
         sums.setflags(write=False)
-        self.__blocks = (bounds, width, sums)   # holds ``bounds``: its identity cannot be reused
+        self.__level_sums = (bounds, width, sums)   # holds ``bounds``: its identity cannot be reused
         return sums
 
     def _true_counts(self) -> np.ndarray:
@@ -804,9 +817,17 @@ class DataHandle:
     def laplace_partition(self, partition, epsilon) -> np.ndarray:
         """Each group's sum plus Laplace(1/epsilon): the groups are disjoint, so sensitivity 1.
 
-        The partition is re-validated by the kernel (every bin exactly once).
+        The partition is re-validated by the kernel (every bin exactly once).  A
+        :class:`~dphist.partition_blocks.BlockPartition` (boxes tiling the grid) is validated from its
+        description and summed by ``add.reduceat`` along the grid's axes (``block_sums``): no permutation.
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
+        if isinstance(partition, BlockPartition):   # boxes tiling the grid: checked and summed from their edges
+            checked = self._kernel._checked_blocks(partition)
+            self._charge("laplace.partition", eps, 1.0, checked.n_groups)
+            with self._kernel._gate:
+                sums = block_sums(self._kernel._true_counts(), checked)
+                return self._noisy(sums, 1.0, eps, integral=True, support=1)
         if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
             self._charge("laplace.partition", eps, 1.0, self.n)
             with self._kernel._gate:
