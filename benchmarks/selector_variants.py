@@ -26,6 +26,13 @@ single preset of that level in hindsight; and a selector that sees the data itse
 one run's luck (each candidate's error in one trial of the sweep picks it, its error in another
 trial scores it, against that trial's best; every ordered pair of trials): what the oracle's run-to-run
 luck costs any selector.
+``--labels [NAME=DIR ...]`` (:func:`label_comparison`): the training labels compared on the training folds
+only, by a nested simulation scored against the 16-trial errors of ``benchmarks/selector_oracle.py``
+(:func:`nested_label_regret`): the sweep's two-trial means, the data-independent candidates' errors pooled,
+the sweep rerun with more trials (``NAME=DIR``), 16-trial means where they exist; ``--labels --sizes``: the
+tree's size and exchangeable settings averaged.  Writes ``notebooks/data/selection-labels.csv`` (or
+``selection-sizes.csv``).  ``--skip`` (:func:`public_skip_comparison`): a rule on public inputs that runs a
+preset with the full epsilon, measuring no features, where training says it beats the tree.
 Not a speed benchmark.
 """
 from __future__ import annotations
@@ -235,6 +242,262 @@ def nonzero_markdown(frame) -> str:
     return "\n".join(lines)
 
 
+#: where ``--labels`` writes its table (read by notebooks/selection.ipynb)
+LABELS_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-labels.csv"
+#: where ``--labels --sizes`` writes its table
+SIZES_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-sizes.csv"
+#: the 16-trial errors of every candidate on the 18 sources (``benchmarks/selector_oracle.py``'s table)
+ORACLE_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-oracle.csv"
+
+
+def sixteen_trial_tables(tables, oracle_csv=ORACLE_CSV):
+    """Per workload, the candidates' mean errors over every trial of ``oracle_csv`` (16 trials, 4,096 bins,
+    three scales), indexed and labelled as the training tables (``tables``)."""
+    import pandas as pd
+    o = pd.read_csv(oracle_csv)
+    out = {}
+    for wl, table in tables.items():
+        m = o[o["workload"] == wl].groupby(["dataset", "scale", "epsilon"]).mean(numeric_only=True)
+        cols = list(table.columns)
+        m = m[[c.split("@")[0] for c in cols]].set_axis(cols, axis=1)
+        m.index = pd.MultiIndex.from_tuples([(d, DOMAIN, s, e) for d, s, e in m.index], names=table.index.names)
+        out[wl] = m
+    return out
+
+
+def nested_label_regret(sim, label_tables, label_fn=None, seeds=(2017, 99), share=0.1, draws=4, max_depth=5,
+                        min_leaf=20, eval_trials=16, oracle_csv=ORACLE_CSV):
+    """The nested simulation scored against 16-trial errors, measured on training folds only: for each outer
+    fold (:func:`selector_eval.folds`) its six sources are left out entirely; the other twelve are split
+    into three inner folds (sorted, every third); trees are fitted to the rows of the synthetic shapes and
+    the other eight sources, with training regrets from ``label_tables`` (per workload: mean errors per
+    setting, the index of the training tables) passed through ``label_fn`` (e.g.
+    :func:`~dphist.selection.train.expected_errors`) on the training sources only, then applied to the
+    inner fold's settings of the 16-trial run (4,096 bins, three scales) with features drawn afresh from
+    each of its trials' samples; the chosen candidate's regret is its 16-trial mean error at ``(1 - share)
+    eps`` (interpolated) over the least 16-trial mean at ``eps``.  Returns a frame: workload, outer fold,
+    mean regret over the inner held-out rows."""
+    import pandas as pd
+    from dataclasses import replace
+
+    from dphist.selection.regret_tree import fit
+    from dphist.selection.train import cell_features, errors_at, regret_matrix
+    truth = sixteen_trial_tables(sim.tables, oracle_csv)
+    real = sorted({d for fold in sim.folds for d in fold})
+    wide = replace(sim.config, trials=eval_trials)
+    rows = []
+    for wl, labels in label_tables.items():
+        at, best = errors_at(truth[wl], 1 - share), truth[wl].min(axis=1)
+        for k, held in enumerate(sim.folds):
+            inner = [d for d in real if d not in held]
+            regs = []
+            for j in range(3):
+                out = set(held) | set(inner[j::3])
+                train = labels[~labels.index.get_level_values("dataset").isin(out)]
+                L = train if label_fn is None else label_fn(train)
+                R = regret_matrix(errors_at(L, 1 - share).to_numpy(), L.to_numpy().min(axis=1))
+                X, S = _cached(sim, ("train", tuple(L.index), share, draws, seeds[0] + 1000 * k + 100 * j),
+                               lambda: cell_features(list(L.index), sim.config, share, draws,
+                                                     seeds[0] + 1000 * k + 100 * j))
+                tree = fit(X, R[S], list(L.columns), [f"f{i}" for i in range(X.shape[1])], max_depth=max_depth,
+                           min_leaf=min_leaf)
+                ev = truth[wl][truth[wl].index.get_level_values("dataset").isin(inner[j::3])].index
+                Xe, Se = _cached(sim, ("eval", tuple(ev), share, seeds[1] + 1000 * k + 100 * j),
+                                 lambda: cell_features(list(ev), wide, share, 1, seeds[1] + 1000 * k + 100 * j))
+                chosen = tree.predict(Xe)
+                regs.append(at.loc[ev].to_numpy()[Se, chosen] / best.loc[ev].to_numpy()[Se])
+            rows.append({"workload": wl, "outer": k, "regret": float(np.concatenate(regs).mean())})
+    return pd.DataFrame(rows)
+
+
+#: where ``--skip`` writes its table (read by notebooks/selection.ipynb)
+SKIP_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip.csv"
+#: the held-out regret table with the rule (``--skip``)
+SKIP_HELD_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-skip-heldout.csv"
+
+
+def public_skip_comparison(sim, repeats: int = 3, share=0.1, draws=4, oracle_csv=ORACLE_CSV):
+    """A rule on public inputs only, measured like :func:`nested_label_regret` (the same nested folds, the
+    packaged labels and tree size, scored against the 16-trial errors): per public cell (domain size,
+    epsilon) of the training rows, the candidate of least mean regret at the *full* epsilon (no features
+    measured, nothing of epsilon spent on them) is run instead of the tree wherever its training regret is
+    below the tree's own (in-sample) training regret on those rows.  Returns a frame: workload, outer
+    fold, seed, the tree's regret, the rule's, and the public cells it skips (``eps:preset``)."""
+    import pandas as pd
+    from dataclasses import replace
+
+    from dphist.selection.regret_tree import fit
+    from dphist.selection.train import cell_features, errors_at, regret_matrix
+    truth = sixteen_trial_tables(sim.tables, oracle_csv)
+    real = sorted({d for fold in sim.folds for d in fold})
+    wide = replace(sim.config, trials=16)
+    rows = []
+    for r in range(repeats):
+        seeds = (2017 + r, 99 + r)
+        for wl, labels in sim.tables.items():
+            full = truth[wl]
+            at, best = errors_at(full, 1 - share), full.min(axis=1)
+            for k, held in enumerate(sim.folds):
+                inner = [d for d in real if d not in held]
+                tree_regs, skip_regs, skipped = [], [], set()
+                for j in range(3):
+                    train = labels[~labels.index.get_level_values("dataset").isin(set(held) | set(inner[j::3]))]
+                    E = train.to_numpy()
+                    R = regret_matrix(errors_at(train, 1 - share).to_numpy(), E.min(axis=1))
+                    R_full = regret_matrix(E, E.min(axis=1))
+                    X, S = _cached(sim, ("train", tuple(train.index), share, draws, seeds[0] + 1000 * k + 100 * j),
+                                   lambda: cell_features(list(train.index), sim.config, share, draws,
+                                                         seeds[0] + 1000 * k + 100 * j))
+                    tree = fit(X, R[S], list(train.columns), [f"f{i}" for i in range(X.shape[1])])
+                    in_sample = R[S, tree.predict(X)]
+                    cells = {}
+                    public = list(zip(train.index.get_level_values("domain"), train.index.get_level_values("epsilon")))
+                    for cell in set(public):
+                        m = np.array([c == cell for c in public])
+                        c = int(np.argmin(R_full[m].mean(axis=0)))
+                        if R_full[m, c].mean() < in_sample[m[S]].mean():
+                            cells[cell] = c
+                    ev = full[full.index.get_level_values("dataset").isin(inner[j::3])].index
+                    Xe, Se = _cached(sim, ("eval", tuple(ev), share, seeds[1] + 1000 * k + 100 * j),
+                                     lambda: cell_features(list(ev), wide, share, 1, seeds[1] + 1000 * k + 100 * j))
+                    chosen = tree.predict(Xe)
+                    tree_reg = at.loc[ev].to_numpy()[Se, chosen] / best.loc[ev].to_numpy()[Se]
+                    rule = np.array([cells.get((DOMAIN, e), -1) for e in ev.get_level_values("epsilon")])[Se]
+                    skip_reg = np.where(rule >= 0, full.loc[ev].to_numpy()[Se, np.maximum(rule, 0)]
+                                        / best.loc[ev].to_numpy()[Se], tree_reg)
+                    tree_regs.append(tree_reg)
+                    skip_regs.append(skip_reg)
+                    skipped |= {f"{e:g}:{train.columns[c].split('@')[0]}" for (n, e), c in cells.items() if n == DOMAIN}
+                rows.append({"workload": wl, "outer": k, "seed": r, "tree": float(np.concatenate(tree_regs).mean()),
+                             "rule": float(np.concatenate(skip_regs).mean()), "skipped": " ".join(sorted(skipped))})
+                print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
+def public_rule(train, share=0.1, draws=4, seed=2017, config=None):
+    """The public skip rule of :func:`public_skip_comparison` learned on ``train`` (one workload's training
+    table) with the packaged procedure's trees (:func:`~dphist.selection.train.train_models`' features, seed and
+    size): ``{(domain, epsilon): candidate label}`` where a candidate at the full epsilon beats the tree."""
+    from dphist.selection.regret_tree import fit
+    from dphist.selection.train import MAX_DEPTH, MIN_LEAF, cell_features, errors_at, regret_matrix
+    E = train.to_numpy()
+    R = regret_matrix(errors_at(train, 1 - share).to_numpy(), E.min(axis=1))
+    R_full = regret_matrix(E, E.min(axis=1))
+    X, S = cell_features(list(train.index), config, share, draws, seed)
+    tree = fit(X, R[S], list(train.columns), [f"f{i}" for i in range(X.shape[1])], max_depth=MAX_DEPTH,
+               min_leaf=MIN_LEAF)
+    in_sample = R[S, tree.predict(X)]
+    public = list(zip(train.index.get_level_values("domain"), train.index.get_level_values("epsilon")))
+    out = {}
+    for cell in sorted(set(public)):
+        m = np.array([c == cell for c in public])
+        c = int(np.argmin(R_full[m].mean(axis=0)))
+        if R_full[m, c].mean() < in_sample[m[S]].mean():
+            out[cell] = train.columns[c]
+    return out
+
+
+def held_out_with_rule(sim, oracle_csv=ORACLE_CSV):
+    """The held-out 16-trial table (``oracle_csv``: every candidate's and the packaged `auto`'s errors per
+    trial) with the public rule learned on each fold's training sources (:func:`public_rule`, the sources
+    of the other two folds and the synthetic shapes): in the settings it covers, `auto`'s error replaced by
+    the rule's candidate's error at the full epsilon in the same trial (that preset's own run of the same
+    sample).  Returns ``(frame, rules)``: the frame as ``selector_oracle.trial_table`` with the column
+    ``auto`` so replaced, and per (workload, fold) the rule."""
+    import pandas as pd
+    df = pd.read_csv(oracle_csv)
+    rules = {}
+    for wl, table in sim.tables.items():
+        for k, held in enumerate(sim.folds):
+            train = table[~table.index.get_level_values("dataset").isin(held)]
+            rule = public_rule(train, config=sim.config)
+            rules[(wl, k)] = rule
+            for (n, eps), label in rule.items():
+                if n != DOMAIN:
+                    continue
+                m = (df["workload"] == wl) & df["dataset"].isin(held) & np.isclose(df["epsilon"], eps)
+                df.loc[m, "auto"] = df.loc[m, label.split("@")[0]]
+    return df, rules
+
+
+def _cached(sim, key, make):
+    """``make()`` once per ``key`` (the noisy feature rows, the same for every workload and label variant)."""
+    store = sim.__dict__.setdefault("_rows", {})
+    if key not in store:
+        store[key] = make()
+    return store[key]
+
+
+def exchangeable_errors(table):
+    """Every candidate's errors averaged over the settings of one dataset, domain size and signal ``scale x
+    epsilon`` (DPBench's scale-epsilon exchangeability: exact for the data-independent presets, approximate
+    for the others, whose samples at different scales differ)."""
+    index = table.index
+    signal = np.round(np.log10(index.get_level_values("scale").to_numpy(float)
+                               * index.get_level_values("epsilon").to_numpy(float)), 6)
+    return table.groupby([index.get_level_values("dataset"), index.get_level_values("domain"), signal]).transform("mean")
+
+
+#: the tree sizes (depth, rows a leaf) of ``--sizes``, beside the packaged (5, 20)
+SIZES = ((4, 10), (4, 20), (5, 10), (5, 50), (6, 20))
+
+
+def label_comparison(sim, more_trials=(), repeats: int = 5, sizes=False):
+    """Training labels compared by :func:`nested_label_regret`: the sweep's own two-trial means; the same
+    with the data-independent candidates' errors pooled (:func:`~dphist.selection.train.expected_errors`);
+    each table of ``more_trials`` (``{name: tables}``: the training sweep rerun with more trials, same
+    root seed), plain and pooled; and the 16-trial means where the oracle run has them (4,096 bins,
+    three scales: the label noise of the evaluated settings removed, the rest two-trial).  ``sizes``:
+    instead, the two-trial labels with the tree sizes of :data:`SIZES`, and every candidate's errors
+    averaged over exchangeable settings (:func:`exchangeable_errors`).  ``repeats`` pairs of feature-noise
+    seeds.  A frame: variant, workload, outer fold, seed, regret."""
+    import pandas as pd
+    from dphist.selection.train import expected_errors
+    variants = {"two trials": (sim.tables, None, {})}
+    if sizes:
+        for depth, leaf in SIZES:
+            variants[f"two trials, depth {depth}, {leaf} rows a leaf"] = (
+                sim.tables, None, {"max_depth": depth, "min_leaf": leaf})
+        variants["two trials, exchangeable settings averaged"] = (sim.tables, exchangeable_errors, {})
+    else:
+        sixteen = sixteen_trial_tables(sim.tables)
+        where_run = {}
+        for wl, t in sim.tables.items():
+            t = t.copy()
+            t.loc[sixteen[wl].index, :] = sixteen[wl][t.columns].to_numpy()
+            where_run[wl] = t
+        variants["two trials, data-independent pooled"] = (sim.tables, expected_errors, {})
+        for name, tables in dict(more_trials).items():
+            variants[name] = (tables, None, {})
+            variants[f"{name}, data-independent pooled"] = (tables, expected_errors, {})
+        variants["16 trials where the oracle run has them"] = (where_run, None, {})
+    frames = []
+    for r in range(repeats):
+        for name, (tables, fn, size) in variants.items():
+            f = nested_label_regret(sim, tables, fn, seeds=(2017 + r, 99 + r), **size)
+            frames.append(f.assign(variant=name, seed=r))
+            print(name, r, f.groupby("workload")["regret"].mean().round(4).to_dict(), flush=True)
+    return pd.concat(frames, ignore_index=True)
+
+
+def labels_markdown(frame) -> str:
+    """Markdown of :func:`label_comparison`: mean regret (sd over seeds) and the difference to the two-trial
+    labels, paired by seed (mean, sd, and the sign in each outer fold)."""
+    per_seed = frame.groupby(["variant", "workload", "seed"])["regret"].mean()
+    base = per_seed.xs("two trials", level="variant")
+    per_fold = frame.groupby(["variant", "workload", "outer"])["regret"].mean()
+    base_fold = per_fold.xs("two trials", level="variant")
+    lines = ["| training labels | workload | nested regret: mean (sd over seeds) | difference to two trials: mean "
+             "(sd), paired by seed | difference per outer fold |", "|---|---|---|---|---|"]
+    for variant, wl in itertools.product(frame["variant"].unique(), sorted(frame["workload"].unique())):
+        g = per_seed.loc[(variant, wl)]
+        d = g - base.loc[wl]
+        folds = per_fold.loc[(variant, wl)] - base_fold.loc[wl]
+        lines.append(f"| {variant} | {wl} | {g.mean():.3f} ({g.std():.3f}) | {d.mean():+.3f} ({d.std():.3f}) | "
+                     + " / ".join(f"{v:+.3f}" for v in folds) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
@@ -244,6 +507,13 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default=None, help="variant names (substrings) separated by |")
     parser.add_argument("--nonzero", action="store_true",
                         help="only the nested comparison of the noisy non-zero count (1-D)")
+    parser.add_argument("--labels", nargs="*", default=None, metavar="NAME=DIR",
+                        help="only the nested comparison of training labels (1-D), scored against the 16-trial "
+                             "errors; NAME=DIR: the training sweep rerun with more trials (same root seed)")
+    parser.add_argument("--skip", action="store_true", help="only the nested comparison of a public skip rule "
+                        "(1-D): no features where a preset at the full epsilon beats the tree in training")
+    parser.add_argument("--sizes", action="store_true", help="with --labels: the tree sizes and exchangeable "
+                        "settings instead of the labels' trials")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     if args.dims == 1:
@@ -259,6 +529,27 @@ def main(argv=None) -> int:
     config = training_config(args.data_dir or dpbench_dir(), args.results, dims=args.dims)
     tables = error_table(Path(args.results) / "results.csv", config)
     sim = Simulation(tables, config, folds(config))
+    if args.skip:
+        frame = public_skip_comparison(sim)
+        frame.to_csv(SKIP_CSV, index=False, float_format="%.6g")
+        print(frame.groupby("workload")[["tree", "rule"]].mean().round(3).to_string())
+        from selector_oracle import markdown, regret_table
+        held, rules = held_out_with_rule(sim)
+        for (wl, k), rule in rules.items():
+            print(wl, k, {f"{n}:{e:g}": lab for (n, e), lab in rule.items()})
+        table = regret_table(held)
+        table.to_csv(SKIP_HELD_CSV, index=False, float_format="%.6g")
+        print(markdown(table))
+        return 0
+    if args.labels is not None:
+        more = {}
+        for item in args.labels:
+            name, _, folder = item.partition("=")
+            more[name] = error_table(Path(folder) / "results.csv", config)
+        frame = label_comparison(sim, more, sizes=args.sizes)
+        frame.to_csv(SIZES_CSV if args.sizes else LABELS_CSV, index=False, float_format="%.6g")
+        print(labels_markdown(frame))
+        return 0
     if args.nonzero:
         frame = nonzero_comparison(sim)
         frame.to_csv(NONZERO_CSV, index=False, float_format="%.6g")

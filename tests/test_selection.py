@@ -539,3 +539,39 @@ def test_probe_histogram_is_recognised_without_a_pass(monkeypatch):
     for _ in range(2):
         assert not features._vector(zeros, checked=True).any()
     assert len(calls) == 6
+
+
+def test_pooled_training_errors():
+    """``train.expected_errors``: the presets of ``DATA_INDEPENDENT`` release the same error vector on any
+    data of a size (same seed), so their errors may be averaged over sources; the pooling averages those
+    columns over every dataset and every setting of one domain size and signal ``scale x epsilon``, and
+    nothing else.  Kills: a data-dependent preset (``uniform``, ``AHP``) added to ``DATA_INDEPENDENT``;
+    pooling across domain sizes or signals; the other candidates' columns pooled too; the packaged 1-D
+    model trained with pooled labels (``benchmarks/selector_variants.py --labels`` found no gain: its
+    training record names no pooled candidates)."""
+    import pandas as pd
+
+    from dphist.selection.train import DATA_INDEPENDENT, expected_errors
+    rng = np.random.default_rng(4)
+    x1, x2 = rng.poisson(50, 64), rng.zipf(1.5, 64).clip(0, 10**6)
+    for name in DATA_INDEPENDENT:
+        err = [make_algorithm(name).run(x, 0.5, seed=9).estimate - x for x in (x1, x2)]
+        assert np.allclose(err[0], err[1], rtol=0, atol=1e-9 * np.abs(err[0]).max()), name
+    for name in ("uniform",):           # the check can tell a data-dependent preset
+        err = [make_algorithm(name).run(x, 0.5, seed=9).estimate - x for x in (x1, x2)]
+        assert not np.allclose(err[0], err[1], rtol=0, atol=1e-6), name
+    index = pd.MultiIndex.from_tuples(
+        [(d, n, s, e) for d in ("a", "b") for n in (64, 128) for s, e in ((1000, 0.1), (100, 1.0), (1000, 1.0))],
+        names=["dataset", "domain", "scale", "epsilon"])
+    table = pd.DataFrame({"Hb": np.arange(12.0) + 1, "AHP": np.arange(12.0) + 1,
+                          "identity": rng.random(12) + 1}, index=index)
+    out = expected_errors(table)
+    assert out["AHP"].equals(table["AHP"])
+    for name in ("Hb", "identity"):
+        for n in (64, 128):
+            same = (index.get_level_values("domain") == n) & (index.get_level_values("scale")
+                                                              * index.get_level_values("epsilon") == 100)
+            assert np.allclose(out[name][same], table[name][same].mean())           # 2 datasets x 2 settings
+            other = (index.get_level_values("domain") == n) & ~same
+            assert np.allclose(out[name][other], table[name][other].mean())        # the signal 1,000 alone
+    assert "pooled_errors" not in load_model()["training"]                     # the packaged labels: own means

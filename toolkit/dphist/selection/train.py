@@ -111,6 +111,34 @@ def error_table(results_csv, config):
     return tables
 
 
+#: the candidates whose error does not depend on the data (1-D): a fixed linear strategy answered with
+#: Laplace noise and no data-dependent step (``identity``; ``Hb``, its branching from the domain size alone;
+#: ``Privelet``), so that their error is the noise alone, of a law fixed by the domain size and epsilon
+DATA_INDEPENDENT = ("identity", "Hb", "Privelet")
+
+
+def expected_errors(table, pooled=DATA_INDEPENDENT):
+    """The training labels' errors: ``table`` (mean errors per dataset, domain, scale, epsilon) with the
+    columns of ``pooled`` replaced by their mean over every dataset and every setting of the same domain
+    size and signal ``scale x epsilon``.
+
+    Why it is exact in expectation: such a preset releases ``x + e`` with ``e`` of a law that depends on
+    the domain size and on epsilon only, as ``e = z / epsilon`` (``z`` of a fixed law); the scaled error
+    ``||W e|| / (|W| scale)`` is ``||W z|| / (|W| scale epsilon)``, of one law for every dataset and every
+    setting of the same ``n`` and ``scale x epsilon`` (DPBench's sample holds exactly ``scale`` records).
+    So each setting's expected error is estimated from all of them (24 sources, up to three settings of a
+    signal, every trial) instead of its own trials; the other candidates' errors stay their own means."""
+    cols = [c for c in table.columns if c.split("@")[0] in set(pooled)]
+    if not cols:
+        return table
+    index = table.index
+    signal = np.round(np.log10(index.get_level_values("scale").to_numpy(float)
+                               * index.get_level_values("epsilon").to_numpy(float)), 6)
+    out = table.copy()
+    out[cols] = table[cols].groupby([index.get_level_values("domain"), signal]).transform("mean")
+    return out
+
+
 def regret_matrix(errors, best=None) -> np.ndarray:
     """Each setting's errors over its best (``best``: default the row's least error; a setting whose
     best error is 0 gets regret 1 for 0s)."""
@@ -196,10 +224,13 @@ def plan_sources(config, plan) -> dict[str, np.ndarray]:
 
 
 def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_depth: int | None = None,
-                 min_leaf: int | None = None, draws: int = DRAWS, seed: int = 2017, dims: int = 1) -> dict:
+                 min_leaf: int | None = None, draws: int = DRAWS, seed: int = 2017, dims: int = 1,
+                 pooled=()) -> dict:
     """The model (a dict, as written to JSON) trained on every setting whose source is not in ``exclude``;
     the tree's size by default :data:`MAX_DEPTH` and :data:`MIN_LEAF` (1-D) or :data:`MAX_DEPTH_2D` and
-    :data:`MIN_LEAF_2D` (grids)."""
+    :data:`MIN_LEAF_2D` (grids).  ``pooled``: candidates whose training errors are replaced by their mean
+    over the training sources (:func:`expected_errors`, e.g. :data:`DATA_INDEPENDENT`); not in the packaged
+    models (``benchmarks/selector_variants.py --labels`` measured it within the simulation's spread)."""
     exclude = set(exclude)
     if max_depth is None:
         max_depth = MAX_DEPTH if dims == 1 else MAX_DEPTH_2D
@@ -216,6 +247,8 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
             features = (tuple(t.index), X, setting)
         _, X, setting = features
         # regret of each candidate at the epsilon it runs with, against the best at the full epsilon
+        if pooled:
+            t = expected_errors(t, pooled)
         R = regret_matrix(errors_at(t, 1 - share).to_numpy(), t.to_numpy().min(axis=1))
         labels = list(t.columns)
         tree = fit(X, R[setting], labels, FEATURE_NAMES, max_depth=max_depth, min_leaf=min_leaf)
@@ -233,6 +266,8 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
                        "config_sha256": hashlib.sha256(config_path(dims).read_bytes()).hexdigest(),
                        "excluded_sources": sorted(exclude), "max_depth": max_depth, "min_leaf": min_leaf,
                        "draws": draws, "seed": seed, "rows_per_workload": int(features[1].shape[0])}
+    if pooled:
+        out["training"]["pooled_errors"] = list(pooled)
     return out
 
 
