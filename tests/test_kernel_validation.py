@@ -322,7 +322,7 @@ def test_a_run_checks_and_copies_its_counts_once(monkeypatch):
     from dphist.kernel import private
     real = private.validate_grid
     calls = []
-    monkeypatch.setattr(private, "validate_grid", lambda counts: calls.append(1) or real(counts))
+    monkeypatch.setattr(private, "validate_grid", lambda counts, **kw: calls.append(1) or real(counts, **kw))
     x = np.array([0, 1, 2, 1 << 41], dtype=np.int64)
     checked = private.CheckedCounts(x)
     x[0] = 99
@@ -367,3 +367,23 @@ def test_probe_sources_draw_at_most_probe_draws_per_call(monkeypatch):
     assert sizes == [noise.PROBE_DRAWS]
     with pytest.raises(PrivacyViolation):
         exact_probe.laplace(1.0, 3)
+
+
+@pytest.mark.parametrize("at", [3, 40_000, 2 ** 16 + 9])
+def test_a_negative_count_in_any_block_of_the_fused_copy_is_refused(at):
+    """The kernel checks int64 counts for negatives block by block as it copies and clamps them
+    (``CheckedCounts``); a negative count in the first, a middle or the last (short) block is refused
+    naming its bin (or its cell on a grid), before any kernel exists.  Kills: the sign check dropped
+    with ``sign=False``, only the first block's minimum kept, the minimum taken of the counts before the
+    copy of another block.  Checked by hand: keeping the first block's minimum only fails here."""
+    from dphist.errors import InvalidHistogram
+    from dphist.kernel.private import CheckedCounts
+    x = np.full(2 ** 16 + 10, 5, dtype=np.int64)
+    x[at] = -2
+    with pytest.raises(InvalidHistogram, match=f"count at bin {at} is -2; counts must be non-negative"):
+        CheckedCounts(x)
+    cell = tuple(int(i) for i in np.unravel_index(at, (2 ** 15 + 5, 2)))
+    with pytest.raises(InvalidHistogram, match=rf"count at cell \({cell[0]}, {cell[1]}\) is -2"):
+        CheckedCounts(x.reshape(2 ** 15 + 5, 2))
+    x[at] = 2 ** 45                              # clamped, not refused; the caller's array untouched
+    assert CheckedCounts(x).counts[at] == 2 ** 40 and x[at] == 2 ** 45

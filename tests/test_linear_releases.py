@@ -98,6 +98,31 @@ def test_blocks_are_the_intervals_of_runs_of_groups():
     assert data.spent == 0
 
 
+def test_tree_levels_in_turn_sum_the_kept_level():
+    """One kernel measuring a tree's levels in turn (each from the kept sums of the level before) answers
+    every level as ``laplace_intervals`` does, also for a width that is not a multiple of the kept one,
+    another partition after it, and 2^16 + 5 singletons (strided adds).  Kills: the kept sums reused for
+    another partition (the ``kept[0] is bounds`` test dropped) or for a width they do not divide, the
+    runs of the kept sums taken ``width`` long instead of ``width // kept``, a short last run dropped.
+    Checked by hand: the first two fail here."""
+    from dphist import Partition
+    from dphist.kernel import PrivateKernel
+    rng = np.random.default_rng(12)
+    for n in (97, 2 ** 16 + 5):
+        x = rng.integers(0, 50, n)
+        bounds = np.r_[0, np.sort(rng.choice(np.arange(1, n), 40, replace=False)), n]
+        kernel = PrivateKernel(x, _NoNoise())
+        data = kernel.handle("test", "finalizer", 1e3)
+        partitions = (Partition.singletons(n), Partition(np.arange(n), bounds))
+        for partition, width in [(partitions[0], w) for w in (1, 2, 4, 8, 32, 3, 9, 4, 64)] + \
+                                [(partitions[1], w) for w in (128, 2, 4, 24, 5)] + [(partitions[0], 10)]:
+            g = partition.n_groups
+            firsts = np.arange(0, g, width)
+            starts, ends = partition.bounds[firsts], partition.bounds[np.minimum(firsts + width, g)]
+            assert np.array_equal(data.laplace_blocks(partition, width, 1.0),
+                                  data.laplace_intervals(starts, ends, 1.0, order=partition.order))
+
+
 def test_a_remembered_partition_is_compared_not_trusted():
     """The kernel answers a partition equal to the one it checked last from its own copies (no copy of
     the caller's arrays), and singleton bounds come back as the shared read-only ``0..n`` (no copy kept

@@ -16,6 +16,7 @@ import pytest
 from dphist import release_records
 from dphist import segmentation as S
 from dphist.errors import InvalidParameter
+from dphist.kernel import private, streams
 from dphist.segmentation import kernels, parallel, search
 
 RNG = np.random.default_rng(2511)
@@ -26,8 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def _small_blocks(monkeypatch):
     monkeypatch.setattr(search, "PARALLEL_MIN_UNITS", 1)
     monkeypatch.setattr(search, "END_BLOCK", 7)          # odd: blocks and thread ranges of unequal length
+    monkeypatch.setattr(search, "SMALLEST_BLOCK", 1)
     monkeypatch.setattr(search, "ROW_BLOCK", 3)          # odd: the even-run rule of the linked lists
-    monkeypatch.setattr(search, "_SMALL_PART", 0)
+    monkeypatch.setattr(private, "_PARTS_MIN_DRAWS", 0)  # report-noisy-min's noise in parts on threads
 
 
 def _inputs():
@@ -102,6 +104,63 @@ def test_noisy_row_search_is_bit_identical(_small_blocks, name, values, units):
         found.append(S.optimal(cost, units, threads=threads))
     for other in found[1:]:
         assert np.array_equal(other.bounds, found[0].bounds) and other.cost == found[0].cost, name
+
+
+@pytest.mark.parametrize("contributions", [1, 2])
+def test_noisy_min_noise_in_parts_is_bit_identical(_small_blocks, monkeypatch, contributions):
+    """The kernel's report-noisy-min on 2 and 3 threads draws its noise in parts (dphist.kernel.streams) and
+    publishes the 1-thread release bit for bit: partition and estimate, whose finalizer noise is drawn
+    after the search from the same generator (record or person level, k = 2).  Kills: a batch given
+    another batch's noise or sizes, the clamp or group cost skipped on the threads, the generator not
+    moved to the end of the search's draws (the finalizer's noise shifts); the route silently not taken."""
+    from dphist import Pipeline
+    counts = np.random.default_rng(8).integers(0, 60, 150)
+    taken = []
+    run = streams.LaplaceParts.run
+    monkeypatch.setattr(streams.LaplaceParts, "run", lambda self, *a: taken.append(1) or run(self, *a))
+
+    def release(threads):
+        parallel.set_threads(threads)
+        try:
+            return Pipeline(None, None, ("dawa.l1", {"variant": "exact", "calibration": "noisy-min"}),
+                            "group-mean", (0.0, 0.5, 0.5)).run(counts, 0.5, seed=3, contributions=contributions)
+        finally:
+            parallel.set_threads(None)
+    one = release(1)
+    assert not taken
+    for threads in (2, 3):
+        other = release(threads)
+        assert taken
+        assert np.array_equal(other.partition.bounds, one.partition.bounds)
+        assert np.array_equal(other.estimate, one.estimate)
+
+
+def test_noisy_min_parts_with_a_size_cost_and_clamped_costs(_small_blocks, monkeypatch):
+    """The parts route with a group cost that depends on the size (a table indexed by each candidate's
+    size in bins, over units of unequal sizes) and costs beyond the clamp (``COST_CAP`` lowered to 2^10:
+    with a declared sensitivity of 2^-6, deviations above 16 are clamped) equals the serial route, cut
+    points and the generator's next draws.  Kills: a batch given another batch's sizes, the clamp
+    skipped on the threads."""
+    from dphist import Partition, segmentation
+    from dphist.kernel import PrivateKernel, SeededLaplace
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 40, 300)
+    units = Partition(rng.permutation(300), np.unique(np.r_[0, rng.choice(np.arange(1, 300), 110, replace=False), 300]))
+    monkeypatch.setattr(private, "COST_CAP", 2.0 ** 10)
+    found = []
+    for threads in (1, 2, 3):
+        parallel.set_threads(threads)
+        try:
+            rng = np.random.default_rng(12)
+            kernel = PrivateKernel(x, SeededLaplace(rng))
+            cuts = kernel.handle("test.parts", "partitioner", 1.0).noisy_min_segmentation(
+                lambda v: segmentation.L1Deviation(v), 1.0, units=units, sensitivity=2.0 ** -6,
+                group_cost=lambda m: 2.0 + 0.01 * m * m)
+            found.append((cuts, rng.random(3)))
+        finally:
+            parallel.set_threads(None)
+    for cuts, after in found[1:]:
+        assert np.array_equal(cuts, found[0][0]) and np.array_equal(after, found[0][1])
 
 
 class _SizeCost:
@@ -195,6 +254,35 @@ def test_thread_counts_are_checked(monkeypatch):
         assert parallel.default_threads() == 4
     finally:
         parallel.set_threads(None)
+
+
+def test_run_graph_runs_each_node_after_its_needs():
+    """Every node runs once, after all its needs, on 1 to 3 threads; an error stops the graph and is
+    raised; needs that can never be met (a cycle) are refused, not waited on forever.  Kills: a node
+    released when one of two needs is done, a node run twice, an error swallowed, a deadlock on a cycle."""
+    import threading
+    import time
+    needs = {(r, c): [x for x in ((r - 1, c), (r, c - 1), (r - 2, c + 1)) if min(x) >= 0 and x[1] < 5]
+             for r in range(6) for c in range(5)}
+    for threads in (1, 2, 3):
+        done, lock = [], threading.Lock()
+
+        def work(node):
+            with lock:
+                assert all(other in done for other in needs[node]), node
+            time.sleep(0.0002 * (node[1] == 4))        # a slow column: the others move on meanwhile
+            with lock:
+                done.append(node)
+        parallel.run_graph(work, needs, threads)
+        assert sorted(done) == sorted(needs)
+
+    def fail(node):
+        if node == (2, 2):
+            raise KeyError("boom")
+    with pytest.raises(KeyError):
+        parallel.run_graph(fail, needs, 2)
+    with pytest.raises(ValueError):
+        parallel.run_graph(lambda node: None, {1: [2], 2: [1], 3: []}, 2)
 
 
 def test_split_covers_the_range():

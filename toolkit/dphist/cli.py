@@ -355,6 +355,8 @@ def cmd_warm(args) -> int:
         pipeline.run(data, 1.0, seed=0)
         if all(getattr(c, "differentially_private", True) for c in pipeline.components()):
             pipeline.run(data, 1.0)   # release mode: the exact samplers
+    from .kernel.noise import COMPILED_IMPORT_DRAWS, _compiled
+    _compiled(COMPILED_IMPORT_DRAWS)   # research mode's Laplace loops (used from 4,096 draws: more than --bins)
     print(f"dphist warm: {len(names)} presets compiled into {numba_cache_dir()} in "
           f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0

@@ -31,6 +31,7 @@ from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
 from .partition import Partition
+from .partition_blocks import BlockPartition, checked_block_partition
 from .validation import identity_vector
 from . import postprocess as _post
 from .registry import Registry, default_registry
@@ -761,7 +762,15 @@ def checked_stage_partition(bins, n: int, stage: str, component: str, kernel=Non
     increasing strictly from 0 to ``n`` (the kernel's own check; with the run's ``kernel``, by it, so
     that its measurement of the same partition later needs one comparison pass, not a second check).
     Returns a fresh Partition of private copies, so the component cannot change what the next stage
-    reads; an error names the stage and the component."""
+    reads; an error names the stage and the component.  A block partition (boxes tiling the grid,
+    :mod:`dphist.partition_blocks`) is checked from its description by the kernel, which hands on its own
+    immutable copy (no permutation is built or checked)."""
+    if isinstance(bins, BlockPartition):
+        try:
+            return kernel._checked_blocks(bins) if kernel is not None else checked_block_partition(bins, n)
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"the {stage} {component} returned an invalid partition ({exc}); nothing of "
+                                   "the next stage was run or charged") from None
     if is_plain_partition(bins, n):   # singletons in domain order: valid, and fresh arrays need no copy
         return Partition.singletons(n)
     if is_whole_partition(bins, n):   # one group in domain order (the kernel's own check): valid

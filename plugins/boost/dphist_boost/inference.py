@@ -25,11 +25,26 @@ dense and sparse least-squares solvers.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dphist.errors import InvalidParameter
 
 from .tree import child_sums
+
+
+def _level_sizes(values, k: int) -> list[int]:
+    """Nodes per level of the ``k``-ary tree that ``values`` (one entry per level, leaves first) describe,
+    or :class:`InvalidParameter` when the leaves are not measured or the levels do not end in a root."""
+    if values[0] is None:
+        raise InvalidParameter("the leaf level must be measured")
+    sizes = [values[0].size]
+    while len(sizes) < len(values):
+        sizes.append(-(-sizes[-1] // k))
+    if sizes[-1] != 1:
+        raise InvalidParameter(f"{len(values)} levels do not make a {k}-ary tree over {sizes[0]} leaves")
+    return sizes
 
 
 def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list[np.ndarray], list[int]]:
@@ -41,13 +56,7 @@ def bottom_up(values, variances, branching: int) -> tuple[list[np.ndarray], list
     """
     k = int(branching)
     height = len(values)
-    if values[0] is None:
-        raise InvalidParameter("the leaf level must be measured")
-    sizes = [values[0].size]
-    while len(sizes) < height:
-        sizes.append(-(-sizes[-1] // k))
-    if sizes[-1] != 1:
-        raise InvalidParameter(f"{height} levels do not make a {k}-ary tree over {sizes[0]} leaves")
+    sizes = _level_sizes(values, k)
     z = [np.asarray(values[0], dtype=float)]
     V = [np.broadcast_to(np.asarray(variances[0], dtype=float), (sizes[0],))]
     for j in range(1, height):
@@ -88,6 +97,8 @@ def weighted_inference(values, variances, branching: int, leaves_only: bool = Fa
     Post-processing of public noisy values (free).
     """
     k = int(branching)
+    if k <= 8 and all(np.ndim(v) == 0 for v in variances):
+        return _level_scalar_inference(values, [np.float64(v) for v in variances], k, leaves_only)
     z, V, sizes = bottom_up(values, variances, k)
     # top-down: split each parent's discrepancy among its children in proportion to V; each level's
     # z and V are dropped once its estimate is made, and the children's share is built in place
@@ -111,7 +122,94 @@ def weighted_inference(values, variances, branching: int, leaves_only: bool = Fa
         del gap
         np.add(share, z[j], out=share)               # z[j] + V[j] * gap[parent]
         hbar[j] = share
+        del share                                    # a parent level dropped above is freed before the next
         z[j] = V[j] = None
+    return hbar[:1] if leaves_only else hbar
+
+
+#: parents (or nodes) per block of the level-wise passes of :func:`_level_scalar_inference`
+_BLOCK = 1 << 16
+
+
+def _pair_sums(full: float, last: float, size: int, k: int) -> tuple[float, float]:
+    """:func:`child_sums` of a level of ``size`` values, all ``full`` but the last one ``last``: the sum
+    of a parent's ``k`` children (every parent but the last) and of the last parent's (fewer children,
+    padded with zeros), each by :func:`child_sums` itself on those children alone (the same additions
+    in the same order as on the whole level)."""
+    parents = -(-size // k)
+    children = np.full(size - (parents - 1) * k, full)
+    children[-1] = last
+    last_sum = child_sums(children, 1, k)[0]
+    return (child_sums(np.full(k, full), 1, k)[0] if parents > 1 else last_sum), last_sum
+
+
+def _level_scalar_inference(values, variances: list, k: int, leaves_only: bool) -> list[np.ndarray]:
+    """:func:`weighted_inference` when every level's variance is one number (a uniform or geometric
+    budget) and ``k <= 8``: the same floats with the node-level arrays of variances never built.
+
+    By induction over the levels, every node's ``V`` is one number on a level except the last node's
+    (the only node whose subtree can hold padding): each level's ``V``, ``w = S / (var + S)`` and the
+    children's shares are two numbers (numpy float64 scalars: the arrays' arithmetic, a division by
+    zero included), computed by the same operations in the same order as on the
+    arrays (:func:`_pair_sums`); the arrays are the node values alone, updated in place (``s *= 1 - w;
+    s += w y`` is ``w y + (1 - w) s``, the operands of IEEE addition and multiplication swapped: exact),
+    and the last node is recomputed with its own numbers."""
+    height = len(values)
+    sizes = _level_sizes(values, k)
+    z = [np.asarray(values[0], dtype=float)]
+    V = [(variances[0], variances[0])]          # (every node but the last, the last node)
+    S = [None]                                  # the children's summed V per level: (full parent, last)
+    for j in range(1, height):
+        s = child_sums(z[-1], sizes[j], k)
+        S.append(_pair_sums(*V[-1], sizes[j - 1], k))
+        var = variances[j]
+        if values[j] is None or math.isinf(var):
+            z.append(s)
+            V.append(S[-1])
+            continue
+        y = np.asarray(values[j], dtype=float)
+        numbers = []
+        for S_v in S[-1]:
+            total = var + S_v
+            w = S_v / total
+            numbers.append((w, 1.0 - w, var * S_v / total))
+        (w, rest, v_full), (w_last, rest_last, v_last) = numbers
+        last = w_last * y[-1] + rest_last * s[-1]
+        np.multiply(s, rest, out=s)
+        for a in range(0, s.size, _BLOCK):          # w y by blocks: no temporary of the level's size (memory)
+            s[a:a + _BLOCK] += np.multiply(y[a:a + _BLOCK], w)
+        s[-1] = last
+        z.append(s)
+        V.append((v_full, v_last))
+    hbar = [None] * height
+    hbar[-1] = z[-1]
+    z[-1] = None
+    for j in range(height - 2, -1, -1):
+        n_par, size = sizes[j + 1], sizes[j]
+        share = np.empty(size)
+        for a in range(0, n_par, _BLOCK):           # by blocks of parents: no gap of the parents' size (memory)
+            b = min(a + _BLOCK, n_par)
+            children = z[j][a * k:b * k]
+            gap = child_sums(children, b - a, k)
+            np.subtract(hbar[j + 1][a:b], gap, out=gap)
+            last = gap[-1] / S[j + 1][1]
+            np.divide(gap, S[j + 1][0], out=gap)     # (hbar[parent] - sum z) / sum V
+            if b == n_par:
+                gap[-1] = last                       # the last parent's own sum of V
+            out = share[a * k:b * k]
+            full = children.size // k
+            np.multiply(gap[:full, None], V[j][0], out=out[:full * k].reshape(full, k))
+            if full < b - a:                         # the last parent's children short of k
+                np.multiply(gap[full], V[j][0], out=out[full * k:])
+            if b == n_par:
+                out[-1] = V[j][1] * gap[-1]          # the last node's own V
+            np.add(out, children, out=out)           # z[j] + V[j] * gap[parent]
+            del gap, out, children
+        if leaves_only:
+            hbar[j + 1] = None
+        hbar[j] = share
+        del share
+        z[j] = None
     return hbar[:1] if leaves_only else hbar
 
 

@@ -386,3 +386,36 @@ def test_hb_2d_levels_branching_and_uniform_budget():
 def test_hb_2d_conformance():
     """Kills: a 2-D preset that mis-spends or releases the wrong shape on grids (the kit)."""
     testing.check_algorithm("HB-2D")
+
+
+@pytest.mark.parametrize("block", [1 << 16, 3])
+def test_scalar_level_variances_give_the_array_inference_bit_for_bit(block, monkeypatch):
+    """With one variance per level (``k <= 8``) the inference keeps two numbers per level instead of arrays
+    of variances; its estimates equal, bit for bit, those of the same variances given per node (the
+    array path), on complete and padded trees, with the root measured or not, uniform, geometric and
+    uneven budgets, every level or the leaves only.  Kills: the last node computed with the other nodes'
+    numbers (``s[-1] = last``, ``gap[-1] = last`` or ``share[-1] = ...`` dropped), the padded parent's sum
+    taken as a full one, an operation reordered (``w * (y - s) + s``); with blocks of 3 parents, a
+    block's bounds off by one or the last parent's numbers used in every block.  Checked by hand:
+    dropping ``gap[-1] = last``, and applying it in every block, each fail here."""
+    monkeypatch.setattr("dphist_boost.inference._BLOCK", block)
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 7, 8, 9, 31, 97) + ((1000,) if block > 3 else ()):
+        for k in (2, 3, 8):
+            sizes = level_sizes(n, k)
+            for budget in ("uniform", "geometric", "uneven"):
+                if budget == "uniform":
+                    variances = [2.0 * len(sizes) ** 2] * len(sizes)
+                elif budget == "geometric":
+                    variances = [2.0 / (0.1 * 2 ** (j / 3)) ** 2 for j in range(len(sizes))]
+                else:
+                    variances = list(rng.uniform(0.1, 10, len(sizes)))
+                for root in (True, False):
+                    values = [rng.normal(0, 5, s) + rng.integers(0, 100) for s in sizes]
+                    if not root and len(sizes) > 1:
+                        values[-1], variances[-1] = None, np.inf
+                    per_node = [np.full(s, v) for s, v in zip(sizes, variances)]
+                    for leaves_only in (False, True):
+                        got = weighted_inference(values, variances, k, leaves_only)
+                        want = weighted_inference(values, per_node, k, leaves_only)
+                        assert [g.tobytes() for g in got] == [w.tobytes() for w in want], (n, k, budget, root)

@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition, Partitioner
+from dphist.partition_blocks import BlockPartition
 from dphist.params import Interval
 
 CITATION = "Qardaji, Yang, Li, Differentially Private Grids for Geospatial Data, ICDE 2013"
@@ -72,120 +73,20 @@ def block_labels(shape, side: int) -> np.ndarray:
     return (i * (-(-n2 // side)) + j).reshape(-1)
 
 
-def _block_kinds(order: np.ndarray, shape, side: int):
-    """The blocks of ``side x side`` cells over ``shape``, numbered row-major, in four kinds of equal
-    height and width (whole blocks, the column cut by the right border, the row cut by the bottom
-    border, the corner), each with a view of ``order`` in which the block at ``[p, q]`` owns the row of
-    positions ``[p, q, :]`` that it occupies when blocks follow each other in row-major order, its
-    cells (``rows x cols``) each in its row.  Yields ``(view, block numbers, rows, cols)`` for the kinds
-    present: a regular strided view each (whole rows of blocks are ``side * n2`` positions apart).
-    """
-    n1, n2 = shape
-    w1, w2 = n1 // side, n2 // side                      # whole blocks per axis
-    e1, e2 = n1 - w1 * side, n2 - w2 * side              # the cut blocks' height and width
-    b2 = w2 + (e2 > 0)
-    slabs = order[:w1 * side * n2].reshape(w1, side * n2)
-    bottom = order[w1 * side * n2:]
-    p, q = np.arange(w1, dtype=np.int64)[:, None], np.arange(w2, dtype=np.int64)[None, :]
-    kinds = ((slabs[:, :w2 * side * side].reshape(w1, w2, side * side), p * b2 + q, side, side),
-             (slabs[:, w2 * side * side:].reshape(w1, 1, side * e2), p * b2 + w2, side, e2),
-             (bottom[:w2 * e1 * side].reshape(1, w2, e1 * side), w1 * b2 + q, e1, side),
-             (bottom[w2 * e1 * side:].reshape(1, 1, e1 * e2), np.full((1, 1), w1 * b2 + w2), e1, e2))
-    for view, blocks, r, c in kinds:
-        if view.size:
-            yield view, blocks, int(r), int(c)
+def block_partition(shape, side: int) -> BlockPartition:
+    """Blocks of ``side x side`` cells (edge blocks cut by the border), numbered row-major, each block's
+    cells in row-major order: the same groups and order as ``Partition.from_labels(block_labels(shape,
+    side))``, described by its edges (:class:`dphist.partition_blocks.BlockPartition`): the kernel
+    validates, measures and spreads it without a permutation of the cells."""
+    return BlockPartition.regular(shape, side)
 
 
-def _block_origins(shape, side: int) -> np.ndarray:
-    """The grid index of every block's first (top-left) cell, blocks numbered row-major."""
-    n1, n2 = shape
-    return (np.arange(0, n1, side, dtype=np.int64)[:, None] * n2
-            + np.arange(0, n2, side, dtype=np.int64)[None, :]).reshape(-1)
-
-
-def _extents(n: int, side: int) -> np.ndarray:
-    """The lengths of the blocks of ``side`` cells along an axis of ``n`` cells (the last one cut)."""
-    return np.minimum(side, n - np.arange(0, n, side, dtype=np.int64))
-
-
-def _block_starts(shape, side: int) -> np.ndarray:
-    """Group bounds of the blocks in row-major order: the running sum of their cell counts."""
-    rows, cols = _extents(shape[0], side), _extents(shape[1], side)
-    bounds = np.zeros(rows.size * cols.size + 1, dtype=np.int64)
-    np.cumsum(np.outer(rows, cols).reshape(-1), out=bounds[1:])
-    return bounds
-
-
-def block_partition(shape, side: int) -> Partition:
-    """``Partition.from_labels(block_labels(shape, side))`` without its sort: the blocks in row-major
-    order, each block's cells in row-major order.  Each of the (at most four) kinds of blocks of one
-    height and width is written by one broadcast sum, its blocks' first cells plus the cells of a
-    block relative to its first, into a strided view of the order (:func:`_block_kinds`): O(N), no
-    argsort and no index arrays; valid by construction, and re-checked by the pipeline's gate."""
-    n2 = shape[1]
-    order = np.empty(shape[0] * n2, dtype=np.int64)
-    origin = _block_origins(shape, side)
-    for view, blocks, r, c in _block_kinds(order, shape, side):
-        t = np.arange(r * c, dtype=np.int64)
-        np.add(origin[blocks][:, :, None], (t // c) * n2 + t % c, out=view)
-    return Partition(order, _block_starts(shape, side), validate=False)
-
-
-#: up to this many cells (block cells times distinct sub-block sides) the local orders of a kind of
-#: blocks come from one stable sort of their sub-block labels; beyond, :func:`block_partition` per side
-LOCAL_SORT_CELLS = 16384
-
-
-def _local_orders(r: int, c: int, sides: np.ndarray) -> np.ndarray:
-    """The order of :func:`block_partition` over an ``r x c`` block for each sub-block side in
-    ``sides`` (one row each; cells numbered row-major inside the block).  One sub-block (a side >=
-    both of the block's) or single cells (side 1): the row-major order itself."""
-    sides = np.asarray(sides, dtype=np.int64)
-    if sides.size == 1 and (sides[0] == 1 or sides[0] >= max(r, c)):
-        return np.arange(r * c, dtype=np.int64)[None, :]
-    if sides.size * r * c > LOCAL_SORT_CELLS:
-        return np.stack([block_partition((r, c), int(s)).order for s in sides])
-    s = sides[:, None, None]
-    labels = (np.arange(r)[None, :, None] // s) * (-(-c // s)) + np.arange(c)[None, None, :] // s
-    return np.argsort(labels.reshape(sides.size, r * c), axis=1, kind="stable").astype(np.int64, copy=False)
-
-
-def nested_block_partition(shape, side1: int, side2) -> Partition:
+def nested_block_partition(shape, side1: int, side2) -> BlockPartition:
     """Blocks of ``side2[b]`` cells a side inside every level-1 block ``b`` of ``side1`` cells a side
     (AG's level 2): the same partition as ``Partition.from_labels`` of the level-2 labels, which sort
-    by level-1 block (row-major), then by sub-block inside it (row-major), then by cell (row-major).
-
-    Built without labels or a sort over the grid: the level-1 blocks of one height and width
-    (:func:`_block_kinds`) and one ``side2`` share one local order (:func:`_local_orders`); each kind
-    is written by one broadcast sum into its strided view of the order (its blocks' first cells plus
-    their local order); the bounds are the running sum of every sub-block's size, computed over the
-    sub-blocks at once.  O(N) with loops over the few kinds and distinct ``side2`` values, not over
-    blocks or cells."""
-    n1, n2 = shape
-    side2 = np.asarray(side2, dtype=np.int64)
-    origin = _block_origins(shape, side1)
-    order = np.empty(n1 * n2, dtype=np.int64)
-    for view, blocks, r, c in _block_kinds(order, shape, side1):
-        kind_sides = side2[blocks]
-        if kind_sides.min() == kind_sides.max():      # one side2 for the whole kind (often): no gather
-            local = _local_orders(r, c, kind_sides.reshape(-1)[:1])[0]
-            np.add(origin[blocks][:, :, None], local + (local // c) * (n2 - c), out=view)
-            continue
-        sides, which = np.unique(kind_sides, return_inverse=True)
-        local = _local_orders(r, c, sides)
-        cells = local + (local // c) * (n2 - c)                               # offsets in the grid
-        np.add(cells[which.reshape(blocks.shape)], origin[blocks][:, :, None], out=view)
-    # sub-block k of block b: row k // across, column k % across of sub-blocks of side s, cut by the block
-    rows = np.repeat(_extents(n1, side1), -(-n2 // side1))
-    cols = np.tile(_extents(n2, side1), -(-n1 // side1))
-    across = -(-cols // side2)
-    count = (-(-rows // side2)) * across
-    block = np.repeat(np.arange(side2.size, dtype=np.int64), count)
-    k = np.arange(block.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
-    s, a = side2[block], across[block]
-    bounds = np.zeros(block.size + 1, dtype=np.int64)
-    np.cumsum(np.minimum(s, rows[block] - (k // a) * s) * np.minimum(s, cols[block] - (k % a) * s), out=bounds[1:])
-    return Partition(order, bounds, validate=False)
+    by level-1 block (row-major), then by sub-block inside it (row-major), then by cell (row-major);
+    described by the level-1 edges and one side per block (nested block grids)."""
+    return BlockPartition.regular(shape, side1).nested(np.asarray(side2, dtype=np.int64))
 
 
 def _check_grid(ctx, who: str) -> tuple[int, int]:
@@ -294,7 +195,7 @@ class AdaptiveGrid(Partitioner):
         side2, sizes = self.second_level_sides(shape, side1, self.second_level(noisy1, ctx.eps_f))
         ctx.notes[NOTES_KEY] = {"total": total, "m1": m1, "cell_side": side1, "level1": noisy1,
                                 "eps1": eps1, "sub_blocks": sizes}
-        return nested_block_partition(shape, side1, side2)
+        return level1.nested(side2)     # nested_block_partition(shape, side1, side2), level 1 not rebuilt
 
     @staticmethod
     def second_level_sides(shape, side1: int, m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -312,7 +213,10 @@ class AdaptiveGrid(Partitioner):
 
 
 def _level1_block(bins: Partition, shape, side1: int) -> np.ndarray:
-    """The level-1 block of every group, read off the group's first cell (O(groups), not O(cells))."""
+    """The level-1 block of every group: from the description of nested block grids, else read off the
+    group's first cell (O(groups), not O(cells))."""
+    if isinstance(bins, BlockPartition) and bins.steps is not None:
+        return bins.block_of_groups()
     i, j = np.divmod(bins.order[bins.bounds[:-1]], shape[1])
     return (i // side1) * (-(-shape[1] // side1)) + j // side1
 

@@ -68,11 +68,10 @@ def _level2_labels(shape, side1, side2):
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (5, 7), (7, 5), (16, 16), (17, 3), (64, 48)])
-def test_block_partitions_without_a_sort_equal_the_labels_sort(shape):
-    """Kills: UG's or AG's partition built without a sort in another order than ``from_labels`` (blocks
-    column-major, cells of a block column-major, edge blocks cut wrongly, AG's level 2 not ordered by
-    label inside a level-1 block, a class of blocks given another class's local order, or level-2
-    bounds shifted by a block)."""
+def test_block_partitions_equal_the_labels_sort(shape):
+    """Kills: UG's or AG's block description meaning another partition than ``from_labels`` of the
+    paper's labels (blocks column-major, edge blocks cut wrongly, AG's level-2 side given to another
+    level-1 block, level-2 bounds shifted by a block, a group's level-1 block misread by the finalizer)."""
     rng = np.random.default_rng(1)
     for side in (1, 2, 3, 5, 16, 100):
         want = dphist.Partition.from_labels(block_labels(shape, side))
@@ -89,18 +88,8 @@ def test_block_partitions_without_a_sort_equal_the_labels_sort(shape):
             assert (np.ptp(r[group]) + 1) * (np.ptp(c[group]) + 1) == group.size
             assert np.unique(level1[group]).size == 1
         assert got2.n_groups == sizes.sum()
-
-
-def test_local_orders_by_sort_equal_the_linear_build(monkeypatch):
-    """Kills: the local orders of AG's level 2 taken from one stable sort of sub-block labels (small
-    blocks) differing from ``block_partition``'s linear build (large blocks): labels of another row
-    count, a column-major label, an unstable sort, sides mixed up between rows."""
-    cases = [(12, 12, [2, 3, 5, 8]), (7, 10, [1, 3, 4, 9]), (33, 20, [6, 7, 19, 40])]
-    sorted_ = [grid._local_orders(r, c, np.array(sides)) for r, c, sides in cases]
-    monkeypatch.setattr(grid, "LOCAL_SORT_CELLS", 0)
-    for (r, c, sides), got in zip(cases, sorted_):
-        assert np.array_equal(got, grid._local_orders(r, c, np.array(sides)))
-        assert np.array_equal(got[1], block_partition((r, c), sides[1]).order)
+        assert np.array_equal(grid._level1_block(got2, shape, side),
+                              grid._level1_block(dphist.Partition(got2.order, got2.bounds), shape, side))
 
 
 def test_adaptive_levels_and_budget():

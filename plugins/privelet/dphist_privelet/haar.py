@@ -57,8 +57,9 @@ def weighted_haar(x: np.ndarray) -> np.ndarray:
     while sums.shape[-1] > 1:
         pairs = sums.reshape(lead + (-1, 2))
         h = pairs.shape[-2]
-        np.subtract(pairs[..., 0], pairs[..., 1], out=out[..., h:2 * h])
-        sums = pairs[..., 0] + pairs[..., 1]
+        left, right = pairs[..., 0], pairs[..., 1]
+        np.subtract(left, right, out=out[..., h:2 * h])
+        sums = np.add(left, right)
     out[..., 0] = sums[..., 0]
     return out
 
@@ -106,12 +107,11 @@ def inverse_weighted_haar(y: np.ndarray) -> np.ndarray:
     h = 1
     while h < n:
         d = y[..., h:2 * h]
-        nxt = np.empty(lead + (2 * h,))
-        left, right = nxt[..., 0::2], nxt[..., 1::2]   # written in place: no temporaries (memory)
-        np.multiply(np.add(sums, d, out=left), 0.5, out=left)            # sum_L = (S + (sum_L - sum_R)) / 2
-        np.multiply(np.subtract(sums, d, out=right), 0.5, out=right)
-        del left, right
-        sums = nxt
+        nxt = np.empty(lead + (h, 2))                  # written in place: no temporaries (memory)
+        np.add(sums, d, out=nxt[..., 0])               # sum_L = (S + (sum_L - sum_R)) / 2
+        np.subtract(sums, d, out=nxt[..., 1])
+        np.multiply(nxt, 0.5, out=nxt)                 # both halves of the level in one call
+        sums = nxt.reshape(lead + (2 * h,))
         h *= 2
     return sums
 

@@ -45,10 +45,11 @@ for unsorted data (the SSE is Monge only on sorted values, so the divide and con
 :func:`dphist.segmentation.k_groups` does not apply).
 
 Threads: the layers are filled by a wavefront over (layer, part of the ends) on the threads of
-:mod:`dphist.segmentation.parallel` (``threads=``, else its default: every core): part b of layer g needs
-part b of layer g - 1 and part b - 1 of layer g, so the parts of one diagonal run at once; each part
-starts from the hint the part before it left, so the table and the count of scored candidates are the
-serial ones, bit for bit.
+:mod:`dphist.segmentation.parallel` (``threads=``, else its default: every core), a graph of cells run
+without a join between diagonals (``run_graph``): part b of layer g needs part b of layer g - 1 and
+part b - 1 of layer g, and a thread that finishes a part takes the next ready one; each part starts
+from the hint the part before it left, so the table and the count of scored candidates are the serial
+ones, bit for bit.
 
 Memory: the layers needed are used in decreasing order; every ``B``-th layer is kept and each
 block of ``B`` layers is recomputed from its checkpoint when it is needed, only up to the right
@@ -67,7 +68,7 @@ from dphist.intervals import centred_prefix_sums
 MAX_FLOATS = 16_000_000
 #: layers are filled on threads from this many ends on (a wavefront; PrefixCosts._layers)
 THREAD_MIN_ENDS = 1024
-#: parts of the ends per thread in the wavefront (a barrier per diagonal of parts)
+#: parts of the ends per thread in the wavefront (cells of its graph)
 PARTS_PER_THREAD = 4
 
 
@@ -226,9 +227,8 @@ class PrefixCosts:
     def _layers(self, base, g0: int, g1: int, upto: int, keep, new) -> dict:
         """Layers g0 + 1 .. g1 from layer g0 (``base``), each up to ``upto``; returns those with
         ``keep(g)``.  On threads (:mod:`dphist.segmentation.parallel`) from THREAD_MIN_ENDS ends on:
-        a wavefront over (layer, part of the ends), the parts of one diagonal at once.  Part b of
-        layer g needs part b of layer g - 1 and part b - 1 of layer g, both on the diagonal before;
-        each part starts from the hint its predecessor left, so the table and the count of scored
+        a wavefront over (layer, part of the ends) run as a graph (``parallel.run_graph``).  Part b of
+        layer g needs part b of layer g - 1 and part b - 1 of layer g; each part starts from the hint its predecessor left, so the table and the count of scored
         candidates are the serial ones, bit for bit."""
         from dphist.segmentation import parallel
         threads = parallel.default_threads() if self.threads is None else parallel.resolve(self.threads)
@@ -243,28 +243,24 @@ class PrefixCosts:
         n_parts = PARTS_PER_THREAD * threads
         edges = [(upto + 1) * i // n_parts for i in range(n_parts + 1)]
         layers, hints, counts = {g0: base}, {}, {}
-        n_layers = g1 - g0
-        for d in range(n_layers + n_parts - 1):
-            tasks = []
-            for b in range(max(0, d - n_layers + 1), min(n_parts, d + 1)):
-                g = g0 + 1 + d - b
-                if b == 0:
-                    layers[g], hints[g] = new(self.n + 1), g - 1
-                tasks.append((g, b))
+        # a graph of cells (g, b), no join between diagonals (dphist.segmentation.parallel.run_graph): part b
+        # of layer g once part b of layer g - 1 and part b - 1 of layer g are done; lower layers first
+        needs = {(g, b): [c for c in ((g - 1, b), (g, b - 1)) if c[0] > g0 and c[1] >= 0]
+                 for g in range(g0 + 1, g1 + 1) for b in range(n_parts)}
 
-            def work(group):
-                for g, b in group:
-                    counts[g, b] = next_layer_part(layers[g - 1], g, self.p, self.p2, self.inv, layers[g],
-                                                   edges[b], edges[b + 1], hints[g])
+        def cell(node):
+            g, b = node
+            if b == 0:
+                layers[g], hints[g] = new(self.n + 1), g - 1
+            counts[g, b], hints[g] = next_layer_part(layers[g - 1], g, self.p, self.p2, self.inv, layers[g],
+                                                     edges[b], edges[b + 1], hints[g])
+            if b == n_parts - 1:                      # layer g is complete; no part of it still reads g - 1
+                if keep(g):
+                    out[g] = layers[g]
+                layers.pop(g - 1, None)
 
-            parallel.run_all([lambda task=task: work([task]) for task in tasks], threads)
-            for g, b in tasks:
-                scored, hints[g] = counts.pop((g, b))
-                self.scored += scored
-                if b == n_parts - 1:                   # layer g is complete
-                    if keep(g):
-                        out[g] = layers[g]
-                    layers.pop(g - 1, None)            # no part of layer g still reads g - 1
+        parallel.run_graph(cell, needs, threads)
+        self.scored += sum(counts.values())
         return out
 
     def layer(self, g: int, upto: int | None = None) -> np.ndarray:

@@ -27,6 +27,11 @@ What a source must provide:
     a throwaway source of the same kind, seeded with 0, for the kernel's
     probes of user code on the public all-zero histogram (nothing drawn from
     it is published, and the run's own source is not touched).
+``laplace_parts(sensitivity, epsilon, cuts)`` (optional)
+    the noise of ``laplace_mechanism`` on ``cuts[-1]`` values as parts that
+    threads draw at once, the same values and the generator left where one
+    call leaves it (:mod:`dphist.kernel.streams`), or None; research mode's
+    seeded source only.
 
 Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`ExactNoise`):
 
@@ -58,6 +63,8 @@ Release mode's routes, and why each is epsilon-DP (the proofs behind :class:`Exa
 from __future__ import annotations
 
 import math
+import struct
+import sys
 from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
@@ -107,6 +114,10 @@ class SeededLaplace:
         self.rng = rng
 
     def laplace(self, scale, size):
+        if type(self.rng) is np.random.Generator and np.ndim(scale) == 0 and 0.0 <= scale < math.inf:
+            shape = (size,) if isinstance(size, (int, np.integer)) else size
+            if isinstance(shape, tuple) and _compiled(math.prod(shape)):
+                return _compiled_laplace(self.rng, float(scale), shape)
         return self.rng.laplace(0.0, scale, size=size)
 
     def probe(self) -> "SeededLaplace":
@@ -116,7 +127,10 @@ class SeededLaplace:
         values = np.asarray(values)
         if values.dtype.kind not in "iuf":
             values = np.asarray(values, dtype=float)
-        noisy = self.rng.laplace(0.0, float(sensitivity) / float(epsilon), size=values.shape)
+        scale = float(sensitivity) / float(epsilon)
+        if type(self.rng) is np.random.Generator and 0.0 <= scale < math.inf and _compiled(values.size):
+            return _compiled_laplace(self.rng, scale, values.shape, values)
+        noisy = self.rng.laplace(0.0, scale, size=values.shape)
         noisy += values      # noise + value in place: the floats of value + noise (addition commutes exactly)
         return noisy
 
@@ -125,6 +139,93 @@ class SeededLaplace:
         factor = 1.0 if monotonic else 2.0
         logits = float(epsilon) / (factor * float(sensitivity)) * np.asarray(scores, dtype=float)
         return int(np.argmax(logits + self.rng.gumbel(size=logits.shape)))
+
+    def laplace_parts(self, sensitivity, epsilon, cuts):
+        """The noise of ``laplace_mechanism`` on ``cuts[-1]`` values, cut at ``cuts`` so that threads can
+        draw the parts at once (:class:`dphist.kernel.streams.LaplaceParts`: the same values, the generator
+        left where that call leaves it), or None when this generator's stream cannot be cut."""
+        from .streams import LaplaceParts, splittable
+        if not splittable(self.rng):
+            return None
+        spare = self.__dict__.setdefault("_spare_bit_generators", [])
+        return LaplaceParts(self.rng, float(sensitivity) / float(epsilon), cuts, spare)
+
+
+#: research-mode calls of at least this many draws use the compiled sampler (:mod:`._laplace_jit`) once
+#: numba is imported; below it numpy's own ``Generator.laplace`` (the same values)
+COMPILED_DRAWS = 4096
+#: from this many draws the compiled sampler is used even if numba must be imported for it (once per
+#: process, a few tenths of a second: research mode runs many times in one process; release mode never)
+COMPILED_IMPORT_DRAWS = 32768
+#: the loops of :mod:`._laplace_jit` after their check on this machine, or False (not the same bits:
+#: numpy's sampler is used); None until the first call that could use them
+_SAMPLER = None
+
+
+def _compiled(size: int) -> bool:
+    """Whether a call of ``size`` draws uses the compiled sampler (see :data:`COMPILED_DRAWS`); the first
+    call that may use it imports and checks it (``dphist warm`` compiles it with
+    ``_compiled(COMPILED_IMPORT_DRAWS)``)."""
+    global _SAMPLER
+    if size < COMPILED_DRAWS or _SAMPLER is False:
+        return False
+    if _SAMPLER is None:
+        if size < COMPILED_IMPORT_DRAWS and "numba" not in sys.modules:
+            return False
+        _SAMPLER = _checked_sampler()
+    return _SAMPLER is not False
+
+
+def _checked_sampler():
+    """The compiled loops if they give numpy's ``Generator.laplace`` bit for bit here, else False.
+
+    Checked once per process on 8,192 draws from a fixed stream at four scales, and on the uniforms at
+    the branch's edges (the smallest, 0.5 and the largest below 1): a different ``log`` (a vector math
+    library, another C library) shows in a fraction of the values, so a rare difference is not
+    missed by chance.  Draws of a run are then the same whichever sampler makes them."""
+    try:
+        from . import _laplace_jit
+    except ImportError:    # pragma: no cover - numba is a dependency
+        return False
+    edges = np.array([2.0 ** -53, 0.25, 0.5 - 2.0 ** -54, 0.5, 0.5 + 2.0 ** -53, 0.75, 1.0 - 2.0 ** -53])
+    for scale in (1.0, 0.37, 3.0e5, 2.0 ** -30):
+        expected = np.random.Generator(np.random.PCG64(20261127)).laplace(0.0, scale, 8192)
+        u = np.random.Generator(np.random.PCG64(20261127)).random(8192)
+        got = np.empty(u.size)
+        if _laplace_jit.laplace_into(u, scale, got) or got.tobytes() != expected.tobytes():
+            return False
+        for values in (np.arange(u.size, dtype=np.int64), np.linspace(-3.0, 1e6, u.size)):
+            _laplace_jit.laplace_add_into(u, scale, values, got)
+            if got.tobytes() != (expected + values).tobytes():
+                return False
+        # the edges through numpy's C expression on Python floats (math.log is the C library's log)
+        _laplace_jit.laplace_into(edges, scale, got[:edges.size])
+        for U, g in zip(edges.tolist(), got[:edges.size].tolist()):
+            want = 0.0 - scale * math.log(2.0 - U - U) if U >= 0.5 else 0.0 + scale * math.log(U + U)
+            if struct.pack("<d", want) != struct.pack("<d", g):
+                return False
+    return _laplace_jit
+
+
+def _compiled_laplace(rng: np.random.Generator, scale: float, shape: tuple, values=None) -> np.ndarray:
+    """``rng.laplace(0.0, scale, shape)`` (plus ``values``), the same floats and the same state of ``rng``
+    after the call, from ``rng.random`` and the compiled loops: a fresh array (the uniforms' own buffer)."""
+    state = rng.bit_generator.state       # a uniform equal to 0 (numpy redraws it): drawn again by numpy
+    out = rng.random(shape)
+    flat = out.reshape(-1)
+    if values is None:
+        zeros = _SAMPLER.laplace_into(flat, scale, flat)
+    elif values.dtype in (np.int64, np.float64):
+        zeros = _SAMPLER.laplace_add_into(flat, scale, np.ascontiguousarray(values).reshape(-1), flat)
+    else:
+        zeros = _SAMPLER.laplace_into(flat, scale, flat)
+        out += values
+    if zeros:
+        rng.bit_generator.state = state
+        out = rng.laplace(0.0, scale, size=shape)
+        if values is not None:
+            out += values
+    return out
 
 
 #: the most draws a probe source makes per call; a larger call repeats them (see :class:`_ProbeLaplace`)

@@ -63,6 +63,11 @@ class PersonLevelNoise:
     def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
         return self.inner.exponential_mechanism(scores, float(sensitivity) * self.k, epsilon, monotonic=monotonic)
 
+    def laplace_parts(self, sensitivity, epsilon, cuts):
+        """The inner source's parts (``SeededLaplace.laplace_parts``) at ``k`` times the sensitivity, or None."""
+        parts = getattr(self.inner, "laplace_parts", None)
+        return None if parts is None else parts(float(sensitivity) * self.k, epsilon, cuts)
+
     def laplace(self, scale, size):
         return self.inner.laplace(scale * self.k, size)
 

@@ -80,6 +80,7 @@ import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
 from ..partition import Partition
+from ..partition_blocks import BlockPartition, block_sums, checked_block_partition
 from ..validation import (are_strict_bounds, frozen_int64, identity_vectors, is_identity, is_permutation,
                           is_shared_identity)
 from .ledger import Ledger, LedgerEntry
@@ -170,8 +171,11 @@ def count_cap(n: int) -> int:
     return int(min(COUNT_CAP, (1 << 62) // max(int(n), 1)))
 
 
-def validate_counts(counts) -> np.ndarray:
-    """Return ``counts`` as an int64 vector or raise :class:`InvalidHistogram` naming the fault."""
+def validate_counts(counts, *, sign: bool = True) -> np.ndarray:
+    """Return ``counts`` as an int64 vector or raise :class:`InvalidHistogram` naming the fault.
+
+    ``sign=False``: int64 counts are returned without their check for negative counts, which the caller
+    makes itself (:class:`CheckedCounts`: fused with its copy, the same error)."""
     arr = np.asarray(counts)
     if arr.dtype == object:
         raise InvalidHistogram("histogram counts must be numbers")
@@ -194,15 +198,20 @@ def validate_counts(counts) -> np.ndarray:
             raise InvalidHistogram("counts must be below 2**62")
     elif arr.dtype.kind not in "iu":
         raise InvalidHistogram(f"histogram counts must be integers, got dtype {arr.dtype}")
-    if np.minimum.reduce(arr, axis=None) < 0:     # arr.min() without its Python-level wrapper
-        i = int(np.argmin(arr))
-        raise InvalidHistogram(f"count at bin {i} is {arr[i]}; counts must be non-negative")
+    if (sign or arr.dtype != np.int64) and np.minimum.reduce(arr, axis=None) < 0:   # arr.min(), no wrapper
+        raise _negative_count(arr)
     if arr.dtype == np.uint64 and np.maximum.reduce(arr, axis=None) >= 2 ** 62:
         raise InvalidHistogram("counts must be below 2**62")
     return arr.astype(np.int64, copy=False)
 
 
-def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
+def _negative_count(arr: np.ndarray) -> InvalidHistogram:
+    """The error of a histogram with a negative count (the first smallest one named)."""
+    i = int(np.argmin(arr))
+    return InvalidHistogram(f"count at bin {i} is {arr[i]}; counts must be non-negative")
+
+
+def validate_grid(counts, *, sign: bool = True) -> tuple[np.ndarray, tuple[int, ...]]:
     """``(flat int64 counts, shape)`` of a histogram of any dimension, or :class:`InvalidHistogram`.
 
     A d-dimensional histogram (a grid of cells, d >= 1) is kept as its cells flattened in row-major
@@ -226,12 +235,16 @@ def validate_grid(counts) -> tuple[np.ndarray, tuple[int, ...]]:
     if 0 in shape:
         raise InvalidHistogram(f"the histogram is empty (shape {shape}: an axis of length 0)")
     if arr.ndim == 1:
-        return validate_counts(arr), shape
+        return validate_counts(arr, sign=sign), shape
     try:
-        flat = validate_counts(arr.reshape(-1))
+        flat = validate_counts(arr.reshape(-1), sign=sign)
     except InvalidHistogram as exc:
         raise InvalidHistogram(_grid_message(str(exc), shape)) from None
     return flat, shape
+
+
+#: counts per block of :class:`CheckedCounts`' fused copy, clamp and sign check (256 KiB: in cache)
+_SIGN_BLOCK = 1 << 15
 
 
 class CheckedCounts:
@@ -246,9 +259,23 @@ class CheckedCounts:
     __slots__ = ("counts", "shape")
 
     def __init__(self, counts):
-        flat, shape = validate_grid(counts)
-        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass
-        private = np.minimum(flat, count_cap(flat.size))
+        flat, shape = validate_grid(counts, sign=False)
+        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass; int64 counts
+        # checked for negative counts in the same pass, block by block on the copy while it is in cache
+        # (the clamp keeps every negative count: the copy's minimum is the counts' when it is negative)
+        cap = count_cap(flat.size)
+        if flat.dtype == np.int64:
+            private = np.empty(flat.size, dtype=np.int64)
+            smallest = 0
+            for a in range(0, flat.size, _SIGN_BLOCK):
+                block = private[a:a + _SIGN_BLOCK]
+                np.minimum(flat[a:a + _SIGN_BLOCK], cap, out=block)
+                smallest = min(smallest, np.minimum.reduce(block))
+            if smallest < 0:
+                exc = _negative_count(flat)
+                raise (InvalidHistogram(_grid_message(str(exc), shape)) if len(shape) > 1 else exc) from None
+        else:
+            private = np.minimum(flat, cap)
         private.setflags(write=False)
         object.__setattr__(self, "counts", private)
         object.__setattr__(self, "shape", shape)
@@ -471,6 +498,8 @@ class PrivateKernel:
         self._gate = _Gate()                 # `with kernel._gate:` opens the counts to one primitive
         self.__prefix: tuple | None = None   # (order or None, prefix sums): see _prefix_sums
         self.__checked: tuple | None = None  # the last partition checked in full: see _checked_partition
+        self.__blocks: BlockPartition | None = None   # the last block partition checked: see _checked_blocks
+        self.__level_sums: tuple | None = None   # (bounds or None, width, sums): see _block_sums
 
     @property
     def n(self) -> int:
@@ -512,6 +541,17 @@ class PrivateKernel:
             # is_identity's, O(1) for the shared vector), not as an n-element array
             self.__checked = (None if in_order else order, bounds, in_order)
         return order, bounds, in_order
+
+    def _checked_blocks(self, partition) -> BlockPartition:
+        """The kernel's own checked copy of a :class:`~dphist.partition_blocks.BlockPartition` over this
+        kernel's grid (:func:`~dphist.partition_blocks.checked_block_partition`: its description read once,
+        copied immutable, validated in O(blocks)); the last one is remembered, so the pipeline's check of a
+        stage's partition and the next stage's measurement of that very object validate once."""
+        if partition is self.__blocks:
+            return partition
+        checked = checked_block_partition(partition, self.shape)
+        self.__blocks = checked
+        return checked
 
     def handle(self, component: str, stage: str, budget: float, *, vetted=()) -> "DataHandle":
         """A metered view of the data for one component with ``budget`` epsilon.
@@ -569,12 +609,45 @@ class PrivateKernel:
         self.__prefix = (order, prefix)
         return prefix
 
+    def _block_sums(self, bounds: np.ndarray | None, width: int) -> np.ndarray:
+        """The sums of runs of ``width`` consecutive groups in domain order (``bounds``: the kernel's own
+        checked group bounds, or None for singleton bins), int64 and exact.  The last answer is kept:
+        the next level of a tree (a multiple of its width, the same groups) sums runs of the kept sums
+        instead of the counts, so a tree's levels read the counts once, not once per level.  Read
+        through the gate like the counts themselves."""
+        counts = self._true_counts()
+        kept = self.__level_sums
+        if kept is not None and kept[0] is bounds and width % kept[1] == 0:
+            sums = _run_sums(kept[2], width // kept[1])
+        elif bounds is None:
+            sums = _run_sums(counts, width)
+        else:
+            sums = np.add.reduceat(counts, bounds[0:bounds.size - 1:width])
+        sums.setflags(write=False)
+        self.__level_sums = (bounds, width, sums)   # holds ``bounds``: its identity cannot be reused
+        return sums
+
     def _true_counts(self) -> np.ndarray:
         if self._gate.depth <= 0:
             self.violations.append("the true counts were read outside a kernel primitive")
             raise PrivacyViolation("the true counts can only be read by a kernel primitive; "
                                    "measure them through ctx.data")
         return self.__counts
+
+
+def _run_sums(values: np.ndarray, width: int) -> np.ndarray:
+    """Sums of runs of ``width`` consecutive integers (the last run may be shorter): ``add.reduceat`` at
+    ``0, width, 2 width, ...``, without its index array for narrow runs (strided adds: the same
+    integers, exactly)."""
+    if width == 1:
+        return values
+    if width > 16:
+        return np.add.reduceat(values, np.arange(0, values.size, width))
+    sums = values[::width].copy()
+    for i in range(1, width):
+        part = values[i::width]
+        sums[:part.size] += part
+    return sums
 
 
 def _user_code(call: Callable) -> tuple[bool, object]:
@@ -670,6 +743,11 @@ def _clamped(costs: np.ndarray, cap: float) -> np.ndarray:
     return np.clip(np.nan_to_num(costs, nan=cap, posinf=cap, neginf=-cap), -cap, cap)
 
 
+#: report-noisy-min draws its candidates' noise in parts on threads from this many draws per block of rows
+_PARTS_MIN_DRAWS = 1 << 16
+#: parts of the noise per thread, taken in turn by the threads (dphist.segmentation.parallel.run_all)
+_PARTS_PER_THREAD = 4
+
 #: search modes of :meth:`DataHandle.noisy_min_segmentation`
 SEGMENTATION_SEARCHES = ("all", "power-of-two", "tree")
 
@@ -744,9 +822,17 @@ class DataHandle:
     def laplace_partition(self, partition, epsilon) -> np.ndarray:
         """Each group's sum plus Laplace(1/epsilon): the groups are disjoint, so sensitivity 1.
 
-        The partition is re-validated by the kernel (every bin exactly once).
+        The partition is re-validated by the kernel (every bin exactly once).  A
+        :class:`~dphist.partition_blocks.BlockPartition` (boxes tiling the grid) is validated from its
+        description and summed by ``add.reduceat`` along the grid's axes (``block_sums``): no permutation.
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
+        if isinstance(partition, BlockPartition):   # boxes tiling the grid: checked and summed from their edges
+            checked = self._kernel._checked_blocks(partition)
+            self._charge("laplace.partition", eps, 1.0, checked.n_groups)
+            with self._kernel._gate:
+                sums = block_sums(self._kernel._true_counts(), checked)
+                return self._noisy(sums, 1.0, eps, integral=True, support=1)
         if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
             self._charge("laplace.partition", eps, 1.0, self.n)
             with self._kernel._gate:
@@ -795,8 +881,10 @@ class DataHandle:
         intervals (disjoint: sensitivity 1; recorded as ``laplace.intervals``), described by the
         partition and the width instead of two arrays of interval bounds: no bounds are built or
         copied, and in domain order no prefix sums either (singletons of width 1: the counts
-        themselves; wider runs: one ``add.reduceat``, exact on integers).  The partition is checked by
-        the kernel as in :meth:`laplace_partition`.
+        themselves; wider runs: integer sums of runs, exact, of the kernel's kept sums of the level
+        before when the width is a multiple of its width and the groups are the same, else of the
+        counts: a tree's levels read the counts once, ``PrivateKernel._block_sums``).  The partition is
+        checked by the kernel as in :meth:`laplace_partition`.
         """
         eps = validate_epsilon(epsilon, "epsilon for laplace.intervals")
         if isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, np.integer)) or width < 1:
@@ -815,9 +903,8 @@ class DataHandle:
             counts = self._kernel._true_counts()
             if plain and width == 1:
                 return self._noisy(counts, 1.0, eps, integral=True, support=1)
-            if in_order:
-                firsts = np.arange(0, n, width) if plain else bounds[0:groups:width]
-                sums = np.add.reduceat(counts, firsts)
+            if in_order:      # a tree's levels in turn: each from the one before (kept by the kernel)
+                sums = self._kernel._block_sums(None if plain else bounds, width)
             else:
                 prefix = self._kernel._prefix_sums(order)
                 ends = np.empty(runs, dtype=np.int64)
@@ -957,6 +1044,12 @@ class DataHandle:
         The cost is built and evaluated once on the public probe (all zeros) before the charge:
         it must build and give finite costs, else :class:`InvalidParameter`, nothing spent.
 
+        Threads: the exact search on threads hands the rows of a block to ``perturb.batches``; in
+        research mode their noise is drawn in parts by the threads (:mod:`dphist.kernel.streams`):
+        the values of the serial row-by-row draws, in the same order, the generator left where those
+        leave it, so the release is the same bits on any number of threads and the proof above is
+        untouched (one fresh draw per candidate, the same scale).
+
         Parameters
         ----------
         cost
@@ -1039,6 +1132,33 @@ class DataHandle:
         def perturb(costs, sizes):
             noisy = noise.laplace_mechanism(_clamped(costs, cap), scale, eps, support=2)
             return noisy + (extra if extra is not None else table[sizes])
+
+        def perturb_batches(costs_list, sizes_list, threads):
+            # perturb on each batch in turn, bit for bit: where the source can cut its stream (research mode,
+            # dphist.kernel.streams) the noise of runs of whole batches is drawn on threads, the same draws in
+            # the same order, and each batch is a view of its run's array (no copy)
+            starts = np.r_[0, np.cumsum([c.size for c in costs_list])].astype(np.int64)
+            splits = getattr(noise, "laplace_parts", None) if threads > 1 and starts[-1] >= _PARTS_MIN_DRAWS else None
+            if splits is not None:      # runs of batches of near-equal size
+                at = np.searchsorted(starts, np.linspace(0, starts[-1], _PARTS_PER_THREAD * threads + 1))
+                splits = splits(scale, eps, starts[np.unique(at)])
+            if splits is None:
+                return [perturb(c, z) for c, z in zip(costs_list, sizes_list)]
+            out = [None] * len(costs_list)
+
+            def work(_, lo, hi, noisy):
+                for r in range(int(np.searchsorted(starts, lo)), int(np.searchsorted(starts, hi))):
+                    batch = noisy[starts[r] - lo:starts[r + 1] - lo]
+                    batch += _clamped(costs_list[r], cap)
+                    batch += extra if extra is not None else table[sizes_list[r]]
+                    out[r] = batch
+
+            splits.run(work, threads)
+            for r in [r for r, o in enumerate(out) if o is None]:   # empty batches after the last draw
+                out[r] = perturb(costs_list[r], sizes_list[r])
+            return out
+
+        perturb.batches = perturb_batches
 
         def search_on(counts):
             values = (counts if identity else counts[order]).astype(np.float64)

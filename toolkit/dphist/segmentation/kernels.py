@@ -127,24 +127,55 @@ def _sse_scan(bounds, p, p2, pen, penalty_last, trivial, best, e, first, stop, t
 
 
 @njit(cache=True, nogil=True)
-def sse_scan_ends(bounds, p, p2, pen, penalty_last, best, top, arg, e_lo, e_hi, stop):
-    """Mode (a) on threads, the shared part of a block of ends: for each end e in [e_lo, e_hi),
-    ``top[e], arg[e]`` = the minimum over the starts s in [0, stop) (``best[:stop]`` final) and its
-    earliest start; threads take disjoint ranges of ends."""
+def sse_scan_block(bounds, p, p2, pen, penalty_last, best, top, arg, e_lo, e_hi, s_lo, s_hi):
+    """Mode (a) on threads, one cell of the search's graph: for each end e in [e_lo, e_hi), the minimum over
+    the starts [s_lo, s_hi) (``best`` final there), ascending, the first strictly smaller kept, merged into
+    ``top[e], arg[e]`` only when strictly smaller: cells of increasing starts give the serial loop's minimum
+    and earliest start.  The loop runs over views starting at ``s_lo`` with an index from 0, which numba
+    knows to be non-negative (no wrap-around test on its loads: 25-35% less time than indexing from
+    ``s_lo``, measured side by side at n = 16,384).  It is a copy of :func:`sse_all_intervals`' loop:
+    one inlined helper for both made the serial loop up to 1.7x slower on stepped data (tried and
+    measured side by side, n = 16,384)."""
     k = bounds.size - 1
     trivial = bounds[k] == k
+    ps = p[s_lo:]
+    p2s = p2[s_lo:]
+    bs = best[s_lo:]
+    us = bounds[s_lo:]
+    width = s_hi - s_lo
     for e in range(e_lo, e_hi):
-        top[e], arg[e] = _sse_scan(bounds, p, p2, pen, penalty_last, trivial, best, e, 0, stop, np.inf, 0)
+        j = e if trivial else bounds[e]
+        pj = p[j]
+        p2j = p2[j]
+        low = np.inf
+        at = 0
+        for d in range(width):
+            i = s_lo + d if trivial else us[d]
+            m = j - i
+            t = pj - (ps[d] if trivial else p[i])
+            v = (p2j - (p2s[d] if trivial else p2[i])) - t * t / m
+            if not v > 0.0:
+                v = 0.0
+            if penalty_last:
+                c = bs[d] + v + pen[m]
+            else:
+                c = bs[d] + (v + pen[m])
+            if c < low:
+                low = c
+                at = s_lo + d
+        if low < top[e]:
+            top[e] = low
+            arg[e] = at
 
 
 @njit(cache=True, nogil=True)
-def sse_finish_ends(bounds, p, p2, pen, penalty_last, best, back, top, arg, e_lo, e_hi):
-    """Mode (a) on threads, the serial part of a block: each end e in [e_lo, e_hi) in turn continues
-    its minimum over the starts [e_lo, e) of the block (from :func:`sse_scan_ends`) and is final."""
+def sse_finish_block(bounds, p, p2, pen, penalty_last, best, back, top, arg, e_lo, e_hi, s_lo):
+    """Mode (a) on threads, the last cell of a block of ends: each end e in [e_lo, e_hi) in turn continues
+    its minimum over the starts [s_lo, e) (the block's own ends, final one after the other) and is final."""
     k = bounds.size - 1
     trivial = bounds[k] == k
     for e in range(e_lo, e_hi):
-        best[e], back[e] = _sse_scan(bounds, p, p2, pen, penalty_last, trivial, best, e, e_lo, e, top[e], arg[e])
+        best[e], back[e] = _sse_scan(bounds, p, p2, pen, penalty_last, trivial, best, e, s_lo, e, top[e], arg[e])
 
 
 @njit(cache=True, nogil=True)
@@ -580,3 +611,4 @@ def l1_deletion_block(node, dv, bounds, a, b, mult, linked, prv, nxt, p, acc, ou
         q_ = l1_deletion_rows(node, dv, bounds, u, mult, linked, prv, nxt, q_, acc, out[u - a, :width],
                               out[min(u - a + 1, out.shape[0] - 1), :max(width - 1, 0)])
     return q_
+

@@ -115,6 +115,68 @@ def run_all(tasks, threads: int | None = None) -> None:
         raise errors[0]
 
 
+def run_graph(work, needs: dict, threads: int, key=None) -> None:
+    """``work(node)`` for every node of ``needs`` (node -> the nodes that must be done before it), each
+    once its needs are done, on ``threads`` threads (this one included) without a join between steps:
+    a thread that finishes a node takes the next ready one, the least by ``key`` first (default: the
+    node itself).  Waits for all, then raises the first error (no node starts after an error).  The
+    order of the nodes of one chain of needs is fixed, so a computation whose every value is built
+    along such chains gives the same bits on any number of threads."""
+    import heapq
+    key = (lambda node: node) if key is None else key
+    pending = {node: len(before) for node, before in needs.items()}
+    after: dict = {node: [] for node in needs}
+    for node, before in needs.items():
+        for other in before:
+            after[other].append(node)
+    ready = [(key(node), i, node) for i, node in enumerate(needs) if not pending[node]]
+    heapq.heapify(ready)
+    order = {node: i for i, node in enumerate(needs)}
+    state = {"left": len(needs), "running": 0, "error": None}
+    cond = threading.Condition()
+
+    def drain():
+        while True:
+            with cond:
+                # nothing ready and nothing running: every node is done, or the rest can never be ready
+                while not ready and state["left"] and state["running"] and state["error"] is None:
+                    cond.wait()
+                if state["error"] is not None or not ready:
+                    cond.notify_all()
+                    return
+                node = heapq.heappop(ready)[2]
+                state["running"] += 1
+            try:
+                work(node)
+            except BaseException as exc:  # noqa: BLE001 - re-raised once every thread has stopped
+                with cond:
+                    state["error"] = state["error"] or exc
+                    state["running"] -= 1
+                    cond.notify_all()
+                return
+            with cond:
+                state["left"] -= 1
+                state["running"] -= 1
+                woken = 0
+                for other in after[node]:
+                    pending[other] -= 1
+                    if not pending[other]:
+                        heapq.heappush(ready, (key(other), order[other], other))
+                        woken += 1
+                if woken or not state["left"] or not state["running"]:
+                    cond.notify_all()
+
+    workers = max(1, min(threads, len(needs)))
+    futures = [_executor(workers - 1).submit(drain) for _ in range(workers - 1)] if workers > 1 else []
+    drain()
+    for future in futures:
+        future.result()
+    if state["error"] is not None:
+        raise state["error"]
+    if state["left"]:
+        raise ValueError("the needs of run_graph form a cycle or name a node that is not in it")
+
+
 def split(lo: int, hi: int, parts: int, multiple: int = 1) -> list[tuple[int, int]]:
     """``[lo, hi)`` cut into at most ``parts`` consecutive non-empty ranges of near-equal length;
     every cut but the last falls a multiple of ``multiple`` after ``lo``."""

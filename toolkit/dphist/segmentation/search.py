@@ -23,15 +23,15 @@ _NO_ARRAY = np.zeros(1)
 INTERPRETED_MAX = 8192
 #: the exact search runs on threads from this many units on (below, a few milliseconds on one core)
 PARALLEL_MIN_UNITS = 2048
-#: ends per block of the SSE search on threads (the serial part of a block: END_BLOCK^2 / 2 candidates)
+#: ends per block of the SSE search on threads, at most (a cell of its graph: END_BLOCK^2 candidates); fewer
+#: below 16 x END_BLOCK units, down to SMALLEST_BLOCK, so that small searches still have cells to share
 END_BLOCK = 512
+SMALLEST_BLOCK = 128
 #: rows per thread and block of the row-by-row search on threads (memory: threads x ROW_BLOCK rows)
 ROW_BLOCK = 32
-#: parts per thread of a block's shared work, taken in turn by the threads (a descheduled thread
-#: on a shared machine then holds up one small part, not half the block)
+#: parts per thread of a block of rows, taken in turn by the threads (a descheduled thread on a shared
+#: machine then holds up one small part, not half the block)
 PARTS_PER_THREAD = 4
-#: a block's shared part runs on the calling thread alone below this many candidates
-_SMALL_PART = 50_000
 
 
 @dataclass(frozen=True)
@@ -247,21 +247,35 @@ def power_of_two_shared(cost, transforms, bounds=None, *, longest_on_ties: bool 
 
 
 def _sse_on_threads(args, k: int, threads: int):
-    """Mode (a) with an SSE + penalty cost on threads, by blocks of ``END_BLOCK`` ends: the threads
-    scan the starts before the block for disjoint ranges of its ends (``best`` is final there), then
-    one thread finishes each end over the starts inside the block, in order.  Each end sees the same
-    candidates, in the same (ascending) order, with the same strict comparison as in the serial loop."""
+    """Mode (a) with an SSE + penalty cost on threads, as a graph of cells (:func:`.parallel.run_graph`,
+    no join between steps).  The ends are cut into blocks ``E_0 = 1 < E_1 < ... < E_m = k + 1`` and the
+    starts into columns ``[0, E_1), [E_1, E_2), ...``; cell ``(b, c)``, ``c < b``, continues the minimum of
+    every end of block b over the starts of column c (:func:`.kernels.sse_scan_block`) once block c is
+    final and cell ``(b, c - 1)`` is done; cell ``(b, b)`` finishes block b over its own starts, end after
+    end (:func:`.kernels.sse_finish_block`).  Each end sees the same candidates, in the same (ascending)
+    order, with the same strict comparison as in the serial loop.  Cells of lower blocks go first: the
+    chain ``(b, b - 1) -> (b, b)`` of each block is the critical path."""
     best = np.empty(k + 1)
     best[0] = 0.0
     back = np.zeros(k + 1, dtype=np.int64)
-    top = np.empty(k + 1)
+    top = np.full(k + 1, np.inf)
     arg = np.zeros(k + 1, dtype=np.int64)
-    for lo in range(1, k + 1, END_BLOCK):
-        hi = min(k + 1, lo + END_BLOCK)
-        parts = parallel.split(lo, hi, PARTS_PER_THREAD * threads if lo * (hi - lo) >= _SMALL_PART else 1)
-        parallel.run_all([partial(kernels.sse_scan_ends, *args, best, top, arg, a, b, lo) for a, b in parts],
-                         threads)
-        kernels.sse_finish_ends(*args, best, back, top, arg, lo, hi)
+    width = min(END_BLOCK, max(SMALLEST_BLOCK, k // 16))
+    edges = list(range(1, k + 1, width)) + [k + 1]
+    starts = [0] + edges[1:]                        # column c: starts [starts[c], starts[c + 1])
+    needs = {}
+    for b in range(len(edges) - 1):
+        for c in range(b + 1):
+            needs[b, c] = ([(c, c)] if c < b else []) + ([(b, c - 1)] if c else [])
+
+    def cell(node):
+        b, c = node
+        if c < b:
+            kernels.sse_scan_block(*args, best, top, arg, edges[b], edges[b + 1], starts[c], starts[c + 1])
+        else:
+            kernels.sse_finish_block(*args, best, back, top, arg, edges[b], edges[b + 1], starts[b])
+
+    parallel.run_graph(cell, needs, threads)
     return best, back
 
 
@@ -273,9 +287,10 @@ def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
     serial comparison (:func:`.kernels.relax_row`'s)."""
     k = units.size - 1
     step = ROW_BLOCK * threads
+    buffer = np.empty(min(step, k) * k)     # one allocation for every block (a fresh one faults its pages in)
     for a in range(0, k, step):
         stop = min(k, a + step)
-        block = np.empty((stop - a, k - a))
+        block = buffer[:(stop - a) * (k - a)].reshape(stop - a, k - a)
 
         def keep(u, row, block=block, a=a):
             block[u - a, :k - u] = row

@@ -1,0 +1,108 @@
+"""Research mode's compiled Laplace sampler (``dphist.kernel._laplace_jit``) gives numpy's draws bit for bit.
+
+Each test names the mutation of ``dphist/kernel/noise.py`` or ``_laplace_jit.py`` it kills.
+"""
+import numpy as np
+import pytest
+
+from dphist.kernel import noise
+from dphist.kernel.noise import COMPILED_DRAWS, SeededLaplace
+
+#: PCG64's default multiplier (numpy's ``pcg64.h``): the state before a chosen output is computable
+_PCG_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sampler():
+    """The compiled loops, checked on this machine.  Kills: any change of the loops' arithmetic (the check
+    then refuses them; only numba's vector math library, SVML, is a reason for that, and skips)."""
+    if not noise._compiled(noise.COMPILED_IMPORT_DRAWS):
+        import numba
+        if numba.config.USING_SVML:
+            pytest.skip("numba vectorises log with SVML here: numpy's own sampler is used (the same draws)")
+        pytest.fail("the compiled Laplace loops do not give numpy's Generator.laplace bit for bit")
+    return noise._SAMPLER
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.int32, np.uint8])
+def test_same_floats_and_state_as_numpy(dtype):
+    """Kills: a branch of the formula changed (``0.0 + log`` for the upper half, ``U + U - 2.0``), the
+    operands of ``(2 - U) - U`` regrouped, the scale applied after the sign, the values added twice or not
+    at all, a draw more or fewer than numpy's (the generator's state after the call)."""
+    values = np.random.default_rng(3).integers(0, 200, (2, 2600)).astype(dtype)
+    for seed, scale in ((0, 1.0), (1, 0.37), (2, 1234.5)):
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        got = SeededLaplace(ours).laplace_mechanism(values, scale, 1.0)
+        want = theirs.laplace(0.0, scale, size=values.shape)
+        want += values
+        assert got.dtype == np.float64 and got.shape == values.shape
+        assert got.tobytes() == want.tobytes()
+        raw = SeededLaplace(ours).laplace(scale, COMPILED_DRAWS + 3)
+        assert raw.tobytes() == theirs.laplace(0.0, scale, size=COMPILED_DRAWS + 3).tobytes()
+        assert ours.bit_generator.state == theirs.bit_generator.state
+
+
+def test_a_zero_uniform_is_redrawn_as_numpy_does():
+    """numpy rejects a uniform of exactly 0 and draws again.  Kills: the fallback dropped (``if zeros:``
+    never taken: the first value would be -inf and every later draw shifted), or the state not restored
+    before numpy's redraw."""
+    def at_zero_first():
+        g = np.random.Generator(np.random.PCG64(5))
+        state = g.bit_generator.state
+        word = 0x0123456789ABCDEF
+        after = (word << 64) | word            # PCG64's output of this state is hi ^ lo = 0, so U = 0.0
+        state["state"]["state"] = ((after - state["state"]["inc"]) * pow(_PCG_MULTIPLIER, -1, 1 << 128)) % (1 << 128)
+        g.bit_generator.state = state
+        return g
+    assert at_zero_first().random() == 0.0
+    values = np.arange(COMPILED_DRAWS + 10)
+    ours, theirs = at_zero_first(), at_zero_first()
+    got = SeededLaplace(ours).laplace_mechanism(values, 1.0, 2.0)
+    want = theirs.laplace(0.0, 0.5, size=values.size) + values
+    assert np.isfinite(got).all() and got.tobytes() == want.tobytes()
+    assert ours.bit_generator.state == theirs.bit_generator.state
+
+
+def test_the_check_refuses_loops_that_differ(monkeypatch, sampler):
+    """A ``log`` that differs in one last bit (a vector math library) must send every draw back to numpy.
+    Kills: ``_checked_sampler`` returning the loops without comparing them with ``Generator.laplace``."""
+    class OneUlpOff:
+        @staticmethod
+        def laplace_into(u, scale, out):
+            zeros = sampler.laplace_into(u, scale, out)
+            out[u.size // 2] = np.nextafter(out[u.size // 2], np.inf)
+            return zeros
+
+        laplace_add_into = staticmethod(sampler.laplace_add_into)
+
+    import dphist.kernel as kernel_package     # ``from . import _laplace_jit`` reads the package's attribute
+    monkeypatch.setattr(kernel_package, "_laplace_jit", OneUlpOff)
+    assert noise._checked_sampler() is False
+
+
+def test_large_calls_take_the_compiled_loops(monkeypatch, sampler):
+    """Kills: ``_compiled`` answering False always (numpy's sampler everywhere: the same bits, the speed
+    of ``benchmarks/run.py peers`` lost) or the threshold moved above the sizes it is documented for."""
+    calls = []
+
+    class Spy:
+        @staticmethod
+        def laplace_add_into(u, scale, values, out):
+            calls.append(u.size)
+            return sampler.laplace_add_into(u, scale, values, out)
+
+    monkeypatch.setattr(noise, "_SAMPLER", Spy)
+    SeededLaplace(np.random.default_rng(0)).laplace_mechanism(np.zeros(COMPILED_DRAWS, dtype=np.int64), 1.0, 1.0)
+    SeededLaplace(np.random.default_rng(0)).laplace_mechanism(np.zeros(COMPILED_DRAWS - 1, dtype=np.int64), 1.0, 1.0)
+    assert calls == [COMPILED_DRAWS]
+
+
+def test_a_scale_numpy_refuses_is_still_refused():
+    """numpy's ``Generator.laplace`` refuses a negative scale (and draws NaN at a NaN scale); the compiled
+    route must not draw with either.  Kills: the route taken whatever the scale (a negative scale flips
+    every draw, silently)."""
+    for call in (lambda s: SeededLaplace(np.random.default_rng(0)).laplace(s, COMPILED_DRAWS),
+                 lambda s: SeededLaplace(np.random.default_rng(0)).laplace_mechanism(np.zeros(COMPILED_DRAWS), s, 1.0)):
+        with pytest.raises(ValueError):
+            call(-1.0)
+        assert np.isnan(call(float("nan"))).all()
