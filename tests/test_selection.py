@@ -623,7 +623,8 @@ def test_skip_rule_cells_and_off_grid():
     midpoint to the lower cell; outside the trained range of either, no cell (the tree chooses).  On the
     packaged prefix model: epsilon 1 at 4,096 bins skips, epsilon 2 (beyond the grid), 8,192 bins and 16
     bins measure the features.  Kills: outer buckets left open (a rule at epsilon 2), linear instead of
-    geometric buckets, midpoints sent up, the rule keyed on (1 - share) epsilon."""
+    geometric buckets, midpoints sent up, the rule keyed on (1 - share) epsilon, or on epsilon alone with
+    ``k`` records per person (whose noise is that of ``epsilon / k``)."""
     from dphist.selection.auto import rule_cell
     cells = {(n, e): {"label": f"{n}:{e:g}"} for n in (256, 1024, 4096) for e in (0.01, 0.1, 1.0)}
     rule = {"domains": [256, 1024, 4096], "epsilons": [0.01, 0.1, 1.0], "cells": cells}
@@ -641,6 +642,8 @@ def test_skip_rule_cells_and_off_grid():
     for y, eps in ((x[:4096], 2.0), (x, 1.0), (x[:16], 1.0)):
         r = pipe.run(y, eps, seed=1)
         assert r.notes["auto"]["rule"] is None and r.ledger.by_stage()["selector"] == pytest.approx(0.1 * eps)
+    # four records per person: the noise of epsilon 1/4 per record, the cell of epsilon 0.1 (no rule there)
+    assert pipe.run(x[:4096], 1.0, seed=1, contributions=4).notes["auto"]["rule"] is None
 
 
 def test_skip_rule_with_a_missing_preset_or_a_bad_file(tmp_path):
