@@ -69,7 +69,7 @@ bench: dev
 	$(BIN)/python benchmarks/run.py
 
 # the auto preset's selector: the training sweep on public data (results/selector-training, resumed), one
-# regret tree per workload, written to toolkit/dphist/selection/auto-1d.json (needs DPHIST_SHARED's DPBench
+# regret tree per workload and its public skip rule, written to toolkit/dphist/selection/auto-1d.json (needs DPHIST_SHARED's DPBench
 # sources; about 40 minutes on two busy cores); then the held-out evaluation, notebooks/data/selection-heldout.csv;
 # then the same for grids: the 2-D sweep (results/selector-training-2d, about 2 minutes on two cores) ->
 # auto-2d.json, and its held-out evaluation (about 2 minutes), notebooks/data/selection-2d-heldout.csv

@@ -6,9 +6,9 @@
 * ``regret_tree.py``: ``RegretTree``, a decision tree fitted to a regret matrix (numpy), its
   prediction and the path of one input;
 * ``auto.py``: the ``auto`` preset (``AutoPipeline``), the model file (``load_model``: format,
-  version, checks), ``describe``;
+  version, checks), the public skip rule's lookup (``rule_cell``), ``describe``;
 * ``train.py``: the training pipeline (``make selector``): the sweep of ``auto-1d.training.toml``,
-  regret per setting, the trees, the model JSON.
+  regret per setting, the trees, the skip rule (``skip_cells``), the model JSON.
 
 Importing this package loads no plugin; the preset is registered as ``auto`` under ``dphist.algorithms``.
 """

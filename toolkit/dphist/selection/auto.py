@@ -218,7 +218,8 @@ def installed_labels(presets: dict, registry=None) -> list[str]:
 
 
 class AutoPipeline(Pipeline):
-    """Features with ``share * epsilon``, the tree's choice, the chosen preset with the rest."""
+    """Features with ``share * epsilon``, the tree's choice, the chosen preset with the rest; or, where the
+    model's public skip rule covers the run, its preset with the whole epsilon and nothing measured."""
 
     def __init__(self, workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, registry=None,
                  grid_model=None):
@@ -431,7 +432,8 @@ class AutoPipeline(Pipeline):
                 "grid_model": InstanceOf((str, Path, type(None)), "a path to a 2-D selector model JSON, or None")},
         dims=(1, 2))
 def auto(workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, grid_model=None) -> Pipeline:
-    """Private algorithm selection: features with share * eps, a trained tree picks the preset (1-D or grids)."""
+    """Private algorithm selection: a public skip rule (domain size, epsilon), else features with share * eps and
+    a trained tree, picks the preset (1-D or grids)."""
     return AutoPipeline(workload=workload, share=share, model=model, grid_model=grid_model)
 
 
