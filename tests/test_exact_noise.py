@@ -573,3 +573,25 @@ def test_seeded_words_are_read_serially_on_any_thread_count(small_threaded_calls
     t, s = exact.dyadic_scale_at_least(3.0)
     one = exact.discrete_laplace(t, s, 50_000, words(4), method=method, threads=1)
     np.testing.assert_array_equal(exact.discrete_laplace(t, s, 50_000, words(4), method=method, threads=2), one)
+
+
+def test_a_large_call_from_a_pool_thread_draws_serially(small_threaded_calls):
+    """Noise drawn inside a threaded step of a search (a task of ``parallel.run_all``) is drawn on that thread
+    alone: handing parts to the pool from one of its own threads could wait forever behind that task.  Kills:
+    the pool-thread check dropped (checked by hand: the call never returned, the join timed out)."""
+    import threading
+    from dphist.segmentation import parallel
+    t, s = exact.dyadic_scale_at_least(3.0)
+    sources, out = [SeededParts(1), SeededParts(2)], [None, None]
+    both = threading.Barrier(2, timeout=20)     # the two tasks run at once: one on the pool's thread
+
+    def task(i):
+        both.wait()
+        out[i] = exact.discrete_laplace(t, s, 20_000, sources[i], method="split", threads=2)
+
+    runner = threading.Thread(target=parallel.run_all, args=([lambda: task(0), lambda: task(1)], 2), daemon=True)
+    runner.start()
+    runner.join(timeout=30)
+    assert not runner.is_alive() and all(o is not None and o.size == 20_000 for o in out)
+    # the task run by the pool's thread drew serially, the other on threads
+    assert sorted(src.asked for src in sources) == [[], [2 * exact.PARTS_PER_THREAD]]

@@ -466,11 +466,13 @@ def _threads_for(size: int, source: RandomWords, threads) -> int:
     """The threads a call of ``size`` draws from ``source`` runs on: 1 for a seeded stream (no
     :meth:`~RandomWords.parts`) or a call of fewer than :data:`THREAD_MIN_DRAWS` draws, else ``threads``
     (``None``: ``DPHIST_THREADS``, then ``NUMBA_NUM_THREADS``, else the cores, as the segmentation's
-    searches: :func:`dphist.segmentation.parallel.default_threads`)."""
+    searches: :func:`dphist.segmentation.parallel.default_threads`); 1 on a thread of the pool itself (noise
+    drawn inside a search's threaded step: :func:`~dphist.segmentation.parallel.on_pool_thread`)."""
     if size < THREAD_MIN_DRAWS or type(source).parts is RandomWords.parts:
         return 1
-    from ..segmentation.parallel import resolve
-    return resolve(threads)
+    from ..segmentation.parallel import on_pool_thread, resolve
+    threads = resolve(threads)
+    return 1 if on_pool_thread() else threads
 
 
 def _run_fill(make_fill, size: int, per_draw: float, source: RandomWords, threads: int = 1) -> np.ndarray:
