@@ -428,6 +428,119 @@ def test_nonzero_candidate_feature_in_the_training_rows():
     assert 1.6 < spread(on) / spread(off) < 2.5
 
 
+def _exact_statistics(x, shape=None):
+    """``(T, D, C, W)`` from the definitions in exact rational arithmetic (Python integers and Fractions),
+    with the packaged blocks: 1-D 16 coarse blocks and runs of 4 bins, grids 4 x 4 and 2 x 2 blocks."""
+    from fractions import Fraction
+    rows, cols = (1, x.size) if shape is None else shape
+    cells = [[int(v) for v in x.ravel()[i * cols:(i + 1) * cols]] for i in range(rows)]
+    n, total = rows * cols, sum(map(sum, cells))
+    mean = Fraction(total, n)
+
+    def runs(length, side, coarse):
+        if coarse:
+            b = min(side, length)
+            return [(i * length // b, (i + 1) * length // b) for i in range(b)]
+        return [(s, min(s + side, length)) for s in range(0, length, side)]
+
+    def blocks(coarse):
+        sides = (1, 16 if coarse else 4) if shape is None else (4 if coarse else 2,) * 2
+        row_runs = [(0, 1)] if shape is None else runs(rows, sides[0], coarse)
+        for r0, r1 in row_runs:
+            for c0, c1 in runs(cols, sides[1], coarse):
+                yield [cells[i][j] for i in range(r0, r1) for j in range(c0, c1)]
+
+    d = sum(abs(v - mean) for row in cells for v in row)
+    c = sum(abs(sum(b) - mean * len(b)) for b in blocks(True))
+    w = sum(abs(v - Fraction(sum(b), len(b))) for b in blocks(False) for v in b)
+    return [float(total), float(d), float(c), float(w)]
+
+
+def _exactness_inputs():
+    """Vectors and grids (odd sides, shorter last runs, blocks of 1, 2 and 4 cells) of small counts, spikes
+    and counts near the kernel's cap (totals near 2^50: products ``n X_j`` beyond int64)."""
+    from dphist.kernel.private import count_cap
+    rng = np.random.default_rng(11)
+    shapes = [None] * 9 + [(1, 3), (3, 1), (2, 2), (3, 5), (4, 6), (7, 7), (15, 8), (16, 16)]
+    sizes = [2, 3, 5, 6, 7, 13, 64, 130, 259]
+    out = []
+    for i, shape in enumerate(shapes):
+        n = sizes[i] if shape is None else shape[0] * shape[1]
+        for kind in range(3):
+            x = [rng.poisson(3, n), rng.poisson(0.3, n) * rng.integers(1, 10 ** 6, n),
+                 rng.integers(count_cap(n) - 5, count_cap(n) + 1, n)][kind].astype(np.int64)
+            out.append((x, shape))
+    return out
+
+
+def test_statistics_are_exact_on_both_routes(monkeypatch):
+    """The statistics of integer counts are the floats nearest their exact values, on the numpy route and
+    on the compiled pass's source alike (so a process that switches to the compiled pass releases the same
+    bits), through the kernel's entry (``checked``) and the public helpers.  The compiled functions run
+    as Python here (``py_func``: the same source, no compilation in the tests; the benchmark's set-up
+    compares the compiled pass itself with the numpy route).  Kills: the remainder's correction of ``D``
+    or ``W`` with the wrong sign or left out, ``q`` rounded instead of floored, the shorter last run of
+    bins left out of ``W``, an odd grid side's 2 x 1, 1 x 2 or 1 x 1 blocks taken as 2 x 2 or left out,
+    ``C`` from floats (wrong near the cap on 2^15 bins), a compiled pass whose
+    integers differ from the numpy route's."""
+    from types import SimpleNamespace
+    from dphist.selection import _statistics_jit as jit
+    from dphist.selection import features
+    from dphist.selection.features import _vector, grid_statistics
+    for name in ("coarse_sums", "coarse_parts", "line_sums", "grid_sums"):
+        monkeypatch.setattr(jit, name, getattr(jit, name).py_func)
+    source = SimpleNamespace(line_statistics=jit.line_statistics.py_func, grid_statistics=jit.grid_statistics.py_func)
+    cases = [(x, shape, _exact_statistics(x, shape)) for x, shape in _exactness_inputs()]
+    for route in (None, source):
+        monkeypatch.setattr(features, "_compiled", lambda n, first, route=route: route)
+        for x, shape, expected in cases:
+            assert list(_vector(x, shape, checked=True)) == expected, (route, shape, x.size)
+            public = statistics(x) if shape is None else grid_statistics(x, shape)
+            assert list(public) == expected[1:]
+    from dphist.kernel.private import count_cap
+    from fractions import Fraction
+    monkeypatch.setattr(features, "_compiled", lambda n, first: None)
+    n = 1 << 15     # n X_j and T s_j beyond 2^63, C's terms far below T (the routes share C's arithmetic)
+    x = np.random.default_rng(5).integers(count_cap(n) - 9, count_cap(n) + 1, n)
+    sums = [int(b.sum()) for b in np.split(x, 16)]
+    assert _vector(x, checked=True)[2] == float(sum(abs(b - Fraction(sum(sums), 16)) for b in sums))
+
+
+def test_compiled_pass_once_the_numpy_route_has_paid_for_it(monkeypatch):
+    """The compiled pass serves domains of 2^14 bins or more once the process has measured COMPILED_BINS
+    bins of such domains by the numpy route (the probe, asked before the counts are read, does not count),
+    never smaller domains.  Kills: numba's compiler started by a single run (compiled from the first
+    measurement, or the probe counted as one), small domains counted or compiled."""
+    from dphist.selection import _statistics_jit, features
+    big = features.COMPILED_MIN
+    monkeypatch.setattr(features, "_jit", None)
+    monkeypatch.setattr(features, "_numpy_bins", 0)
+    monkeypatch.setattr(features, "COMPILED_BINS", 3 * big)
+    assert features._compiled(big - 1, False) is None and features._compiled(big, True) is None
+    assert [features._compiled(big, False) for _ in range(3)] == [None] * 3     # 3 big measurements: 3 * big
+    assert features._compiled(big, True) is None and features._compiled(big - 1, False) is None
+    assert features._compiled(big, False) is _statistics_jit
+    assert features._compiled(big, True) is _statistics_jit and features._compiled(big - 1, False) is None
+
+
+def test_probe_histogram_is_recognised_without_a_pass(monkeypatch):
+    """The kernel's probe histogram (read-only, all zero, kept per domain) is measured once, then
+    recognised; writeable zeros are measured every time, and data are.  Kills: the recognition dropped
+    (a pass over the probe on every run), writeable arrays remembered (they may change)."""
+    from dphist.selection import features
+    calls = []
+    real = features._exact_vector
+    monkeypatch.setattr(features, "_exact_vector", lambda *a: calls.append(1) or real(*a))
+    x = np.random.default_rng(3).poisson(5, 300)
+    for _ in range(3):
+        Pipeline(None, None, "singleton", FeatureFinalizer(), (0, 0, 1)).run(x, 1.0, seed=1)
+    assert len(calls) == 4                   # the probe once, the data every run
+    zeros = np.zeros(300, dtype=np.int64)
+    for _ in range(2):
+        assert not features._vector(zeros, checked=True).any()
+    assert len(calls) == 6
+
+
 def test_pooled_training_errors():
     """``train.expected_errors``: the presets of ``DATA_INDEPENDENT`` release the same error vector on any
     data of a size (same seed), so their errors may be averaged over sources; the pooling averages those

@@ -31,7 +31,6 @@ import copy
 import hashlib
 import json
 import time
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -299,11 +298,12 @@ class AutoPipeline(Pipeline):
         notes = dict(second.notes)
         notes["auto"] = {"workload": self.workload, "share": self.share, "epsilon_features": eps_features,
                          "epsilon_chosen": eps_run, **choice, "model_sha256": self.entries[choice["dims"]]["sha256"]}
-        warnings = list(second.warnings) + ([choice["note"]] if choice["note"] else [])
-        return replace(second, epsilon=eps, notes=notes, warnings=warnings,
-                       spec={**self.spec, "chosen": second.spec},
-                       timings={SELECTOR_STAGE: elapsed, **second.timings},
-                       pipeline=self if second.mode == "research" else None)
+        # the chosen part's release, made for this run and held by nobody else, completed in place
+        second.warnings = list(second.warnings) + ([choice["note"]] if choice["note"] else [])
+        second.epsilon, second.notes, second.spec = eps, notes, {**self.spec, "chosen": second.spec}
+        second.timings = {SELECTOR_STAGE: elapsed, **second.timings}
+        second.pipeline = self if second.mode == "research" else None
+        return second
 
     def __repr__(self) -> str:
         grid = f", grid_model={self.grid_model['path']!r}" if self.grid_model is not None else ""

@@ -30,10 +30,16 @@ All four are measured together by one vetted mechanism, :class:`ShapeStatistics`
 of scale ``1/eps`` to the vector ``(w_T T, w_D D / s_D, w_C C / s_C, w_W W / s_W)`` (weights summing to 1),
 whose L1 sensitivity is ``w_T + w_D + w_C + w_W = 1`` (every part's bound is attained at the same pair),
 and divides back: the same as four Laplace mechanisms with ``w_T eps``, ``w_D eps``, ``w_C eps`` and
-``w_W eps`` (Dwork & Roth 2014, Thm 3.6 and 3.14), from one sum over the counts and, per column of
-the ``(n/4, 4)`` view of the counts, one elementwise maximum each for ``D`` and ``W`` into one buffer of
-``n/4`` values (the selector's overhead: no float copy of the counts, no prefix sums,
-one kernel call, one public probe).
+``w_W eps`` (Dwork & Roth 2014, Thm 3.6 and 3.14).  The counts are integers, so the statistics are
+computed from exact integers (:func:`_exact_vector`): with ``T = q n + r`` (``0 <= r < n``) a bin above
+``q`` is above the mean and any other at or below it, so ``D = sum |x_i - q| + r (#{x_i <= q} - #{x_i >
+q}) / n``, ``W`` likewise per fine block with the block's own quotient, ``C = sum_j |n X_j - T s_j| / n``;
+each is the float nearest its exact value (one correctly rounded division of Python integers).  The
+integers come from one compiled call over the counts (their coarse block sums, then one pass;
+:mod:`._statistics_jit`, numba: once a process has measured 2^27 bins of domains of 2^14 bins or more, when
+the time saved has paid for starting numba's compiler, :func:`_compiled`) or from int64 numpy passes (the
+same integers); the kernel's public probe histogram is recognised without a pass.  The selector's overhead:
+one kernel call, no float copy of the counts.
 
 Normalising by the true total first would make the sensitivities depend on the data (``D / T``
 changes by up to ``~2/T``, unbounded at small ``T``); dividing by the *noisy* total afterwards is
@@ -72,11 +78,14 @@ runs with.
 from __future__ import annotations
 
 import math
+import sys
+import weakref
+from functools import lru_cache
 
 import numpy as np
 
 from ..errors import InvalidParameter
-from ..kernel.private import VettedMechanism
+from ..kernel.private import VettedMechanism, count_cap
 
 #: names of the tree's inputs, in the order of :func:`feature_vector`
 FEATURE_NAMES = ("log10_total", "log10_total_eps", "log10_total_eps_per_bin", "tvd", "coarse_tvd", "fine_dev",
@@ -92,79 +101,24 @@ COARSE_SIDE, FINE_SIDE = 4, 2
 def l1_to_uniform(counts) -> float:
     """``D(x) = sum_i |x_i - T/n|``: the unnormalised L1 distance of a histogram to the uniform one of
     the same total (public helper; the private measurement is :class:`ShapeStatistics`)."""
-    x = _numbers(counts)
-    dev = np.subtract(x, x.sum() / x.size, dtype=float)
-    return float(np.abs(dev, out=dev).sum())
-
-
-def _numbers(counts) -> np.ndarray:
-    """The counts as a flat numeric array, integers kept (no conversion pass: the arithmetic below
-    produces floats where it needs them)."""
-    x = np.asarray(counts).ravel()
-    return x if x.dtype.kind in "iuf" else x.astype(float)
-
-
-def _bounds(n: int, blocks: int) -> np.ndarray:
-    """Start of each of ``blocks`` contiguous blocks of ``n`` bins (sizes differ by at most one), and ``n``."""
-    return (np.arange(blocks + 1) * n) // blocks
+    return float(_vector(counts)[1])
 
 
 def coarse_l1(counts, blocks: int | None = None) -> float:
     """``C(x)``: the L1 distance of the block sums over ``min(blocks, n)`` contiguous blocks to the
     uniform histogram's block sums ``T s_j / n``."""
-    x = _numbers(counts)
-    b = _bounds(x.size, min(COARSE_BLOCKS if blocks is None else blocks, x.size))
-    sums = np.add.reduceat(x, b[:-1])
-    return float(np.abs(sums - x.sum() * np.diff(b) / x.size).sum())
-
-
-def _line_statistics(x: np.ndarray, total, k: int, coarse_blocks: int) -> tuple[float, float, float]:
-    """``(D, C, W)`` of the flat ``x`` (total ``total``) with fine blocks of ``k`` bins (the last one shorter)
-    and ``coarse_blocks`` coarse blocks, in column passes over the ``(n/k, k)`` view: its ``k`` strided
-    columns give the block sums (``k - 1`` adds of ``n/k`` values), then per column one elementwise maximum
-    with the uniform mean (for ``D``) and one with the block means (for ``W``), each into one buffer of
-    ``n/k`` floats and summed, using ``|a - b| = 2 max(a, b) - a - b``: summed over a block's bins against
-    its mean, ``sum |x_i - m| = 2 sum max(x_i, m) - 2 X_j``.  No float copy of the counts, no temporary of
-    ``n`` values and no absolute-value pass (at ``2^16`` bins about 0.4 of the time of whole-vector passes of
-    ``x - mean``, ``abs`` and ``sum``).  The subtraction ``2 sum max - 2 T`` loses about ``1e-16 T / D`` of
-    ``D`` in relative terms: far below the Laplace noise added to it.  The coarse sums come from the block
-    sums when the coarse cuts fall between blocks, else from the counts."""
-    n = x.size
-    k = max(1, min(k, n))
-    full = n - n % k
-    blocks = x[:full].reshape(-1, k)
-    sums = blocks[:, 0].copy() if k == 1 else blocks[:, 0] + blocks[:, 1]
-    for j in range(2, k):
-        sums += blocks[:, j]
-    means = sums / k
-    mu = total / n
-    buf = np.empty(blocks.shape[0])
-    above_mu = above_means = 0.0
-    for j in range(k):
-        column = blocks[:, j]
-        above_mu += float(np.maximum(column, mu, out=buf).sum())
-        above_means += float(np.maximum(column, means, out=buf).sum())
-    inside = float(total) if full == n else float(sums.sum())       # the counts of the whole blocks
-    d = 2.0 * above_mu - inside - full * mu
-    w = 2.0 * above_means - 2.0 * inside
-    if full < n:                                    # a shorter last block
-        tail = x[full:]
-        d += float(np.abs(tail - mu).sum())
-        w += l1_to_uniform(tail)
-    b = _bounds(n, max(1, min(coarse_blocks, n)))
-    if full == n and not (b % k).any():
-        coarse = np.add.reduceat(sums, b[:-1] // k)
-    else:
-        coarse = np.add.reduceat(x, b[:-1])
-    c = float(np.abs(coarse - total * np.diff(b) / n).sum())
-    return max(d, 0.0), c, max(w, 0.0)
+    return float(_vector(counts, coarse=blocks)[2])
 
 
 def within_block_l1(counts, k: int | None = None) -> float:
     """``W(x)``: the L1 distance of every bin to the mean of its block of ``k`` neighbouring bins (the
     last block may be shorter)."""
-    x = _numbers(counts)
-    return _line_statistics(x, x.sum(), FINE_BLOCK if k is None else k, COARSE_BLOCKS)[2]
+    return float(_vector(counts, k=k)[3])
+
+
+def _bounds(n: int, blocks: int) -> np.ndarray:
+    """Start of each of ``blocks`` contiguous blocks of ``n`` bins (sizes differ by at most one), and ``n``."""
+    return (np.arange(blocks + 1) * n) // blocks
 
 
 def l1_sensitivity(n: int) -> float:
@@ -178,52 +132,213 @@ def statistic_sensitivities(n: int) -> np.ndarray:
     return np.array([l1_sensitivity(n), 2.0 * (1.0 - np.diff(b).min() / n), l1_sensitivity(min(FINE_BLOCK, n))])
 
 
-def _vector(counts, shape=None) -> np.ndarray:
-    """``(T, D, C, W)`` of a vector (``shape`` None or one axis: :func:`_line_statistics`) or a grid (even
-    sides: the same route with the four cells of each 2 x 2 block as four strided views; odd sides: one
-    float copy, deviations from the uniform and the block means, block sums for ``C``)."""
-    x = _numbers(counts)
-    total = x.sum()
-    if total == 0 and not x.any():      # every bin 0 (the kernel's probe): every statistic 0
-        return np.zeros(4)
-    n = x.size
-    if shape is None or len(shape) < 2:
-        return np.array([float(total), *_line_statistics(x, total, FINE_BLOCK, COARSE_BLOCKS)])
-    g = _grid(x, shape)
-    r, k = g.shape
-    cb = _grid_blocks(g.shape, coarse=True)
-    sizes = np.outer(np.diff(cb[0]), np.diff(cb[1]))
-    if FINE_SIDE == 2 and r % 2 == 0 and k % 2 == 0:
-        # whole 2 x 2 blocks: the four cells of every block as four strided views (the 1-D route's columns),
-        # their sums the block sums, the coarse sums from them when the coarse cuts fall between blocks;
-        # D and W from each view's maxima with the uniform mean and the block means (2 max(a, b) - a - b)
-        views = [g[i::2, j::2] for i in (0, 1) for j in (0, 1)]
-        fine = views[0] + views[1]
-        fine += views[2]
-        fine += views[3]
-        means, mu = fine / 4.0, total / n
-        buf = np.empty(fine.shape)
-        above_mu = above_means = 0.0
-        for v in views:
-            above_mu += float(np.maximum(v, mu, out=buf).sum())
-            above_means += float(np.maximum(v, means, out=buf).sum())
-        d, w = max(2.0 * (above_mu - float(total)), 0.0), max(2.0 * (above_means - float(total)), 0.0)
-        if not (cb[0] % 2).any() and not (cb[1] % 2).any():
-            coarse = np.add.reduceat(np.add.reduceat(fine, cb[0][:-1] // 2, axis=0), cb[1][:-1] // 2, axis=1)
-        else:
-            coarse = _block_sums(g, cb)
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` as int64 and read-only (the compiled passes are compiled for read-only arrays only: the
+    kernel's counts are)."""
+    a = np.asarray(a, dtype=np.int64)
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+@lru_cache(maxsize=16)
+def _layout(n: int, shape, k: int, coarse: int, fine_side: int, coarse_side: int) -> tuple:
+    """The blocks of a vector of ``n`` bins (``shape`` None: a grid of one row, fine blocks of ``k`` bins,
+    ``coarse`` coarse blocks) or of a grid of ``shape`` (fine blocks of ``fine_side`` cells a side,
+    ``coarse_side`` coarse blocks an axis): ``(grid shape, fine row bounds, fine column bounds (None for a
+    vector), coarse row bounds, coarse column bounds, the coarse blocks' cell counts as Python ints)`` after
+    whether it is a grid, per domain (public)."""
+    grid = shape is not None
+    if not grid:        # a vector's fine bounds (n/k of them) are made only where needed: _fine_bounds
+        fine = [np.array([0, 1]), None]
+        cuts = [np.array([0, 1]), _bounds(n, max(1, min(coarse, n)))]
+        shape = (1, n)
     else:
-        xf = g.astype(float)
-        dev = np.subtract(xf, total / n)
-        d = float(np.abs(dev, out=dev).sum())
-        coarse = _block_sums(xf, cb)
-        fb = _grid_blocks(g.shape, coarse=False)
-        rows, cols = np.diff(fb[0]), np.diff(fb[1])
-        means = _block_sums(xf, fb) / np.outer(rows, cols)
-        np.subtract(xf, np.repeat(np.repeat(means, rows, axis=0), cols, axis=1), out=dev)
-        w = float(np.abs(dev, out=dev).sum())
-    c = float(np.abs(coarse - total * sizes / n).sum())
-    return np.array([float(total), d, c, w])
+        fine = [np.append(np.arange(0, s, fine_side), s) for s in shape]
+        cuts = [_bounds(s, min(coarse_side, s)) for s in shape]
+    sizes = np.outer(np.diff(cuts[0]), np.diff(cuts[1])).ravel().tolist()
+    return (grid, shape, *[None if b is None else _frozen(b) for b in fine + cuts], sizes)
+
+
+def _fine_bounds(fc, n: int, k: int) -> np.ndarray:
+    """The fine blocks' column bounds: ``fc`` of a grid's layout, else runs of ``k`` of the ``n`` bins."""
+    return fc if fc is not None else np.append(np.arange(0, n, max(1, min(k, n))), n)
+
+
+#: the compiled passes serve domains of at least ``COMPILED_MIN`` bins once the process has measured
+#: ``COMPILED_BINS`` bins of such domains by the numpy route (about the numba start's cost in what the
+#: numpy route loses on them: ski rental, never more than twice the better choice made in hindsight)
+COMPILED_MIN, COMPILED_BINS = 1 << 14, 1 << 27
+_numpy_bins = 0
+_jit = None     # the compiled passes' module, once imported
+
+
+def _compiled(n: int, first: bool):
+    """The compiled passes (:mod:`._statistics_jit`, numba) for ``n`` bins, or None for the numpy route
+    (the same integers).  ``first``: asked before the counts are read (the kernel's probe histogram does
+    not count); after, a measurement of ``n >= COMPILED_MIN`` bins by the numpy route counts towards
+    ``COMPILED_BINS``.  The first compiled call of a process costs about 0.5 s (numba's compiler started
+    and the cache loaded; seconds into an empty cache), the numpy route about 2.5 ns a bin more than the
+    compiled pass (``benchmarks/notes/selection.md``): 2^27 bins (2,048 runs at 2^16 bins, 128 at 2^20)
+    before the switch pays for it."""
+    global _numpy_bins, _jit
+    if not COMPILED_MIN <= n < 1 << 31:
+        return None
+    if _jit is None:
+        if first:
+            return None
+        if _numpy_bins < COMPILED_BINS:
+            _numpy_bins += n
+            return None
+        from . import _statistics_jit
+        _jit = _statistics_jit
+    return _jit
+
+
+def _numpy_parts(g: np.ndarray, total: int, grid: bool, k: int, fr, fc) -> tuple[int, int, int, int]:
+    """The numpy route's ``(ad, gd, num, den)`` (``W = num / den``): fine blocks of four cells (a vector's
+    runs of 4 bins, an even grid's 2 x 2 blocks) by :func:`_view_parts`, a shorter last run of bins in
+    Python integers; other blocks by :func:`_exact_parts`."""
+    n, q = g.size, total // g.size
+    if total < 1 << 60 and (g.shape[0] % 2 == 0 and g.shape[1] % 2 == 0 if grid else k == 4 and n >= 4):
+        if grid:
+            views = [g[i::2, j::2] for i in (0, 1) for j in (0, 1)]
+            tail = []
+        else:
+            full = n - n % 4
+            blocks = g[0, :full].reshape(-1, 4)
+            views = [blocks[:, j] for j in range(4)]
+            tail = g[0, full:].tolist()
+        ad, gd, w4 = _view_parts(g.reshape(-1), views, q, total)
+        if not tail:
+            return ad, gd, w4, 4
+        t = len(tail)
+        head = sum(tail)
+        return ad, gd, w4 * t + 4 * sum(abs(t * v - head) for v in tail), 4 * t
+    return _exact_parts(g, q, fr, _fine_bounds(fc, n, k))
+
+
+def _exact_parts(g: np.ndarray, q: int, fr, fc) -> tuple[int, int, int, int]:
+    """The numpy route of the compiled passes: ``(ad, gd, num, den)`` with ``ad = sum |x - q|``, ``gd`` the
+    number of cells above ``q``, and ``W = num / den`` over the fine blocks ``fr`` x ``fc`` (module docstring
+    of :mod:`._statistics_jit`; ``den`` the least common multiple of the blocks' cell counts)."""
+    dev = g - q
+    gd = int(np.count_nonzero(dev > 0))
+    ad = int(np.abs(dev, out=dev).sum())
+    rows, cols = np.diff(fr), np.diff(fc)
+    sums = _block_sums(g, (fr, fc))
+    sizes = np.outer(rows, cols)
+    qb = sums // sizes
+    np.subtract(g, np.repeat(np.repeat(qb, rows, axis=0), cols, axis=1), out=dev)
+    above = _block_sums((dev > 0).astype(np.int64), (fr, fc))
+    aw = int(np.abs(dev, out=dev).sum())
+    den = math.lcm(*set(sizes.ravel().tolist()))
+    return ad, gd, aw * den + int(((sums - qb * sizes) * (sizes - 2 * above) * (den // sizes)).sum()), den
+
+
+def _view_parts(flat: np.ndarray, views, q: int, total: int) -> tuple[int, int, int]:
+    """``(ad, gd, w4)`` of the counts ``flat`` (total ``total < 2**60``) whose fine blocks of four cells are
+    given as four equal-shaped views (block ``b``'s cells are ``views[j][b]``; cells outside them left to
+    the caller's ``w4``): ``ad = sum |x - q| = 2 sum max(x, q) - total - n q`` and ``gd`` the cells above
+    ``q``, in contiguous passes over ``flat``; ``w4 = sum_b sum_i |4 x_i - X_b| = 2 sum max(4 x_i, X_b) -
+    8 sum_b X_b`` (``4 W``) in int64 passes of one block per element."""
+    buf = np.empty_like(flat)
+    top = int(np.maximum(flat, q, out=buf).sum())
+    gd = int(np.count_nonzero(np.greater(flat, q, out=buf.view(bool)[:flat.size])))
+    sums = views[0] + views[1]
+    sums += views[2]
+    sums += views[3]
+    part = buf[:sums.size].reshape(sums.shape)
+    high = 0
+    for v in views:
+        np.multiply(v, 4, out=part)
+        high += int(np.maximum(part, sums, out=part).sum())
+    return 2 * top - total - flat.size * q, gd, 2 * high - 8 * int(sums.sum())
+
+
+def _exact_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
+    """``(T, D, C, W)`` of non-negative integer counts of total below ``2**62`` (int64, flat), from exact
+    integers: with ``T = q n + r`` (``0 <= r < n``) every bin above ``q`` is above the mean ``T/n`` and every
+    other at or below it, so ``D = sum |x_i - q| + r (#{x_i <= q} - #{x_i > q}) / n``; likewise ``W`` per
+    fine block with its own quotient and remainder, and ``C = sum_j |n X_j - T s_j| / n``.  Python's
+    division of integers rounds correctly, so each statistic is the float nearest its exact value,
+    whichever route computed the integers."""
+    grid, shape, fr, fc, cr, cc, sizes = layout
+    n = x.size
+    g = _frozen(x).reshape(shape)
+    compiled = FINE_SIDE == 2 if grid else k == 4      # the block sizes the compiled passes are written for
+    jit = _compiled(n, True) if compiled else None
+    if jit is None:
+        coarse = _block_sums(g, (cr, cc)) if grid else np.add.reduceat(x, cc[:-1])
+        total = int(coarse.sum())
+        if total == 0:              # non-negative counts: every bin 0 (the kernel's probe)
+            return np.zeros(4)
+        jit = _compiled(n, False) if compiled else None
+        if jit is None:
+            ad, gd, num, den = _numpy_parts(g, total, grid, k, fr, fc)
+            c = sum(abs(n * b - total * s) for b, s in zip(coarse.ravel().tolist(), sizes))
+    if jit is not None:
+        # Python integers from here: no int64 overflow in the products below
+        total, cv, cb, ad, gd, aw, rw, *last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(
+            g, cr, cc))
+        if total == 0:
+            return np.zeros(4)
+        c = n * cv + cb
+        tail = n % 4
+        if grid or tail == 0:
+            num, den = 4 * aw + rw, 4
+        else:
+            num, den = (4 * aw + rw) * tail + (tail * last[0] + last[1]) * 4, 4 * tail
+    d = (n * ad + total % n * (n - 2 * gd)) / n
+    return np.array([float(total), d, c / n, num / den])
+
+
+def _float_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
+    """``(T, D, C, W)`` from the definitions in floating point (counts that are not non-negative integers
+    below the kernel's cap: the public helpers' other inputs)."""
+    _, shape, fr, fc, cr, cc, sizes = layout
+    fc = _fine_bounds(fc, x.size, k)
+    g = np.array(x, dtype=float).reshape(shape)
+    n, total = g.size, g.sum()
+    d = np.abs(g - total / n).sum()
+    rows, cols = np.diff(fr), np.diff(fc)
+    means = _block_sums(g, (fr, fc)) / np.outer(rows, cols)
+    w = np.abs(g - np.repeat(np.repeat(means, rows, axis=0), cols, axis=1)).sum()
+    c = np.abs(_block_sums(g, (cr, cc)).ravel() - total * np.array(sizes) / n).sum()
+    return np.array([total, d, c, w], dtype=float)
+
+
+def _vector(counts, shape=None, *, k: int | None = None, coarse: int | None = None,
+            checked: bool = False) -> np.ndarray:
+    """``(T, D, C, W)`` of a vector (``shape`` None or one axis; fine blocks of ``k`` bins, ``coarse``
+    coarse blocks, the packaged ones by default) or a grid of ``shape``.  Non-negative integer counts
+    (``checked``: the kernel's, int64 and clamped so that their total stays below ``2**62``; else checked
+    here against the kernel's cap) take the exact route (:func:`_exact_vector`), others the floating-point
+    one."""
+    global _zero_counts
+    if checked and _zero_counts is not None and _zero_counts() is counts and not counts.flags.writeable:
+        return np.zeros(4)
+    x = np.asarray(counts).ravel()
+    n = x.size
+    grid = shape is not None and len(shape) >= 2
+    k = FINE_BLOCK if k is None else int(k)
+    layout = _layout(n, tuple(int(v) for v in shape) if grid else None, k,
+                     COARSE_BLOCKS if coarse is None else int(coarse), FINE_SIDE, COARSE_SIDE)
+    if (checked and x.dtype == np.int64) or (x.dtype.kind in "iu" and n and np.minimum.reduce(x) >= 0
+                                             and np.maximum.reduce(x) <= count_cap(n)):
+        out = _exact_vector(x, layout, k)
+        if checked and out[0] == 0 and isinstance(counts, np.ndarray) and counts.base is None \
+                and not counts.flags.writeable:
+            _zero_counts = weakref.ref(counts)
+        return out
+    return _float_vector(x, layout, k)
+
+
+#: the last read-only counts owning their memory that :func:`_vector` found all zero with ``checked``: the
+#: kernel's probe histogram, kept per domain size and never written, recognised by identity (and its flag)
+#: at the next probe without a pass over it
+_zero_counts = None
 
 
 def statistics(counts) -> np.ndarray:
@@ -232,12 +347,12 @@ def statistics(counts) -> np.ndarray:
 
 
 def _grid(counts, shape) -> np.ndarray:
-    x = _numbers(counts)
+    x = np.asarray(counts).ravel()
     shape = tuple(int(v) for v in shape)
     if len(shape) != 2 or x.size != shape[0] * shape[1]:
         raise InvalidParameter(f"the grid statistics take a 2-D shape matching the counts; got {shape} for "
                                f"{x.size} cells")
-    return x.reshape(shape)
+    return x
 
 
 def _grid_blocks(shape, coarse: bool):
@@ -306,8 +421,15 @@ class ShapeStatistics(VettedMechanism):
         return 4
 
     def run(self, counts, epsilon, noise, **arguments):
-        y = noise.laplace_mechanism(_vector(counts, self.shape) / self.scale, 1.0, epsilon)
-        return np.asarray(y, dtype=float) * self.scale
+        v = _vector(counts, self.shape, checked=True)       # a new vector: scaled in place
+        y = noise.laplace_mechanism(np.divide(v, self.scale, out=v), 1.0, epsilon)
+        return np.multiply(y, self.scale, dtype=float)
+
+
+@lru_cache(maxsize=8)
+def _shape_statistics(n: int, shape, *blocks) -> ShapeStatistics:
+    """The mechanism for a domain (public; ``blocks``, the block constants, are part of the key)."""
+    return ShapeStatistics(n, shape)
 
 
 def measure(data, n: int, epsilon: float, shape=None) -> dict:
@@ -317,7 +439,9 @@ def measure(data, n: int, epsilon: float, shape=None) -> dict:
     if n < 2:
         total = data.laplace_intervals(np.array([0]), np.array([n]), epsilon)
         return {"total": float(total[0]), "stats": (0.0, 0.0, 0.0)}
-    v = np.asarray(data.custom(ShapeStatistics(n, shape), epsilon), dtype=float).ravel()
+    shape = None if shape is None or len(shape) < 2 else tuple(int(v) for v in shape)
+    mechanism = _shape_statistics(n, shape, COARSE_BLOCKS, FINE_BLOCK, COARSE_SIDE, FINE_SIDE)
+    v = np.asarray(data.custom(mechanism, epsilon), dtype=float).ravel()
     return {"total": float(v[0]), "stats": (float(v[1]), float(v[2]), float(v[3]))}
 
 
