@@ -41,6 +41,11 @@ that draw*; the caller appends fresh words to the unread tail and the draw is
 redone from the same bits.  Every draw therefore sees one unbounded stream of
 independent bits, exactly as the algorithms assume; nothing is discarded.
 
+Threads (release mode): a large call from a source of independent parts (:meth:`RandomWords.parts`: the
+OS's words) is cut into consecutive parts drawn at once by threads, each from its own words with its own
+buffer and refills (:func:`_run_fill`); a seeded stream is read by one thread, so its draws are the same
+for every thread count.
+
 Scales are rational.  :func:`dyadic_scale_at_least` rounds a real scale *up*
 to a rational ``t / s`` with relative excess below 2^-12: more noise than asked,
 never less, so the requested privacy guarantee holds.
@@ -456,7 +461,7 @@ def discrete_laplace(t: int, s: int, size: int, source: RandomWords, method: str
 
 
 #: the fewest draws of one call drawn on several threads (sources with independent :meth:`RandomWords.parts`
-#: only: release mode's OS words); each thread's part is at least half of it
+#: only: release mode's OS words)
 THREAD_MIN_DRAWS = 1 << 16
 #: parts per thread of a threaded call (a thread the system deschedules delays only the part it holds)
 PARTS_PER_THREAD = 4
@@ -468,11 +473,12 @@ def _threads_for(size: int, source: RandomWords, threads) -> int:
     (``None``: ``DPHIST_THREADS``, then ``NUMBA_NUM_THREADS``, else the cores, as the segmentation's
     searches: :func:`dphist.segmentation.parallel.default_threads`); 1 on a thread of the pool itself (noise
     drawn inside a search's threaded step: :func:`~dphist.segmentation.parallel.on_pool_thread`)."""
-    if size < THREAD_MIN_DRAWS or type(source).parts is RandomWords.parts:
-        return 1
-    from ..segmentation.parallel import on_pool_thread, resolve
-    threads = resolve(threads)
-    return 1 if on_pool_thread() else threads
+    if threads is not None or size >= THREAD_MIN_DRAWS:
+        from ..segmentation.parallel import on_pool_thread, resolve
+        threads = resolve(threads)      # a bad count refused whatever the call's size
+        if size >= THREAD_MIN_DRAWS and type(source).parts is not RandomWords.parts and not on_pool_thread():
+            return threads
+    return 1
 
 
 def _run_fill(make_fill, size: int, per_draw: float, source: RandomWords, threads: int = 1) -> np.ndarray:
