@@ -534,9 +534,9 @@ def test_threaded_draws_are_each_parts_own_serial_draws_and_fit_the_law(small_th
 
 def test_os_words_on_threads_fit_the_law_and_parts_are_independent(small_threaded_calls):
     """Release mode's own words on 2 threads: the draws fit the law and the parts look independent; the broken
-    twin that hands every thread the same words is rejected by that check.  Kills: the threads given one
-    buffer of words (checked by hand: ``SystemRandomWords.parts`` returning one seeded stream's copies, which
-    makes the parts equal), the parts written over one another."""
+    twin that hands every thread the same words (equal parts) is rejected by that check.  Kills: the threads
+    given the same words (the twin), the parts written over one another (checked by hand: each part filled
+    into ``out[0:hi - lo]``)."""
     t, s = exact.dyadic_scale_at_least(21.000000000000004)
     z = exact.discrete_laplace(t, s, 200_000, exact.SystemRandomWords(), method="split", threads=2)
     p, var_ratio = _split_fit(z, t, s)
