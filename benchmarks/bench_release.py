@@ -3,7 +3,8 @@
 Paired cases: the reference is the same preset in research mode (``seed=1``),
 the run is release mode (no seed); the target is ``factor`` x the reference.  And the exact discrete
 Laplace sampler per draw at five scales: release mode's split sampler against CKS Algorithm 2 (research
-mode's exact noise), on the same kind of words.
+mode's exact noise), on the same kind of words, both on one thread; and release mode's split sampler on the
+project's threads (``DPHIST_THREADS``, else every core) against one thread.
 """
 import numpy as np
 
@@ -28,11 +29,11 @@ def _case(preset, factor):
 SCALES = {"1": 1.0, "3": 3.0, "21 (H's levels)": 1 / (1.0 / 21), "100": 100.0, "10^4": 1e4}
 
 
-def _draws(scale, method):
+def _draws(scale, method, threads=1):
     from dphist.kernel import exact
     t, s = exact.dyadic_scale_at_least(scale)
     source = exact.SystemRandomWords()
-    return lambda: exact.discrete_laplace(t, s, N_BIG, source, method=method)
+    return lambda: exact.discrete_laplace(t, s, N_BIG, source, method=method, threads=threads)
 
 
 def _draw_case(label, scale):
@@ -42,5 +43,13 @@ def _draw_case(label, scale):
                 reference=lambda: _draws(scale, "cks")(), run=lambda: _draws(scale, "split")())
 
 
+def _threads_case(label, scale):
+    return dict(name=f"exact discrete Laplace at scale {label}, 2^20 draws from OS words: release mode's split "
+                     f"sampler on the project's threads vs one thread (target = 0.75 x one thread)",
+                factor=0.75, setup=lambda: (), repeat=5,
+                reference=lambda: _draws(scale, "split", 1)(), run=lambda: _draws(scale, "split", None)())
+
+
 CASES = ([_case("identity", 1.5), _case("H", 1.5), _case("AHP", 1.5)]
-         + [_draw_case(label, scale) for label, scale in SCALES.items()])
+         + [_draw_case(label, scale) for label, scale in SCALES.items()]
+         + [_threads_case("21 (H's levels)", SCALES["21 (H's levels)"])])

@@ -469,3 +469,129 @@ def test_release_mode_draws_with_the_split_sampler_and_research_mode_with_cks():
     assert ExactNoise(words(0)).method == "cks"
     with pytest.raises(ValueError, match="unknown discrete Laplace method"):
         exact.discrete_laplace(1, 1, 3, words(0), method="fast")
+
+
+# ------------------------------------------------- release mode's large calls on threads
+class SeededParts(exact.GeneratorWords):
+    """Seeded words whose :meth:`parts` are independent seeded streams (``SeedSequence`` children): the threaded
+    route, reproducibly.  ``same=True`` is the broken twin that hands every thread the same words."""
+
+    name = "seeded-parts"
+
+    def __init__(self, seed, same=False):
+        super().__init__(np.random.default_rng(seed))
+        self.seed, self.same, self.asked = seed, same, []
+
+    def children(self, count):
+        seqs = np.random.SeedSequence(self.seed).spawn(count)
+        return [seqs[0]] * count if self.same else seqs
+
+    def parts(self, count):
+        self.asked.append(count)
+        return [exact.GeneratorWords(np.random.default_rng(q)) for q in self.children(count)]
+
+
+def _parts_look_independent(z, parts):
+    """Whether ``parts`` consecutive near-equal slices of ``z`` are pairwise unequal and uncorrelated
+    (|r| < 5 / sqrt(slice), about 5 standard errors) - what independent words per thread give."""
+    from dphist.segmentation.parallel import split
+    slices = [z[lo:hi] for lo, hi in split(0, z.size, parts)]
+    m = min(x.size for x in slices)
+    for i in range(len(slices) - 1):
+        a, b = slices[i][:m], slices[i + 1][:m]
+        if np.array_equal(a, b) or abs(np.corrcoef(a, b)[0, 1]) >= 5 / math.sqrt(m):
+            return False
+    return True
+
+
+@pytest.fixture
+def small_threaded_calls(monkeypatch):
+    """Calls of 4,096 draws or more take the threaded route (cheap tests of it)."""
+    monkeypatch.setattr(exact, "THREAD_MIN_DRAWS", 1 << 12)
+
+
+@pytest.mark.parametrize("method", ["split", "cks"])
+def test_threaded_draws_are_each_parts_own_serial_draws_and_fit_the_law(small_threaded_calls, method):
+    """A call on 2 threads cuts its output into 8 parts, each drawn from its own source of ``parts``: the draws
+    are, part by part, the serial draws of that part's words (so the law of every draw is the serial law:
+    proven exact by the tests above), they fit the law (chi-square and variance) and the parts look independent.
+    Kills: a part's slice shifted or the parts' order swapped, a part reading another part's words or a shared
+    stream, the refill of one part's buffer from another's source (checked by hand: ``src=sources[0]``)."""
+    from dphist.segmentation.parallel import split
+    t, s = exact.dyadic_scale_at_least(21.000000000000004)
+    size = 200_000
+    source = SeededParts(11)
+    z = exact.discrete_laplace(t, s, size, source, method=method, threads=2)
+    assert source.asked == [2 * exact.PARTS_PER_THREAD]
+    cuts = split(0, size, 2 * exact.PARTS_PER_THREAD)
+    serial = [exact.discrete_laplace(t, s, hi - lo, exact.GeneratorWords(np.random.default_rng(q)), method=method,
+                                     threads=1) for (lo, hi), q in zip(cuts, source.children(len(cuts)))]
+    np.testing.assert_array_equal(z, np.concatenate(serial))
+    p, var_ratio = _split_fit(z, t, s)
+    assert p > 1e-4 and abs(var_ratio - 1) < 0.015, (p, var_ratio)
+    assert _parts_look_independent(z, len(cuts))
+
+
+def test_os_words_on_threads_fit_the_law_and_parts_are_independent(small_threaded_calls):
+    """Release mode's own words on 2 threads: the draws fit the law and the parts look independent; the broken
+    twin that hands every thread the same words (equal parts) is rejected by that check.  Kills: the threads
+    given the same words (the twin), the parts written over one another (checked by hand: each part filled
+    into ``out[0:hi - lo]``)."""
+    t, s = exact.dyadic_scale_at_least(21.000000000000004)
+    z = exact.discrete_laplace(t, s, 200_000, exact.SystemRandomWords(), method="split", threads=2)
+    p, var_ratio = _split_fit(z, t, s)
+    assert p > 1e-6 and abs(var_ratio - 1) < 0.02, (p, var_ratio)
+    assert _parts_look_independent(z, 2 * exact.PARTS_PER_THREAD)
+    twin = exact.discrete_laplace(t, s, 200_000, SeededParts(3, same=True), method="split", threads=2)
+    assert not _parts_look_independent(twin, 2 * exact.PARTS_PER_THREAD)
+
+
+def test_threaded_route_taken_for_large_release_calls_only(monkeypatch):
+    """Release mode (``ExactNoise()``, OS words) draws a call of ``THREAD_MIN_DRAWS`` values on
+    ``DPHIST_THREADS`` threads, a smaller call or one thread serially; the compiled fills release the GIL.
+    Kills: the threaded route never taken, the project's thread setting ignored, ``nogil`` dropped (checked by
+    hand: ``_threads_for`` returning 1)."""
+    asked = []
+    monkeypatch.setattr(exact.SystemRandomWords, "parts", lambda self, n: asked.append(n) or [self] * n)
+    noise = ExactNoise()
+    monkeypatch.setenv("DPHIST_THREADS", "2")
+    noise.laplace_mechanism(np.zeros(exact.THREAD_MIN_DRAWS, dtype=np.int64), 1, 1.0, integral=True)
+    assert asked == [2 * exact.PARTS_PER_THREAD]
+    noise.laplace_mechanism(np.zeros(exact.THREAD_MIN_DRAWS - 1, dtype=np.int64), 1, 1.0, integral=True)
+    monkeypatch.setenv("DPHIST_THREADS", "1")
+    noise.laplace_mechanism(np.zeros(exact.THREAD_MIN_DRAWS, dtype=np.int64), 1, 1.0, integral=True)
+    assert asked == [2 * exact.PARTS_PER_THREAD]
+    jit = exact._compiled()
+    assert jit.split_fill.targetoptions["nogil"] and jit.discrete_laplace_fill.targetoptions["nogil"]
+
+
+@pytest.mark.parametrize("method", ["split", "cks"])
+def test_seeded_words_are_read_serially_on_any_thread_count(small_threaded_calls, method):
+    """Seeded words (research mode's exact noise, the audit's seeded release-mode source, tests) give the same
+    draws on 2 threads as on one: they have no independent parts.  Kills: seeded words drawn on threads
+    (checked by hand: ``GeneratorWords.parts`` returning ``[self] * n``: other draws)."""
+    t, s = exact.dyadic_scale_at_least(3.0)
+    one = exact.discrete_laplace(t, s, 50_000, words(4), method=method, threads=1)
+    np.testing.assert_array_equal(exact.discrete_laplace(t, s, 50_000, words(4), method=method, threads=2), one)
+
+
+def test_a_large_call_from_a_pool_thread_draws_serially(small_threaded_calls):
+    """Noise drawn inside a threaded step of a search (a task of ``parallel.run_all``) is drawn on that thread
+    alone: handing parts to the pool from one of its own threads could wait forever behind that task.  Kills:
+    the pool-thread check dropped (checked by hand: the call never returned, the join timed out)."""
+    import threading
+    from dphist.segmentation import parallel
+    t, s = exact.dyadic_scale_at_least(3.0)
+    sources, out = [SeededParts(1), SeededParts(2)], [None, None]
+    both = threading.Barrier(2, timeout=20)     # the two tasks run at once: one on the pool's thread
+
+    def task(i):
+        both.wait()
+        out[i] = exact.discrete_laplace(t, s, 20_000, sources[i], method="split", threads=2)
+
+    runner = threading.Thread(target=parallel.run_all, args=([lambda: task(0), lambda: task(1)], 2), daemon=True)
+    runner.start()
+    runner.join(timeout=30)
+    assert not runner.is_alive() and all(o is not None and o.size == 20_000 for o in out)
+    # the task run by the pool's thread drew serially, the other on threads
+    assert sorted(src.asked for src in sources) == [[], [2 * exact.PARTS_PER_THREAD]]

@@ -141,9 +141,10 @@ def _table_entry(table, pattern):
     return lambda table, pattern: np.int64(table[pattern])
 
 
-#: numba's cache of it is keyed to the content of ``_exact_loop.py`` alone: after changing the overloads above,
-#: empty the cache (``dphist.cache.numba_cache_dir()``)
-discrete_laplace_fill = njit(cache=True)(_exact_loop.discrete_laplace_fill)
+#: numba's cache of it is keyed to the content of ``_exact_loop.py`` alone: after changing the overloads above
+#: or the compile options (``nogil``: release mode's threads), change that file or empty the cache
+#: (``dphist.cache.numba_cache_dir()``)
+discrete_laplace_fill = njit(cache=True, nogil=True)(_exact_loop.discrete_laplace_fill)
 
 
 @njit(cache=True)
@@ -217,5 +218,5 @@ def _split_entry(tables, j, pattern):
 #: numba's caches of these are keyed to the content of ``_exact_loop.py`` (their source), which holds every
 #: function they call (a compiled function of this file calling ``_exact_loop`` would keep a stale cache when
 #: only ``_exact_loop.py`` changes)
-split_fill = njit(cache=True)(_exact_loop.split_fill)
+split_fill = njit(cache=True, nogil=True)(_exact_loop.split_fill)
 split_tables = njit(cache=True)(_exact_loop.split_tables)

@@ -7,6 +7,11 @@ does so for a few thousand draws while numba is not imported: a ``dphist run`` o
 then never imports it).  A draw is a function of the bits it reads; both ways read the same bits in
 the same order and return the same draws (a test compares them, across buffer refills).
 
+The compiled fills (:func:`discrete_laplace_fill`, :func:`split_fill`) release the GIL: release mode draws
+a large call on several threads, each filling its own slice of the output from its own words
+(:func:`dphist.kernel.exact._run_fill`).  numba's cache of a compiled function is keyed to this file's
+content and not to the compile options, so a change of options goes with a change here.
+
 This module imports no numba.
 """
 from __future__ import annotations

@@ -41,6 +41,11 @@ that draw*; the caller appends fresh words to the unread tail and the draw is
 redone from the same bits.  Every draw therefore sees one unbounded stream of
 independent bits, exactly as the algorithms assume; nothing is discarded.
 
+Threads (release mode): a large call from a source of independent parts (:meth:`RandomWords.parts`: the
+OS's words) is cut into consecutive parts drawn at once by threads, each from its own words with its own
+buffer and refills (:func:`_run_fill`); a seeded stream is read by one thread, so its draws are the same
+for every thread count.
+
 Scales are rational.  :func:`dyadic_scale_at_least` rounds a real scale *up*
 to a rational ``t / s`` with relative excess below 2^-12: more noise than asked,
 never less, so the requested privacy guarantee holds.
@@ -73,11 +78,22 @@ class RandomWords:
     def words(self, count: int) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def parts(self, count: int) -> list | None:
+        """``count`` sources whose words are independent of each other's and that ``count`` threads may read at
+        once (one each), or ``None``: this source is one stream read in order (seeded words: the draws are
+        reproducible only when read serially), and a call draws on one thread."""
+        return None
+
 
 class SystemRandomWords(RandomWords):
     """Words from the operating system's CSPRNG (``os.urandom``); no state is kept."""
 
     name = "os-urandom"
+
+    def parts(self, count: int) -> list:
+        # every call of os.urandom returns fresh words, independent of every other call's, and may be made
+        # from several threads at once: the one source serves every thread
+        return [self] * int(count)
 
     def words(self, count: int) -> np.ndarray:
         # a writable array (over a bytearray), as the refilled buffers and GeneratorWords' words are: the
@@ -360,8 +376,9 @@ def _split_bits(t: int, s: int) -> float:
 
 
 def _split_filler(t: int, s: int, size: int):
-    """The fill function of the split sampler for one call, with its plan, digits and tables bound; a draw
-    that needs more digits than stored (status -2) is redone from its first bit with twice as many."""
+    """The fill function of the split sampler for one call (or one thread's part of a call of ``size`` draws),
+    with its plan, digits and tables bound; a draw that needs more digits than stored (status -2) is redone
+    from its first bit with twice as many."""
     k, widths, shifts, offsets, _ = _split_plan(t, s)
     tables, draws = _split_tables(t, s) if size >= TABLE_MIN_DRAWS else (_NO_TABLES, _NO_TABLE)
     kbits = TABLE_BITS if tables.size else 0
@@ -380,7 +397,8 @@ def _split_filler(t: int, s: int, size: int):
     return run
 
 
-def discrete_laplace(t: int, s: int, size: int, source: RandomWords, method: str = "cks") -> np.ndarray:
+def discrete_laplace(t: int, s: int, size: int, source: RandomWords, method: str = "cks",
+                     threads: int | None = None) -> np.ndarray:
     """``size`` independent draws with P(z) proportional to exp(-|z| s / t), z an integer.
 
     Two exact methods read the same random words differently (the same law, other draws):
@@ -417,6 +435,12 @@ def discrete_laplace(t: int, s: int, size: int, source: RandomWords, method: str
     would pass int64, or a tie with every stored digit (1,024 of exp(-1) for ``"cks"``, 65,536 for
     ``"split"``), is reported (``ArithmeticError``, probability below 2^-90 per draw: for ``"split"`` a
     magnitude past 2^62, exp(-2^62 / lam) <= exp(-64)), never returned wrong.
+
+    ``threads``: a call of :data:`THREAD_MIN_DRAWS` draws or more from a source of independent
+    :meth:`~RandomWords.parts` (OS words: release mode) is drawn on that many threads (``None``: the
+    project's setting, :func:`dphist.segmentation.parallel.default_threads`; 1: serially), each filling its
+    own slice of the output from its own words (:func:`_run_fill`).  Seeded words (:class:`GeneratorWords`:
+    research mode's exact noise, the audit, tests) are always read serially: the same draws as on one thread.
     """
     t, s, size = int(t), int(s), int(size)
     if not (0 < t <= DISCRETE_LAPLACE_MAX_T and 0 < s < MAX_INT):
@@ -424,20 +448,64 @@ def discrete_laplace(t: int, s: int, size: int, source: RandomWords, method: str
                          f"got t = {t}, s = {s}")
     if method not in METHODS:
         raise ValueError(f"unknown discrete Laplace method {method!r}; the methods are {METHODS}")
+    threads = _threads_for(size, source, threads)
     if method == "split":
-        return _run_fill(_split_filler(t, s, size), size, _split_bits(t, s), source)
+        return _run_fill(lambda: _split_filler(t, s, size), size, _split_bits(t, s), source, threads)
     table = _draw_table(t, s) if size >= TABLE_MIN_DRAWS else _NO_TABLE
     kbits = TABLE_BITS if table.size else 0
-    fill = _interpreted_fill if _runs_interpreted(size) else _compiled().discrete_laplace_fill
+    fill = _interpreted_fill if _runs_interpreted(size) and threads == 1 else _compiled().discrete_laplace_fill
     # ~ 1.6 tries x (bits of U + ~4) + ~8 bits for V and the sign, per draw
-    return _run_fill(lambda out, done, words, state: fill(out, done, t, s, words, state, _E1_BITS, table, kbits),
-                     size, 1.6 * (t.bit_length() + 4) + 8, source)
+    return _run_fill(lambda: lambda out, done, words, state: fill(out, done, t, s, words, state, _E1_BITS, table,
+                                                                   kbits),
+                     size, 1.6 * (t.bit_length() + 4) + 8, source, threads)
 
 
-def _run_fill(fill, size: int, per_draw: float, source: RandomWords) -> np.ndarray:
-    """``size`` draws of ``fill(out, done, words, state)`` over a stream of ``source``'s words, refilled by
-    the exact rule of :class:`_Stream` (``per_draw``: the expected bits of a draw, for the buffer sizes)."""
+#: the fewest draws of one call drawn on several threads (sources with independent :meth:`RandomWords.parts`
+#: only: release mode's OS words)
+THREAD_MIN_DRAWS = 1 << 16
+#: parts per thread of a threaded call (a thread the system deschedules delays only the part it holds)
+PARTS_PER_THREAD = 4
+
+
+def _threads_for(size: int, source: RandomWords, threads) -> int:
+    """The threads a call of ``size`` draws from ``source`` runs on: 1 for a seeded stream (no
+    :meth:`~RandomWords.parts`) or a call of fewer than :data:`THREAD_MIN_DRAWS` draws, else ``threads``
+    (``None``: ``DPHIST_THREADS``, then ``NUMBA_NUM_THREADS``, else the cores, as the segmentation's
+    searches: :func:`dphist.segmentation.parallel.default_threads`); 1 on a thread of the pool itself (noise
+    drawn inside a search's threaded step: :func:`~dphist.segmentation.parallel.on_pool_thread`)."""
+    if threads is not None or size >= THREAD_MIN_DRAWS:
+        from ..segmentation.parallel import on_pool_thread, resolve
+        threads = resolve(threads)      # a bad count refused whatever the call's size
+        if size >= THREAD_MIN_DRAWS and type(source).parts is not RandomWords.parts and not on_pool_thread():
+            return threads
+    return 1
+
+
+def _run_fill(make_fill, size: int, per_draw: float, source: RandomWords, threads: int = 1) -> np.ndarray:
+    """``size`` draws of a fill ``make_fill()(out, done, words, state)`` over streams of ``source``'s words,
+    each refilled by the exact rule of :class:`_Stream` (``per_draw``: the expected bits of a draw, for the
+    buffer sizes).  On ``threads > 1`` the output is cut into consecutive parts, each filled by one thread
+    from its own stream of its own source of ``source.parts`` (its own words, never another part's; its
+    own fill function, buffer and position): the draws of different parts read different independent
+    words, so all are independent draws of the law, as on one thread (the order of the parts and which
+    thread fills which change nothing but the time).  The compiled loops release the GIL."""
     out = np.empty(size, dtype=np.int64)
+    if threads == 1:
+        _fill_part(make_fill(), out, per_draw, source)
+        return out
+    from ..segmentation.parallel import run_all, split
+    cuts = split(0, size, threads * PARTS_PER_THREAD)
+    sources = source.parts(len(cuts))
+    fills = [make_fill() for _ in cuts]     # plans, digits and tables made here, before the threads start
+    tasks = [lambda lo=lo, hi=hi, fill=fill, src=src: _fill_part(fill, out[lo:hi], per_draw, src)
+             for (lo, hi), fill, src in zip(cuts, fills, sources)]
+    run_all(tasks, threads)
+    return out
+
+
+def _fill_part(fill, out: np.ndarray, per_draw: float, source: RandomWords) -> None:
+    """Fill ``out`` (a whole call's output, or one thread's part of it) from one stream of ``source``."""
+    size = out.size
     stream = _Stream(source, size * per_draw / 64 * 1.1 + 16)
     done = 0
     while True:
@@ -447,7 +515,7 @@ def _run_fill(fill, size: int, per_draw: float, source: RandomWords) -> np.ndarr
         if done < 0:  # a 1024-bit tie with exp(-1) (or 65,536 with the split's): probability 2^-1024
             raise ArithmeticError("exact sampler: a probability's binary expansion exhausted")
         if done == size:
-            return out
+            return
         stream.refill((size - done) * per_draw / 64 * 1.1 + 16)
 
 

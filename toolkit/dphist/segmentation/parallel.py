@@ -28,6 +28,7 @@ from ..errors import InvalidParameter
 
 _LOCK = threading.Lock()
 _POOL = {"pid": None, "executor": None, "size": 0}
+_PREFIX = "dphist-segmentation"
 _DEFAULT = {"threads": None}
 
 
@@ -77,9 +78,15 @@ def _executor(workers: int):
         pid = os.getpid()
         if _POOL["pid"] != pid or _POOL["size"] < workers:
             # a forked child inherits the pool object but not its threads: build its own
-            _POOL.update(pid=pid, executor=ThreadPoolExecutor(workers, thread_name_prefix="dphist-segmentation"),
+            _POOL.update(pid=pid, executor=ThreadPoolExecutor(workers, thread_name_prefix=_PREFIX),
                          size=workers)
         return _POOL["executor"]
+
+
+def on_pool_thread() -> bool:
+    """Whether the calling thread is one of the pool's: work it hands to the pool may wait behind the very
+    task it runs (a pool whose threads all wait on queued work never finishes), so it runs serially."""
+    return threading.current_thread().name.startswith(_PREFIX)
 
 
 def run_all(tasks, threads: int | None = None) -> None:
