@@ -171,7 +171,7 @@ def _skip_rule(rule, labels, where: str):
     return {"domains": domains, "epsilons": epsilons, "cells": cells}
 
 
-def _bucket(grid, value: float):
+def _nearest_on_grid(grid, value: float):
     """The value of ``grid`` (increasing, positive) nearest ``value`` in log scale (a value at a geometric
     midpoint goes to the lower one), or None outside ``[grid[0], grid[-1]]`` (relative tolerance 1e-9)."""
     if not grid[0] * (1 - 1e-9) <= value <= grid[-1] * (1 + 1e-9):
@@ -184,7 +184,7 @@ def rule_cell(rule, n: int, epsilon: float):
     """The training cell of the skip rule ``rule`` (a loaded model entry's ``"skip"``) that covers a run on
     ``n`` bins (cells) with ``epsilon``, or None.
 
-    A cell covers the domain sizes and epsilons nearest its own in log scale, the buckets split at the
+    A cell covers the domain sizes and epsilons nearest its own in log scale, the ranges split at the
     geometric midpoints of neighbouring grid values (the training grid is geometric: 256 / 1,024 / 4,096
     bins, epsilon 0.01 / 0.1 / 1); outside the trained range of either no cell does, and the tree
     chooses.  Why: a rule replaces the tree's data-dependent choice by a fixed preset on the strength of
@@ -194,7 +194,7 @@ def rule_cell(rule, n: int, epsilon: float):
     ``auto`` keeps its measured default there."""
     if rule is None:
         return None
-    d, e = _bucket(rule["domains"], n), _bucket(rule["epsilons"], epsilon)
+    d, e = _nearest_on_grid(rule["domains"], n), _nearest_on_grid(rule["epsilons"], epsilon)
     if d is None or e is None:
         return None
     return rule["cells"].get((d, e))
