@@ -1,7 +1,7 @@
 """Run the speed benchmarks: ``make bench`` (all) or ``python benchmarks/run.py TOPIC... [--only "A|B"]``.
 
-``--only "A|B"`` runs the cases whose name contains ``A`` or ``B`` (names hold commas: ``|`` separates)
-and keeps the topic's other rows from its results file (said in the file's first line).
+``--only "A|B"`` runs the cases whose name contains ``A`` or ``B`` (names hold commas: ``|`` separates;
+``^A``: whose name starts with ``A``, so that ``^H, N`` leaves out ``GreedyH, N``) and keeps the topic's other rows from its results file (said in the file's first line).
 
 Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 
@@ -151,7 +151,8 @@ def main(argv: list[str]) -> int:
         fresh = {}
         load_before = _load_average()
         for case in mod.CASES:
-            if only is not None and not any(part in case["name"] for part in only):
+            if only is not None and not any(case["name"].startswith(part[1:]) if part.startswith("^")
+                                            else part in case["name"] for part in only):
                 continue
             if "measure" in case:
                 secs, case["target"] = case["measure"]()
