@@ -66,10 +66,15 @@ def s2_penalty(eps_1: float, eps_2: float, correction: bool = True, levels: int 
                 span = np.where(grow, span * b, span)
                 r += grow
             return per_level / (r + 1.0)
+    measure.elementwise = True      # each size's value by its own operations: SSEPenalty reads only the sizes asked
     if not correction:
         return measure
     bias = 2.0 / float(eps_1) ** 2
-    return lambda sizes: measure(sizes) - bias * (np.asarray(sizes, dtype=float) - 1.0)
+
+    def corrected(sizes):
+        return measure(sizes) - bias * (np.asarray(sizes, dtype=float) - 1.0)
+    corrected.elementwise = True
+    return corrected
 
 
 def s2_cost(noisy, eps_1: float, eps_2: float, correction: bool = True, levels: int | None = None,

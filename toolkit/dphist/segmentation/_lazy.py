@@ -17,3 +17,14 @@ class _Kernels:
 
 
 kernels = _Kernels()
+
+
+#: from this many values a compiled loop is worth importing numba for (0.3-0.5 s with its cache filled);
+#: below it, numpy, unless numba is imported already (the same threshold as research mode's Laplace draws)
+COMPILED_MIN = 1 << 15
+
+
+def compiled_for(size: int) -> bool:
+    """Whether a loop over ``size`` values takes its compiled route (which gives the same numbers)."""
+    import sys
+    return size >= COMPILED_MIN or "numba" in sys.modules

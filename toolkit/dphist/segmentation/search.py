@@ -314,15 +314,19 @@ def _by_blocks(cost) -> bool:
     return type(cost) in (SSEPenalty, L1Deviation)
 
 
-def _node_costs(cost, units, first, last) -> np.ndarray:
-    """``cost.nodes`` of one tree level's nodes ``[units[first], units[last])``: by blocks of
-    :data:`NODE_BLOCK` nodes when each node's cost is its own (:func:`_by_blocks`: the same numbers); any
-    other cost gets the level in one call, as its contract says (a cost may draw noise per batch)."""
-    if first.size <= NODE_BLOCK or not _by_blocks(cost):
-        return np.asarray(cost.nodes(units[first], units[last]), dtype=float)
-    out = np.empty(first.size)
-    for a in range(0, first.size, NODE_BLOCK):
-        out[a:a + NODE_BLOCK] = cost.nodes(units[first[a:a + NODE_BLOCK]], units[last[a:a + NODE_BLOCK]])
+def _node_costs(cost, units, span: int, k: int) -> np.ndarray:
+    """``cost.nodes`` of one tree level, the nodes ``[units[j span], units[min((j + 1) span, k)])``: by
+    blocks of :data:`NODE_BLOCK` nodes (their bounds made per block, never for the whole level) when each
+    node's cost is its own (:func:`_by_blocks`: the same numbers); any other cost gets the level in one
+    call, as its contract says (a cost may draw noise per batch)."""
+    m = -(-k // span)
+    block = NODE_BLOCK if _by_blocks(cost) else m
+    out = np.empty(m)
+    for a in range(0, m, block):
+        first = np.arange(a, min(a + block, m), dtype=np.int64)
+        first *= span
+        last = np.minimum(first + span, k)
+        out[a:a + first.size] = cost.nodes(units[first], units[last])
     return out
 
 
@@ -338,30 +342,31 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
     cost, units = _prepare(cost, bounds, n)
     k = units.size - 1
     best = None
-    levels = []
+    takes = []                       # per level, which nodes keep themselves (a node's first unit: j span)
     span = 1
     while True:
-        first = np.arange(0, k, span)
-        last = np.minimum(first + span, k)
-        own = _node_costs(cost, units, first, last)
+        own = _node_costs(cost, units, span, k)
         if best is None:
-            take = np.ones(first.size, dtype=bool)
+            take = None              # the leaves: every one keeps itself
             best = own
         else:
             children = np.add.reduceat(best, np.arange(0, best.size, branching))
             take = own < children
             best = np.where(take, own, children)
-        levels.append((first, take))
-        if first.size == 1:
+        del own
+        takes.append(take)
+        if best.size == 1:
             break
         span *= branching
     starts = []
     active = np.ones(1, dtype=bool)
-    for h in range(len(levels) - 1, -1, -1):
-        first, take = levels[h]
-        starts.append(first[active & take])
+    for h in range(len(takes) - 1, -1, -1):
+        take = takes[h]
+        chosen = active if take is None else active & take
+        starts.append(np.flatnonzero(chosen) * branching ** h)
         if h:
-            active = np.repeat(active & ~take, branching)[:levels[h - 1][0].size]
+            size = -(-k // branching ** (h - 1))
+            active = np.repeat(active & ~take, branching)[:size]
     return Segmentation(np.r_[np.sort(np.concatenate(starts)), k].astype(np.int64), float(best[0]))
 
 
