@@ -155,8 +155,10 @@ def least_squares_tree(levels, values, variance: float, compiled: bool | None = 
     from ._pruned_jit import downward, upward
     own = 1.0 / variance
     (cuts0, measured0), y0 = levels[0], values[0]
-    z = [np.where(measured0, y0, 0.0).astype(float)]
-    prec = [np.where(measured0, own, 0.0)]
+    if measured0.all():          # the same values as the masked copies, one copy
+        z, prec = [np.array(y0, dtype=float)], [np.full(cuts0.size - 1, own)]
+    else:
+        z, prec = [np.where(measured0, y0, 0.0).astype(float)], [np.where(measured0, own, 0.0)]
     sums = [None]
     for h in range(1, len(levels)):
         (cuts, measured), y = levels[h], values[h]

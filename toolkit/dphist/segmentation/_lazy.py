@@ -5,6 +5,8 @@ interpreted (:mod:`._lookahead`) and a ``dphist run`` of it never imports numba 
 """
 from __future__ import annotations
 
+import sys
+
 
 class _Kernels:
     """Stands for :mod:`.kernels`: the first access to a name imports the module and keeps the name."""
@@ -26,5 +28,4 @@ COMPILED_MIN = 1 << 15
 
 def compiled_for(size: int) -> bool:
     """Whether a loop over ``size`` values takes its compiled route (which gives the same numbers)."""
-    import sys
     return size >= COMPILED_MIN or "numba" in sys.modules

@@ -28,7 +28,7 @@ def _term(a, i, centre, deviation):
     return a[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _block(a, lo, m, centre, deviation):
     """The pairwise sum of ``m <= 128`` terms from ``lo`` (see the module docstring)."""
     if m < 8:
@@ -124,6 +124,10 @@ def l1_nodes(values, starts, ends, out):
     for i in range(starts.size):
         lo = starts[i]
         hi = ends[i]
+        if hi - lo == 1:             # one value: |v - v / 1|, without the calls
+            v = values[lo]
+            out[i] = abs(v - v / 1)
+            continue
         mean = reduceat_sum(values, lo, hi, 0.0, False) / (hi - lo)
         out[i] = reduceat_sum(values, lo, hi, mean, True)
     return out
@@ -148,17 +152,36 @@ def centred_prefix(values, mean, p, p2):
 
 
 @njit(cache=True, nogil=True)
-def sse_nodes(p, p2, starts, ends, out):
-    """:func:`dphist.intervals.interval_sse` of each range in one pass: ``s2 - s1 * s1 / size`` from the
-    prefix sums, 0 for an empty range, negatives from rounding raised to 0 (``numpy.maximum``'s rule: a
-    value that compares ``>= 0``, or NaN, is kept)."""
+def size_range(starts, ends):
+    """The least and the largest ``ends[i] - starts[i]`` (0, -1 for no range)."""
+    if starts.size == 0:
+        return 0, -1
+    lo = ends[0] - starts[0]
+    hi = lo
+    for i in range(1, starts.size):
+        m = ends[i] - starts[i]
+        lo = min(lo, m)
+        hi = max(hi, m)
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def sse_nodes(p, p2, starts, ends, penalty, lo, out):
+    """:func:`dphist.intervals.interval_sse` of each range in one pass, plus ``penalty[size - lo]`` when
+    ``lo >= 0``: ``s2 - s1 * s1 / size`` from the prefix sums, 0 for an empty range, negatives from
+    rounding raised to 0 (``numpy.maximum``'s rule: a value that compares ``>= 0``, or NaN, is kept),
+    then the penalty added (one addition, as ``interval_sse(...) + penalty[sizes]``)."""
     for i in range(starts.size):
         a = starts[i]
         b = ends[i]
         if b <= a:
-            out[i] = 0.0
-            continue
-        s1 = p[b] - p[a]
-        v = (p2[b] - p2[a]) - s1 * s1 / float(b - a)
-        out[i] = v if (v >= 0.0 or v != v) else 0.0
+            v = 0.0
+        else:
+            s1 = p[b] - p[a]
+            v = (p2[b] - p2[a]) - s1 * s1 / float(b - a)
+            if not (v >= 0.0 or v != v):
+                v = 0.0
+        if lo >= 0:
+            v = v + penalty[b - a - lo]
+        out[i] = v
     return out

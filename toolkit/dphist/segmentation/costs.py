@@ -206,10 +206,14 @@ class SSEPenalty(Cost):
     def nodes(self, starts, ends):
         if not compiled_for(self.n):
             return self.intervals(starts, ends)
-        from ._tree_kernels import sse_nodes          # interval_sse in one pass: the same numbers
+        from ._tree_kernels import size_range, sse_nodes     # interval_sse + penalty in one pass: the same numbers
         starts = np.ascontiguousarray(starts, dtype=np.int64)
         ends = np.ascontiguousarray(ends, dtype=np.int64)
-        out = sse_nodes(self.prefix, self.prefix_sq, starts, ends, np.empty(starts.size))
+        lo, hi = size_range(starts, ends)
+        if hi - lo <= max(64, starts.size // 4):     # a tree level's few sizes: the penalty of their range, read
+            table = self._penalty_at(np.arange(lo, hi + 1, dtype=np.int64))
+            return sse_nodes(self.prefix, self.prefix_sq, starts, ends, table, lo, np.empty(starts.size))
+        out = sse_nodes(self.prefix, self.prefix_sq, starts, ends, np.zeros(1), -1, np.empty(starts.size))
         out += self._penalty_at(ends - starts)
         return out
 

@@ -321,12 +321,13 @@ def _node_costs(cost, units, span: int, k: int) -> np.ndarray:
     call, as its contract says (a cost may draw noise per batch)."""
     m = -(-k // span)
     block = NODE_BLOCK if _by_blocks(cost) else m
+    plain = k == cost.n               # k + 1 strictly increasing bounds from 0 to n: units are positions
     out = np.empty(m)
     for a in range(0, m, block):
         first = np.arange(a, min(a + block, m), dtype=np.int64)
         first *= span
         last = np.minimum(first + span, k)
-        out[a:a + first.size] = cost.nodes(units[first], units[last])
+        out[a:a + first.size] = cost.nodes(first, last) if plain else cost.nodes(units[first], units[last])
     return out
 
 
@@ -358,16 +359,17 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
         if best.size == 1:
             break
         span *= branching
-    starts = []
+    is_start = np.zeros(k + 1, dtype=bool)     # the groups' first units, marked level by level (no sort)
+    is_start[k] = True
     active = np.ones(1, dtype=bool)
     for h in range(len(takes) - 1, -1, -1):
         take = takes[h]
         chosen = active if take is None else active & take
-        starts.append(np.flatnonzero(chosen) * branching ** h)
+        is_start[np.flatnonzero(chosen) * branching ** h] = True
         if h:
             size = -(-k // branching ** (h - 1))
             active = np.repeat(active & ~take, branching)[:size]
-    return Segmentation(np.r_[np.sort(np.concatenate(starts)), k].astype(np.int64), float(best[0]))
+    return Segmentation(np.flatnonzero(is_start).astype(np.int64, copy=False), float(best[0]))
 
 
 def monge_violation(matrix) -> float:
