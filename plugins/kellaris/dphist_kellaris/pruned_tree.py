@@ -249,10 +249,15 @@ class PrunedTreeFinalizer(Finalizer):
         levels, roots = pruned_tree_intervals(bins.bounds, n, b, bool(self.average_pruned))
         eps_level = float(ctx.budget) / len(levels)
         values = []
-        for cuts, measured in levels:
+        for h, (cuts, measured) in enumerate(levels):
             # one call per level: disjoint intervals, sensitivity 1 (the kernel recomputes it)
-            if measured.all():       # every interval (average_pruned): the cuts' views, no masked copies
-                y = np.asarray(ctx.data.laplace_intervals(cuts[:-1], cuts[1:], eps_level), dtype=float)
+            if measured.all():
+                # every interval (average_pruned): the level is a partition of the bins in domain order,
+                # a coarsening of the groups; ``laplace_blocks`` of it (width 1) answers exactly as
+                # ``laplace_intervals`` on its intervals (the same sums, noise and ledger row) from sums of
+                # the counts, without the kernel's prefix sums and copies of the bounds (memory)
+                level = bins if h == 0 else bins.merge(np.searchsorted(bins.bounds, cuts))
+                y = np.asarray(ctx.data.laplace_blocks(level, 1, eps_level), dtype=float)
             else:
                 y = np.zeros(cuts.size - 1)
                 y[measured] = ctx.data.laplace_intervals(cuts[:-1][measured], cuts[1:][measured], eps_level)

@@ -203,6 +203,12 @@ class SSEPenalty(Cost):
                 self._sums = centred_prefix_sums(self.values)
         return self._sums
 
+    def keep_prefix_sums_only(self) -> None:
+        """Make the prefix sums and drop the values (memory): the modes that read only the sums (all but
+        the look-ahead greedy, which then refuses the cost) give the same results."""
+        self._prefix_sums()
+        self.values = None
+
     def nodes(self, starts, ends):
         if not compiled_for(self.n):
             return self.intervals(starts, ends)

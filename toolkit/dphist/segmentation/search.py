@@ -314,20 +314,29 @@ def _by_blocks(cost) -> bool:
     return type(cost) in (SSEPenalty, L1Deviation)
 
 
-def _node_costs(cost, units, span: int, k: int) -> np.ndarray:
+def _node_costs(cost, units, span: int, k: int, fold: int = 0) -> np.ndarray:
     """``cost.nodes`` of one tree level, the nodes ``[units[j span], units[min((j + 1) span, k)])``: by
     blocks of :data:`NODE_BLOCK` nodes (their bounds made per block, never for the whole level) when each
     node's cost is its own (:func:`_by_blocks`: the same numbers); any other cost gets the level in one
-    call, as its contract says (a cost may draw noise per batch)."""
+    call, as its contract says (a cost may draw noise per batch).
+
+    ``fold``: return instead the sums of runs of ``fold`` consecutive costs (``add.reduceat`` at
+    ``0, fold, 2 fold, ...``, block by block: blocks of whole runs, so the same sums), the children's
+    totals of the level above, without the level's costs ever stored whole (the leaves: 1x the input)."""
     m = -(-k // span)
-    block = NODE_BLOCK if _by_blocks(cost) else m
+    block = (max(fold, NODE_BLOCK - NODE_BLOCK % fold) if fold else NODE_BLOCK) if _by_blocks(cost) else m
     plain = k == cost.n               # k + 1 strictly increasing bounds from 0 to n: units are positions
-    out = np.empty(m)
+    out = np.empty(-(-m // fold) if fold else m)
     for a in range(0, m, block):
         first = np.arange(a, min(a + block, m), dtype=np.int64)
         first *= span
         last = np.minimum(first + span, k)
-        out[a:a + first.size] = cost.nodes(first, last) if plain else cost.nodes(units[first], units[last])
+        costs = cost.nodes(first, last) if plain else cost.nodes(units[first], units[last])
+        if fold:
+            out[a // fold:a // fold + -(-first.size // fold)] = np.add.reduceat(
+                np.asarray(costs, dtype=float), np.arange(0, first.size, fold))
+        else:
+            out[a:a + first.size] = costs
     return out
 
 
@@ -336,29 +345,32 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
 
     Level h has nodes of ``branching^h`` units (the last one possibly shorter); bottom-up, each node
     keeps itself or the best of its children, whichever is cheaper (itself on a tie), O(k) nodes
-    (Kellaris et al., TKDE, Section 6, hierarchical smoothing; DAWA's tree variant).
+    (Kellaris et al., TKDE, Section 6, hierarchical smoothing; DAWA's tree variant).  The leaves' costs
+    are summed into their parents' children's totals as they are computed (never stored whole); a level
+    keeps one flag per node (keeps itself or not) for the trace-back.
     """
     if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
         raise InvalidParameter(f"branching must be an integer >= 2, got {branching!r}")
     cost, units = _prepare(cost, bounds, n)
     k = units.size - 1
-    best = None
-    takes = []                       # per level, which nodes keep themselves (a node's first unit: j span)
-    span = 1
-    while True:
-        own = _node_costs(cost, units, span, k)
-        if best is None:
-            take = None              # the leaves: every one keeps itself
-            best = own
-        else:
-            children = np.add.reduceat(best, np.arange(0, best.size, branching))
+    takes = [None]                   # per level, which nodes keep themselves (the leaves: every one)
+    if k == 1:
+        best = _node_costs(cost, units, 1, k)
+    else:
+        best = None
+        children = _node_costs(cost, units, 1, k, fold=branching)
+        span = branching
+        while True:
+            own = _node_costs(cost, units, span, k)
+            if best is not None:
+                children = np.add.reduceat(best, np.arange(0, best.size, branching))
             take = own < children
             best = np.where(take, own, children)
-        del own
-        takes.append(take)
-        if best.size == 1:
-            break
-        span *= branching
+            del own, children
+            takes.append(take)
+            if best.size == 1:
+                break
+            span *= branching
     is_start = np.zeros(k + 1, dtype=bool)     # the groups' first units, marked level by level (no sort)
     is_start[k] = True
     active = np.ones(1, dtype=bool)
