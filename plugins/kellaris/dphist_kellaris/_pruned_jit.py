@@ -95,3 +95,17 @@ def downward(child_cuts, cuts, final, s, s_var, prec_child, z_child):
         var = 1.0 / max(p, 1e-300) if p > 0 else np.inf
         share = 1.0 if children[j] == 1 else var / s_var[j]
         z_child[i] = z_child[i] + (final[j] - s[j]) * share
+
+
+@njit(cache=True, nogil=True)
+def spread_in_order(bounds, totals, out):
+    """Each bin of group ``g`` (``[bounds[g], bounds[g + 1])``, domain order) gets ``totals[g] / size``: the
+    numbers of :meth:`dphist.Partition.spread` (a float total over the int64 size), written in place, without
+    its arrays of sizes and of per-group values."""
+    for g in range(bounds.size - 1):
+        a = bounds[g]
+        b = bounds[g + 1]
+        v = totals[g] / (b - a)
+        for j in range(a, b):
+            out[j] = v
+    return out

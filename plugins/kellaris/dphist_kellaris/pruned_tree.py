@@ -271,7 +271,11 @@ class PrunedTreeFinalizer(Finalizer):
             totals = self._root_averages(bins.bounds, levels, values, roots)
         ctx.notes[NOTE] = {"branching": b, "levels": levels, "values": values, "root_levels": roots,
                            "estimates": final, "group_totals": totals}
-        return bins.spread(totals)
+        if bins.n_groups in (1, n) or not compiled_for(bins.n_groups):
+            return bins.spread(totals)
+        from ._pruned_jit import spread_in_order      # the same numbers, written once (memory)
+        return spread_in_order(np.ascontiguousarray(bins.bounds, dtype=np.int64),
+                               np.ascontiguousarray(totals, dtype=float), np.empty(n))
 
     def stated_error(self, bins: Partition, ctx):
         """With ``inference`` (default): the least squares of the measured intervals over the groups, one

@@ -405,7 +405,8 @@ def test_pruned_tree_compiled_route_equals_numpy(monkeypatch, n, branching):
     groupings of padded trees, with and without the pruned sums measured, bit for bit; both refuse a group
     that is no tree node.  Kills: a child given to the wrong parent (the walk over the cuts), the only-child
     share rule dropped, an unmeasured interval's precision or value counted, the root-level search stopped
-    early at a bound that still matches higher up (a last group shorter than its node)."""
+    early at a bound that still matches higher up (a last group shorter than its node), a spread that
+    multiplies by the reciprocal size or writes a group one bin off."""
     import dphist_kellaris.pruned_tree as pt
     rng = np.random.default_rng(n)
     for trial in range(3):
@@ -421,6 +422,9 @@ def test_pruned_tree_compiled_route_equals_numpy(monkeypatch, n, branching):
             assert np.array_equal(roots, roots_np)
             assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(levels, levels_np))
             assert all(np.array_equal(a, b) for a, b in zip(got, want))
+            from dphist_kellaris._pruned_jit import spread_in_order      # the finalizer's spread of the totals
+            assert np.array_equal(spread_in_order(bounds, got[0], np.empty(n)),
+                                  Partition.singletons(n).merge(bounds).spread(got[0]))
     bad = np.array([0, 3, n], dtype=np.int64)             # [0, 3) is no node of a tree of fan-out >= 2
     for compiled in (True, False):
         with monkeypatch.context() as m:
