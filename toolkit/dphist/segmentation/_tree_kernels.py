@@ -105,13 +105,16 @@ def _pairwise(a, lo, m, centre, deviation):
             value = left[top] + value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def reduceat_sum(a, lo, hi, centre, deviation):
     """``numpy.add.reduceat`` of one range ``[lo, hi)`` (``hi > lo``) of the terms ``a[i]`` or, with
-    ``deviation``, ``|a[i] - centre|``: the first term plus the pairwise sum of the others."""
+    ``deviation``, ``|a[i] - centre|``: the first term plus the pairwise sum of the others (ranges of up
+    to 129 values without a call: the stack's arrays are made only above)."""
     first = _term(a, lo, centre, deviation)
     if hi - lo == 1:
         return first
+    if hi - lo <= 129:
+        return first + _block(a, lo + 1, hi - lo - 1, centre, deviation)
     return first + _pairwise(a, lo + 1, hi - lo - 1, centre, deviation)
 
 
