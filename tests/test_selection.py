@@ -482,19 +482,22 @@ def test_statistics_are_exact_on_both_routes(monkeypatch):
     or ``W`` with the wrong sign or left out, ``q`` rounded instead of floored, the shorter last run of
     bins left out of ``W``, an odd grid side's 2 x 1, 1 x 2 or 1 x 1 blocks taken as 2 x 2 or left out,
     ``C`` from floats (wrong near the cap on 2^15 bins), a compiled pass whose
-    integers differ from the numpy route's."""
+    integers differ from the numpy route's, on either of its block sums (one int64, or split at 4 for
+    totals of 2^61 and more)."""
     from types import SimpleNamespace
     from dphist.selection import _statistics_jit as jit
     from dphist.selection import features
     from dphist.selection.features import _vector, grid_statistics
-    for name in ("coarse_sums", "coarse_parts", "line_sums", "grid_sums"):
+    for name in ("coarse_sums", "coarse_parts", "deviations", "above_block", "line_sums", "grid_sums"):
         monkeypatch.setattr(jit, name, getattr(jit, name).py_func)
     source = SimpleNamespace(line_statistics=jit.line_statistics.py_func, grid_statistics=jit.grid_statistics.py_func)
     cases = [(x, shape, _exact_statistics(x, shape)) for x, shape in _exactness_inputs()]
-    for route in (None, source):
+    for route, split in ((None, None), (source, None), (source, 0)):   # split 0: the block sums split at 4
         monkeypatch.setattr(features, "_compiled", lambda n, first, route=route: route)
+        if split is not None:
+            monkeypatch.setattr(jit, "SPLIT_TOTAL", split)
         for x, shape, expected in cases:
-            assert list(_vector(x, shape, checked=True)) == expected, (route, shape, x.size)
+            assert list(_vector(x, shape, checked=True)) == expected, (route, split, shape, x.size)
             public = statistics(x) if shape is None else grid_statistics(x, shape)
             assert list(public) == expected[1:]
     from dphist.kernel.private import count_cap

@@ -280,16 +280,13 @@ def _exact_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
             c = sum(abs(n * b - total * s) for b, s in zip(coarse.ravel().tolist(), sizes))
     if jit is not None:
         # Python integers from here: no int64 overflow in the products below
-        total, cv, cb, ad, gd, aw, rw, *last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(
+        total, cv, cb, ad, gd, vh, vl, last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(
             g, cr, cc))
         if total == 0:
             return np.zeros(4)
         c = n * cv + cb
-        tail = n % 4
-        if grid or tail == 0:
-            num, den = 4 * aw + rw, 4
-        else:
-            num, den = (4 * aw + rw) * tail + (tail * last[0] + last[1]) * 4, 4 * tail
+        tail = 1 if grid else n % 4     # W = (4 vh + vl) / 2 + e on a grid, + wt / k over a vector's last k bins
+        num, den = ((4 * vh + vl) * tail + 2 * last, 2 * tail) if tail else (4 * vh + vl, 2)
     d = (n * ad + total % n * (n - 2 * gd)) / n
     return np.array([float(total), d, c / n, num / den])
 
@@ -400,6 +397,9 @@ class ShapeStatistics(VettedMechanism):
              "2(1-1/k); grid: the same with the blocks' cell counts), each bound attained at the same pair: L1 "
              "sensitivity 1 (dphist.selection.features, module docstring)")
     sensitivity = 1.0
+    #: its run on the probe histogram (all zeros: four zeros scaled, four noise draws) is fixed by the
+    #: domain and epsilon, and the object never changes: the kernel probes it once per domain and epsilon
+    probe_once = True
 
     def __init__(self, n: int, shape=None):
         if n < 2:
@@ -411,6 +411,7 @@ class ShapeStatistics(VettedMechanism):
         sens = statistic_sensitivities(self.n) if self.shape is None else grid_statistic_sensitivities(self.shape)
         #: y = (T, D, C, W) / scale has L1 sensitivity 1
         self.scale = np.concatenate([[1.0], sens]) / WEIGHTS
+        self.scale.setflags(write=False)
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -441,8 +442,8 @@ def measure(data, n: int, epsilon: float, shape=None) -> dict:
         return {"total": float(total[0]), "stats": (0.0, 0.0, 0.0)}
     shape = None if shape is None or len(shape) < 2 else tuple(int(v) for v in shape)
     mechanism = _shape_statistics(n, shape, COARSE_BLOCKS, FINE_BLOCK, COARSE_SIDE, FINE_SIDE)
-    v = np.asarray(data.custom(mechanism, epsilon), dtype=float).ravel()
-    return {"total": float(v[0]), "stats": (float(v[1]), float(v[2]), float(v[3]))}
+    total, *stats = np.asarray(data.custom(mechanism, epsilon), dtype=float).ravel().tolist()
+    return {"total": total, "stats": tuple(stats)}
 
 
 def feature_matrix(total, stats, n, eps_run) -> np.ndarray:
