@@ -757,3 +757,35 @@ def test_skip_rule_on_a_grid():
     assert "selector" not in r.ledger.by_stage() and r.ledger.total == pytest.approx(1.0, rel=1e-12)
     assert np.array_equal(make_algorithm("DAWA-2D").run(x, 1.0, seed=2).estimate, r.estimate)
     check_pipeline(pipe, epsilon=1.0, histograms={"poisson-32x32": x})
+
+
+def test_the_path_text_kept_per_leaf_is_the_tree_walks():
+    """``auto``'s choice finds the leaf by comparisons and writes the path from each leaf's steps kept with
+    the loaded model: the same leaf and text as ``RegretTree.walk``, on inputs built for every leaf of every
+    packaged tree from its nodes (each on its thresholds, the ties, or just above them) and on random ones.
+    Kills: a kept step whose test, threshold text or feature drifts from the walk's, a tie sent the other
+    way, the leaf's own line changed."""
+    from dphist.selection.auto import load_model
+    rng = np.random.default_rng(8)
+    for dims in (1, 2):
+        for entry in load_model(dims=dims)["trees"].values():
+            tree, explain = entry["tree"], entry["explain"]
+            rows, stack = [], [(0, {})]
+            while stack:                        # per leaf, each feature's interval (lo, hi] on its path
+                node, box = stack.pop()
+                f = int(tree.feature[node])
+                if f < 0:
+                    base = rng.uniform(-3, 8, len(FEATURE_NAMES))
+                    for pick in (1, 0):         # on the upper ends (ties), or just above the lower ends
+                        x = base.copy()
+                        for g, (lo, hi) in box.items():
+                            x[g] = hi if pick and hi < np.inf else np.nextafter(lo, np.inf) if lo > -np.inf else hi
+                        rows.append(list(map(float, x)))
+                    continue
+                t = float(tree.threshold[node])
+                lo, hi = box.get(f, (-np.inf, np.inf))
+                stack.append((int(tree.left[node]), {**box, f: (lo, min(hi, t))}))
+                stack.append((int(tree.right[node]), {**box, f: (max(lo, t), hi)}))
+            rows += [list(map(float, r)) for r in rng.uniform(-3, 8, (200, len(FEATURE_NAMES)))]
+            assert [explain(r) for r in rows] == [tree.walk(r) for r in rows]
+            assert {explain(r)[0] for r in rows} == set(np.flatnonzero(tree.feature < 0).tolist())

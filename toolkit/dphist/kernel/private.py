@@ -704,42 +704,47 @@ def _probe_noise(noise: NoiseSource) -> NoiseSource:
 
 
 #: the probe's result (the output's structure, :func:`_signature`) of each vetted mechanism declared
-#: ``probe_once``, held weakly per object, per (domain size, epsilon, kind of noise source); at most
-#: :data:`PROBES_KEPT` keys per object (the oldest dropped)
-_PROBED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: ``probe_once``: by the object's id, ``(weak reference to it, {key: structure})``, the entry dropped when
+#: the object is freed; at most :data:`PROBES_KEPT` keys per object (the oldest dropped)
+_PROBED: dict[int, tuple] = {}
 PROBES_KEPT = 16
 
 
 def _probe_key(mechanism: "VettedMechanism", n: int, eps: float, noise, arguments: dict):
     """The key of a probe whose result the kernel may keep (:attr:`VettedMechanism.probe_once`, no
-    arguments), or None: the domain size, epsilon and the kind of the run's noise source (its type and
-    mode; for person-level noise, also the inner source's type and ``k``), all public."""
+    arguments), or None: the domain size, epsilon and the kind of the run's noise source, which makes the
+    probe's source (:func:`_probe_noise`: its type; person-level noise, also the inner source's type and
+    ``k``), all public."""
     if mechanism.probe_once is not True or arguments:
         return None
-    inner = getattr(noise, "inner", None)
-    return (n, eps, type(noise), getattr(noise, "mode", None), type(inner), getattr(noise, "k", None))
+    kind = type(noise)
+    if kind is PersonLevelNoise:
+        kind = (kind, type(noise.inner), noise.k)
+    return n, eps, kind
 
 
 def _probed(mechanism: "VettedMechanism", key):
     """The kept probe result of ``mechanism`` under ``key``, or None (probe it)."""
     if key is None:
         return None
-    try:
-        return _PROBED.get(mechanism, {}).get(key)
-    except TypeError:       # not hashable or not weakly referable: probed every time
-        return None
+    kept = _PROBED.get(id(mechanism))
+    return kept[1].get(key) if kept is not None and kept[0]() is mechanism else None
 
 
 def _remember_probe(mechanism: "VettedMechanism", key, shape) -> None:
     if key is None:
         return
-    try:
-        kept = _PROBED.setdefault(mechanism, {})
-    except TypeError:
-        return
-    if len(kept) >= PROBES_KEPT:
-        kept.pop(next(iter(kept)), None)
-    kept[key] = shape
+    i = id(mechanism)
+    kept = _PROBED.get(i)
+    if kept is None or kept[0]() is not mechanism:
+        try:
+            ref = weakref.ref(mechanism, lambda r, i=i: _PROBED.pop(i) if _PROBED.get(i, (None,))[0] is r else None)
+        except TypeError:       # not weakly referable: probed every time
+            return
+        kept = _PROBED[i] = (ref, {})
+    if len(kept[1]) >= PROBES_KEPT:
+        kept[1].pop(next(iter(kept[1])), None)
+    kept[1][key] = shape
 
 
 def _refused_on_probe(what: str, exc: Exception) -> Exception:
@@ -754,6 +759,8 @@ def _signature(out) -> tuple:
     """The structure a vetted mechanism's output must keep from the probe to the data: its type,
     and for arrays the rank and kind, plus the shape of a real-valued one (integer outputs such as
     cut points may change length with the data)."""
+    if type(out) is np.ndarray and out.dtype.kind in "fc":     # the common case, as below
+        return ("ndarray", out.ndim, out.dtype.kind, out.shape)
     if isinstance(out, Partition):
         return ("Partition", out.n_bins)
     if isinstance(out, (tuple, list)):
@@ -768,6 +775,8 @@ def _signature(out) -> tuple:
 
 
 def _all_finite(out) -> bool:
+    if type(out) is np.ndarray and out.dtype.kind in "fc":     # the common case, as below
+        return bool(np.isfinite(out).all())
     if isinstance(out, Partition):
         return True
     if isinstance(out, (tuple, list)):

@@ -35,7 +35,7 @@ computed from exact integers (:func:`_exact_vector`): with ``T = q n + r`` (``0 
 ``q`` is above the mean and any other at or below it, so ``D = sum |x_i - q| + r (#{x_i <= q} - #{x_i >
 q}) / n``, ``W`` likewise per fine block with the block's own quotient, ``C = sum_j |n X_j - T s_j| / n``;
 each is the float nearest its exact value (one correctly rounded division of Python integers).  The
-integers come from one compiled call over the counts (their coarse block sums, then one pass;
+integers come from one compiled call over the counts (their coarse block sums, then two passes;
 :mod:`._statistics_jit`, numba: once a process has measured 2^27 bins of domains of 2^14 bins or more, when
 the time saved has paid for starting numba's compiler, :func:`_compiled`) or from int64 numpy passes (the
 same integers); the kernel's public probe histogram is recognised without a pass.  The selector's overhead:
@@ -307,21 +307,22 @@ def _float_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
 
 
 def _vector(counts, shape=None, *, k: int | None = None, coarse: int | None = None,
-            checked: bool = False) -> np.ndarray:
+            checked: bool = False, layout=None) -> np.ndarray:
     """``(T, D, C, W)`` of a vector (``shape`` None or one axis; fine blocks of ``k`` bins, ``coarse``
     coarse blocks, the packaged ones by default) or a grid of ``shape``.  Non-negative integer counts
     (``checked``: the kernel's, int64 and clamped so that their total stays below ``2**62``; else checked
     here against the kernel's cap) take the exact route (:func:`_exact_vector`), others the floating-point
-    one."""
+    one.  ``layout``: the packaged blocks' :func:`_layout` of the counts' domain, when the caller keeps it."""
     global _zero_counts
     if checked and _zero_counts is not None and _zero_counts() is counts and not counts.flags.writeable:
         return np.zeros(4)
     x = np.asarray(counts).ravel()
     n = x.size
-    grid = shape is not None and len(shape) >= 2
     k = FINE_BLOCK if k is None else int(k)
-    layout = _layout(n, tuple(int(v) for v in shape) if grid else None, k,
-                     COARSE_BLOCKS if coarse is None else int(coarse), FINE_SIDE, COARSE_SIDE)
+    if layout is None:
+        grid = shape is not None and len(shape) >= 2
+        layout = _layout(n, tuple(int(v) for v in shape) if grid else None, k,
+                         COARSE_BLOCKS if coarse is None else int(coarse), FINE_SIDE, COARSE_SIDE)
     if (checked and x.dtype == np.int64) or (x.dtype.kind in "iu" and n and np.minimum.reduce(x) >= 0
                                              and np.maximum.reduce(x) <= count_cap(n)):
         out = _exact_vector(x, layout, k)
@@ -412,6 +413,7 @@ class ShapeStatistics(VettedMechanism):
         #: y = (T, D, C, W) / scale has L1 sensitivity 1
         self.scale = np.concatenate([[1.0], sens]) / WEIGHTS
         self.scale.setflags(write=False)
+        self._layout = _layout(self.n, self.shape, FINE_BLOCK, COARSE_BLOCKS, FINE_SIDE, COARSE_SIDE)
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -422,7 +424,7 @@ class ShapeStatistics(VettedMechanism):
         return 4
 
     def run(self, counts, epsilon, noise, **arguments):
-        v = _vector(counts, self.shape, checked=True)       # a new vector: scaled in place
+        v = _vector(counts, checked=True, layout=self._layout)      # a new vector: scaled in place
         y = noise.laplace_mechanism(np.divide(v, self.scale, out=v), 1.0, epsilon)
         return np.multiply(y, self.scale, dtype=float)
 
