@@ -483,7 +483,8 @@ def test_statistics_are_exact_on_both_routes(monkeypatch):
     bins left out of ``W``, an odd grid side's 2 x 1, 1 x 2 or 1 x 1 blocks taken as 2 x 2 or left out,
     ``C`` from floats (wrong near the cap on 2^15 bins), a compiled pass whose
     integers differ from the numpy route's, on either of its block sums (one int64, or split at 4 for
-    totals of 2^61 and more)."""
+    totals of 2^61 and more), or a mechanism's release that differs between the routes (its direct use
+    of the compiled integers)."""
     from types import SimpleNamespace
     from dphist.selection import _statistics_jit as jit
     from dphist.selection import features
@@ -492,14 +493,21 @@ def test_statistics_are_exact_on_both_routes(monkeypatch):
         monkeypatch.setattr(jit, name, getattr(jit, name).py_func)
     source = SimpleNamespace(line_statistics=jit.line_statistics.py_func, grid_statistics=jit.grid_statistics.py_func)
     cases = [(x, shape, _exact_statistics(x, shape)) for x, shape in _exactness_inputs()]
+    from dphist.kernel import SeededLaplace
+    released = {}
     for route, split in ((None, None), (source, None), (source, 0)):   # split 0: the block sums split at 4
         monkeypatch.setattr(features, "_compiled", lambda n, first, route=route: route)
         if split is not None:
             monkeypatch.setattr(jit, "SPLIT_TOTAL", split)
-        for x, shape, expected in cases:
+        for i, (x, shape, expected) in enumerate(cases):
             assert list(_vector(x, shape, checked=True)) == expected, (route, split, shape, x.size)
             public = statistics(x) if shape is None else grid_statistics(x, shape)
             assert list(public) == expected[1:]
+            if i % 3 == 2:          # the mechanism's own run on the kernel's (read-only) counts near the cap
+                frozen = x.copy()
+                frozen.setflags(write=False)
+                out = ShapeStatistics(x.size, shape).run(frozen, 0.5, SeededLaplace(np.random.default_rng(i)))
+                assert np.array_equal(out, released.setdefault(i, out)), (route, split, shape, x.size)
     from dphist.kernel.private import count_cap
     from fractions import Fraction
     monkeypatch.setattr(features, "_compiled", lambda n, first: None)

@@ -278,17 +278,28 @@ def _exact_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
         if jit is None:
             ad, gd, num, den = _numpy_parts(g, total, grid, k, fr, fc)
             c = sum(abs(n * b - total * s) for b, s in zip(coarse.ravel().tolist(), sizes))
-    if jit is not None:
-        # Python integers from here: no int64 overflow in the products below
-        total, cv, cb, ad, gd, vh, vl, last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(
-            g, cr, cc))
-        if total == 0:
-            return np.zeros(4)
-        c = n * cv + cb
-        tail = 1 if grid else n % 4     # W = (4 vh + vl) / 2 + e on a grid, + wt / k over a vector's last k bins
-        num, den = ((4 * vh + vl) * tail + 2 * last, 2 * tail) if tail else (4 * vh + vl, 2)
-    d = (n * ad + total % n * (n - 2 * gd)) / n
-    return np.array([float(total), d, c / n, num / den])
+            return np.array(_statistics_of(n, total, ad, gd, c, num, den))
+    return np.array(_compiled_statistics(jit, g, layout))
+
+
+def _compiled_statistics(jit, g: np.ndarray, layout) -> tuple[float, float, float, float]:
+    """``(T, D, C, W)`` from the compiled passes' integers over ``g`` (the counts in the layout's shape,
+    read-only int64; the packaged blocks)."""
+    grid, _, _, _, cr, cc, _ = layout
+    # Python integers from here: no int64 overflow in the products below
+    total, cv, cb, ad, gd, vh, vl, last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(g, cr, cc))
+    if total == 0:
+        return 0.0, 0.0, 0.0, 0.0
+    n = g.size
+    tail = 1 if grid else n % 4     # W = (4 vh + vl) / 2 + e on a grid, + wt / k over a vector's last k bins
+    num, den = ((4 * vh + vl) * tail + 2 * last, 2 * tail) if tail else (4 * vh + vl, 2)
+    return _statistics_of(n, total, ad, gd, n * cv + cb, num, den)
+
+
+def _statistics_of(n: int, total: int, ad: int, gd: int, c: int, num: int, den: int) -> tuple:
+    """``(T, D, C, W)`` as the floats nearest ``T``, ``D = (n ad + r (n - 2 gd)) / n`` (``r = T mod n``),
+    ``C = c / n`` and ``W = num / den`` (Python's division of integers rounds correctly)."""
+    return float(total), (n * ad + total % n * (n - 2 * gd)) / n, c / n, num / den
 
 
 def _float_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
@@ -413,7 +424,10 @@ class ShapeStatistics(VettedMechanism):
         #: y = (T, D, C, W) / scale has L1 sensitivity 1
         self.scale = np.concatenate([[1.0], sens]) / WEIGHTS
         self.scale.setflags(write=False)
+        self._scale = tuple(self.scale.tolist())
         self._layout = _layout(self.n, self.shape, FINE_BLOCK, COARSE_BLOCKS, FINE_SIDE, COARSE_SIDE)
+        #: the blocks the compiled passes are written for (:func:`_exact_vector`)
+        self._compiled_blocks = FINE_SIDE == 2 if self.shape is not None else FINE_BLOCK == 4
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -424,8 +438,15 @@ class ShapeStatistics(VettedMechanism):
         return 4
 
     def run(self, counts, epsilon, noise, **arguments):
-        v = _vector(counts, checked=True, layout=self._layout)      # a new vector: scaled in place
-        y = noise.laplace_mechanism(np.divide(v, self.scale, out=v), 1.0, epsilon)
+        layout = self._layout
+        jit = (_compiled(self.n, True) if type(counts) is np.ndarray and counts.dtype == np.int64
+               and counts.size == self.n and not counts.flags.writeable and self._compiled_blocks else None)
+        if jit is not None:         # the kernel's counts, the compiled pass serving: its integers used directly
+            v = _compiled_statistics(jit, counts.reshape(layout[1]), layout)
+        else:
+            v = _vector(counts, checked=True, layout=layout).tolist()
+        s = self._scale
+        y = noise.laplace_mechanism(np.array([v[0] / s[0], v[1] / s[1], v[2] / s[2], v[3] / s[3]]), 1.0, epsilon)
         return np.multiply(y, self.scale, dtype=float)
 
 
