@@ -178,6 +178,23 @@ class _Explainer:
         return node, [head + format(x[f], ".4g") + tail for f, head, tail in steps] + [last]
 
 
+def _leaf_choices(entry: dict, installed) -> dict:
+    """Per leaf of a loaded tree: ``(label, preset, params, note)``, the leaf's candidate if its preset is
+    installed, else the installed candidate of least training regret in that leaf, with the note saying so
+    (the same for every input reaching the leaf: kept per pipeline, whose installed presets are fixed)."""
+    tree, presets, out = entry["tree"], entry["presets"], {}
+    for leaf in np.flatnonzero(tree.feature == LEAF).tolist():
+        label, note = tree.labels[tree.label[leaf]], ""
+        if label not in installed:
+            order = np.argsort(entry["leaf_regret"][leaf], kind="stable")
+            fallback = next(tree.labels[i] for i in order if tree.labels[i] in installed)
+            note = (f"the tree chose {label}, whose preset {presets[label][0]} is not installed; ran "
+                    f"{fallback}, the installed candidate of least training regret in that leaf")
+            label = fallback
+        out[leaf] = (label, *presets[label], note)
+    return out
+
+
 def _skip_rule(rule, labels, where: str):
     """The public skip rule of a model entry, checked: ``None`` (no rule) or ``{"domains", "epsilons"}``
     (the training grid, increasing) and ``"cells"`` keyed by ``(domain, epsilon)``."""
@@ -299,9 +316,10 @@ class AutoPipeline(Pipeline):
 
     def _entry(self, model: dict, workload: str) -> dict:
         entry = model["trees"][workload]
+        installed = installed_labels(entry["presets"], self.registry)
         return {"tree": entry["tree"], "presets": entry["presets"], "leaf_regret": entry["leaf_regret"],
-                "installed": installed_labels(entry["presets"], self.registry), "sha256": model["sha256"],
-                "skip": entry["skip"], "explain": entry["explain"]}
+                "installed": installed, "sha256": model["sha256"], "skip": entry["skip"],
+                "explain": entry["explain"], "leaves": _leaf_choices(entry, installed)}
 
     def check_dims(self, shape) -> None:
         """A grid without a usable 2-D tree is refused with the reason (before anything is spent)."""
@@ -334,18 +352,11 @@ class AutoPipeline(Pipeline):
         """The tree's choice for measured features (post-processing only): label, preset, path, note;
         ``dims`` picks the 1-D or the 2-D tree; ``note``: the skip rule's, when its preset is missing."""
         e = self.entries[dims]
-        tree, installed = e["tree"], e["installed"]
         x = feature_row(total, stats, n, eps_run)
         leaf, path = e["explain"](x)
-        label = tree.labels[tree.label[leaf]]
-        if label not in installed:
-            order = np.argsort(e["leaf_regret"][leaf], kind="stable")
-            fallback = next(tree.labels[i] for i in order if tree.labels[i] in installed)
-            note = "; ".join(filter(None, [note, (
-                f"the tree chose {label}, whose preset {e['presets'][label][0]} is not installed; ran "
-                f"{fallback}, the installed candidate of least training regret in that leaf")]))
-            label = fallback
-        name, params = e["presets"][label]
+        label, name, params, fallback = e["leaves"][leaf]
+        if fallback:
+            note = "; ".join(filter(None, [note, fallback]))
         return {"label": label, "preset": name, "params": params, "leaf": leaf, "dims": dims,
                 "path": path, "features": dict(zip(FEATURE_NAMES, x)),
                 "note": note, "rule": None}

@@ -490,5 +490,6 @@ def feature_row(total: float, stats, n: int, eps_run: float) -> list[float]:
     no array set-up; the same formulas, ``tests/test_selection.py`` compares the two)."""
     t = max(float(total), 1.0)
     e = float(eps_run)
-    shape = [min(max(float(v) / (2.0 * t), 0.0), 1.0) for v in stats]
-    return [math.log10(t), math.log10(t * e), math.log10(t * e / n), *shape, math.log2(n), math.log10(e)]
+    half, (d, c, w) = 2.0 * t, stats
+    return [math.log10(t), math.log10(t * e), math.log10(t * e / n), min(max(float(d) / half, 0.0), 1.0),
+            min(max(float(c) / half, 0.0), 1.0), min(max(float(w) / half, 0.0), 1.0), math.log2(n), math.log10(e)]
