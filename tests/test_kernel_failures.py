@@ -172,8 +172,6 @@ def test_a_mechanism_declared_probe_once_is_probed_once_per_domain_epsilon_and_n
     epsilon, domain or noise kind (their first probe skipped), a kept failure or a structure kept before
     the probe passed, the structure check skipped when the probe is kept, the default made True, entries
     held after the object is freed."""
-    import gc
-
     from dphist.kernel.private import _PROBED
     probes = []
 
@@ -189,12 +187,15 @@ def test_a_mechanism_declared_probe_once_is_probed_once_per_domain_epsilon_and_n
     assert len(probes) == 1 and once_h.spent == 0.5
     fresh(vetted=("test.mech",))[1].custom(once, 0.25)                     # another epsilon
     fresh(x=np.arange(7), vetted=("test.mech",))[1].custom(once, 0.5)     # another domain
-    fresh(noise=ExactNoise(), vetted=("test.mech",))[1].custom(once, 0.5)  # another kind of noise source
-    assert len(probes) == 4 and len({p for p in probes}) == 4
+    from dphist.kernel.persons import PersonLevelNoise                     # other kinds of noise source
+    for k in (2, 3, 3):
+        person = PersonLevelNoise(SeededLaplace(np.random.default_rng(0)), k)
+        fresh(noise=person, vetted=("test.mech",))[1].custom(once, 0.5)
+    assert len(probes) == 5 and len(set(probes)) == 4
     plain = Mech(run)
     for _ in range(2):                                                    # not declared: every call
         fresh(vetted=("test.mech",))[1].custom(plain, 0.5)
-    assert len(probes) == 6
+    assert len(probes) == 7
     broken = OnceMech(lambda c, e, n: c[99])                              # fails on the probe, every time
     for _ in range(2):
         k, h = fresh(vetted=("test.mech",))
@@ -211,6 +212,5 @@ def test_a_mechanism_declared_probe_once_is_probed_once_per_domain_epsilon_and_n
     assert VettedMechanism.probe_once is False
     i = id(once)
     assert i in _PROBED
-    del once
-    gc.collect()
+    del once                    # freed here (no cycle holds it), its entry with it
     assert i not in _PROBED
