@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-#: feature shares measured (the preset's default is dphist.selection.DEFAULT_SHARE)
+#: feature shares measured, each for every workload (the packaged model's are per workload:
+#: dphist.selection.train.SHARES_1D; benchmarks/selector_oracle.py evaluates them)
 SHARES = (0.05, 0.1, 0.2)
-#: the share whose choices are recorded per trial (the preset's default)
+#: the share whose choices are recorded per trial
 CHOICE_SHARE = 0.1
 FOLDS = 3
 DOMAIN = 4096

@@ -226,7 +226,10 @@ class Partition:
             raise InvalidParameter(f"need one key per group ({self.n_groups}), got {keys.shape}")
         perm = stable_argsort(-keys if descending else keys)
         if self.n_groups == self.n_bins:   # singletons: bin p of the new order is old position perm[p]
-            return Partition(self.order[perm], self.bounds.copy(), validate=False)
+            # the shared immutable 0..n handed on as it is (no copy of N + 1 bounds, and the kernel's check
+            # recognises it without a copy of its own: memory)
+            bounds = self.bounds if is_shared_identity(self.bounds, self.n_bins + 1) else self.bounds.copy()
+            return Partition(self.order[perm], bounds, validate=False)
         sizes = self.sizes[perm]
         new_bounds = np.concatenate(([0], np.cumsum(sizes)))
         # position p in the new order comes from old position start[g] + (p - new_start[g])

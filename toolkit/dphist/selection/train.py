@@ -11,7 +11,8 @@
    sweep's epsilons), over the setting's best error at the full epsilon (the per-input oracle's);
 3. training rows: for every setting and trial, the features the selector would measure, with the
    noise of ``share * epsilon`` drawn afresh (``draws`` times) so that the tree learns from noisy
-   features as it will see them;
+   features as it will see them; ``share`` is the workload's own (:data:`SHARES_1D`), written into its
+   entry of the model (format version 4) as ``auto``'s default for it;
 4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
    with its candidates and the training configuration's hash to ``auto-1d.json``;
 5. the public skip rule per workload (:func:`skip_cells`): for each domain size and epsilon of the sweep,
