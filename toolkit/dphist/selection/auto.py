@@ -33,8 +33,8 @@ the DPBench 2-D sources; the workload names the rectangles of that name, :func:`
 A model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, its skip rule
 (per domain size or cell count and epsilon of the training sweep, with every candidate's and the tree's
 training regret), its feature share (the share its tree and skip rule were trained at: ``auto``'s default for
-the workload), the number of axes it serves (``dims``), the format version and the training configuration.  A leaf whose preset is not installed (its plugin is
-missing) falls back to the installed candidate of least training regret in that leaf, with a note.
+the workload), the number of axes it serves (``dims``), the format version and the training configuration.  A
+leaf whose preset is not installed (its plugin is missing) falls back to the installed candidate of least training regret in that leaf, with a note.
 """
 from __future__ import annotations
 
