@@ -124,3 +124,71 @@ def test_a_finished_runs_kernel_is_freed_without_the_cyclic_collector():
     finally:
         if was:
             gc.enable()
+
+
+def test_a_parameter_changed_between_runs_changes_the_release_spec():
+    """A pipeline keeps the spec of its last run while its components' parameters are the same objects
+    (``Pipeline._run_spec``); a parameter given a new value between runs, a component replaced, or a list
+    parameter changed in place (never kept: rebuilt every run) shows in the next release's spec, and each
+    release's spec is its own dict.  Kills (the first and the third checked by hand): the kept spec reused
+    without comparing the parameters' objects (``c = 3`` missing from the second release), list
+    parameters kept like scalars (the in-place change missed), one dict shared by two releases."""
+    x = np.random.default_rng(1).integers(0, 20, (24, 24))
+    ug = make_algorithm("UG")
+    a = ug.run(x, 0.5, seed=1)
+    b = ug.run(x, 0.5, seed=1)
+    assert a.spec == b.spec == ug.spec and a.spec is not b.spec
+    assert a.spec["partitioner"]["params"] is not b.spec["partitioner"]["params"]
+    b.spec["partitioner"]["params"]["c"] = -1.0                 # one release's dict, edited by its reader
+    ug.partitioner.c = 3.0
+    c = ug.run(x, 0.5, seed=1)
+    assert c.spec["partitioner"]["params"]["c"] == 3.0 and a.spec["partitioner"]["params"]["c"] == 10.0
+    assert c.spec == ug.spec
+    ug.finalizer = make_algorithm("AG").finalizer
+    assert ug.run(x, 0.5, seed=1).spec["finalizer"]["name"] == "grids.adaptive-inference"
+
+    class Listed(Partitioner):
+        name = "test.listed"
+        citation = "dphist tests"
+
+        def __init__(self, weights=None):
+            self.weights = [1, 2] if weights is None else weights
+
+        def partition(self, bins, ctx):
+            return bins
+
+    pipe = Pipeline(None, None, Listed(), "group-mean", (0, 0, 1))
+    first = pipe.run(np.arange(6), 1.0, seed=1).spec
+    pipe.partitioner.weights.append(3)                          # changed in place: the same list object
+    assert pipe.run(np.arange(6), 1.0, seed=1).spec["partitioner"]["params"]["weights"] == [1, 2, 3]
+    assert first["partitioner"]["params"]["weights"] == [1, 2]
+
+
+def test_a_block_grid_checked_before_is_served_only_for_the_same_contents():
+    """The kernel keeps its checked copies of recent block grids by their contents
+    (``partition_blocks._CHECKED``): the same blocks in a later run get a new object over the same immutable
+    edges and layout, never another grid's; an invalid grid is refused after a valid one of the same shape
+    was kept, and nothing invalid is kept.  Kills (the first two checked by hand): the key without the edges
+    (a grid of other blocks measured as the kept one), a copy served for another shape, invalid contents
+    kept, the kept layout's arrays writable (one run's caller could change the next run's spread)."""
+    from dphist.partition_blocks import BlockPartition, _CHECKED, checked_block_partition
+    shape = (10, 12)
+    first = checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), shape)
+    again = checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), shape)
+    assert again is not first and again.edges[0] is first.edges[0] and again._layout is first.layout()
+    other = checked_block_partition(BlockPartition(shape, ([0, 4, 10], [0, 6, 12])), shape)
+    assert other.edges[0].tolist() == [0, 4, 10] and other.n_groups == 4
+    assert other.sizes.tolist() == [24, 24, 36, 36]
+    with pytest.raises(InvalidParameter, match="grid of shape"):
+        checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), (12, 10))
+    kept = len(_CHECKED)
+    with pytest.raises(InvalidParameter, match="axis 0 must increase strictly"):
+        checked_block_partition(BlockPartition(shape, ([0, 6, 5, 10], [0, 6, 12]), validate=False), shape)
+    assert len(_CHECKED) == kept
+    for array in (first.layout().sizes, *first.layout().widths):
+        with pytest.raises(ValueError):
+            array.setflags(write=True)
+    x = np.arange(120).reshape(shape)
+    k = PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
+    sums = k.handle("t", "finalizer", 1e9).laplace_partition(BlockPartition(shape, ([0, 4, 10], [0, 6, 12])), 1e9)
+    assert np.round(sums).tolist() == [x[:4, :6].sum(), x[:4, 6:].sum(), x[4:, :6].sum(), x[4:, 6:].sum()]

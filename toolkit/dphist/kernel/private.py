@@ -260,20 +260,21 @@ class CheckedCounts:
 
     def __init__(self, counts):
         flat, shape = validate_grid(counts, sign=False)
-        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass; int64 counts
-        # checked for negative counts in the same pass, block by block on the copy while it is in cache
-        # (the clamp keeps every negative count: the copy's minimum is the counts' when it is negative)
+        # a new array (never the caller's), clamped at the cap (1-Lipschitz); int64 counts copied block by
+        # block (32,768 counts, 256 KiB: in cache), each block's bits read as unsigned in one reduction while
+        # it is in cache: a negative count reads 2**63 or more, so the largest value is below the cap only if
+        # every count is in [0, cap), and then the clamp changes nothing; otherwise the fused clamp and sign
+        # check (_clamped_int64: the same copy, the same errors)
         cap = count_cap(flat.size)
         if flat.dtype == np.int64:
             private = np.empty(flat.size, dtype=np.int64)
-            smallest = 0
+            bits = private.view(np.uint64)
+            largest = 0
             for a in range(0, flat.size, _SIGN_BLOCK):
-                block = private[a:a + _SIGN_BLOCK]
-                np.minimum(flat[a:a + _SIGN_BLOCK], cap, out=block)
-                smallest = min(smallest, np.minimum.reduce(block))
-            if smallest < 0:
-                exc = _negative_count(flat)
-                raise (InvalidHistogram(_grid_message(str(exc), shape)) if len(shape) > 1 else exc) from None
+                np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
+                largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
+            if largest >= cap:
+                private = _clamped_int64(flat, cap, shape)
         else:
             private = np.minimum(flat, cap)
         private.setflags(write=False)
@@ -282,6 +283,22 @@ class CheckedCounts:
 
     def __setattr__(self, name, value):
         raise AttributeError("CheckedCounts is read-only")
+
+
+def _clamped_int64(flat: np.ndarray, cap: int, shape) -> np.ndarray:
+    """A new array of the int64 ``flat`` clamped at ``cap``, refused by name if a count is negative: the copy
+    and the clamp in one pass, checked for negative counts block by block while the block is in cache (the
+    clamp keeps every negative count: the copy's minimum is the counts' when it is negative)."""
+    private = np.empty(flat.size, dtype=np.int64)
+    smallest = 0
+    for a in range(0, flat.size, _SIGN_BLOCK):
+        block = private[a:a + _SIGN_BLOCK]
+        np.minimum(flat[a:a + _SIGN_BLOCK], cap, out=block)
+        smallest = min(smallest, np.minimum.reduce(block))
+    if smallest < 0:
+        exc = _negative_count(flat)
+        raise (InvalidHistogram(_grid_message(str(exc), shape)) if len(shape) > 1 else exc) from None
+    return private
 
 
 def _grid_message(message: str, shape: tuple[int, ...]) -> str:
