@@ -169,8 +169,9 @@ def test_a_block_grid_checked_before_is_served_only_for_the_same_contents():
     (``partition_blocks._CHECKED``): the same blocks in a later run get a new object over the same immutable
     edges and layout, never another grid's; an invalid grid is refused after a valid one of the same shape
     was kept, and nothing invalid is kept.  Kills (the first two checked by hand): the key without the edges
-    (a grid of other blocks measured as the kept one), a copy served for another shape, invalid contents
-    kept, the kept layout's arrays writable (one run's caller could change the next run's spread)."""
+    (a grid of other blocks measured as the kept one), the key without the steps (AG's level 2 of other
+    sub-blocks served as the kept one), a copy served for another shape, invalid contents kept, the kept
+    layout's arrays writable (one run's caller could change the next run's spread)."""
     from dphist.partition_blocks import BlockPartition, _CHECKED, checked_block_partition
     shape = (10, 12)
     first = checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), shape)
@@ -188,6 +189,9 @@ def test_a_block_grid_checked_before_is_served_only_for_the_same_contents():
     for array in (first.layout().sizes, *first.layout().widths):
         with pytest.raises(ValueError):
             array.setflags(write=True)
+    nested = [checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12]), steps), shape)
+              for steps in ([[5, 6], [5, 6], [5, 6], [5, 3]], [[5, 6], [5, 6], [5, 6], [5, 2]])]
+    assert [p.n_groups for p in nested] == [5, 6] and nested[0].steps[-1].tolist() == [5, 3]
     x = np.arange(120).reshape(shape)
     k = PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
     sums = k.handle("t", "finalizer", 1e9).laplace_partition(BlockPartition(shape, ([0, 4, 10], [0, 6, 12])), 1e9)

@@ -46,6 +46,11 @@ _BOUNDS = Partition.__dict__["bounds"]
 _BINCOUNT_CELLS = 1 << 27
 
 
+#: nested block grids over at most this many cells have an immutable layout and are kept by the kernel
+#: (:data:`_CHECKED`); a block grid's layout is always immutable (O(blocks))
+_FROZEN_LAYOUT_CELLS = 1 << 16
+
+
 class _Layout:
     """What the description implies, computed once per partition: the refined cuts per axis, the
     refined grid's shape and widths, every refined cell's group (None for a block grid: the cells are
@@ -102,6 +107,10 @@ class _Layout:
             area = np.multiply.outer(area, w)
         self.sizes = np.bincount(self.labels, weights=area.reshape(-1), minlength=int(first[-1] + per_block[-1]))
         self.sizes = self.sizes.astype(np.int64)
+        if self.labels.size <= _FROZEN_LAYOUT_CELLS:   # small: immutable, so the kernel may share it (_CHECKED)
+            self.cuts = [frozen_int64(c) for c in self.cuts]
+            self.widths = [frozen_int64(w) for w in self.widths]
+            self.labels, self.sizes, self.per_block = (frozen_int64(v) for v in (self.labels, self.sizes, per_block))
 
 
 #: the immutable edges of the last :data:`_REGULAR_KEEP` regular block grids made, by ``(shape, side)`` as
@@ -311,10 +320,12 @@ class BlockPartition(Partition):
         return f"BlockPartition({kind} over {self.shape}, {self.n_groups} groups)"
 
 
-#: the kernel's checked copies of the last :data:`_CHECKED_KEEP` block grids (no ``steps``) it took, keyed by
-#: their description's exact contents (shape and int64 edge bytes): validity and layout depend on nothing
-#: else, so a later run handing on the same blocks (UG's grid and AG's level 1 depend only on the noisy
-#: total's rounding) takes a copy sharing the checked immutable arrays and their computed layout
+#: the kernel's checked copies of the last :data:`_CHECKED_KEEP` block grids it took (of at most
+#: :data:`_CHECKED_MAX_BLOCKS` blocks; nested ones over at most :data:`_FROZEN_LAYOUT_CELLS` cells), keyed by
+#: their description's exact contents (shape, int64 edge and step bytes): validity and layout depend on
+#: nothing else, so a later run handing on the same blocks (UG's grid and AG's level 1 depend only on the
+#: noisy total's rounding, AG's level 2 on the level-1 counts' rounding) takes a copy sharing the checked
+#: immutable arrays and their computed layout
 _CHECKED: dict = {}
 _CHECKED_KEEP = 8
 #: block grids of at most this many blocks are kept (their layout holds one size per block)
@@ -334,17 +345,18 @@ def checked_block_partition(partition, shape) -> BlockPartition:
     own, edges, steps = partition.shape, partition.edges, partition.steps
     try:
         own = tuple(int(s) for s in own)
-        if steps is None and all(type(e) is np.ndarray and e.ndim == 1 for e in edges) and \
-                math.prod(e.size - 1 for e in edges) <= _CHECKED_MAX_BLOCKS:
+        if steps is not None:
+            steps = np.asarray(steps, dtype=np.int64)
+            steps = frozen_int64(steps).reshape(steps.shape)
+        if all(type(e) is np.ndarray and e.ndim == 1 for e in edges) and \
+                math.prod(e.size - 1 for e in edges) <= _CHECKED_MAX_BLOCKS and \
+                (steps is None or math.prod(own) <= _FROZEN_LAYOUT_CELLS):
             raw = tuple(np.ascontiguousarray(e, dtype=np.int64).tobytes() for e in edges)
-            key = (own, raw)
+            key = (own, raw) if steps is None else (own, raw, steps.shape, steps.tobytes())
             edges = None
         else:
             key = None
             edges = tuple(frozen_int64(e) if np.ndim(e) == 1 else np.array(e, dtype=np.int64) for e in edges)
-        if steps is not None:
-            steps = np.asarray(steps, dtype=np.int64)
-            steps = frozen_int64(steps).reshape(steps.shape)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("a block partition's shape, edges and steps must be integers") from None
     if (math.prod(own) != shape) if isinstance(shape, int) else (own != tuple(shape)):
@@ -352,7 +364,7 @@ def checked_block_partition(partition, shape) -> BlockPartition:
     if key is not None:
         known = _CHECKED.get(key)
         if known is not None:        # these very contents were validated: a copy over the same immutable arrays
-            checked = BlockPartition._made(own, known.edges, None)
+            checked = BlockPartition._made(own, known.edges, known.steps)
             object.__setattr__(checked, "_layout", known.layout())
             return checked
         edges = tuple(np.frombuffer(r, dtype=np.int64) for r in raw)   # frozen_int64's arrays, from the bytes read
