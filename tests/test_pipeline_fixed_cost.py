@@ -92,13 +92,16 @@ class _OneGroupTwice(Partitioner):
 
 def test_a_one_group_partition_is_passed_by_the_stage_gate_only_over_a_permutation():
     """The pipeline's gate passes one group in domain order (``Partition.whole``) without the kernel's full
-    check, and returns a fresh one; one group whose order lists a bin twice is refused there, before the
+    check, and returns a fresh one (its bounds the shared immutable ``[0, n]``); one group whose order lists a bin twice is refused there, before the
     finalizer is charged.  Kills (checked by hand): the one-group shortcut of ``checked_stage_partition``
     taken on the bounds ``[0, n]`` alone."""
     from dphist.pipeline import checked_stage_partition
     whole = Partition.whole(8)
     out = checked_stage_partition(whole, 8, "partitioner", "whole")
-    assert out is not whole and out.bounds is not whole.bounds and out.bounds.tolist() == [0, 8]
+    assert out is not whole and out.bounds.tolist() == [0, 8]
+    if out.bounds is whole.bounds:      # only the shared immutable [0, n] (validation.whole_bounds) is shared
+        with pytest.raises(ValueError):
+            out.bounds.setflags(write=True)
     with pytest.raises(InvalidParameter, match="partitioner twin.one-group-twice returned an invalid partition"):
         Pipeline(partitioner=_OneGroupTwice()).run(X, 1.0, seed=1)
     r = make_algorithm("uniform").run(X, 1.0, seed=1)
@@ -196,3 +199,20 @@ def test_a_block_grid_checked_before_is_served_only_for_the_same_contents():
     k = PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
     sums = k.handle("t", "finalizer", 1e9).laplace_partition(BlockPartition(shape, ([0, 4, 10], [0, 6, 12])), 1e9)
     assert np.round(sums).tolist() == [x[:4, :6].sum(), x[:4, 6:].sum(), x[4:, :6].sum(), x[4:, 6:].sum()]
+
+
+def test_one_group_of_the_shared_vectors_is_recognised_only_for_its_own_size():
+    """``Partition.whole(n)`` holds the shared immutable ``[0, n]`` (``validation.whole_bounds``) and
+    ``0..n-1``, recognised by the kernel by identity; the same bounds over a domain of another size are not
+    one group of it, and are refused, nothing charged.  Kills (checked by hand): the recognition without
+    the size (``[0, 9]`` over 8 bins measured as their total), the shared bounds writable."""
+    from dphist.validation import identity_vector, whole_bounds
+    k, h = _kernel()
+    assert Partition.whole(8).bounds is whole_bounds(8)
+    with pytest.raises(ValueError):
+        whole_bounds(8).setflags(write=True)
+    assert round(float(h.laplace_partition(Partition.whole(8), 1e9)[0])) == X.sum()
+    spent = h.spent
+    with pytest.raises(InvalidParameter):
+        h.laplace_partition(Partition(identity_vector(8), whole_bounds(9), validate=False), 1e9)
+    assert h.spent == spent and len(k.ledger) == 1

@@ -82,7 +82,7 @@ from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, Privacy
 from ..partition import Partition
 from ..partition_blocks import BlockPartition, block_sums, checked_block_partition
 from ..validation import (are_strict_bounds, frozen_int64, identity_vectors, is_identity, is_permutation,
-                          is_shared_identity)
+                          is_shared_identity, is_whole_bounds)
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -370,12 +370,15 @@ def is_plain_partition(partition, n: int) -> bool:
 
 def is_whole_partition(partition, n: int) -> bool:
     """Whether ``partition`` is one group of all ``n`` bins in domain order (``Partition.whole(n)``):
-    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) for the shared immutable vector, else
-    one comparison pass).  Valid by itself; its one sum is the total of the counts, whatever the order
+    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) when both are the shared immutable
+    vectors of ``Partition.whole(n)``, :func:`dphist.validation.whole_bounds` and ``identity_vector``; else
+    one comparison pass of the order).  Valid by itself; its one sum is the total of the counts, whatever the order
     of a permutation, so nothing of the arrays is kept or read again."""
     if not isinstance(partition, Partition):
         return False
     order, bounds = partition.order, partition.bounds
+    if is_whole_bounds(bounds, n) and is_shared_identity(order, n):   # Partition.whole(n)'s shared vectors: O(1)
+        return True
     return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
             and order.dtype.kind in "iu" and bounds.dtype.kind in "iu" and bounds.shape == (2,)
             and int(bounds[0]) == 0 and int(bounds[1]) == n and is_identity(order, n))
@@ -850,15 +853,15 @@ class DataHandle:
             with self._kernel._gate:
                 sums = block_sums(self._kernel._true_counts(), checked)
                 return self._noisy(sums, 1.0, eps, integral=True, support=1)
-        if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
-            self._charge("laplace.partition", eps, 1.0, self.n)
-            with self._kernel._gate:
-                return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         if is_whole_partition(partition, self.n):   # one group in domain order: its sum is the total
             self._charge("laplace.partition", eps, 1.0, 1)
             with self._kernel._gate:
                 total = np.add.reduce(self._kernel._true_counts(), keepdims=True)   # reduceat's [sum], exact
                 return self._noisy(total, 1.0, eps, integral=True, support=1)
+        if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
+            self._charge("laplace.partition", eps, 1.0, self.n)
+            with self._kernel._gate:
+                return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._gate:
