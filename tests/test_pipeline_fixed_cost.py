@@ -174,7 +174,8 @@ def test_a_block_grid_checked_before_is_served_only_for_the_same_contents():
     was kept, and nothing invalid is kept.  Kills (the first two checked by hand): the key without the edges
     (a grid of other blocks measured as the kept one), the key without the steps (AG's level 2 of other
     sub-blocks served as the kept one), a copy served for another shape, invalid contents kept, the kept
-    layout's arrays writable (one run's caller could change the next run's spread)."""
+    layout's arrays writable (one run's caller could change the next run's spread), no eviction (the kept
+    copies growing with every new grid)."""
     from dphist.partition_blocks import BlockPartition, _CHECKED, checked_block_partition
     shape = (10, 12)
     first = checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), shape)
@@ -195,6 +196,10 @@ def test_a_block_grid_checked_before_is_served_only_for_the_same_contents():
     nested = [checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12]), steps), shape)
               for steps in ([[5, 6], [5, 6], [5, 6], [5, 3]], [[5, 6], [5, 6], [5, 6], [5, 2]])]
     assert [p.n_groups for p in nested] == [5, 6] and nested[0].steps[-1].tolist() == [5, 3]
+    for side in range(1, 13):              # kept caches stay bounded (the oldest entries dropped)
+        checked_block_partition(BlockPartition.regular(shape, side), shape)
+    from dphist.partition_blocks import _CHECKED_KEEP, _REGULAR, _REGULAR_KEEP
+    assert len(_CHECKED) <= _CHECKED_KEEP and len(_REGULAR) <= _REGULAR_KEEP
     x = np.arange(120).reshape(shape)
     k = PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
     sums = k.handle("t", "finalizer", 1e9).laplace_partition(BlockPartition(shape, ([0, 4, 10], [0, 6, 12])), 1e9)

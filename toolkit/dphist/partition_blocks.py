@@ -37,7 +37,7 @@ import numpy as np
 
 from .errors import InvalidParameter
 from .partition import Partition
-from .validation import are_strict_bounds, frozen_int64
+from .validation import are_strict_bounds, frozen_int64, keep_recent
 
 _ORDER = Partition.__dict__["order"]      # the base class' slots, filled on first read
 _BOUNDS = Partition.__dict__["bounds"]
@@ -175,10 +175,8 @@ class BlockPartition(Partition):
             edges.append(frozen_int64(e))                  # immutable: shared by the partitions of that key
         edges = tuple(edges)
         try:
-            _REGULAR[key] = (shape, edges)
-            if len(_REGULAR) > _REGULAR_KEEP:
-                del _REGULAR[next(iter(_REGULAR))]
-        except TypeError:
+            keep_recent(_REGULAR, key, (shape, edges), _REGULAR_KEEP)
+        except TypeError:        # an unhashable shape or side: not kept
             pass
         return cls._made(shape, edges, None)    # valid by construction
 
@@ -372,9 +370,7 @@ def checked_block_partition(partition, shape) -> BlockPartition:
     object.__setattr__(checked, "_valid", False)
     checked.validate()
     if key is not None:
-        _CHECKED[key] = checked
-        if len(_CHECKED) > _CHECKED_KEEP:
-            del _CHECKED[next(iter(_CHECKED))]      # the oldest entry
+        keep_recent(_CHECKED, key, checked, _CHECKED_KEEP)
     return checked
 
 

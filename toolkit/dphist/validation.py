@@ -89,6 +89,18 @@ def is_shared_identity(order, n: int) -> bool:
     return ref is not None and order is ref()
 
 
+def keep_recent(kept: dict, key, value, keep: int) -> None:
+    """Store ``kept[key] = value`` and drop the oldest entries beyond ``keep`` (insertion order).  Safe when
+    threads share ``kept``: an entry another thread dropped first, or a change of the dictionary under the
+    eviction, leaves it to the next call (these dictionaries are caches of immutable values)."""
+    kept[key] = value
+    while len(kept) > keep:
+        try:
+            del kept[next(iter(kept))]
+        except (KeyError, RuntimeError, StopIteration):
+            break
+
+
 #: the immutable bounds ``[0, n]`` of one group of ``n`` bins (:func:`whole_bounds`), for the last sizes asked
 _WHOLE: dict = {}
 _WHOLE_KEEP = 8
@@ -101,9 +113,7 @@ def whole_bounds(n: int) -> np.ndarray:
     found = _WHOLE.get(n)
     if found is None:
         found = frozen_int64(np.array([0, n], dtype=np.int64))
-        _WHOLE[n] = found
-        if len(_WHOLE) > _WHOLE_KEEP:
-            del _WHOLE[next(iter(_WHOLE))]
+        keep_recent(_WHOLE, n, found, _WHOLE_KEEP)
     return found
 
 
