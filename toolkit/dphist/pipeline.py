@@ -446,7 +446,7 @@ class Pipeline:
         return out
 
     def _run_spec(self) -> dict[str, Any]:
-        """:attr:`spec` for a run's release: a new dict equal to what :attr:`spec` returns now.  The last one
+        """:attr:`spec` for a run's release: a new dict equal to what :attr:`spec` returns at the run.  The last one
         built is kept with the state it was built from (this pipeline's name, shares, contributions, dims,
         post-processing, its component objects, their names and the objects of their parameters, compared
         by identity) and copied while that state holds; only while every parameter is an immutable scalar
