@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import InvalidParameter
 from .validation import (are_strict_bounds, identity_vector, identity_vectors, is_identity, is_permutation,
+                         whole_bounds,
                          is_shared_identity)
 
 
@@ -79,7 +80,7 @@ class Partition:
         if order is None or is_shared_identity(order, n):
             if int(n) < 1:
                 raise InvalidParameter("a partition needs a non-empty 1-D order")
-            return cls(identity_vector(n), np.array([0, n], dtype=np.int64), validate=False)
+            return cls(identity_vector(n), whole_bounds(n), validate=False)   # shared immutable [0, n]
         return cls(order, np.array([0, n], dtype=np.int64))
 
     @classmethod
