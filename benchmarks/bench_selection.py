@@ -20,6 +20,8 @@ measures that steady state of a process that runs `auto` often: its set-up measu
 the switch (:func:`steady_state`, about 0.5 s once a process) and checks that both routes give the same
 statistics on the case's input.
 """
+import numpy as np
+
 from dphist import make_algorithm
 from dphist.datasets import load
 
@@ -79,8 +81,13 @@ def run_auto(auto, chosen, counts, epsilon):
     return auto.run(counts, epsilon, seed=7)
 
 
+def _share(auto, counts) -> float:
+    """The feature share `auto` spends on ``counts``: its model's for the workload, 1-D or grid."""
+    return auto.feature_shares[np.ndim(counts)]
+
+
 def run_chosen(auto, chosen, counts, epsilon):
-    chosen.run(counts, epsilon * (1 - auto.share), seed=7)
+    chosen.run(counts, epsilon * (1 - _share(auto, counts)), seed=7)
 
 
 def run_chosen_same_noise(auto, chosen, counts, epsilon):
@@ -90,7 +97,7 @@ def run_chosen_same_noise(auto, chosen, counts, epsilon):
     `auto` and the difference is `auto`'s alone."""
     prepared = chosen.prepare(counts, epsilon, seed=7)
     prepared.kernel.noise.laplace_mechanism(_FOUR, 1.0, epsilon)
-    return chosen.execute(prepared, epsilon * (1 - auto.share))
+    return chosen.execute(prepared, epsilon * (1 - _share(auto, counts)))
 
 
 _FOUR = [0.0] * 4
