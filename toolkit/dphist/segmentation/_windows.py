@@ -210,6 +210,39 @@ def _floor_mean(tot, sh, pow2, fl, inv):
     return tot >> sh if pow2 else np.int64(np.floor(_mean(tot, pow2, fl, inv)))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _move(values, idv, pos, pos_start, L, t, ptr, c, s, e):
+    """The pointer of the window ``[e - L, e)`` moved to the first distinct value above ``t`` (the floor of
+    its mean), with the count ``c`` and sum ``s`` of its values below the pointer: recounted when
+    ``L <= SCAN_MOVES``, else moved by the window's positions of each distinct value passed."""
+    top = idv.size
+    a = e - L
+    old = ptr
+    while ptr < top and idv[ptr] <= t:
+        ptr += 1
+    while ptr > 0 and idv[ptr - 1] > t:
+        ptr -= 1
+    if L <= SCAN_MOVES:
+        hi = idv[ptr] if ptr < top else np.int64(1) << np.int64(62)
+        c = np.int64(0)
+        s = np.int64(0)
+        for q in range(a, e):
+            v = np.int64(values[q])
+            if v < hi:
+                c += 1
+                s += v
+    else:
+        for r in range(old, ptr):                         # values now below the pointer
+            k = _count_in(pos, pos_start, r, a, e)
+            c += k
+            s += k * idv[r]
+        for r in range(ptr, old):                         # values no longer below it
+            k = _count_in(pos, pos_start, r, a, e)
+            c -= k
+            s -= k * idv[r]
+    return ptr, c, s
+
+
 @njit(cache=True, nogil=True)
 def _slide_singles(values, idv, pos, pos_start, j, L, ptrs, accs, ends, e0, e1, row):
     """The sliding windows of ``L = 2^j`` single positions for the ends ``[e0, e1)`` (``row[e - e0]``), from
@@ -277,31 +310,9 @@ def _slide_singles(values, idv, pos, pos_start, j, L, ptrs, accs, ends, e0, e1, 
         s += (v_in if b_in else 0) - (v_out if b_out else 0)
         t = _floor_mean(tot, sh, pow2, fl, inv)
         if t >= hi or t < lo:                             # the mean passed a distinct value: move the pointer
-            a = e - L
-            old = ptr
-            while ptr < top and idv[ptr] <= t:
-                ptr += 1
-            while ptr > 0 and idv[ptr - 1] > t:
-                ptr -= 1
+            ptr, c, s = _move(values, idv, pos, pos_start, L, t, ptr, c, s, e)
             hi = idv[ptr] if ptr < top else big
             lo = idv[ptr - 1] if ptr > 0 else -big
-            if L <= SCAN_MOVES:
-                c = np.int64(0)
-                s = np.int64(0)
-                for q in range(a, e):
-                    v = np.int64(values[q])
-                    if v < hi:
-                        c += 1
-                        s += v
-            else:
-                for r in range(old, ptr):                 # values now below the pointer
-                    k = _count_in(pos, pos_start, r, a, e)
-                    c += k
-                    s += k * idv[r]
-                for r in range(ptr, old):                 # values no longer below it
-                    k = _count_in(pos, pos_start, r, a, e)
-                    c -= k
-                    s -= k * idv[r]
         mean = _mean(tot, pow2, fl, inv)
         fc = float(c)
         fs = float(s)
