@@ -5,7 +5,8 @@ Target: the features and the choice add at most 10 % to the run time of the pres
 (a paired case: the chosen preset with the epsilon it gets inside `auto`, ``(1 - share) eps``, against
 the whole `auto` run on the same input).  `auto` validates and copies the input once and runs the
 chosen preset's stages on the same kernel (``Pipeline.prepare`` / ``execute``), so what it adds is the
-noisy total, one vetted mechanism's pass (and its public probe) over the counts, and the tree walk.
+skip rule's lookup, one vetted mechanism's passes over the counts (its public probe kept by the kernel per
+domain and epsilon after the first), and the tree walk.
 Inputs: dphist's seeded synthetic shapes at 2^16 bins with 10 records per bin; the cases are chosen
 so that the chosen presets include the fastest ones (Hb, identity, AHP: a few O(n) passes each,
 where a fixed cost weighs most) and one data-dependent partitioner (DAWA-approx); NF, which `auto`

@@ -13,7 +13,7 @@ the oracle so that it is small:
    and fresh noise, as in :mod:`dphist.experiments`); cells an earlier sweep with the same root seed
    already ran (``--reuse``: the training sweep's ``results.csv``, whose cells are bit-identical) are
    copied, not rerun;
-2. the real `auto` preset (share 0.1) on the same cells, per fold by source with the fold's model
+2. the real `auto` preset (share 0.1, or ``--share``) on the same cells, per fold by source with the fold's model
    trained on the training sweep without the fold's sources (:func:`selector_eval.run_folds`);
 3. ``notebooks/data/selection-oracle.csv``: one row per (source, scale, epsilon, workload, trial), every
    candidate's scaled L2 error and `auto`'s;
@@ -83,9 +83,9 @@ def reuse_cells(previous, sweep) -> int:
     return kept
 
 
-def trial_table(fixed_csv, auto_csvs, config):
+def trial_table(fixed_csv, auto_csvs, config, share: float = SHARE):
     """One row per (dataset, scale, epsilon, workload, trial): each candidate's error (columns named
-    without ``@<workload>``) and `auto`'s (column ``auto``)."""
+    without ``@<workload>``) and `auto`'s at feature share ``share`` (column ``auto``)."""
     import pandas as pd
 
     from dphist.selection.train import WORKLOADS, candidates
@@ -100,7 +100,7 @@ def trial_table(fixed_csv, auto_csvs, config):
         sub = fixed[(fixed["workload"] == wl) & fixed["algorithm"].isin(labels)]
         wide = sub.pivot_table(index=index, columns="algorithm", values="value", aggfunc="first")[labels]
         wide.columns = [c.split("@")[0] for c in wide.columns]
-        a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@{SHARE:g}@")]
+        a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@{share:g}@")]
         wide["auto"] = a.set_index(index)["value"]
         wide["workload"] = wl
         out.append(wide.dropna().reset_index())
@@ -225,6 +225,8 @@ def main(argv=None) -> int:
     parser.add_argument("--reuse", default=None, help="an earlier sweep's results.csv with the same root seed "
                         "(default: the training sweep's)")
     parser.add_argument("--csv", default=str(OUT_CSV))
+    parser.add_argument("--share", type=float, default=SHARE, help="`auto`'s feature share (its models trained "
+                        "for it)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(HERE))
     from dpbench_1d import dpbench_dir
@@ -238,9 +240,9 @@ def main(argv=None) -> int:
     sweep = eval_config(config, out, args.trials, args.scales)
     print("cells reused:", reuse_cells(args.reuse or Path(args.results) / "results.csv", sweep), flush=True)
     fixed = run_sweep(sweep, progress=False).output / "results.csv"
-    _, autos = run_folds(config, tables, out / "auto", shares=(SHARE,), scales=list(args.scales),
+    _, autos = run_folds(config, tables, out / "auto", shares=(args.share,), scales=list(args.scales),
                          trials=args.trials)
-    df = trial_table(fixed, autos, config)
+    df = trial_table(fixed, autos, config, args.share)
     Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.csv, index=False, float_format="%.6g")
     print(markdown(oracle_bias(df).reset_index()))

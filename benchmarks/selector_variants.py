@@ -34,7 +34,11 @@ tree's size and exchangeable settings averaged.  Writes ``notebooks/data/selecti
 ``selection-sizes.csv``).  ``--skip`` (:func:`public_skip_comparison`): a rule on public inputs that runs a
 preset with the full epsilon, measuring no features, where training says it beats the tree (the rule
 :func:`dphist.selection.train.skip_cells` packages); ``--skip --dims 2``: the same on the grid model's folds,
-scored against the 2-D sweep's three-trial means (``selection-skip-2d.csv``).
+scored against the 2-D sweep's three-trial means (``selection-skip-2d.csv``).  ``--gain``
+(:func:`gain_comparison`, :func:`in_source_fit`): training variants of :data:`GAIN_VARIANTS` (the statistics as
+signal-to-noise ratios, leaf sizes, draws, a candidate dropped, the training sources, the features' budget
+split, the share) on the same nested folds against the 16-trial errors, and how low a tree fitted to the
+evaluated sources themselves gets (``selection-gain.csv``, ``selection-ceiling.csv``).
 Not a speed benchmark.
 """
 from __future__ import annotations
@@ -508,6 +512,177 @@ def labels_markdown(frame) -> str:
     return "\n".join(lines)
 
 
+#: where ``--gain`` writes its table (read by notebooks/selection.ipynb)
+GAIN_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-gain.csv"
+#: where ``--gain`` writes the in-source diagnosis (:func:`in_source_fit`)
+CEILING_CSV = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "selection-ceiling.csv"
+
+
+def _z_scores(X, extra):
+    """The three shape statistics as signal-to-noise ratios: each noisy statistic over its Laplace scale
+    (``sensitivity / (eps_f w)``: public, from the domain size, epsilon, share and weights), log10 of it
+    floored at 0.1, in place of the statistics' share of the noisy total (post-processing)."""
+    z = extra["stats"] / extra["scale"]
+    return np.column_stack([X[:, [0, 1, 2, 6, 7]], np.log10(np.maximum(z, 0.1))])
+
+
+#: the variants of ``--gain`` (:func:`gain_comparison`): each changes the packaged procedure (share 0.1,
+#: four draws, depth 5, 20 rows a leaf, every candidate, the packaged training sources and weights)
+GAIN_VARIANTS = {
+    "packaged (share 0.1, 4 draws, depth 5, 20 rows a leaf)": {},
+    "z-scores of the statistics in place of their shares": {"features": _z_scores},
+    "40 rows a leaf": {"min_leaf": 40},
+    "80 rows a leaf": {"min_leaf": 80},
+    "16 draws, 80 rows a leaf": {"draws": 16, "min_leaf": 80},
+    "DAWA-approx dropped": {"drop": ("DAWA-approx",)},
+    "no synthetic shapes": {"sources": lambda names: ~np.char.startswith(names, "synthetic")},
+    "total weight 0.2 (statistics 0.267 each)": {"weights": (0.2, 0.8 / 3, 0.8 / 3, 0.8 / 3)},
+    "total weight 0.7 (statistics 0.1 each)": {"weights": (0.7, 0.1, 0.1, 0.1)},
+    "share 0.05": {"share": 0.05},
+    "share 0.02": {"share": 0.02},
+    "share 0.05, 16 draws, 80 rows a leaf": {"share": 0.05, "draws": 16, "min_leaf": 80},
+    "share 0.05, z-scores": {"share": 0.05, "features": _z_scores},
+}
+
+
+def exact_statistics(index, config):
+    """Per (setting of ``index``, trial of ``config``): the sample's total, exact ``(D, C, W)``, domain
+    size and epsilon, and the setting's position: the noise-free part of :func:`~dphist.selection.train.
+    cell_features`, computed once so that each noise draw costs only the Laplace draws."""
+    from dphist.experiments.cells import Cell, cell_data
+    from dphist.experiments.engine import plan
+    from dphist.selection.features import statistics
+    from dphist.selection.train import plan_sources
+    sources = plan_sources(config, plan)
+    total, stats, n, eps, setting = [], [], [], [], []
+    for i, (dataset, domain, scale, e) in enumerate(index):
+        for trial in range(config.trials):
+            counts, _ = cell_data(Cell("-", dataset, int(domain), int(scale), True, float(e), trial, config.seed),
+                                  sources[dataset])
+            total.append(counts.sum())
+            stats.append(statistics(counts))
+            n.append(counts.size)
+            eps.append(float(e))
+            setting.append(i)
+    return {"total": np.array(total, float), "stats": np.array(stats), "n": np.array(n), "eps": np.array(eps),
+            "setting": np.array(setting)}
+
+
+def noisy_rows(exact, share, draws, seed, weights=None):
+    """``(X, setting, extra)``: :func:`exact_statistics`' rows with ``draws`` fresh Laplace draws each, as
+    ``auto`` measures them (``weights``: total and the three statistics, default the packaged 0.4 / 0.2 /
+    0.2 / 0.2); ``extra``: the noisy statistics and their Laplace scales (for :func:`_z_scores`)."""
+    from dphist.selection.features import TOTAL_WEIGHT, feature_matrix, statistic_sensitivities
+    w = np.array(weights or (TOTAL_WEIGHT, *([(1 - TOTAL_WEIGHT) / 3] * 3)))
+    rng = np.random.default_rng(seed)
+    rep = lambda a: np.repeat(a, draws, axis=0)
+    eps_f = rep(exact["eps"]) * share
+    total = rep(exact["total"]) + rng.laplace(0, 1, eps_f.size) / (eps_f * w[0])
+    sens = {int(v): statistic_sensitivities(int(v)) for v in np.unique(exact["n"])}
+    scale = rep(np.array([sens[int(v)] for v in exact["n"]])) / (eps_f[:, None] * w[1:])
+    stats = rep(exact["stats"]) + rng.laplace(0, 1, scale.shape) * scale
+    X = feature_matrix(total, stats, rep(exact["n"]), rep(exact["eps"]) * (1 - share))
+    return X, rep(exact["setting"]), {"stats": stats, "scale": scale}
+
+
+def gain_comparison(sim, variants=None, repeats: int = 5, oracle_csv=ORACLE_CSV):
+    """Training variants (:data:`GAIN_VARIANTS`) measured on the training folds only, scored against the
+    16-trial errors as :func:`nested_label_regret` scores them: for each outer fold its six sources are
+    left out entirely, the other twelve split into three inner folds (sorted, every third); trees are
+    fitted to the synthetic shapes and the other eight sources and applied to the inner fold's settings
+    of the 16-trial run (4,096 bins, three scales), one feature draw from each trial's sample; a choice's
+    regret is the candidate's 16-trial mean error at ``(1 - share) eps`` over the least 16-trial mean at
+    ``eps``.  ``repeats`` pairs of feature-noise seeds, the same draws for every variant of a seed and
+    share.  A frame: variant, workload, seed, mean regret over every inner held-out row."""
+    import pandas as pd
+    from dataclasses import replace
+
+    from dphist.selection.regret_tree import fit
+    from dphist.selection.train import errors_at, regret_matrix
+    variants = GAIN_VARIANTS if variants is None else variants
+    truth = sixteen_trial_tables(sim.tables, oracle_csv)
+    train_index = list(next(iter(sim.tables.values())).index)
+    eval_index = list(next(iter(truth.values())).index)
+    ex_train = _cached(sim, ("exact", "train"), lambda: exact_statistics(train_index, sim.config))
+    ex_eval = _cached(sim, ("exact", "eval"), lambda: exact_statistics(eval_index, replace(sim.config, trials=16)))
+    real = sorted({d for fold in sim.folds for d in fold})
+    rows = []
+    for r in range(repeats):
+        for name, v in variants.items():
+            share, draws = v.get("share", 0.1), v.get("draws", 4)
+            Xa, Sa, ea = _cached(sim, ("gain-train", share, draws, v.get("weights"), r),
+                                 lambda: noisy_rows(ex_train, share, draws, 2017 + r, v.get("weights")))
+            Xv, Sv, ev = _cached(sim, ("gain-eval", share, v.get("weights"), r),
+                                 lambda: noisy_rows(ex_eval, share, 1, 99 + r, v.get("weights")))
+            names_train = np.array([k[0] for k in train_index])[Sa]
+            names_eval = np.array([k[0] for k in eval_index])[Sv]
+            fx = v.get("features") or (lambda X, extra: X)
+            for wl, table in sim.tables.items():
+                labels = list(table.columns)
+                keep = np.array([i for i, lab in enumerate(labels) if lab.split("@")[0] not in v.get("drop", ())])
+                R = regret_matrix(errors_at(table, 1 - share).to_numpy(), table.to_numpy().min(axis=1))[:, keep]
+                at = errors_at(truth[wl], 1 - share).to_numpy()
+                best = truth[wl].min(axis=1).to_numpy()
+                regs = []
+                for held in sim.folds:
+                    inner = [d for d in real if d not in held]
+                    for j in range(3):
+                        m = ~np.isin(names_train, list(set(held) | set(inner[j::3])))
+                        if "sources" in v:
+                            m &= v["sources"](names_train.astype(str))
+                        X = fx(Xa[m], {k: a[m] for k, a in ea.items()})
+                        tree = fit(X, R[Sa[m]], [labels[i] for i in keep], [f"f{i}" for i in range(X.shape[1])],
+                                   max_depth=v.get("max_depth", 5), min_leaf=v.get("min_leaf", 20))
+                        e = np.isin(names_eval, inner[j::3])
+                        chosen = keep[tree.predict(fx(Xv[e], {k: a[e] for k, a in ev.items()}))]
+                        regs.append(at[Sv[e], chosen] / best[Sv[e]])
+                rows.append({"variant": name, "workload": wl, "seed": r, "regret": float(np.concatenate(regs).mean())})
+            print(name, r, {x["workload"]: round(x["regret"], 4) for x in rows[-len(sim.tables):]}, flush=True)
+    return pd.DataFrame(rows)
+
+
+def gain_markdown(frame) -> str:
+    """Markdown of :func:`gain_comparison`: mean (sd over seeds) and the difference to the first variant,
+    paired by seed."""
+    first = frame["variant"].iloc[0]
+    base = frame[frame["variant"] == first].set_index(["workload", "seed"])["regret"]
+    lines = ["| variant | workload | nested regret: mean (sd over seeds) | difference to the packaged procedure: "
+             "mean (sd), paired by seed |", "|---|---|---|---|"]
+    for (variant, wl), g in frame.groupby(["variant", "workload"], sort=False):
+        d = g.set_index(["workload", "seed"])["regret"] - base
+        lines.append(f"| {variant} | {wl} | {g['regret'].mean():.3f} ({g['regret'].std():.3f}) | "
+                     f"{d.mean():+.3f} ({d.std():.3f}) |")
+    return "\n".join(lines)
+
+
+def in_source_fit(sim, shares=(0.1, 0.05, 0.02), sizes=((5, 20), (3, 50)), oracle_csv=ORACLE_CSV):
+    """A diagnosis, not a selector one could train: trees fitted to the 16-trial run's own settings (the
+    18 sources at 4,096 bins, one feature draw per trial, seed 501) and scored on the same settings with
+    other draws (seed 100): how low a tree of these features gets when the sources it is applied to are
+    the ones it learned from, beside a perfect choice run with ``(1 - share) eps``.  A frame: share,
+    workload, depth, rows a leaf, regret, perfect choice."""
+    import pandas as pd
+    from dataclasses import replace
+
+    from dphist.selection.regret_tree import fit
+    from dphist.selection.train import errors_at
+    truth = sixteen_trial_tables(sim.tables, oracle_csv)
+    eval_index = list(next(iter(truth.values())).index)
+    ex = _cached(sim, ("exact", "eval"), lambda: exact_statistics(eval_index, replace(sim.config, trials=16)))
+    rows = []
+    for share in shares:
+        Xt, St, _ = noisy_rows(ex, share, 1, 501)
+        Xe, Se, _ = noisy_rows(ex, share, 1, 100)
+        for wl, t in truth.items():
+            R = errors_at(t, 1 - share).to_numpy() / t.min(axis=1).to_numpy()[:, None]
+            for depth, leaf in sizes:
+                tree = fit(Xt, R[St], list(t.columns), [f"f{i}" for i in range(Xt.shape[1])], max_depth=depth,
+                           min_leaf=leaf)
+                rows.append({"share": share, "workload": wl, "depth": depth, "min_leaf": leaf,
+                             "regret": float(R[Se, tree.predict(Xe)].mean()), "perfect": float(R.min(axis=1).mean())})
+    return pd.DataFrame(rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
@@ -522,6 +697,9 @@ def main(argv=None) -> int:
                              "errors; NAME=DIR: the training sweep rerun with more trials (same root seed)")
     parser.add_argument("--skip", action="store_true", help="only the nested comparison of a public skip rule "
                         "(1-D): no features where a preset at the full epsilon beats the tree in training")
+    parser.add_argument("--gain", action="store_true", help="only the nested comparison of training variants "
+                        "(GAIN_VARIANTS: features, leaf size, draws, candidates, sources, weights, share) and the "
+                        "in-source diagnosis, scored against the 16-trial errors")
     parser.add_argument("--sizes", action="store_true", help="with --labels: the tree sizes and exchangeable "
                         "settings instead of the labels' trials")
     args = parser.parse_args(argv)
@@ -539,6 +717,16 @@ def main(argv=None) -> int:
     config = training_config(args.data_dir or dpbench_dir(), args.results, dims=args.dims)
     tables = error_table(Path(args.results) / "results.csv", config)
     sim = Simulation(tables, config, folds(config))
+    if args.gain:
+        frame = gain_comparison(sim, variants={k: v for k, v in GAIN_VARIANTS.items()
+                                               if not args.only or k == next(iter(GAIN_VARIANTS))
+                                               or any(part in k for part in args.only.split("|"))})
+        frame.to_csv(GAIN_CSV, index=False, float_format="%.6g")
+        print(gain_markdown(frame))
+        ceiling = in_source_fit(sim)
+        ceiling.to_csv(CEILING_CSV, index=False, float_format="%.6g")
+        print(ceiling.round(3).to_string(index=False))
+        return 0
     if args.skip and args.dims == 2:
         frame = public_skip_comparison(sim, dims=2)
         frame.to_csv(SKIP_2D_CSV, index=False, float_format="%.6g")

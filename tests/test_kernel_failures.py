@@ -156,3 +156,61 @@ def test_a_partition_argument_is_copied_so_later_changes_cannot_move_the_measure
 
     r = Pipeline(None, None, Keeps(), Edits()).run(X, 1.0, seed=1)
     assert sorted(r.partition.order) == list(range(5))
+
+
+class OnceMech(Mech):
+    """:class:`Mech` declared ``probe_once``: its probe is fixed by the domain, epsilon and noise kind."""
+
+    probe_once = True
+
+
+def test_a_mechanism_declared_probe_once_is_probed_once_per_domain_epsilon_and_noise_kind():
+    """``probe_once``: probed the first time per (object, domain size, epsilon, kind of noise source), the
+    structure kept and every later output on the data still checked against it; a failed probe is never
+    kept (a broken twin is refused on every call, nothing spent); a mechanism not declared is probed every
+    call; the entry goes with the object.  Kills: probe_once ignored (probed every call), a key without
+    epsilon, domain or noise kind (their first probe skipped), a kept failure or a structure kept before
+    the probe passed, the structure check skipped when the probe is kept, the default made True, entries
+    held after the object is freed."""
+    from dphist.kernel.private import _PROBED
+    probes = []
+
+    def run(c, e, noise):
+        if not c.any():
+            probes.append((c.size, e, type(noise).__name__))
+        return laplace(c, e, noise)
+
+    once = OnceMech(run)
+    for _ in range(3):
+        once_h = fresh(vetted=("test.mech",))[1]
+        once_h.custom(once, 0.5)
+    assert len(probes) == 1 and once_h.spent == 0.5
+    fresh(vetted=("test.mech",))[1].custom(once, 0.25)                     # another epsilon
+    fresh(x=np.arange(7), vetted=("test.mech",))[1].custom(once, 0.5)     # another domain
+    from dphist.kernel.persons import PersonLevelNoise                     # other kinds of noise source
+    for k in (2, 3, 3):
+        person = PersonLevelNoise(SeededLaplace(np.random.default_rng(0)), k)
+        fresh(noise=person, vetted=("test.mech",))[1].custom(once, 0.5)
+    assert len(probes) == 5 and len(set(probes)) == 4
+    plain = Mech(run)
+    for _ in range(2):                                                    # not declared: every call
+        fresh(vetted=("test.mech",))[1].custom(plain, 0.5)
+    assert len(probes) == 7
+    broken = OnceMech(lambda c, e, n: c[99])                              # fails on the probe, every time
+    for _ in range(2):
+        k, h = fresh(vetted=("test.mech",))
+        with pytest.raises(InvalidParameter, match="IndexError"):
+            h.custom(broken, 0.5)
+        assert h.spent == 0.0 and len(k.ledger) == 0
+    flip = []                                   # a false declaration: the structure changes after the probe
+    liar = OnceMech(lambda c, e, n: laplace(c, e, n)[:3] if flip and c.any() else laplace(c, e, n))
+    fresh(vetted=("test.mech",))[1].custom(liar, 0.5)
+    flip.append(1)
+    k, h = fresh(vetted=("test.mech",))
+    with pytest.raises(PrivacyViolation, match="another structure"):
+        h.custom(liar, 0.5)
+    assert VettedMechanism.probe_once is False
+    i = id(once)
+    assert i in _PROBED
+    del once                    # freed here (no cycle holds it), its entry with it
+    assert i not in _PROBED

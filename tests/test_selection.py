@@ -482,21 +482,32 @@ def test_statistics_are_exact_on_both_routes(monkeypatch):
     or ``W`` with the wrong sign or left out, ``q`` rounded instead of floored, the shorter last run of
     bins left out of ``W``, an odd grid side's 2 x 1, 1 x 2 or 1 x 1 blocks taken as 2 x 2 or left out,
     ``C`` from floats (wrong near the cap on 2^15 bins), a compiled pass whose
-    integers differ from the numpy route's."""
+    integers differ from the numpy route's, on either of its block sums (one int64, or split at 4 for
+    totals of 2^61 and more), or a mechanism's release that differs between the routes (its direct use
+    of the compiled integers)."""
     from types import SimpleNamespace
     from dphist.selection import _statistics_jit as jit
     from dphist.selection import features
     from dphist.selection.features import _vector, grid_statistics
-    for name in ("coarse_sums", "coarse_parts", "line_sums", "grid_sums"):
+    for name in ("coarse_sums", "coarse_parts", "deviations", "above_block", "line_sums", "grid_sums"):
         monkeypatch.setattr(jit, name, getattr(jit, name).py_func)
     source = SimpleNamespace(line_statistics=jit.line_statistics.py_func, grid_statistics=jit.grid_statistics.py_func)
     cases = [(x, shape, _exact_statistics(x, shape)) for x, shape in _exactness_inputs()]
-    for route in (None, source):
+    from dphist.kernel import SeededLaplace
+    released = {}
+    for route, split in ((None, None), (source, None), (source, 0)):   # split 0: the block sums split at 4
         monkeypatch.setattr(features, "_compiled", lambda n, first, route=route: route)
-        for x, shape, expected in cases:
-            assert list(_vector(x, shape, checked=True)) == expected, (route, shape, x.size)
+        if split is not None:
+            monkeypatch.setattr(jit, "SPLIT_TOTAL", split)
+        for i, (x, shape, expected) in enumerate(cases):
+            assert list(_vector(x, shape, checked=True)) == expected, (route, split, shape, x.size)
             public = statistics(x) if shape is None else grid_statistics(x, shape)
             assert list(public) == expected[1:]
+            if i % 3 == 2:          # the mechanism's own run on the kernel's (read-only) counts near the cap
+                frozen = x.copy()
+                frozen.setflags(write=False)
+                out = ShapeStatistics(x.size, shape).run(frozen, 0.5, SeededLaplace(np.random.default_rng(i)))
+                assert np.array_equal(out, released.setdefault(i, out)), (route, split, shape, x.size)
     from dphist.kernel.private import count_cap
     from fractions import Fraction
     monkeypatch.setattr(features, "_compiled", lambda n, first: None)
@@ -754,3 +765,35 @@ def test_skip_rule_on_a_grid():
     assert "selector" not in r.ledger.by_stage() and r.ledger.total == pytest.approx(1.0, rel=1e-12)
     assert np.array_equal(make_algorithm("DAWA-2D").run(x, 1.0, seed=2).estimate, r.estimate)
     check_pipeline(pipe, epsilon=1.0, histograms={"poisson-32x32": x})
+
+
+def test_the_path_text_kept_per_leaf_is_the_tree_walks():
+    """``auto``'s choice finds the leaf by comparisons and writes the path from each leaf's steps kept with
+    the loaded model: the same leaf and text as ``RegretTree.walk``, on inputs built for every leaf of every
+    packaged tree from its nodes (each on its thresholds, the ties, or just above them) and on random ones.
+    Kills: a kept step whose test, threshold text or feature drifts from the walk's, a tie sent the other
+    way, the leaf's own line changed."""
+    from dphist.selection.auto import load_model
+    rng = np.random.default_rng(8)
+    for dims in (1, 2):
+        for entry in load_model(dims=dims)["trees"].values():
+            tree, explain = entry["tree"], entry["explain"]
+            rows, stack = [], [(0, {})]
+            while stack:                        # per leaf, each feature's interval (lo, hi] on its path
+                node, box = stack.pop()
+                f = int(tree.feature[node])
+                if f < 0:
+                    base = rng.uniform(-3, 8, len(FEATURE_NAMES))
+                    for pick in (1, 0):         # on the upper ends (ties), or just above the lower ends
+                        x = base.copy()
+                        for g, (lo, hi) in box.items():
+                            x[g] = hi if pick and hi < np.inf else np.nextafter(lo, np.inf) if lo > -np.inf else hi
+                        rows.append(list(map(float, x)))
+                    continue
+                t = float(tree.threshold[node])
+                lo, hi = box.get(f, (-np.inf, np.inf))
+                stack.append((int(tree.left[node]), {**box, f: (lo, min(hi, t))}))
+                stack.append((int(tree.right[node]), {**box, f: (max(lo, t), hi)}))
+            rows += [list(map(float, r)) for r in rng.uniform(-3, 8, (200, len(FEATURE_NAMES)))]
+            assert [explain(r) for r in rows] == [tree.walk(r) for r in rows]
+            assert {explain(r)[0] for r in rows} == set(np.flatnonzero(tree.feature < 0).tolist())

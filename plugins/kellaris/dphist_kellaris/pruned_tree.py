@@ -40,6 +40,7 @@ import numpy as np
 
 from dphist import Finalizer, InvalidParameter, Partition
 from dphist.params import Interval
+from dphist.segmentation._lazy import compiled_for
 
 NOTE = "kellaris.pruned-tree"   #: ctx.notes key of the public noisy tree and its estimates
 _CITATION = ("Kellaris, Papadopoulos, Papadias, TKDE, Section 6 (hierarchical smoothing, Theorem 6.1); "
@@ -57,24 +58,49 @@ def tree_height(n: int, branching: int) -> int:
 
 def root_levels(bounds, n: int, branching: int) -> np.ndarray:
     """For each group ``[bounds[i], bounds[i+1])``, the level of its group root: the highest level
-    with a node of exactly those bins.  Raises InvalidParameter if a group is no tree node."""
-    bounds = np.asarray(bounds, dtype=np.int64)
-    starts, ends = bounds[:-1], bounds[1:]
-    level = np.full(starts.size, -1, dtype=np.int64)
-    span = 1
-    for h in range(tree_height(n, branching) + 1):
-        is_node = (starts % span == 0) & (ends == np.minimum(starts + span, n))
-        level[is_node] = h
-        span *= branching
-    bad = np.flatnonzero(level < 0)
-    if bad.size:
-        i = int(bad[0])
+    with a node of exactly those bins.  Raises InvalidParameter if a group is no tree node.  One
+    compiled pass over the groups (:mod:`._pruned_jit`) from ``COMPILED_MIN`` groups or once numba is
+    imported, else numpy level by level (the same levels)."""
+    bounds = np.ascontiguousarray(bounds, dtype=np.int64)
+    height = tree_height(n, branching)
+    if compiled_for(bounds.size):
+        from ._pruned_jit import group_root_levels
+        level = np.empty(bounds.size - 1, dtype=np.int64)
+        bad = group_root_levels(bounds, int(n), int(branching), height, level)
+    else:
+        starts, ends = bounds[:-1], bounds[1:]
+        level = np.full(starts.size, -1, dtype=np.int64)
+        span = 1
+        for h in range(height + 1):
+            level[(starts % span == 0) & (ends == np.minimum(starts + span, n))] = h
+            span *= branching
+        missing = np.flatnonzero(level < 0)
+        bad = int(missing[0]) if missing.size else -1
+    if bad >= 0:
+        i = int(bad)
         raise InvalidParameter(
-            f"kellaris.pruned-tree: group [{int(starts[i])}, {int(ends[i])}) is not the set of leaves of a "
+            f"kellaris.pruned-tree: group [{int(bounds[i])}, {int(bounds[i + 1])}) is not the set of leaves of a "
             f"full subtree of the {branching}-ary tree (hierarchical smoothing, Section 6): group the bins "
             f"with a tree-mode partitioner of the same fan-out (kellaris.s2 mode='tree' or dawa.l1 "
             f"variant='tree', branching={branching})")
     return level
+
+
+def _bound_levels(bounds, n: int, branching: int, height: int) -> np.ndarray:
+    """Each bound's highest level ``h <= height`` at which it is a node bound (a multiple of
+    ``branching^h``, or 0 or ``n``)."""
+    if compiled_for(bounds.size):
+        from ._pruned_jit import bound_levels
+        out = np.empty(bounds.size, dtype=np.int64)
+        bound_levels(bounds, int(n), int(branching), height, out)
+        return out
+    out = np.zeros(bounds.size, dtype=np.int64)
+    span = 1
+    for h in range(1, height + 1):
+        span *= branching
+        out[bounds % span == 0] = h
+    out[bounds == n] = height
+    return out
 
 
 def level_intervals(bounds, n: int, branching: int, level: int) -> np.ndarray:
@@ -88,12 +114,18 @@ def level_intervals(bounds, n: int, branching: int, level: int) -> np.ndarray:
 
 def pruned_tree_intervals(bounds, n: int, branching: int, average_pruned: bool = True):
     """Per level (leaves first): ``(cuts, measured)``, the level's interval cut points and which
-    intervals are measured (all of them with ``average_pruned``; else not the pruned group sums)."""
-    bounds = np.asarray(bounds, dtype=np.int64)
+    intervals are measured (all of them with ``average_pruned``; else not the pruned group sums).
+
+    Level 0's cuts are ``bounds`` itself (as int64); level ``h``'s are the bounds that are multiples of
+    ``branching^h`` (or ``n``), :func:`level_intervals`, read from one pass that finds each bound's
+    highest such level."""
+    bounds = np.ascontiguousarray(bounds, dtype=np.int64)
     roots = root_levels(bounds, n, branching)
+    height = tree_height(n, branching)
+    aligned = _bound_levels(bounds, n, branching, height)
     out = []
-    for h in range(tree_height(n, branching) + 1):
-        cuts = level_intervals(bounds, n, branching, h)
+    for h in range(height + 1):
+        cuts = bounds if h == 0 else bounds[aligned >= h]
         measured = np.ones(cuts.size - 1, dtype=bool)
         if not average_pruned:
             # an interval that is a single group whose root is above this level: a pruned sum
@@ -104,12 +136,48 @@ def pruned_tree_intervals(bounds, n: int, branching: int, average_pruned: bool =
     return out, roots
 
 
-def least_squares_tree(levels, values, variance: float):
+def least_squares_tree(levels, values, variance: float, compiled: bool | None = None):
     """Least-squares estimates of every interval of nested partitions (leaves first).
 
     ``levels[h] = (cuts, measured)``; ``values[h]`` the measurements (ignored where not measured),
     each with ``variance``.  Returns the estimates per level; the leaf level's are the group totals.
+
+    Hay et al.'s two passes with per-interval variances, one compiled loop per level and pass
+    (:mod:`._pruned_jit`): bottom-up, an interval's estimate combines its own measurement (precision
+    ``1 / variance``) with its children's sum (precision one over the sum of their variances) by
+    inverse variances; top-down, each child receives its parent's residual in proportion to its
+    variance (all of it when it is an only child).  ``compiled=None``: compiled from ``COMPILED_MIN``
+    leaf intervals or once numba is imported; else (or with False) the same passes in numpy
+    (:func:`_least_squares_numpy`, the same numbers).
     """
+    if not (compiled_for(levels[0][0].size) if compiled is None else compiled):
+        return _least_squares_numpy(levels, values, variance)
+    from ._pruned_jit import downward, upward
+    own = 1.0 / variance
+    (cuts0, measured0), y0 = levels[0], values[0]
+    if measured0.all():          # the same values as the masked copies, one copy
+        z, prec = [np.array(y0, dtype=float)], [np.full(cuts0.size - 1, own)]
+    else:
+        z, prec = [np.where(measured0, y0, 0.0).astype(float)], [np.where(measured0, own, 0.0)]
+    sums = [None]
+    for h in range(1, len(levels)):
+        (cuts, measured), y = levels[h], values[h]
+        m = cuts.size - 1
+        zh, ph, s, s_var = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+        upward(levels[h - 1][0], cuts, z[-1], prec[-1], np.ascontiguousarray(y, dtype=float),
+               np.ascontiguousarray(measured), own, zh, ph, s, s_var)
+        z.append(zh)
+        prec.append(ph)
+        sums.append((s, s_var))
+    for h in range(len(levels) - 1, 0, -1):         # top-down: z[h - 1] becomes the final estimates in place
+        s, s_var = sums[h]
+        downward(levels[h - 1][0], levels[h][0], z[h], s, s_var, prec[h - 1], z[h - 1])
+        sums[h] = prec[h] = None
+    return z
+
+
+def _least_squares_numpy(levels, values, variance: float):
+    """:func:`least_squares_tree` in numpy, level by level (``bincount`` for the children's sums)."""
     z, prec, parent = [], [], []
     for h, ((cuts, measured), y) in enumerate(zip(levels, values)):
         own = np.where(measured, 1.0 / variance, 0.0)
@@ -181,10 +249,18 @@ class PrunedTreeFinalizer(Finalizer):
         levels, roots = pruned_tree_intervals(bins.bounds, n, b, bool(self.average_pruned))
         eps_level = float(ctx.budget) / len(levels)
         values = []
-        for cuts, measured in levels:
-            y = np.zeros(cuts.size - 1)
+        for h, (cuts, measured) in enumerate(levels):
             # one call per level: disjoint intervals, sensitivity 1 (the kernel recomputes it)
-            y[measured] = ctx.data.laplace_intervals(cuts[:-1][measured], cuts[1:][measured], eps_level)
+            if measured.all():
+                # every interval (average_pruned): the level is a partition of the bins in domain order,
+                # a coarsening of the groups; ``laplace_blocks`` of it (width 1) answers exactly as
+                # ``laplace_intervals`` on its intervals (the same sums, noise and ledger row) from sums of
+                # the counts, without the kernel's prefix sums and copies of the bounds (memory)
+                level = bins if h == 0 else bins.merge(np.searchsorted(bins.bounds, cuts))
+                y = np.asarray(ctx.data.laplace_blocks(level, 1, eps_level), dtype=float)
+            else:
+                y = np.zeros(cuts.size - 1)
+                y[measured] = ctx.data.laplace_intervals(cuts[:-1][measured], cuts[1:][measured], eps_level)
             values.append(y)
         variance = 2.0 / eps_level ** 2
         if self.inference:
@@ -195,7 +271,11 @@ class PrunedTreeFinalizer(Finalizer):
             totals = self._root_averages(bins.bounds, levels, values, roots)
         ctx.notes[NOTE] = {"branching": b, "levels": levels, "values": values, "root_levels": roots,
                            "estimates": final, "group_totals": totals}
-        return bins.spread(totals)
+        if bins.n_groups in (1, n) or not compiled_for(bins.n_groups):
+            return bins.spread(totals)
+        from ._pruned_jit import spread_in_order      # the same numbers, written once (memory)
+        return spread_in_order(np.ascontiguousarray(bins.bounds, dtype=np.int64),
+                               np.ascontiguousarray(totals, dtype=float), np.empty(n))
 
     def stated_error(self, bins: Partition, ctx):
         """With ``inference`` (default): the least squares of the measured intervals over the groups, one

@@ -66,10 +66,15 @@ def s2_penalty(eps_1: float, eps_2: float, correction: bool = True, levels: int 
                 span = np.where(grow, span * b, span)
                 r += grow
             return per_level / (r + 1.0)
+    measure.elementwise = True      # each size's value by its own operations: SSEPenalty reads only the sizes asked
     if not correction:
         return measure
     bias = 2.0 / float(eps_1) ** 2
-    return lambda sizes: measure(sizes) - bias * (np.asarray(sizes, dtype=float) - 1.0)
+
+    def corrected(sizes):
+        return measure(sizes) - bias * (np.asarray(sizes, dtype=float) - 1.0)
+    corrected.elementwise = True
+    return corrected
 
 
 def s2_cost(noisy, eps_1: float, eps_2: float, correction: bool = True, levels: int | None = None,
@@ -82,21 +87,30 @@ def s2_cost(noisy, eps_1: float, eps_2: float, correction: bool = True, levels: 
 def s2_grouping(noisy, eps_1: float, eps_2: float, *, mode: str = "optimal", branching: int = 16,
                 correction: bool = True, bounds=None, publish_cost: str = "flat") -> np.ndarray:
     """Cut points (unit indices 0..k) of the least-cost grouping of ``noisy`` under Eq. (2)
-    (``publish_cost="tree"``: the pruned tree's per-node noise instead of Eq. (2)'s flat term)."""
+    (``publish_cost="tree"``: the pruned tree's noise on the group root instead of Eq. (2)'s flat term).
+
+    ``noisy`` may also be a one-element list holding the values: the list is emptied once the cost's
+    prefix sums are made (the tree mode reads only them), so the caller's last reference to the values
+    goes then (memory: 1x the input during the search)."""
+    holder = noisy if isinstance(noisy, list) else [noisy]
+    values = holder[0]
     levels = None
     if publish_cost == "tree":
         if mode != "tree":
             raise InvalidParameter("publish_cost='tree' charges the pruned tree's noise: it needs mode='tree'")
-        k = np.asarray(noisy).size if bounds is None else np.asarray(bounds).size - 1
+        k = np.asarray(values).size if bounds is None else np.asarray(bounds).size - 1
         levels = tree_height(k, int(branching)) + 1
     elif publish_cost != "flat":
         raise InvalidParameter(f"publish_cost must be one of {', '.join(PUBLISH_COSTS)}, got {publish_cost!r}")
-    cost = s2_cost(noisy, eps_1, eps_2, correction, levels, int(branching))
+    if mode not in MODES:
+        raise InvalidParameter(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    cost = s2_cost(values, eps_1, eps_2, correction, levels, int(branching))
+    del values
     if mode == "optimal":
         return optimal(cost, bounds).bounds
-    if mode == "tree":
-        return tree(cost, bounds, branching=int(branching)).bounds
-    raise InvalidParameter(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    cost.keep_prefix_sums_only()
+    holder.clear()
+    return tree(cost, bounds, branching=int(branching)).bounds
 
 
 class S2Partitioner(Partitioner):
@@ -152,8 +166,9 @@ class S2Partitioner(Partitioner):
         values = np.asarray(noisy, dtype=float)
         if not bins.is_identity_order():     # in domain order the noisy values are already in place (memory)
             values = values[bins.order]
-        del noisy
-        cuts = s2_grouping(values, eps_1, eps_2, mode=self.mode, branching=int(self.branching),
+        holder = [values]           # the last reference to the values: emptied once the prefix sums exist
+        del noisy, values
+        cuts = s2_grouping(holder, eps_1, eps_2, mode=self.mode, branching=int(self.branching),
                            correction=bool(self.correction), bounds=bins.bounds, publish_cost=self.publish_cost)
         return bins.merge(cuts)
 

@@ -380,3 +380,54 @@ def test_publish_cost_outside_s2_tree_mode_is_refused(make):
     mode), or an unknown value accepted."""
     with pytest.raises(InvalidParameter, match="publish_cost"):
         make()
+
+
+# ------------------------------------------------------------------ compiled routes of the pruned tree
+def _random_tree_groups(rng, n, branching):
+    """Cut points of a random grouping of ``n`` bins into full subtrees (a node kept or split at random)."""
+    from dphist_kellaris.pruned_tree import tree_height
+    cuts, stack = [], [(0, branching ** tree_height(n, branching))]
+    while stack:
+        lo, span = stack.pop()
+        if lo >= n:
+            continue
+        if span == 1 or rng.random() < 0.3:
+            cuts.append(lo)
+        else:
+            child = span // branching
+            stack.extend((lo + j * child, child) for j in range(branching - 1, -1, -1))
+    return np.array(sorted(cuts) + [n], dtype=np.int64)
+
+
+@pytest.mark.parametrize("n,branching", [(1000, 4), (4099, 16), (257, 2)])
+def test_pruned_tree_compiled_route_equals_numpy(monkeypatch, n, branching):
+    """The compiled root levels, level cuts and least squares (``_pruned_jit``) equal the numpy route on random
+    groupings of padded trees, with and without the pruned sums measured, bit for bit; both refuse a group
+    that is no tree node.  Kills: a child given to the wrong parent (the walk over the cuts), the only-child
+    share rule dropped, an unmeasured interval's precision or value counted, the root-level search stopped
+    early at a bound that still matches higher up (a last group shorter than its node), a spread that
+    multiplies by the reciprocal size or writes a group one bin off."""
+    import dphist_kellaris.pruned_tree as pt
+    rng = np.random.default_rng(n)
+    for trial in range(3):
+        bounds = _random_tree_groups(rng, n, branching)
+        for average in (True, False):
+            levels, roots = pt.pruned_tree_intervals(bounds, n, branching, average)
+            values = [rng.laplace(0, 3, cuts.size - 1) for cuts, _ in levels]
+            got = pt.least_squares_tree(levels, values, 8.0, compiled=True)
+            with monkeypatch.context() as m:
+                m.setattr(pt, "compiled_for", lambda size: False)
+                levels_np, roots_np = pt.pruned_tree_intervals(bounds, n, branching, average)
+                want = pt.least_squares_tree(levels_np, values, 8.0, compiled=False)
+            assert np.array_equal(roots, roots_np)
+            assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(levels, levels_np))
+            assert all(np.array_equal(a, b) for a, b in zip(got, want))
+            from dphist_kellaris._pruned_jit import spread_in_order      # the finalizer's spread of the totals
+            assert np.array_equal(spread_in_order(bounds, got[0], np.empty(n)),
+                                  Partition.singletons(n).merge(bounds).spread(got[0]))
+    bad = np.array([0, 3, n], dtype=np.int64)             # [0, 3) is no node of a tree of fan-out >= 2
+    for compiled in (True, False):
+        with monkeypatch.context() as m:
+            m.setattr(pt, "compiled_for", lambda size, c=compiled: c)
+            with pytest.raises(InvalidParameter, match=r"group \[0, 3\) is not"):
+                pt.root_levels(bad, n, branching)

@@ -28,7 +28,9 @@ kernel can foresee happens before the charge, on public inputs only:
   candidate, a segmentation cost must build and give finite costs, a vetted
   mechanism must run and return a finite output; what the probe returns is
   thrown away, and a failure there is an :class:`InvalidParameter` that
-  spends nothing;
+  spends nothing (a vetted mechanism declared ``probe_once``, whose probe is
+  fixed by the domain size, epsilon and the kind of noise source, is probed
+  the first time per object and those, and the structure of its output kept);
 * counts are clamped at :data:`COUNT_CAP` (2**40, lower on domains above
   2**22 bins so that no int64 sum can overflow): clamping is 1-Lipschitz, so
   one record still moves a clamped count by at most 1 and every sensitivity
@@ -43,7 +45,8 @@ true counts than on the probe.  A score function or a segmentation cost that
 raises, or returns the wrong number of values, only on some histograms; a
 vetted mechanism that raises, or returns an output of another type, rank or
 (for real-valued outputs) shape, or a non-finite value, only on some
-histograms.  Each of these stops the run with a :class:`PrivacyViolation`
+histograms (or, declared ``probe_once`` falsely, on a later probe than its
+first).  Each of these stops the run with a :class:`PrivacyViolation`
 *after* the charge, and whether it stops depends on the data: that is one bit
 the kernel cannot withhold.  Non-finite scores of the exponential mechanism
 are mapped to finite ones instead (see :meth:`DataHandle.exponential`); time
@@ -71,6 +74,7 @@ from __future__ import annotations
 import contextvars
 import math
 import re
+import weakref
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache, partial
@@ -699,6 +703,50 @@ def _probe_noise(noise: NoiseSource) -> NoiseSource:
     return _ProbeLaplace()
 
 
+#: the probe's result (the output's structure, :func:`_signature`) of each vetted mechanism declared
+#: ``probe_once``: by the object's id, ``(weak reference to it, {key: structure})``, the entry dropped when
+#: the object is freed; at most :data:`PROBES_KEPT` keys per object (the oldest dropped)
+_PROBED: dict[int, tuple] = {}
+PROBES_KEPT = 16
+
+
+def _probe_key(mechanism: "VettedMechanism", n: int, eps: float, noise, arguments: dict):
+    """The key of a probe whose result the kernel may keep (:attr:`VettedMechanism.probe_once`, no
+    arguments), or None: the domain size, epsilon and the kind of the run's noise source, which makes the
+    probe's source (:func:`_probe_noise`: its type; person-level noise, also the inner source's type and
+    ``k``), all public."""
+    if mechanism.probe_once is not True or arguments:
+        return None
+    kind = type(noise)
+    if kind is PersonLevelNoise:
+        kind = (kind, type(noise.inner), noise.k)
+    return n, eps, kind
+
+
+def _probed(mechanism: "VettedMechanism", key):
+    """The kept probe result of ``mechanism`` under ``key``, or None (probe it)."""
+    if key is None:
+        return None
+    kept = _PROBED.get(id(mechanism))
+    return kept[1].get(key) if kept is not None and kept[0]() is mechanism else None
+
+
+def _remember_probe(mechanism: "VettedMechanism", key, shape) -> None:
+    if key is None:
+        return
+    i = id(mechanism)
+    kept = _PROBED.get(i)
+    if kept is None or kept[0]() is not mechanism:
+        try:
+            ref = weakref.ref(mechanism, lambda r, i=i: _PROBED.pop(i) if _PROBED.get(i, (None,))[0] is r else None)
+        except TypeError:       # not weakly referable: probed every time
+            return
+        kept = _PROBED[i] = (ref, {})
+    if len(kept[1]) >= PROBES_KEPT:
+        kept[1].pop(next(iter(kept[1])), None)
+    kept[1][key] = shape
+
+
 def _refused_on_probe(what: str, exc: Exception) -> Exception:
     """A failure of user code on the public probe: safe to report in full (no data was read).  A
     :class:`PrivacyViolation` (e.g. raw float noise asked for in release mode) stays one."""
@@ -711,6 +759,8 @@ def _signature(out) -> tuple:
     """The structure a vetted mechanism's output must keep from the probe to the data: its type,
     and for arrays the rank and kind, plus the shape of a real-valued one (integer outputs such as
     cut points may change length with the data)."""
+    if type(out) is np.ndarray and out.dtype.kind in "fc":     # the common case, as below
+        return ("ndarray", out.ndim, out.dtype.kind, out.shape)
     if isinstance(out, Partition):
         return ("Partition", out.n_bins)
     if isinstance(out, (tuple, list)):
@@ -725,6 +775,8 @@ def _signature(out) -> tuple:
 
 
 def _all_finite(out) -> bool:
+    if type(out) is np.ndarray and out.dtype.kind in "fc":     # the common case, as below
+        return bool(np.isfinite(out).all())
     if isinstance(out, Partition):
         return True
     if isinstance(out, (tuple, list)):
@@ -1200,15 +1252,19 @@ class DataHandle:
         if not isinstance(arguments, dict):
             raise InvalidParameter(f"{mechanism.name}.check must return the arguments as a dict")
         answers = mechanism.answers(self.n, **arguments)
-        try:    # the output contract, on public input, before anything is spent
-            probed = mechanism.run(_probe_counts(self.n), eps, _probe_noise(self._kernel.noise), **arguments)
-        except Exception as exc:  # noqa: BLE001 - public input: the error may be shown
-            raise _refused_on_probe(f"vetted mechanism {mechanism.name}", exc) from None
-        if not _all_finite(probed):
-            raise InvalidParameter(f"vetted mechanism {mechanism.name} returned a non-finite value on the public "
-                                   "probe histogram (all zeros); its output must be finite")
-        shape = _signature(probed)
-        del probed
+        key = _probe_key(mechanism, self.n, eps, self._kernel.noise, arguments)
+        shape = _probed(mechanism, key)
+        if shape is None:
+            try:    # the output contract, on public input, before anything is spent
+                probed = mechanism.run(_probe_counts(self.n), eps, _probe_noise(self._kernel.noise), **arguments)
+            except Exception as exc:  # noqa: BLE001 - public input: the error may be shown
+                raise _refused_on_probe(f"vetted mechanism {mechanism.name}", exc) from None
+            if not _all_finite(probed):
+                raise InvalidParameter(f"vetted mechanism {mechanism.name} returned a non-finite value on the "
+                                       "public probe histogram (all zeros); its output must be finite")
+            shape = _signature(probed)
+            del probed
+            _remember_probe(mechanism, key, shape)
         self._charge(f"custom:{mechanism.name}", eps, sens, answers, note=mechanism.proof)
         recorder = _CUSTOM_CALLS.get()
         if recorder is not None:
@@ -1255,6 +1311,12 @@ class VettedMechanism:
     name: str = ""
     proof: str = ""
     sensitivity: float = 1.0
+    #: True for a mechanism whose run on the public probe histogram is fixed by the domain size, epsilon and
+    #: the kind of noise source alone (an immutable object called without arguments): the kernel probes
+    #: it the first time per (object, domain size, epsilon, kind of noise source) and keeps the result, the
+    #: structure every later output on the data is still checked against; a failed probe is not kept (it
+    #: is refused every time).  False (the default): probed before every charge.
+    probe_once: bool = False
 
     def check(self, n: int, **arguments) -> dict:
         """Validate (and copy) the arguments; raise InvalidParameter on a bad one."""

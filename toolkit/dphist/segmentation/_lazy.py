@@ -5,6 +5,8 @@ interpreted (:mod:`._lookahead`) and a ``dphist run`` of it never imports numba 
 """
 from __future__ import annotations
 
+import sys
+
 
 class _Kernels:
     """Stands for :mod:`.kernels`: the first access to a name imports the module and keeps the name."""
@@ -17,3 +19,13 @@ class _Kernels:
 
 
 kernels = _Kernels()
+
+
+#: from this many values a compiled loop is worth importing numba for (0.3-0.5 s with its cache filled);
+#: below it, numpy, unless numba is imported already (the same threshold as research mode's Laplace draws)
+COMPILED_MIN = 1 << 15
+
+
+def compiled_for(size: int) -> bool:
+    """Whether a loop over ``size`` values takes its compiled route (which gives the same numbers)."""
+    return size >= COMPILED_MIN or "numba" in sys.modules

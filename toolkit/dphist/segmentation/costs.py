@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import InvalidParameter
 from ..intervals import centred_prefix_sums, interval_sse
 from ..validation import finite_vector
-from ._lazy import kernels
+from ._lazy import compiled_for, kernels
 
 
 class Cost:
@@ -77,7 +77,11 @@ class SSEPenalty(Cost):
     """SSE(group) + penalty[|group|], O(1) per group from centred prefix sums.
 
     ``penalty``: a callable of the group sizes (evaluated once on 1..n), or an array of length
-    ``n + 1`` indexed by size (entry 0 unused).  :meth:`inverse_size` builds penalty c / size
+    ``n + 1`` indexed by size (entry 0 unused).  A callable with a true attribute ``elementwise``
+    declares that each output depends on its own size alone, by the same operations whatever the
+    array: its tables are then built only when a search reads them, and :meth:`intervals` evaluates
+    it on the sizes asked (the same numbers; the tree mode reads a few sizes of n, and two tables of
+    n floats were 2x the input's memory and a tenth of S_2 + H's time).  :meth:`inverse_size` builds penalty c / size
     (AHP), whose per-position share c / size^2 the look-ahead greedy uses.
 
     ``penalty_last``: the compiled searches add a candidate group to a running total as
@@ -124,9 +128,17 @@ class SSEPenalty(Cost):
         self._sums = None
         self.inverse_c = c
         self._tables = None
+        self._penalty_fn = None
         return self
 
     def _set_penalty(self, penalty) -> None:
+        self._penalty_fn = None
+        if callable(penalty) and getattr(penalty, "elementwise", False):
+            self._penalty_fn, self._tables = penalty, None       # tables on first read (_penalty_tables)
+            return
+        self._tables = self._tables_of(penalty)
+
+    def _tables_of(self, penalty):
         sizes = np.arange(1, self.n + 1, dtype=np.int64)
         if callable(penalty):
             table = np.r_[0.0, np.asarray(penalty(sizes), dtype=float)]
@@ -137,7 +149,19 @@ class SSEPenalty(Cost):
         if not np.all(np.isfinite(table[1:])):
             raise InvalidParameter("the size penalty is not finite")
         table = np.ascontiguousarray(table)
-        self._tables = (table, np.r_[0.0, table[1:] / sizes])
+        return table, np.r_[0.0, table[1:] / sizes]
+
+    def _penalty_at(self, sizes: np.ndarray) -> np.ndarray:
+        """penalty[m] for each size m in ``sizes`` (from the tables, or from an elementwise callable)."""
+        if self._tables is not None or self._penalty_fn is None:
+            return self.penalty[sizes]
+        out = np.asarray(self._penalty_fn(sizes), dtype=float)
+        if out.shape != sizes.shape:
+            raise InvalidParameter(f"the size penalty must give one value per size, got shape {out.shape} "
+                                   f"for {sizes.shape}")
+        if not np.all(np.isfinite(out)):
+            raise InvalidParameter("the size penalty is not finite")
+        return out
 
     @property
     def penalty(self) -> np.ndarray:
@@ -151,6 +175,8 @@ class SSEPenalty(Cost):
         return self._penalty_tables()[1]
 
     def _penalty_tables(self):
+        if self._tables is None and self._penalty_fn is not None:
+            self._tables = self._tables_of(self._penalty_fn)
         if self._tables is None:       # c / size: one rounding each, as the closed forms in the kernels
             m = np.arange(1, self.n + 1, dtype=np.int64)
             self._tables = (np.r_[0.0, self.inverse_c / m], np.r_[0.0, self.inverse_c / (m * m)])
@@ -168,13 +194,39 @@ class SSEPenalty(Cost):
 
     def _prefix_sums(self):
         if self._sums is None:
-            self._sums = centred_prefix_sums(self.values)
+            if self.n and compiled_for(self.n):    # one compiled pass, no centred copy: the same sums (._tree_kernels)
+                from ._tree_kernels import centred_prefix
+                p, p2 = np.empty(self.n + 1), np.empty(self.n + 1)
+                centred_prefix(self.values, self.values.mean(), p, p2)
+                self._sums = (p, p2)
+            else:
+                self._sums = centred_prefix_sums(self.values)
         return self._sums
+
+    def keep_prefix_sums_only(self) -> None:
+        """Make the prefix sums and drop the values (memory): the modes that read only the sums (all but
+        the look-ahead greedy, which then refuses the cost) give the same results."""
+        self._prefix_sums()
+        self.values = None
+
+    def nodes(self, starts, ends):
+        if not compiled_for(self.n):
+            return self.intervals(starts, ends)
+        from ._tree_kernels import size_range, sse_nodes     # interval_sse + penalty in one pass: the same numbers
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        ends = np.ascontiguousarray(ends, dtype=np.int64)
+        lo, hi = size_range(starts, ends)
+        if hi - lo <= max(64, starts.size // 4):     # a tree level's few sizes: the penalty of their range, read
+            table = self._penalty_at(np.arange(lo, hi + 1, dtype=np.int64))
+            return sse_nodes(self.prefix, self.prefix_sq, starts, ends, table, lo, np.empty(starts.size))
+        out = sse_nodes(self.prefix, self.prefix_sq, starts, ends, np.zeros(1), -1, np.empty(starts.size))
+        out += self._penalty_at(ends - starts)
+        return out
 
     def intervals(self, starts, ends):
         starts = np.asarray(starts, dtype=np.int64)
         ends = np.asarray(ends, dtype=np.int64)
-        return interval_sse(starts, ends, self.prefix, self.prefix_sq) + self.penalty[ends - starts]
+        return interval_sse(starts, ends, self.prefix, self.prefix_sq) + self._penalty_at(ends - starts)
 
     def penalty_is_convex(self) -> bool:
         """Whether the penalty is convex in the size (second differences >= -1e-12 x its scale):
@@ -315,6 +367,10 @@ class L1Deviation(Cost):
         return CountingWindows(self.values, bounds, lengths, distinct)
 
     def nodes(self, starts, ends):
+        if self._unit_weights and compiled_for(self.n):   # one compiled pass per range: numpy's sums bit for bit
+            from ._tree_kernels import l1_nodes
+            starts = np.ascontiguousarray(starts, dtype=np.int64)
+            return l1_nodes(self.values, starts, np.ascontiguousarray(ends, dtype=np.int64), np.empty(starts.size))
         sizes = ends - starts
         heads = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         # lay the ranges side by side; segment sums by reduceat

@@ -341,15 +341,29 @@ def _by_blocks(cost) -> bool:
     return type(cost) in (SSEPenalty, L1Deviation)
 
 
-def _node_costs(cost, units, first, last) -> np.ndarray:
-    """``cost.nodes`` of one tree level's nodes ``[units[first], units[last])``: by blocks of
-    :data:`NODE_BLOCK` nodes when each node's cost is its own (:func:`_by_blocks`: the same numbers); any
-    other cost gets the level in one call, as its contract says (a cost may draw noise per batch)."""
-    if first.size <= NODE_BLOCK or not _by_blocks(cost):
-        return np.asarray(cost.nodes(units[first], units[last]), dtype=float)
-    out = np.empty(first.size)
-    for a in range(0, first.size, NODE_BLOCK):
-        out[a:a + NODE_BLOCK] = cost.nodes(units[first[a:a + NODE_BLOCK]], units[last[a:a + NODE_BLOCK]])
+def _node_costs(cost, units, span: int, k: int, fold: int = 0) -> np.ndarray:
+    """``cost.nodes`` of one tree level, the nodes ``[units[j span], units[min((j + 1) span, k)])``: by
+    blocks of :data:`NODE_BLOCK` nodes (their bounds made per block, never for the whole level) when each
+    node's cost is its own (:func:`_by_blocks`: the same numbers); any other cost gets the level in one
+    call, as its contract says (a cost may draw noise per batch).
+
+    ``fold``: return instead the sums of runs of ``fold`` consecutive costs (``add.reduceat`` at
+    ``0, fold, 2 fold, ...``, block by block: blocks of whole runs, so the same sums), the children's
+    totals of the level above, without the level's costs ever stored whole (the leaves: 1x the input)."""
+    m = -(-k // span)
+    block = (max(fold, NODE_BLOCK - NODE_BLOCK % fold) if fold else NODE_BLOCK) if _by_blocks(cost) else m
+    plain = k == cost.n               # k + 1 strictly increasing bounds from 0 to n: units are positions
+    out = np.empty(-(-m // fold) if fold else m)
+    for a in range(0, m, block):
+        first = np.arange(a, min(a + block, m), dtype=np.int64)
+        first *= span
+        last = np.minimum(first + span, k)
+        costs = cost.nodes(first, last) if plain else cost.nodes(units[first], units[last])
+        if fold:
+            out[a // fold:a // fold + -(-first.size // fold)] = np.add.reduceat(
+                np.asarray(costs, dtype=float), np.arange(0, first.size, fold))
+        else:
+            out[a:a + first.size] = costs
     return out
 
 
@@ -358,38 +372,43 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
 
     Level h has nodes of ``branching^h`` units (the last one possibly shorter); bottom-up, each node
     keeps itself or the best of its children, whichever is cheaper (itself on a tie), O(k) nodes
-    (Kellaris et al., TKDE, Section 6, hierarchical smoothing; DAWA's tree variant).
+    (Kellaris et al., TKDE, Section 6, hierarchical smoothing; DAWA's tree variant).  The leaves' costs
+    are summed into their parents' children's totals as they are computed (never stored whole); a level
+    keeps one flag per node (keeps itself or not) for the trace-back.
     """
     if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
         raise InvalidParameter(f"branching must be an integer >= 2, got {branching!r}")
     cost, units = _prepare(cost, bounds, n)
     k = units.size - 1
-    best = None
-    levels = []
-    span = 1
-    while True:
-        first = np.arange(0, k, span)
-        last = np.minimum(first + span, k)
-        own = _node_costs(cost, units, first, last)
-        if best is None:
-            take = np.ones(first.size, dtype=bool)
-            best = own
-        else:
-            children = np.add.reduceat(best, np.arange(0, best.size, branching))
+    takes = [None]                   # per level, which nodes keep themselves (the leaves: every one)
+    if k == 1:
+        best = _node_costs(cost, units, 1, k)
+    else:
+        best = None
+        children = _node_costs(cost, units, 1, k, fold=branching)
+        span = branching
+        while True:
+            own = _node_costs(cost, units, span, k)
+            if best is not None:
+                children = np.add.reduceat(best, np.arange(0, best.size, branching))
             take = own < children
             best = np.where(take, own, children)
-        levels.append((first, take))
-        if first.size == 1:
-            break
-        span *= branching
-    starts = []
+            del own, children
+            takes.append(take)
+            if best.size == 1:
+                break
+            span *= branching
+    is_start = np.zeros(k + 1, dtype=bool)     # the groups' first units, marked level by level (no sort)
+    is_start[k] = True
     active = np.ones(1, dtype=bool)
-    for h in range(len(levels) - 1, -1, -1):
-        first, take = levels[h]
-        starts.append(first[active & take])
+    for h in range(len(takes) - 1, -1, -1):
+        take = takes[h]
+        chosen = active if take is None else active & take
+        is_start[np.flatnonzero(chosen) * branching ** h] = True
         if h:
-            active = np.repeat(active & ~take, branching)[:levels[h - 1][0].size]
-    return Segmentation(np.r_[np.sort(np.concatenate(starts)), k].astype(np.int64), float(best[0]))
+            size = -(-k // branching ** (h - 1))
+            active = np.repeat(active & ~take, branching)[:size]
+    return Segmentation(np.flatnonzero(is_start).astype(np.int64, copy=False), float(best[0]))
 
 
 def monge_violation(matrix) -> float:

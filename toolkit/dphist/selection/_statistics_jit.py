@@ -23,97 +23,92 @@ def coarse_sums(g, rows, cols):
 
 
 @njit(cache=True, nogil=True)
-def block4(a, b, c, d, q):
-    """One block of four counts of sum ``X = 4 q_b + r_b``: ``(sum |x - q|, #{x > q}, sum |x - q_b|,
-    r_b (4 - 2 #{x > q_b}))``."""
-    total = a + b + c + d
-    qb = total >> 2
-    above = np.int64(a > qb) + np.int64(b > qb) + np.int64(c > qb) + np.int64(d > qb)
-    return (abs(a - q) + abs(b - q) + abs(c - q) + abs(d - q),
-            np.int64(a > q) + np.int64(b > q) + np.int64(c > q) + np.int64(d > q),
-            abs(a - qb) + abs(b - qb) + abs(c - qb) + abs(d - qb), (total & 3) * (4 - 2 * above))
+def deviations(x, q):
+    """``(sum |x_i - q|, #{x_i > q})`` over the flat ``x``: one contiguous pass (vectorised by the
+    compiler)."""
+    ad = np.int64(0)
+    gd = np.int64(0)
+    for i in range(x.size):
+        v = x[i] - q
+        ad += abs(v)
+        gd += v > 0
+    return ad, gd
+
+
+#: below this total a block pass sums its parts in one int64 (at most ``3 T`` < 2**63); above, split at 4
+SPLIT_TOTAL = 1 << 61
 
 
 @njit(cache=True, nogil=True)
-def line_sums(x, q):
-    """One pass over the flat ``x`` in blocks of 4 bins (the last one shorter): ``(ad, gd, aw, rw, at,
-    rt)`` with ``ad = sum |x_i - q|``, ``gd`` the number of ``x_i > q``; per whole block of sum ``X = 4 q_b
-    + r_b``: ``aw`` the sum of ``|x_i - q_b|`` and ``rw`` of ``r_b (4 - 2 g_b)`` (``g_b`` its bins above
-    ``q_b``); ``at`` and ``rt`` the same for the shorter last block."""
+def above_block(a, b, c, d):
+    """``sum_i max(4 x_i - X, 0)`` of a block of four counts of sum ``X``: half of ``sum_i |4 x_i - X|``
+    (the signed terms sum to 0), that is ``2 W`` of the block."""
+    t = a + b + c + d
+    return max(4 * a - t, 0) + max(4 * b - t, 0) + max(4 * c - t, 0) + max(4 * d - t, 0)
+
+
+@njit(cache=True, nogil=True)
+def line_sums(x, q, split):
+    """The flat ``x`` in blocks of 4 bins (the last one shorter): ``(ad, gd, vh, vl, wt)`` with ``ad`` and
+    ``gd`` as :func:`deviations`'; over the whole blocks ``2 W = sum_b above_block = 4 vh + vl`` (``split``:
+    each block's part split at 4, so that ``vh`` stays below ``T`` for any total below ``2**62``; else ``vh
+    = 0``, the sum in ``vl``); ``wt = sum_i |k x_i - X|`` over the shorter last block of ``k`` bins and sum
+    ``X`` (``k W`` there).  The blocks are indexed ``4 i + j`` (the compiler vectorises that loop, not one
+    stepping by 4)."""
     n = x.size
-    full = n - n % 4
-    ad = np.int64(0)
-    gd = np.int64(0)
-    aw = np.int64(0)
-    rw = np.int64(0)
-    for s in range(0, full, 4):
-        d0, g0, a0, r0 = block4(x[s], x[s + 1], x[s + 2], x[s + 3], q)
-        ad += d0
-        gd += g0
-        aw += a0
-        rw += r0
-    k = n - full
-    at = np.int64(0)
-    rt = np.int64(0)
+    nb = n // 4
+    ad, gd = deviations(x, q)
+    vh = np.int64(0)
+    vl = np.int64(0)
+    if split:
+        for i in range(nb):
+            v = above_block(x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3])
+            vh += v >> 2
+            vl += v & 3
+    else:
+        for i in range(nb):
+            vl += above_block(x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3])
+    k = n - 4 * nb
+    wt = np.int64(0)
     if k > 0:
         total = np.int64(0)
-        for i in range(full, n):
+        for i in range(4 * nb, n):
             total += x[i]
-        qb = total // k
-        g = np.int64(0)
-        for i in range(full, n):
-            v = x[i]
-            ad += abs(v - q)
-            gd += np.int64(v > q)
-            at += abs(v - qb)
-            g += np.int64(v > qb)
-        rt = (total - qb * k) * (k - 2 * g)
-    return ad, gd, aw, rw, at, rt
+        for i in range(4 * nb, n):
+            wt += abs(k * x[i] - total)
+    return ad, gd, vh, vl, wt
 
 
 @njit(cache=True, nogil=True)
-def grid_sums(g, q):
-    """One pass over the 2-D ``g`` in blocks of 2 x 2 cells (1 or 2 cells on an odd side's last row or
-    column of blocks): ``(ad, gd, aw, rw4)``, ``ad`` and ``gd`` as :func:`line_sums`', ``aw`` the sum of
-    ``|x - q_b|`` and ``rw4`` of ``r_b (k_b - 2 g_b) 4 / k_b`` over blocks of ``k_b`` cells and sum
-    ``k_b q_b + r_b``: ``W = (4 aw + rw4) / 4``.  A block of 2 cells adds nothing to ``rw4`` (an odd sum
-    means two different counts, one above ``q_b``: ``g_b = 1``), nor does a block of one."""
+def grid_sums(g, q, split):
+    """The 2-D ``g`` in blocks of 2 x 2 cells (1 or 2 cells on an odd side's last row or column of
+    blocks): ``(ad, gd, vh, vl, e)``, ``ad`` and ``gd`` as :func:`deviations`', ``W = (4 vh + vl) / 2 + e``:
+    the blocks of 4 cells as in :func:`line_sums`, ``e`` the sum of ``|a - c|`` over the blocks of 2 cells
+    (their distance to their mean), a block of one nothing."""
     rows, cols = g.shape
-    ad = np.int64(0)
-    gd = np.int64(0)
-    aw = np.int64(0)
-    rw = np.int64(0)
-    for i in range(0, rows - 1, 2):
-        top = g[i]
-        bottom = g[i + 1]
-        for j in range(0, cols - 1, 2):
-            d0, g0, a0, r0 = block4(top[j], top[j + 1], bottom[j], bottom[j + 1], q)
-            ad += d0
-            gd += g0
-            aw += a0
-            rw += r0
+    ad, gd = deviations(g.ravel(), q)
+    vh = np.int64(0)
+    vl = np.int64(0)
+    e = np.int64(0)
+    half = cols // 2
+    for r in range(rows // 2):
+        top = g[2 * r]
+        bottom = g[2 * r + 1]
+        if split:
+            for j in range(half):
+                v = above_block(top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1])
+                vh += v >> 2
+                vl += v & 3
+        else:
+            for j in range(half):
+                vl += above_block(top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1])
         if cols % 2:                                    # blocks of 2 x 1 in the last column
-            a = top[cols - 1]
-            c = bottom[cols - 1]
-            qb = (a + c) >> 1
-            ad += abs(a - q) + abs(c - q)
-            gd += np.int64(a > q) + np.int64(c > q)
-            aw += abs(a - qb) + abs(c - qb)
+            e += abs(top[cols - 1] - bottom[cols - 1])
     if rows % 2:                                        # blocks of 1 x 2 (and 1 x 1) in the last row
         top = g[rows - 1]
-        for j in range(0, cols, 2):
-            a = top[j]
-            if j + 1 < cols:
-                c = top[j + 1]
-                qb = (a + c) >> 1
-                ad += abs(a - q) + abs(c - q)
-                gd += np.int64(a > q) + np.int64(c > q)
-                aw += abs(a - qb) + abs(c - qb)
-            else:                                       # one cell: its own mean, no deviation
-                ad += abs(a - q)
-                gd += np.int64(a > q)
-    return ad, gd, aw, rw
-
+        for j in range(half):
+            e += abs(top[2 * j] - top[2 * j + 1])
+    return ad, gd, vh, vl, e
 
 
 @njit(cache=True, nogil=True)
@@ -142,29 +137,29 @@ def coarse_parts(sums, rows, cols, q, r, n):
 @njit(cache=True, nogil=True)
 def line_statistics(g, rows, cols):
     """A vector's integers in one call (``g`` its one-row view, ``rows`` = ``[0, 1]``, ``cols`` the coarse
-    cuts): ``(T, cv, cb, ad, gd, aw, rw, at, rt)``, :func:`coarse_parts` and :func:`line_sums` with ``q = T
-    // n`` (all 0 past ``T`` when ``T = 0``)."""
+    cuts): ``(T, cv, cb, ad, gd, vh, vl, wt)``, :func:`coarse_parts` and :func:`line_sums` with ``q = T //
+    n`` (all 0 past ``T`` when ``T = 0``)."""
     sums = coarse_sums(g, rows, cols)
     total = sums.sum()
     z = np.int64(0)
     if total == 0:
-        return total, z, z, z, z, z, z, z, z
+        return total, z, z, z, z, z, z, z
     n = g.size
     cv, cb = coarse_parts(sums, rows, cols, total // n, total % n, n)
-    ad, gd, aw, rw, at, rt = line_sums(g[0], total // n)
-    return total, cv, cb, ad, gd, aw, rw, at, rt
+    ad, gd, vh, vl, wt = line_sums(g[0], total // n, total >= SPLIT_TOTAL)
+    return total, cv, cb, ad, gd, vh, vl, wt
 
 
 @njit(cache=True, nogil=True)
 def grid_statistics(g, rows, cols):
-    """A grid's integers in one call: ``(T, cv, cb, ad, gd, aw, rw4)``, :func:`coarse_parts` and
+    """A grid's integers in one call: ``(T, cv, cb, ad, gd, vh, vl, e)``, :func:`coarse_parts` and
     :func:`grid_sums` with ``q = T // n`` (all 0 past ``T`` when ``T = 0``)."""
     sums = coarse_sums(g, rows, cols)
     total = sums.sum()
     z = np.int64(0)
     if total == 0:
-        return total, z, z, z, z, z, z
+        return total, z, z, z, z, z, z, z
     n = g.size
     cv, cb = coarse_parts(sums, rows, cols, total // n, total % n, n)
-    ad, gd, aw, rw = grid_sums(g, total // n)
-    return total, cv, cb, ad, gd, aw, rw
+    ad, gd, vh, vl, e = grid_sums(g, total // n, total >= SPLIT_TOTAL)
+    return total, cv, cb, ad, gd, vh, vl, e

@@ -52,7 +52,7 @@ from ..pipeline import Pipeline, Release
 from ..presets import make_algorithm, preset
 from ..registry import default_registry
 from .features import FEATURE_NAMES, ShapeStatistics, feature_row, measure
-from .regret_tree import RegretTree
+from .regret_tree import LEAF, RegretTree
 
 #: the JSON format name and version of selector models this code reads
 MODEL_FORMAT = "dphist-selector"
@@ -137,13 +137,62 @@ def _load_model(path: str, version=None) -> dict:
         if set(tree.labels) != set(presets) or leaf_regret.shape != (tree.feature.size, len(tree.labels)):
             raise InvalidParameter(f"selector model file {p}, workload {wl!r}: its tree's labels, presets and "
                                    "leaf regrets do not match")
-        trees[wl] = {"tree": tree, "presets": presets, "leaf_regret": leaf_regret,
+        trees[wl] = {"tree": tree, "presets": presets, "leaf_regret": leaf_regret, "explain": _Explainer(tree),
                      "skip": _skip_rule(entry.get("skip"), tree.labels, f"selector model file {p}, workload {wl!r}")}
     dims = model.get("dims", 1)
     if dims not in (1, 2):
         raise InvalidParameter(f"selector model file {p}: dims must be 1 or 2, got {dims!r}")
     return {"path": str(p), "sha256": _sha256(p), "trees": trees, "training": model.get("training", {}),
             "share": model.get("share"), "dims": dims}
+
+
+class _Explainer:
+    """A tree's choice for one input and its path text, as :meth:`RegretTree.walk` gives them: the leaf
+    found by comparisons alone, the text from each leaf's steps kept once per loaded tree (every leaf
+    has one path: the features, the tests and the thresholds' text; only the input's values are
+    formatted per run)."""
+
+    def __init__(self, tree: RegretTree):
+        self.nodes = (tree.feature.tolist(), tree.threshold.tolist(), tree.left.tolist(), tree.right.tolist())
+        feature, threshold, left, right = self.nodes
+        self.steps: dict[int, tuple] = {}
+        stack = [(0, ())]
+        while stack:
+            node, steps = stack.pop()
+            f = feature[node]
+            if f == LEAF:
+                self.steps[node] = (steps, f"leaf {node}: {tree.labels[tree.label[node]]} (training regret "
+                                           f"{tree.regret[node]:.3g} over {tree.cells[node]} training rows)")
+                continue
+            head, t = f"{tree.feature_names[f]} = ", threshold[node]
+            stack.append((left[node], steps + ((f, head, f" <= {t:.4g}"),)))
+            stack.append((right[node], steps + ((f, head, f" > {t:.4g}"),)))
+
+    def __call__(self, x) -> tuple[int, list[str]]:
+        """``(leaf, path)`` of the input ``x`` (a list of floats, :data:`FEATURE_NAMES`)."""
+        feature, threshold, left, right = self.nodes
+        node = 0
+        while feature[node] != LEAF:
+            node = left[node] if x[feature[node]] <= threshold[node] else right[node]
+        steps, last = self.steps[node]
+        return node, [head + format(x[f], ".4g") + tail for f, head, tail in steps] + [last]
+
+
+def _leaf_choices(entry: dict, installed) -> dict:
+    """Per leaf of a loaded tree: ``(label, preset, params, note)``, the leaf's candidate if its preset is
+    installed, else the installed candidate of least training regret in that leaf, with the note saying so
+    (the same for every input reaching the leaf: kept per pipeline, whose installed presets are fixed)."""
+    tree, presets, out = entry["tree"], entry["presets"], {}
+    for leaf in np.flatnonzero(tree.feature == LEAF).tolist():
+        label, note = tree.labels[tree.label[leaf]], ""
+        if label not in installed:
+            order = np.argsort(entry["leaf_regret"][leaf], kind="stable")
+            fallback = next(tree.labels[i] for i in order if tree.labels[i] in installed)
+            note = (f"the tree chose {label}, whose preset {presets[label][0]} is not installed; ran "
+                    f"{fallback}, the installed candidate of least training regret in that leaf")
+            label = fallback
+        out[leaf] = (label, *presets[label], note)
+    return out
 
 
 def _skip_rule(rule, labels, where: str):
@@ -176,8 +225,14 @@ def _nearest_on_grid(grid, value: float):
     midpoint goes to the lower one), or None outside ``[grid[0], grid[-1]]`` (relative tolerance 1e-9)."""
     if not grid[0] * (1 - 1e-9) <= value <= grid[-1] * (1 + 1e-9):
         return None
+    return grid[int(np.searchsorted(_log_midpoints(tuple(grid)), np.log(value), side="left"))]
+
+
+@lru_cache(maxsize=32)
+def _log_midpoints(grid: tuple) -> np.ndarray:
+    """The geometric midpoints of neighbouring values of ``grid``, as logs (per grid: public)."""
     logs = np.log(np.asarray(grid, dtype=float))
-    return grid[int(np.searchsorted((logs[:-1] + logs[1:]) / 2, np.log(value), side="left"))]
+    return (logs[:-1] + logs[1:]) / 2
 
 
 def rule_cell(rule, n: int, epsilon: float):
@@ -194,8 +249,9 @@ def rule_cell(rule, n: int, epsilon: float):
     ``auto`` keeps its measured default there."""
     if rule is None:
         return None
-    d, e = _nearest_on_grid(rule["domains"], n), _nearest_on_grid(rule["epsilons"], epsilon)
-    if d is None or e is None:
+    d = _nearest_on_grid(rule["domains"], n)
+    e = None if d is None else _nearest_on_grid(rule["epsilons"], epsilon)
+    if e is None:
         return None
     return rule["cells"].get((d, e))
 
@@ -260,9 +316,10 @@ class AutoPipeline(Pipeline):
 
     def _entry(self, model: dict, workload: str) -> dict:
         entry = model["trees"][workload]
+        installed = installed_labels(entry["presets"], self.registry)
         return {"tree": entry["tree"], "presets": entry["presets"], "leaf_regret": entry["leaf_regret"],
-                "installed": installed_labels(entry["presets"], self.registry), "sha256": model["sha256"],
-                "skip": entry["skip"]}
+                "installed": installed, "sha256": model["sha256"], "skip": entry["skip"],
+                "explain": entry["explain"], "leaves": _leaf_choices(entry, installed)}
 
     def check_dims(self, shape) -> None:
         """A grid without a usable 2-D tree is refused with the reason (before anything is spent)."""
@@ -295,18 +352,11 @@ class AutoPipeline(Pipeline):
         """The tree's choice for measured features (post-processing only): label, preset, path, note;
         ``dims`` picks the 1-D or the 2-D tree; ``note``: the skip rule's, when its preset is missing."""
         e = self.entries[dims]
-        tree, installed = e["tree"], e["installed"]
         x = feature_row(total, stats, n, eps_run)
-        leaf, path = tree.walk(x)
-        label = tree.labels[tree.label[leaf]]
-        if label not in installed:
-            order = np.argsort(e["leaf_regret"][leaf], kind="stable")
-            fallback = next(tree.labels[i] for i in order if tree.labels[i] in installed)
-            note = "; ".join(filter(None, [note, (
-                f"the tree chose {label}, whose preset {e['presets'][label][0]} is not installed; ran "
-                f"{fallback}, the installed candidate of least training regret in that leaf")]))
-            label = fallback
-        name, params = e["presets"][label]
+        leaf, path = e["explain"](x)
+        label, name, params, fallback = e["leaves"][leaf]
+        if fallback:
+            note = "; ".join(filter(None, [note, fallback]))
         return {"label": label, "preset": name, "params": params, "leaf": leaf, "dims": dims,
                 "path": path, "features": dict(zip(FEATURE_NAMES, x)),
                 "note": note, "rule": None}

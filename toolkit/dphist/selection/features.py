@@ -35,7 +35,7 @@ computed from exact integers (:func:`_exact_vector`): with ``T = q n + r`` (``0 
 ``q`` is above the mean and any other at or below it, so ``D = sum |x_i - q| + r (#{x_i <= q} - #{x_i >
 q}) / n``, ``W`` likewise per fine block with the block's own quotient, ``C = sum_j |n X_j - T s_j| / n``;
 each is the float nearest its exact value (one correctly rounded division of Python integers).  The
-integers come from one compiled call over the counts (their coarse block sums, then one pass;
+integers come from one compiled call over the counts (their coarse block sums, then two passes;
 :mod:`._statistics_jit`, numba: once a process has measured 2^27 bins of domains of 2^14 bins or more, when
 the time saved has paid for starting numba's compiler, :func:`_compiled`) or from int64 numpy passes (the
 same integers); the kernel's public probe histogram is recognised without a pass.  The selector's overhead:
@@ -278,20 +278,28 @@ def _exact_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
         if jit is None:
             ad, gd, num, den = _numpy_parts(g, total, grid, k, fr, fc)
             c = sum(abs(n * b - total * s) for b, s in zip(coarse.ravel().tolist(), sizes))
-    if jit is not None:
-        # Python integers from here: no int64 overflow in the products below
-        total, cv, cb, ad, gd, aw, rw, *last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(
-            g, cr, cc))
-        if total == 0:
-            return np.zeros(4)
-        c = n * cv + cb
-        tail = n % 4
-        if grid or tail == 0:
-            num, den = 4 * aw + rw, 4
-        else:
-            num, den = (4 * aw + rw) * tail + (tail * last[0] + last[1]) * 4, 4 * tail
-    d = (n * ad + total % n * (n - 2 * gd)) / n
-    return np.array([float(total), d, c / n, num / den])
+            return np.array(_statistics_of(n, total, ad, gd, c, num, den))
+    return np.array(_compiled_statistics(jit, g, layout))
+
+
+def _compiled_statistics(jit, g: np.ndarray, layout) -> tuple[float, float, float, float]:
+    """``(T, D, C, W)`` from the compiled passes' integers over ``g`` (the counts in the layout's shape,
+    read-only int64; the packaged blocks)."""
+    grid, _, _, _, cr, cc, _ = layout
+    # Python integers from here: no int64 overflow in the products below
+    total, cv, cb, ad, gd, vh, vl, last = map(int, (jit.grid_statistics if grid else jit.line_statistics)(g, cr, cc))
+    if total == 0:
+        return 0.0, 0.0, 0.0, 0.0
+    n = g.size
+    tail = 1 if grid else n % 4     # W = (4 vh + vl) / 2 + e on a grid, + wt / k over a vector's last k bins
+    num, den = ((4 * vh + vl) * tail + 2 * last, 2 * tail) if tail else (4 * vh + vl, 2)
+    return _statistics_of(n, total, ad, gd, n * cv + cb, num, den)
+
+
+def _statistics_of(n: int, total: int, ad: int, gd: int, c: int, num: int, den: int) -> tuple:
+    """``(T, D, C, W)`` as the floats nearest ``T``, ``D = (n ad + r (n - 2 gd)) / n`` (``r = T mod n``),
+    ``C = c / n`` and ``W = num / den`` (Python's division of integers rounds correctly)."""
+    return float(total), (n * ad + total % n * (n - 2 * gd)) / n, c / n, num / den
 
 
 def _float_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
@@ -310,21 +318,22 @@ def _float_vector(x: np.ndarray, layout, k: int) -> np.ndarray:
 
 
 def _vector(counts, shape=None, *, k: int | None = None, coarse: int | None = None,
-            checked: bool = False) -> np.ndarray:
+            checked: bool = False, layout=None) -> np.ndarray:
     """``(T, D, C, W)`` of a vector (``shape`` None or one axis; fine blocks of ``k`` bins, ``coarse``
     coarse blocks, the packaged ones by default) or a grid of ``shape``.  Non-negative integer counts
     (``checked``: the kernel's, int64 and clamped so that their total stays below ``2**62``; else checked
     here against the kernel's cap) take the exact route (:func:`_exact_vector`), others the floating-point
-    one."""
+    one.  ``layout``: the packaged blocks' :func:`_layout` of the counts' domain, when the caller keeps it."""
     global _zero_counts
     if checked and _zero_counts is not None and _zero_counts() is counts and not counts.flags.writeable:
         return np.zeros(4)
     x = np.asarray(counts).ravel()
     n = x.size
-    grid = shape is not None and len(shape) >= 2
     k = FINE_BLOCK if k is None else int(k)
-    layout = _layout(n, tuple(int(v) for v in shape) if grid else None, k,
-                     COARSE_BLOCKS if coarse is None else int(coarse), FINE_SIDE, COARSE_SIDE)
+    if layout is None:
+        grid = shape is not None and len(shape) >= 2
+        layout = _layout(n, tuple(int(v) for v in shape) if grid else None, k,
+                         COARSE_BLOCKS if coarse is None else int(coarse), FINE_SIDE, COARSE_SIDE)
     if (checked and x.dtype == np.int64) or (x.dtype.kind in "iu" and n and np.minimum.reduce(x) >= 0
                                              and np.maximum.reduce(x) <= count_cap(n)):
         out = _exact_vector(x, layout, k)
@@ -400,6 +409,9 @@ class ShapeStatistics(VettedMechanism):
              "2(1-1/k); grid: the same with the blocks' cell counts), each bound attained at the same pair: L1 "
              "sensitivity 1 (dphist.selection.features, module docstring)")
     sensitivity = 1.0
+    #: its run on the probe histogram (all zeros: four zeros scaled, four noise draws) is fixed by the
+    #: domain and epsilon, and the object never changes: the kernel probes it once per domain and epsilon
+    probe_once = True
 
     def __init__(self, n: int, shape=None):
         if n < 2:
@@ -411,6 +423,11 @@ class ShapeStatistics(VettedMechanism):
         sens = statistic_sensitivities(self.n) if self.shape is None else grid_statistic_sensitivities(self.shape)
         #: y = (T, D, C, W) / scale has L1 sensitivity 1
         self.scale = np.concatenate([[1.0], sens]) / WEIGHTS
+        self.scale.setflags(write=False)
+        self._scale = tuple(self.scale.tolist())
+        self._layout = _layout(self.n, self.shape, FINE_BLOCK, COARSE_BLOCKS, FINE_SIDE, COARSE_SIDE)
+        #: the blocks the compiled passes are written for (:func:`_exact_vector`)
+        self._compiled_blocks = FINE_SIDE == 2 if self.shape is not None else FINE_BLOCK == 4
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -421,8 +438,15 @@ class ShapeStatistics(VettedMechanism):
         return 4
 
     def run(self, counts, epsilon, noise, **arguments):
-        v = _vector(counts, self.shape, checked=True)       # a new vector: scaled in place
-        y = noise.laplace_mechanism(np.divide(v, self.scale, out=v), 1.0, epsilon)
+        layout = self._layout
+        jit = (_compiled(self.n, True) if type(counts) is np.ndarray and counts.dtype == np.int64
+               and counts.size == self.n and not counts.flags.writeable and self._compiled_blocks else None)
+        if jit is not None:         # the kernel's counts, the compiled pass serving: its integers used directly
+            v = _compiled_statistics(jit, counts.reshape(layout[1]), layout)
+        else:
+            v = _vector(counts, checked=True, layout=layout).tolist()
+        s = self._scale
+        y = noise.laplace_mechanism(np.array([v[0] / s[0], v[1] / s[1], v[2] / s[2], v[3] / s[3]]), 1.0, epsilon)
         return np.multiply(y, self.scale, dtype=float)
 
 
@@ -441,8 +465,8 @@ def measure(data, n: int, epsilon: float, shape=None) -> dict:
         return {"total": float(total[0]), "stats": (0.0, 0.0, 0.0)}
     shape = None if shape is None or len(shape) < 2 else tuple(int(v) for v in shape)
     mechanism = _shape_statistics(n, shape, COARSE_BLOCKS, FINE_BLOCK, COARSE_SIDE, FINE_SIDE)
-    v = np.asarray(data.custom(mechanism, epsilon), dtype=float).ravel()
-    return {"total": float(v[0]), "stats": (float(v[1]), float(v[2]), float(v[3]))}
+    total, *stats = np.asarray(data.custom(mechanism, epsilon), dtype=float).ravel().tolist()
+    return {"total": total, "stats": tuple(stats)}
 
 
 def feature_matrix(total, stats, n, eps_run) -> np.ndarray:
@@ -466,5 +490,6 @@ def feature_row(total: float, stats, n: int, eps_run: float) -> list[float]:
     no array set-up; the same formulas, ``tests/test_selection.py`` compares the two)."""
     t = max(float(total), 1.0)
     e = float(eps_run)
-    shape = [min(max(float(v) / (2.0 * t), 0.0), 1.0) for v in stats]
-    return [math.log10(t), math.log10(t * e), math.log10(t * e / n), *shape, math.log2(n), math.log10(e)]
+    half, (d, c, w) = 2.0 * t, stats
+    return [math.log10(t), math.log10(t * e), math.log10(t * e / n), min(max(float(d) / half, 0.0), 1.0),
+            min(max(float(c) / half, 0.0), 1.0), min(max(float(w) / half, 0.0), 1.0), math.log2(n), math.log10(e)]
