@@ -50,14 +50,11 @@ def test_streamed_blocks_equal_whole_windows_and_refuse_going_back():
         stream.block(1, 10)
 
 
-def test_sliding_windows_move_their_pointer_both_ways_and_restart_after_a_gap():
-    """Single positions with runs of large and small values, so the mean of windows on both sides of
-    ``_windows.SCAN_MOVES`` passes many distinct values up and down; blocks of uneven widths, one of them
-    after a gap of ends.  Kills: a pointer move that recounts only the short windows (a long window's
-    count or sum not moved by the values passed, or moved the wrong way), ``< hi`` as ``<= hi``, a value's
-    positions counted outside the window (off by one at either edge), a window continued from a state that
-    is not the previous end's (the gap: its
-    slide through the skipped ends writes outside the block), the mean of a length that is not a power of two taken as a shift."""
+def test_sliding_windows_move_their_pointer_both_ways_and_continue_after_a_gap():
+    """Single positions with runs of large and small values, so the mean of short and long sliding windows
+    passes many distinct values up and down; blocks of uneven widths, one of them after a gap of ends.
+    Kills: a pointer walk that stops one value early or skips the walk down, a multiplicity not removed when
+    a value leaves, a window continued after a gap from a state that is not the previous end's."""
     rng = np.random.default_rng(11)
     n = 2100
     level = np.repeat(rng.choice([0, 40, 900, 5000], n // 50), 50)[:n]
@@ -102,7 +99,7 @@ class _Offsets:
 def test_shared_searches_equal_one_matrix_search_each(grouped, threads, monkeypatch):
     """Kills: searches sharing windows that mix up their ``best`` arrays or offsets, a streamed block that
     reads the window of the wrong end, a traceback off by one group, a tie rule lost in the block kernel;
-    in ``power_of_two_levels``, a level of long groups skipped or compared for ends whose starts are not
+    in ``power_of_two_levels_many``, a level of long groups skipped or compared for ends whose starts are not
     final yet (blocks of 128 ends: levels 4 to 6 inside a block); on two threads, the next block's windows
     written into the buffer being searched."""
     x, singles, groups = _data(4, n=900)

@@ -51,16 +51,26 @@ def pairwise_sum(a, lo, n):
     return _pairwise_on(a, lo, n, np.empty((4, 128), dtype=np.int64), np.empty(128))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _next_block(los, ns, phase, top, vals, nv):
-    """numpy's pairwise recursion run on an explicit stack up to its next block of at most 128 values
-    (``los[top]``, ``ns[top]``; ``top = -1`` when the sum is done, in ``vals[0]``): a part above 128 values
-    is split into halves (the first rounded down to a multiple of 8), first half, then second, then their
-    sums added.  The caller sums the block into ``vals[nv]``, then pops it (``nv + 1``, ``top - 1``)."""
+@njit(cache=True, nogil=True)
+def _pairwise_on(a, lo, n, stack, vals):
+    """:func:`pairwise_sum` of more than 128 values with its stack given (``stack``: 4 x 128 integers,
+    ``vals``: 128 floats; reused by the caller).  The recursion runs on this explicit stack (numba's
+    cached recursive functions are not reliable)."""
+    los = stack[0]
+    ns = stack[1]
+    phase = stack[2]
+    phase[0] = 0
+    top = 0
+    los[0] = lo
+    ns[0] = n
+    nv = 0
     while top >= 0:
         m = ns[top]
         if m <= 128:
-            return top, nv
+            vals[nv] = _block_sum(a, los[top], m)
+            nv += 1
+            top -= 1
+            continue
         half = m // 2
         half -= half % 8
         if phase[top] == 0:                  # the first half next
@@ -79,24 +89,6 @@ def _next_block(los, ns, phase, top, vals, nv):
             vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
             nv -= 1
             top -= 1
-    return top, nv
-
-
-@njit(cache=True, nogil=True)
-def _pairwise_on(a, lo, n, stack, vals):
-    """:func:`pairwise_sum` of more than 128 values with its stack given (``stack``: 4 x 128 integers,
-    ``vals``: 128 floats; reused by the caller).  The recursion runs on this explicit stack
-    (:func:`_next_block`; numba's cached recursive functions are not reliable)."""
-    los = stack[0]
-    ns = stack[1]
-    phase = stack[2]
-    phase[0] = 0
-    los[0] = lo
-    ns[0] = n
-    top, nv = _next_block(los, ns, phase, 0, vals, 0)
-    while top >= 0:
-        vals[nv] = _block_sum(a, los[top], ns[top])
-        top, nv = _next_block(los, ns, phase, top - 1, vals, nv + 1)
     return vals[0]
 
 
@@ -130,65 +122,6 @@ def partition_deviation(x, bounds, scratch):
     if x.size <= 128:
         return _block_sum(scratch, 0, x.size)
     return _pairwise_on(scratch, 0, x.size, stack, vals)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _exact_total(x, a, b):
-    """The sum of ``x[a:b]`` in eight running sums: exact (and so numpy's) when every partial sum of the
-    values is an integer below 2^53 (the caller checks)."""
-    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
-    i = a
-    while i + 8 <= b:
-        r0 += x[i]
-        r1 += x[i + 1]
-        r2 += x[i + 2]
-        r3 += x[i + 3]
-        r4 += x[i + 4]
-        r5 += x[i + 5]
-        r6 += x[i + 6]
-        r7 += x[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < b:
-        res += x[i]
-        i += 1
-    return res
-
-
-@njit(cache=True, nogil=True)
-def integer_partition_deviation(x, bounds):
-    """:func:`partition_deviation` of integer values whose absolute sum is below 2^53, without its array of
-    deviations: every group total is then exact in any order (numpy's ``add.reduceat`` gives the same
-    integer), and the deviations ``|x_i - mean|`` are made 128 at a time, exactly as numpy's pairwise sum
-    visits them (its blocks of at most 128 values, left to right, combined as :func:`_pairwise_on`
-    combines them), into a buffer of 128 floats.  The same numbers, bit for bit."""
-    buf = np.empty(128)
-    stack = np.empty((3, 128), dtype=np.int64)
-    los = stack[0]
-    ns = stack[1]
-    phase = stack[2]
-    vals = np.empty(128)
-    g = 0                                    # the group of the next deviation made, and its mean
-    mean = _exact_total(x, bounds[0], bounds[1]) / (bounds[1] - bounds[0])
-    phase[0] = 0
-    los[0] = 0
-    ns[0] = x.size
-    top, nv = _next_block(los, ns, phase, 0, vals, 0)
-    while top >= 0:                          # a block of numpy's pairwise sum: its deviations, then its sum
-        lo = los[top]
-        m = ns[top]
-        i = lo
-        while i < lo + m:
-            while bounds[g + 1] <= i:
-                g += 1
-                mean = _exact_total(x, bounds[g], bounds[g + 1]) / (bounds[g + 1] - bounds[g])
-            stop = min(bounds[g + 1], lo + m)
-            for q in range(i, stop):
-                buf[q - lo] = abs(x[q] - mean)
-            i = stop
-        vals[nv] = _block_sum(buf, 0, m)
-        top, nv = _next_block(los, ns, phase, top - 1, vals, nv + 1)
-    return vals[0]
 
 
 @njit(cache=True, nogil=True)

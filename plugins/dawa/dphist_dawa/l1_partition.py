@@ -299,13 +299,20 @@ def partition_costs(x, bounds_list, eps_2: float) -> np.ndarray:
 
     Adding or removing one record moves one group's ``dev`` by at most ``2 (1 - 1/|b|) < 2`` (module
     docstring) and leaves ``|B| / eps_2`` unchanged: sensitivity 2 for every candidate."""
-    from ._kernels import integer_partition_deviation, partition_deviation   # numpy's order, compiled
+    from ._kernels import partition_deviation   # numpy's sums in numpy's order: the same numbers, compiled
     x = np.ascontiguousarray(x, dtype=np.float64)
     out = np.empty(len(bounds_list))
     if not x.any():   # all zeros (the kernel's public probe): every deviation is +0.0 exactly, numpy's too
         for j, b in enumerate(bounds_list):
             out[j] = 0.0 + (len(b) - 1) / eps_2
         return out
+    scratch = np.empty(x.size)
+    for j, b in enumerate(bounds_list):
+        b = np.ascontiguousarray(b, dtype=np.int64)
+        # one bin per group: every |x_i - x_i / 1| is +0.0, and so is numpy's sum of them
+        dev = 0.0 if b.size == x.size + 1 else partition_deviation(x, b, scratch)
+        out[j] = dev + (b.size - 1) / eps_2
+    return out
     # integers whose absolute sum is below 2^53 (the kernel's counts): exact group totals in any order
     exact = bool(np.abs(x).sum() < 2.0 ** 53) and bool(np.all(x == np.rint(x)))
     scratch = None if exact else np.empty(x.size)

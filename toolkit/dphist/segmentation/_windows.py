@@ -21,8 +21,8 @@ per sum and step).  The distinct values are ranked by counting over their range 
 **Streamed search.**  :func:`power_of_two_block` is :func:`.kernels.power_of_two_lengths` on the ends
 ``[e0, e1)`` with the windows given by their end (``W[j, e - e0]``: units ``[e - 2^j, e)``): the same
 candidates, in the same order, with the same comparison, so the same ``best`` and ``back``;
-:func:`power_of_two_levels` gives the same with the long groups' candidates compared for many ends at
-once.  Measured at 2^20 power-law bins (DAWA-approx's four ``select`` searches on its noisy counts, CPU
+:func:`power_of_two_levels_many` gives the same with the long groups' candidates compared for many ends at
+once, for several searches on the same windows in one call.  Measured at 2^20 power-law bins (DAWA-approx's four ``select`` searches on its noisy counts, CPU
 time on one thread, load 6-8, best of 5, against the code before these kernels in alternating processes):
 windows and searches 0.57-0.70 s -> 0.32-0.33 s, the distinct values 0.047-0.049 s -> 0.006 s.
 """
@@ -127,7 +127,7 @@ def count_windows_block(node, dv, values, bounds, lengths, direct, slot, mult, p
 
 
 @njit(cache=True, nogil=True)
-def count_windows_singles(idv, pos, pos_start, values, lengths, direct, ptrs, accs, ends, e0, e1, out, scratch):
+def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, ptrs, accs, ends, e0, e1, out, scratch):
     """:func:`count_windows_block` when every unit is one position (``bounds`` = ``0..k``): the same
     ``c``, ``s``, ``N`` and ``S`` of every window (exact integer sums, whatever their order) and the same
     formula, so the same numbers.  Direct lengths are counted with the ends as the inner loop (no branch:
@@ -181,167 +181,48 @@ def count_windows_singles(idv, pos, pos_start, values, lengths, direct, ptrs, ac
                     dev = (mean * c - s) + ((t_[i] - s) - mean * (n_in - c))
                     r_[i] = dev if dev > 0.0 else 0.0
             continue
-        _slide_singles(values, idv, pos, pos_start, j, L, ptrs, accs, ends, e0, e1, row)
-
-
-#: a sliding window of at most this many single positions recounts its values when its pointer moves;
-#: longer ones count the values the pointer passes in their lists of positions
-SCAN_MOVES = 128
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _count_in(pos, pos_start, r, a, b):
-    """How many positions of distinct value ``r`` lie in ``[a, b)`` (its positions: ``pos[pos_start[r]:
-    pos_start[r + 1]]``, increasing)."""
-    own = pos[pos_start[r]:pos_start[r + 1]]
-    return np.searchsorted(own, b) - np.searchsorted(own, a)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _mean(tot, pow2, fl, inv):
-    """``float(tot) / L``: a product by ``1 / L`` when ``L`` is a power of two (both exact)."""
-    return float(tot) * inv if pow2 else float(tot) / fl
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _floor_mean(tot, sh, pow2, fl, inv):
-    """``floor`` of the window's float mean (an integer value lies below or at the mean exactly when it lies
-    below or at this); ``total >> sh`` for ``L = 2^sh`` (an arithmetic shift floors)."""
-    return tot >> sh if pow2 else np.int64(np.floor(_mean(tot, pow2, fl, inv)))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _move(values, idv, pos, pos_start, L, t, ptr, c, s, e):
-    """The pointer of the window ``[e - L, e)`` moved to the first distinct value above ``t`` (the floor of
-    its mean), with the count ``c`` and sum ``s`` of its values below the pointer: recounted when
-    ``L <= SCAN_MOVES``, else moved by the window's positions of each distinct value passed."""
-    top = idv.size
-    a = e - L
-    old = ptr
-    while ptr < top and idv[ptr] <= t:
-        ptr += 1
-    while ptr > 0 and idv[ptr - 1] > t:
-        ptr -= 1
-    if L <= SCAN_MOVES:
-        hi = idv[ptr] if ptr < top else np.int64(1) << np.int64(62)
-        c = np.int64(0)
-        s = np.int64(0)
-        for q in range(a, e):
-            v = np.int64(values[q])
-            if v < hi:
-                c += 1
-                s += v
-    else:
-        for r in range(old, ptr):                         # values now below the pointer
-            k = _count_in(pos, pos_start, r, a, e)
-            c += k
-            s += k * idv[r]
-        for r in range(ptr, old):                         # values no longer below it
-            k = _count_in(pos, pos_start, r, a, e)
-            c -= k
-            s -= k * idv[r]
-    return ptr, c, s
-
-
-@njit(cache=True, nogil=True)
-def _slide_singles(values, idv, pos, pos_start, j, L, ptrs, accs, ends, e0, e1, row):
-    """The sliding windows of ``L = 2^j`` single positions for the ends ``[e0, e1)`` (``row[e - e0]``), from
-    the state of end ``ends[j]`` (valid once ``ends[j] >= L``: ``ptrs[j]`` the first distinct value above the
-    mean, ``accs[j]`` the count and sum of the values below it, ``L`` and the total), else started at the
-    first end by a scan of its window.
-
-    No table of multiplicities: the values are integers, so a value lies below the pointer when it is
-    below ``hi`` = the pointer's value, and the pointer needs no move while ``lo <= floor(mean) < hi``
-    (``lo`` the value before it; ``floor(mean)`` = ``total >> j``, exact); one step is then two reads, two
-    comparisons and integer additions.  When the pointer moves, a window of at most ``SCAN_MOVES`` bins
-    recounts its values below the new pointer, a longer one adds or removes the positions of each value
-    passed that lie in the window (``pos``: the positions grouped by distinct value, two binary searches
-    per value passed).  The same integers ``c``, ``s``, ``L``, ``S`` as :func:`count_windows_block`, the
-    same formula: the same deviations, bit for bit."""
-    top = idv.size
-    big = np.int64(1) << np.int64(62)
-    sh = 0
-    while (1 << sh) < L:
-        sh += 1
-    pow2 = (1 << sh) == L                                 # then floor(mean) = total >> sh and mean = total / L
-    inv = 1.0 / float(L)                                  # exactly (L a power of two)
-    fl = float(L)
-    e = max(e0, L)
-    for q in range(e0, min(e, e1)):
-        row[q - e0] = np.inf
-    if e >= e1:
-        return
-    if ends[j] >= L and ends[j] + 1 == e:                 # the state of end e0 - 1
+        m_ = mult[slot[j]]
         ptr = ptrs[j]
-        c = np.int64(accs[j, 0])
+        c = np.int64(accs[j, 0])                         # the sums as integers (exact: the same numbers)
         s = np.int64(accs[j, 1])
-        tot = np.int64(accs[j, 3])
-        e = ends[j] + 1
-    else:                                                 # started at end e: its window scanned (the same
-                                                          # integers as a slide to it)
-        tot = np.int64(0)
-        for q in range(e - L, e):
-            tot += np.int64(values[q])
-        t = _floor_mean(tot, sh, pow2, fl, inv)
-        ptr = np.searchsorted(idv, t, side="right")
-        hi = idv[ptr] if ptr < top else big
-        c = np.int64(0)
-        s = np.int64(0)
-        for q in range(e - L, e):
-            v = np.int64(values[q])
-            if v < hi:
-                c += 1
-                s += v
-        mean = _mean(tot, pow2, fl, inv)
-        fc = float(c)
-        fs = float(s)
-        dev = (mean * fc - fs) + ((float(tot) - fs) - mean * (fl - fc))
-        row[e - e0] = dev if dev > 0.0 else 0.0
-        e += 1
-    hi = idv[ptr] if ptr < top else big
-    lo = idv[ptr - 1] if ptr > 0 else -big
-    for e in range(e, e1):                                # the window [e - L, e): value e - 1 in, e - 1 - L out
-        v_in = np.int64(values[e - 1])
-        v_out = np.int64(values[e - 1 - L])
-        tot += v_in - v_out
-        b_in = v_in < hi
-        b_out = v_out < hi
-        c += (1 if b_in else 0) - (1 if b_out else 0)
-        s += (v_in if b_in else 0) - (v_out if b_out else 0)
-        t = _floor_mean(tot, sh, pow2, fl, inv)
-        if t >= hi or t < lo:                             # the mean passed a distinct value: move the pointer
-            ptr, c, s = _move(values, idv, pos, pos_start, L, t, ptr, c, s, e)
-            hi = idv[ptr] if ptr < top else big
-            lo = idv[ptr - 1] if ptr > 0 else -big
-        mean = _mean(tot, pow2, fl, inv)
-        fc = float(c)
-        fs = float(s)
-        dev = (mean * fc - fs) + ((float(tot) - fs) - mean * (fl - fc))
-        row[e - e0] = dev if dev > 0.0 else 0.0
-    ptrs[j] = ptr
-    accs[j, 0] = float(c)
-    accs[j, 1] = float(s)
-    accs[j, 2] = fl
-    accs[j, 3] = float(tot)
-    ends[j] = e1 - 1
-
-
-@njit(cache=True, nogil=True)
-def positions_by_value(node, size):
-    """The positions grouped by their distinct value's index ``node`` (``size`` values), each group
-    increasing: ``(pos, start)`` with value ``r``'s positions ``pos[start[r]:start[r + 1]]`` (int32)."""
-    start = np.zeros(size + 1, dtype=np.int64)
-    for q in range(node.size):
-        start[node[q] + 1] += 1
-    for r in range(size):
-        start[r + 1] += start[r]
-    fill = start[:-1].copy()
-    pos = np.empty(node.size, dtype=np.int32)
-    for q in range(node.size):
-        r = node[q]
-        pos[fill[r]] = q
-        fill[r] += 1
-    return pos, start
+        n_in = np.int64(accs[j, 2])
+        tot_ = np.int64(accs[j, 3])
+        e = ends[j]
+        while e < e1 - 1:
+            d = node[e]                                  # unit e enters
+            m_[d] += 1
+            v_in = idv[d]
+            b_in = d < ptr
+            if e - L >= 0:                               # unit e - L leaves
+                d = node[e - L]
+                m_[d] -= 1
+                b_out = d < ptr
+                tot_ += v_in - idv[d]
+                c += (1 if b_in else 0) - (1 if b_out else 0)
+                s += (v_in if b_in else 0) - (idv[d] if b_out else 0)
+            else:
+                n_in += 1
+                tot_ += v_in
+                c += 1 if b_in else 0
+                s += v_in if b_in else 0
+            e += 1
+            if e < e0:
+                continue
+            if e < L:
+                row[e - e0] = np.inf
+                continue
+            mean = float(tot_) / float(n_in)
+            ptr, c, s = _settle(dv, idv, m_, ptr, mean, c, s)
+            fc = float(c)
+            fs = float(s)
+            dev = (mean * fc - fs) + ((float(tot_) - fs) - mean * (float(n_in) - fc))
+            row[e - e0] = dev if dev > 0.0 else 0.0
+        accs[j, 0] = float(c)
+        accs[j, 1] = float(s)
+        accs[j, 2] = float(n_in)
+        accs[j, 3] = float(tot_)
+        ptrs[j] = ptr
+        ends[j] = e
 
 
 @njit(cache=True, nogil=True)
@@ -388,7 +269,7 @@ def power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, longest):
         back_j[e] = arg
 
 
-#: the shortest groups (``2^j < 2^SHORT_BITS`` units) compared end by end in :func:`power_of_two_levels`
+#: the shortest groups (``2^j < 2^SHORT_BITS`` units) compared end by end in :func:`power_of_two_levels_many`
 SHORT_BITS = 4
 
 
@@ -577,17 +458,12 @@ class CountingWindows:
             self.dv, self.node = distinct_values(values) if distinct is None else distinct()
         else:
             self.dv, self.node = np.zeros(1), np.zeros(1, dtype=np.int32)
-        self.ptrs = np.zeros(self.lengths.size, dtype=np.int64)
-        self.accs = np.zeros((self.lengths.size, 4))
-        self.ends = np.zeros(self.lengths.size, dtype=np.int64)
-        if self.singles:              # no multiplicities: lists of positions for the long windows' pointer moves
-            self.pos, self.pos_start = np.zeros(1, dtype=np.int32), np.zeros(2, dtype=np.int64)
-            if np.any(self.lengths[~self.direct] > SCAN_MOVES):
-                self.pos, self.pos_start = positions_by_value(self.node, self.dv.size)
-            return
         # multiplicities per distinct value, one row per sliding length (int32: a window holds < 2^31 bins)
         self.slot = np.maximum(np.cumsum(~self.direct) - 1, 0)
         self.mult = np.zeros((max(sliding, 1), self.dv.size), dtype=np.int32)
+        self.ptrs = np.zeros(self.lengths.size, dtype=np.int64)
+        self.accs = np.zeros((self.lengths.size, 4))
+        self.ends = np.zeros(self.lengths.size, dtype=np.int64)
 
     def block(self, e0: int, e1: int, out=None) -> np.ndarray:
         if np.any(self.ends[~self.direct] >= e0):
@@ -598,8 +474,8 @@ class CountingWindows:
                 self.scratch = np.empty((4, DIRECT_CHUNK))
             if self.idv is None:
                 self.idv = self.dv.astype(np.int64)
-            count_windows_singles(self.idv, self.pos, self.pos_start, self.values, self.lengths, self.direct,
-                                  self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch)
+            count_windows_singles(self.node, self.dv, self.idv, self.values, self.lengths, self.direct, self.slot,
+                                  self.mult, self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch)
             return out
         count_windows_block(self.node, self.dv, self.values, self.bounds, self.lengths, self.direct, self.slot,
                             self.mult, self.ptrs, self.accs, self.ends, e0, e1, out)
