@@ -127,7 +127,8 @@ def count_windows_block(node, dv, values, bounds, lengths, direct, slot, mult, p
 
 
 @njit(cache=True, nogil=True)
-def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, ptrs, accs, ends, e0, e1, out, scratch):
+def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, ptrs, accs, ends, e0, e1, out, scratch,
+                          part=0):
     """:func:`count_windows_block` when every unit is one position (``bounds`` = ``0..k``): the same
     ``c``, ``s``, ``N`` and ``S`` of every window (exact integer sums, whatever their order) and the same
     formula, so the same numbers.  Direct lengths are counted with the ends as the inner loop (no branch:
@@ -139,6 +140,8 @@ def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, pt
     cnt = scratch[2]
     sm = scratch[3]
     for j in range(lengths.size):
+        if (part == 1 and not direct[j]) or (part == 2 and direct[j]):
+            continue
         L = lengths[j]
         row = out[j]
         if direct[j]:
@@ -465,8 +468,10 @@ class CountingWindows:
         self.accs = np.zeros((self.lengths.size, 4))
         self.ends = np.zeros(self.lengths.size, dtype=np.int64)
 
-    def block(self, e0: int, e1: int, out=None) -> np.ndarray:
-        if np.any(self.ends[~self.direct] >= e0):
+    def block(self, e0: int, e1: int, out=None, part: int = 0) -> np.ndarray:
+        """The windows of the ends ``[e0, e1)``; with single positions, ``part`` 1 or 2 counts only the direct
+        or only the sliding lengths' rows (:func:`count_windows_singles`), else every row."""
+        if part != 1 and np.any(self.ends[~self.direct] >= e0):
             raise ValueError("CountingWindows: blocks of ends must come in increasing order")
         out = np.empty((self.lengths.size, e1 - e0)) if out is None else out
         if self.singles:
@@ -475,7 +480,7 @@ class CountingWindows:
             if self.idv is None:
                 self.idv = self.dv.astype(np.int64)
             count_windows_singles(self.node, self.dv, self.idv, self.values, self.lengths, self.direct, self.slot,
-                                  self.mult, self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch)
+                                  self.mult, self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch, part)
             return out
         count_windows_block(self.node, self.dv, self.values, self.bounds, self.lengths, self.direct, self.slot,
                             self.mult, self.ptrs, self.accs, self.ends, e0, e1, out)

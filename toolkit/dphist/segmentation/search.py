@@ -214,23 +214,37 @@ def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool
 
 def _stream_blocks(stream, search_block, k: int, n_lengths: int, width: int, threads) -> None:
     """The stream's blocks of ends in order, each handed to ``search_block(W, e0, e1)`` in order; on two
-    threads from ``STREAM_THREADS_MIN`` ends, the next block counted while this one is searched."""
+    threads from ``STREAM_THREADS_MIN`` ends, the next block counted while this one is searched (with single
+    positions the next block's direct rows counted after this block's search on the same thread, its sliding
+    rows on the other: their loads balanced, disjoint rows)."""
     blocks = [(e0, min(k + 1, e0 + STREAM_BLOCK)) for e0 in range(1, k + 1, STREAM_BLOCK)]
     buffers = [np.empty((n_lengths, width))]
     if parallel.resolve(threads) > 1 and k >= STREAM_THREADS_MIN and len(blocks) > 1:
         buffers.append(np.empty((n_lengths, width)))
         e0, e1 = blocks[0]
         W = stream.block(e0, e1, _block_buffer(buffers[0], e1 - e0))
+        split = bool(getattr(stream, "singles", False))   # the next block's direct rows on the search's thread
         for i, (e0, e1) in enumerate(blocks):
-            tasks = [partial(search_block, W, e0, e1)]
             if i + 1 < len(blocks):
                 f0, f1 = blocks[i + 1]
-                W = _block_buffer(buffers[(i + 1) % 2], f1 - f0)
-                tasks.append(partial(stream.block, f0, f1, W))
-            parallel.run_all(tasks, 2)
+                W_next = _block_buffer(buffers[(i + 1) % 2], f1 - f0)
+                if split:
+                    tasks = [partial(_then, partial(search_block, W, e0, e1), partial(stream.block, f0, f1, W_next, 1)),
+                             partial(stream.block, f0, f1, W_next, 2)]
+                else:
+                    tasks = [partial(search_block, W, e0, e1), partial(stream.block, f0, f1, W_next)]
+                parallel.run_all(tasks, 2)
+                W = W_next
+            else:
+                search_block(W, e0, e1)
     else:
         for e0, e1 in blocks:
             search_block(stream.block(e0, e1, _block_buffer(buffers[0], e1 - e0)), e0, e1)
+
+
+def _then(first, second) -> None:
+    first()
+    second()
 
 
 def _block_buffer(buffer, width: int):
