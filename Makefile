@@ -70,7 +70,10 @@ bench: dev
 
 # the auto preset's selector: the training sweep on public data (results/selector-training, resumed), one
 # regret tree per workload and its public skip rule, written to toolkit/dphist/selection/auto-1d.json (needs DPHIST_SHARED's DPBench
-# sources; about 40 minutes on two busy cores); then the held-out evaluation, notebooks/data/selection-heldout.csv;
+# sources; about 40 minutes on two busy cores; each workload's feature share, train.SHARES_1D, stored in the model);
+# then the held-out evaluation, notebooks/data/selection-heldout.csv; the 16-trial held-out runs against the
+# oracle at share 0.1 for every workload (selection-oracle.csv) and at the model's shares (selection-oracle-shares.csv,
+# the candidates' cells reused; about 5 minutes each);
 # then the same for grids: the 2-D sweep (results/selector-training-2d, about 2 minutes on two cores) ->
 # auto-2d.json, and its held-out evaluation (about 2 minutes), notebooks/data/selection-2d-heldout.csv
 # the reference data beside the repository (or DPHIST_SHARED): the library never looks for it itself
@@ -81,7 +84,10 @@ DPBENCH_2D := $(SHARED)/datasets/peer-dpbench/2D
 selector: dev
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.selection.train --data-dir $(DPBENCH_1D)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_eval.py --data-dir $(DPBENCH_1D)
-	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_oracle.py --data-dir $(DPBENCH_1D)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_oracle.py --data-dir $(DPBENCH_1D) --trials 16 --share 0.1
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_oracle.py --data-dir $(DPBENCH_1D) --trials 16 \
+		--out results/selector-oracle-shares --reuse results/selector-oracle/fixed/results.csv \
+		--csv notebooks/data/selection-oracle-shares.csv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dphist.selection.train --dims 2 --data-dir $(DPBENCH_2D)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/selector_eval_2d.py --data-dir $(DPBENCH_2D)
 

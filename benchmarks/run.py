@@ -1,7 +1,7 @@
 """Run the speed benchmarks: ``make bench`` (all) or ``python benchmarks/run.py TOPIC... [--only "A|B"]``.
 
-``--only "A|B"`` runs the cases whose name contains ``A`` or ``B`` (names hold commas: ``|`` separates)
-and keeps the topic's other rows from its results file (said in the file's first line).
+``--only "A|B"`` runs the cases whose name contains ``A`` or ``B`` (names hold commas: ``|`` separates;
+``^A``: whose name starts with ``A``, so that ``^H, N`` leaves out ``GreedyH, N``) and keeps the topic's other rows from its results file (said in the file's first line).
 
 Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 
@@ -103,6 +103,13 @@ def _load_average() -> str:
         return "-"
 
 
+def _selected(name: str, only) -> bool:
+    """Whether ``--only``'s parts (None: every case) select the case ``name``: a part ``A`` when the name
+    contains it, a part ``^A`` when the name starts with ``A``."""
+    return only is None or any(name.startswith(part[1:]) if part.startswith("^") else part in name
+                               for part in only)
+
+
 def _base_name(row: str, names) -> str | None:
     """The case (one of ``names``) a table row is about: its first cell is the case's name, alone or
     followed by what the runner appends (`` (run / reference = ...)``, a note such as `` (DPBench failed:
@@ -151,7 +158,7 @@ def main(argv: list[str]) -> int:
         fresh = {}
         load_before = _load_average()
         for case in mod.CASES:
-            if only is not None and not any(part in case["name"] for part in only):
+            if not _selected(case["name"], only):
                 continue
             if "measure" in case:
                 secs, case["target"] = case["measure"]()

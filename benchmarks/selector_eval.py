@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-#: feature shares measured (the preset's default is dphist.selection.DEFAULT_SHARE)
+#: feature shares measured, each for every workload (the packaged model's are per workload:
+#: dphist.selection.train.SHARES_1D; benchmarks/selector_oracle.py evaluates them)
 SHARES = (0.05, 0.1, 0.2)
-#: the share whose choices are recorded per trial (the preset's default)
+#: the share whose choices are recorded per trial
 CHOICE_SHARE = 0.1
 FOLDS = 3
 DOMAIN = 4096
@@ -39,9 +40,15 @@ def folds(config) -> list[list[str]]:
     return [names[k::FOLDS] for k in range(FOLDS)]
 
 
+def share_tag(share) -> str:
+    """A share as labels and file names show it: ``0.05``, or ``model`` for None (the packaged procedure's
+    per-workload shares, :data:`dphist.selection.train.SHARES_1D`, `auto` taking its share from the model)."""
+    return "model" if share is None else f"{share:g}"
+
+
 def auto_label(wl, share, fold):
     """The sweep's label of `auto` (the fold in it: the engine caches pipelines by label)."""
-    return f"auto@{wl}@{share:g}@fold{fold}"
+    return f"auto@{wl}@{share_tag(share)}@fold{fold}"
 
 
 def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: int = DOMAIN, shares=SHARES,
@@ -61,12 +68,13 @@ def run_folds(config, tables, out: Path, held_out=None, dims: int = 1, domain: i
     for k, held in enumerate(folds(config) if held_out is None else held_out):
         algs = []
         for share in shares:
-            path = out / "models" / f"share{share:g}-fold{k}.json"
+            path = out / "models" / f"share{share_tag(share)}-fold{k}.json"
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_model(train_models(tables, config, share=share, exclude=held, dims=dims), path)
             models[(k, share)] = path
-            algs += [AlgorithmSpec("auto", {"workload": wl, "share": share, key: str(path)}, auto_label(wl, share, k))
+            given = {} if share is None else {"share": share}     # None: the model's share per workload
+            algs += [AlgorithmSpec("auto", {"workload": wl, **given, key: str(path)}, auto_label(wl, share, k))
                      for wl in WORKLOADS]
         sweep = replace(config, algorithms=algs, datasets=[d for d in config.datasets if d.key in held],
                         domains=[domain], output=str(out / f"fold{k}"), limits={}, **overrides)

@@ -13,7 +13,8 @@ the oracle so that it is small:
    and fresh noise, as in :mod:`dphist.experiments`); cells an earlier sweep with the same root seed
    already ran (``--reuse``: the training sweep's ``results.csv``, whose cells are bit-identical) are
    copied, not rerun;
-2. the real `auto` preset (share 0.1, or ``--share``) on the same cells, per fold by source with the fold's model
+2. the real `auto` preset (each workload's share from its model, :data:`dphist.selection.train.SHARES_1D`, or
+   one ``--share`` for all) on the same cells, per fold by source with the fold's model
    trained on the training sweep without the fold's sources (:func:`selector_eval.run_folds`);
 3. ``notebooks/data/selection-oracle.csv``: one row per (source, scale, epsilon, workload, trial), every
    candidate's scaled L2 error and `auto`'s;
@@ -42,7 +43,8 @@ ROOT = HERE.parent
 DOMAIN = 4096
 SCALES = (1_000, 100_000, 10_000_000)
 TRIALS = 6
-SHARE = 0.1
+#: `auto`'s feature share: None, the packaged procedure's per-workload shares (the model's, SHARES_1D)
+SHARE = None
 OUT_CSV = ROOT / "notebooks" / "data" / "selection-oracle.csv"
 #: random splits of the trials into two disjoint halves (seeded) for the bias and the cross-fitted oracle
 SPLITS = 20
@@ -83,12 +85,14 @@ def reuse_cells(previous, sweep) -> int:
     return kept
 
 
-def trial_table(fixed_csv, auto_csvs, config, share: float = SHARE):
+def trial_table(fixed_csv, auto_csvs, config, share=SHARE):
     """One row per (dataset, scale, epsilon, workload, trial): each candidate's error (columns named
-    without ``@<workload>``) and `auto`'s at feature share ``share`` (column ``auto``)."""
+    without ``@<workload>``) and `auto`'s at feature share ``share`` (column ``auto``; None: the model's
+    share per workload)."""
     import pandas as pd
 
     from dphist.selection.train import WORKLOADS, candidates
+    from selector_eval import share_tag
     fixed = pd.read_csv(fixed_csv)
     fixed = fixed[fixed["metric"] == "scaled-l2"]
     auto = pd.concat([pd.read_csv(c) for c in auto_csvs])
@@ -100,7 +104,7 @@ def trial_table(fixed_csv, auto_csvs, config, share: float = SHARE):
         sub = fixed[(fixed["workload"] == wl) & fixed["algorithm"].isin(labels)]
         wide = sub.pivot_table(index=index, columns="algorithm", values="value", aggfunc="first")[labels]
         wide.columns = [c.split("@")[0] for c in wide.columns]
-        a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@{share:g}@")]
+        a = auto[(auto["workload"] == wl) & auto["algorithm"].str.startswith(f"auto@{wl}@{share_tag(share)}@")]
         wide["auto"] = a.set_index(index)["value"]
         wide["workload"] = wl
         out.append(wide.dropna().reset_index())
@@ -225,8 +229,9 @@ def main(argv=None) -> int:
     parser.add_argument("--reuse", default=None, help="an earlier sweep's results.csv with the same root seed "
                         "(default: the training sweep's)")
     parser.add_argument("--csv", default=str(OUT_CSV))
-    parser.add_argument("--share", type=float, default=SHARE, help="`auto`'s feature share (its models trained "
-                        "for it)")
+    parser.add_argument("--share", type=float, default=SHARE, help="`auto`'s feature share for every workload "
+                        "(its models trained for it; default: the per-workload shares of the packaged procedure, "
+                        "stored in each fold's model)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(HERE))
     from dpbench_1d import dpbench_dir

@@ -37,3 +37,15 @@ def test_only_keeps_the_rows_of_cases_whose_peer_failed_or_stopped(tmp_path):
         "| A, N=4,096 (DPBench failed: MemoryError: Unable to allocate 8.00 GiB) | 0.3 | - | info | 1.00, 1.00, 1.00 |",
         "| B, N=4,096 (run / reference = 0.10) (DPBench stopped after 30 s: its time is at least that) | 3 | 30 | ok | 2.00, 2.00, 2.00 |",
         fresh["C, N=4,096"]]
+
+
+def test_only_parts_match_inside_or_at_the_start_of_a_name():
+    """``--only "^H, N"`` selects H's cases and not GreedyH's or S2+H's, which contain ``H, N`` too.
+    Kills: ``^`` ignored (the part matched anywhere, or taken literally: nothing selected), or a plain
+    part matched at the start only (checked by hand: the test fails with either)."""
+    run = _runner()
+    names = ["H, N=2^20, power law", "GreedyH, N=2^20, power law", "kellaris.S2+H, N=2^20, power law"]
+    assert [n for n in names if run._selected(n, ["^H, N"])] == names[:1]
+    assert [n for n in names if run._selected(n, ["H, N"])] == names
+    assert [n for n in names if run._selected(n, ["^Greedy", "S2+H"])] == names[1:]
+    assert all(run._selected(n, None) for n in names)

@@ -120,3 +120,19 @@ def test_domain_order_vectors_are_shared_immutable_and_recognised_as_those_objec
     assert not is_identity(identity_vectors(7)[1][1:], 7)   # the same memory shifted: read, and refused
     whole = Partition.whole(7)
     assert whole.order is a.order and np.array_equal(whole.expand([2.5]), np.full(7, 2.5))
+
+
+def test_reordered_singletons_hand_on_the_shared_bounds_and_copy_others():
+    """Sorted singletons keep the shared immutable ``0..n`` as their bounds (no copy of N + 1 bounds; the
+    kernel's check recognises it without its own copy), and copy bounds anyone could change.  Kills: the
+    shared vector copied (memory), or a caller's writable bounds handed on uncopied (a later change to the
+    caller's array would change the sorted partition)."""
+    from dphist.validation import is_shared_identity
+    keys = np.array([0.5, 3.0, 1.0, 2.0, 0.0])
+    r = Partition.singletons(5).reorder_groups(keys)
+    assert is_shared_identity(r.bounds, 6) and r.order.tolist() == [4, 0, 2, 3, 1]
+    mine = np.arange(6)
+    s = Partition(np.arange(5), mine).reorder_groups(keys)
+    assert s.bounds is not mine and s.bounds.tolist() == list(range(6))
+    mine[1] = 9
+    assert s.bounds.tolist() == list(range(6))

@@ -92,13 +92,16 @@ class _OneGroupTwice(Partitioner):
 
 def test_a_one_group_partition_is_passed_by_the_stage_gate_only_over_a_permutation():
     """The pipeline's gate passes one group in domain order (``Partition.whole``) without the kernel's full
-    check, and returns a fresh one; one group whose order lists a bin twice is refused there, before the
+    check, and returns a fresh one (its bounds the shared immutable ``[0, n]``); one group whose order lists a bin twice is refused there, before the
     finalizer is charged.  Kills (checked by hand): the one-group shortcut of ``checked_stage_partition``
     taken on the bounds ``[0, n]`` alone."""
     from dphist.pipeline import checked_stage_partition
     whole = Partition.whole(8)
     out = checked_stage_partition(whole, 8, "partitioner", "whole")
-    assert out is not whole and out.bounds is not whole.bounds and out.bounds.tolist() == [0, 8]
+    assert out is not whole and out.bounds.tolist() == [0, 8]
+    if out.bounds is whole.bounds:      # only the shared immutable [0, n] (validation.whole_bounds) is shared
+        with pytest.raises(ValueError):
+            out.bounds.setflags(write=True)
     with pytest.raises(InvalidParameter, match="partitioner twin.one-group-twice returned an invalid partition"):
         Pipeline(partitioner=_OneGroupTwice()).run(X, 1.0, seed=1)
     r = make_algorithm("uniform").run(X, 1.0, seed=1)
@@ -124,3 +127,97 @@ def test_a_finished_runs_kernel_is_freed_without_the_cyclic_collector():
     finally:
         if was:
             gc.enable()
+
+
+def test_a_parameter_changed_between_runs_changes_the_release_spec():
+    """A pipeline keeps the spec of its last run while its components' parameters are the same objects
+    (``Pipeline._run_spec``); a parameter given a new value between runs, a component replaced, or a list
+    parameter changed in place (never kept: rebuilt every run) shows in the next release's spec, and each
+    release's spec is its own dict.  Kills (the first and the third checked by hand): the kept spec reused
+    without comparing the parameters' objects (``c = 3`` missing from the second release), list
+    parameters kept like scalars (the in-place change missed), one dict shared by two releases."""
+    x = np.random.default_rng(1).integers(0, 20, (24, 24))
+    ug = make_algorithm("UG")
+    a = ug.run(x, 0.5, seed=1)
+    b = ug.run(x, 0.5, seed=1)
+    assert a.spec == b.spec == ug.spec and a.spec is not b.spec
+    assert a.spec["partitioner"]["params"] is not b.spec["partitioner"]["params"]
+    b.spec["partitioner"]["params"]["c"] = -1.0                 # one release's dict, edited by its reader
+    ug.partitioner.c = 3.0
+    c = ug.run(x, 0.5, seed=1)
+    assert c.spec["partitioner"]["params"]["c"] == 3.0 and a.spec["partitioner"]["params"]["c"] == 10.0
+    assert c.spec == ug.spec
+    ug.finalizer = make_algorithm("AG").finalizer
+    assert ug.run(x, 0.5, seed=1).spec["finalizer"]["name"] == "grids.adaptive-inference"
+
+    class Listed(Partitioner):
+        name = "test.listed"
+        citation = "dphist tests"
+
+        def __init__(self, weights=None):
+            self.weights = [1, 2] if weights is None else weights
+
+        def partition(self, bins, ctx):
+            return bins
+
+    pipe = Pipeline(None, None, Listed(), "group-mean", (0, 0, 1))
+    first = pipe.run(np.arange(6), 1.0, seed=1).spec
+    pipe.partitioner.weights.append(3)                          # changed in place: the same list object
+    assert pipe.run(np.arange(6), 1.0, seed=1).spec["partitioner"]["params"]["weights"] == [1, 2, 3]
+    assert first["partitioner"]["params"]["weights"] == [1, 2]
+
+
+def test_a_block_grid_checked_before_is_served_only_for_the_same_contents():
+    """The kernel keeps its checked copies of recent block grids by their contents
+    (``partition_blocks._CHECKED``): the same blocks in a later run get a new object over the same immutable
+    edges and layout, never another grid's; an invalid grid is refused after a valid one of the same shape
+    was kept, and nothing invalid is kept.  Kills (the first two checked by hand): the key without the edges
+    (a grid of other blocks measured as the kept one), the key without the steps (AG's level 2 of other
+    sub-blocks served as the kept one), a copy served for another shape, invalid contents kept, the kept
+    layout's arrays writable (one run's caller could change the next run's spread), no eviction (the kept
+    copies growing with every new grid)."""
+    from dphist.partition_blocks import BlockPartition, _CHECKED, checked_block_partition
+    shape = (10, 12)
+    first = checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), shape)
+    again = checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), shape)
+    assert again is not first and again.edges[0] is first.edges[0] and again._layout is first.layout()
+    other = checked_block_partition(BlockPartition(shape, ([0, 4, 10], [0, 6, 12])), shape)
+    assert other.edges[0].tolist() == [0, 4, 10] and other.n_groups == 4
+    assert other.sizes.tolist() == [24, 24, 36, 36]
+    with pytest.raises(InvalidParameter, match="grid of shape"):
+        checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12])), (12, 10))
+    kept = len(_CHECKED)
+    with pytest.raises(InvalidParameter, match="axis 0 must increase strictly"):
+        checked_block_partition(BlockPartition(shape, ([0, 6, 5, 10], [0, 6, 12]), validate=False), shape)
+    assert len(_CHECKED) == kept
+    for array in (first.layout().sizes, *first.layout().widths):
+        with pytest.raises(ValueError):
+            array.setflags(write=True)
+    nested = [checked_block_partition(BlockPartition(shape, ([0, 5, 10], [0, 6, 12]), steps), shape)
+              for steps in ([[5, 6], [5, 6], [5, 6], [5, 3]], [[5, 6], [5, 6], [5, 6], [5, 2]])]
+    assert [p.n_groups for p in nested] == [5, 6] and nested[0].steps[-1].tolist() == [5, 3]
+    for side in range(1, 13):              # kept caches stay bounded (the oldest entries dropped)
+        checked_block_partition(BlockPartition.regular(shape, side), shape)
+    from dphist.partition_blocks import _CHECKED_KEEP, _REGULAR, _REGULAR_KEEP
+    assert len(_CHECKED) <= _CHECKED_KEEP and len(_REGULAR) <= _REGULAR_KEEP
+    x = np.arange(120).reshape(shape)
+    k = PrivateKernel(x, SeededLaplace(np.random.default_rng(0)))
+    sums = k.handle("t", "finalizer", 1e9).laplace_partition(BlockPartition(shape, ([0, 4, 10], [0, 6, 12])), 1e9)
+    assert np.round(sums).tolist() == [x[:4, :6].sum(), x[:4, 6:].sum(), x[4:, :6].sum(), x[4:, 6:].sum()]
+
+
+def test_one_group_of_the_shared_vectors_is_recognised_only_for_its_own_size():
+    """``Partition.whole(n)`` holds the shared immutable ``[0, n]`` (``validation.whole_bounds``) and
+    ``0..n-1``, recognised by the kernel by identity; the same bounds over a domain of another size are not
+    one group of it, and are refused, nothing charged.  Kills (checked by hand): the recognition without
+    the size (``[0, 9]`` over 8 bins measured as their total), the shared bounds writable."""
+    from dphist.validation import identity_vector, whole_bounds
+    k, h = _kernel()
+    assert Partition.whole(8).bounds is whole_bounds(8)
+    with pytest.raises(ValueError):
+        whole_bounds(8).setflags(write=True)
+    assert round(float(h.laplace_partition(Partition.whole(8), 1e9)[0])) == X.sum()
+    spent = h.spent
+    with pytest.raises(InvalidParameter):
+        h.laplace_partition(Partition(identity_vector(8), whole_bounds(9), validate=False), 1e9)
+    assert h.spent == spent and len(k.ledger) == 1

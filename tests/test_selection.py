@@ -11,7 +11,7 @@ import pytest
 
 from dphist import default_registry, make_algorithm
 from dphist.errors import InvalidParameter
-from dphist.selection import (DEFAULT_MODEL, FEATURE_NAMES, MODEL_VERSION, RegretTree, ShapeStatistics, coarse_l1,
+from dphist.selection import (DEFAULT_MODEL, DEFAULT_SHARE, FEATURE_NAMES, MODEL_VERSION, RegretTree, ShapeStatistics, coarse_l1,
                               describe, fit, l1_sensitivity, l1_to_uniform, load_model, statistic_sensitivities,
                               statistics, within_block_l1)
 from dphist.selection.auto import TRAINING_CONFIG, AutoPipeline, FeatureFinalizer
@@ -199,6 +199,18 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
         make_algorithm("auto", model=str(tmp_path / "absent.json"))
     with pytest.raises(InvalidParameter, match="version 0"):
         make_algorithm("auto", model=str(_model_file(tmp_path, version=0)))
+    # the format before per-workload shares (one share for the whole model): refused, saying why
+    with pytest.raises(InvalidParameter, match="version 3; this dphist reads version 4 .*feature share.*make selector"):
+        make_algorithm("auto", model=str(_model_file(tmp_path, version=3)))
+    bad = json.loads(DEFAULT_MODEL.read_text())
+    for share in (None, 0, 1.0, "0.1"):         # a workload's share missing or outside (0, 1)
+        if share is None:
+            del bad["workloads"]["prefix"]["share"]
+        else:
+            bad["workloads"]["prefix"]["share"] = share
+        (tmp_path / "share.json").write_text(json.dumps(bad))
+        with pytest.raises(InvalidParameter, match="workload 'prefix'.*(malformed|feature share)"):
+            make_algorithm("auto", model=str(tmp_path / "share.json"))
     with pytest.raises(InvalidParameter, match="not a dphist-selector model"):
         make_algorithm("auto", model=str(_model_file(tmp_path, format="other")))
     with pytest.raises(InvalidParameter, match="trained on features"):
@@ -206,6 +218,37 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(InvalidParameter, match="not readable JSON"):
         make_algorithm("auto", model=str(tmp_path / "bad.json"))
+
+
+def test_each_workload_runs_with_its_models_share(tmp_path):
+    """A model with a share per workload: ``auto`` without ``share=`` charges each workload's features its
+    own share of epsilon and runs the choice with the rest (the ledger's selector row, the notes, the
+    kit's books), an explicit ``share=`` overrides it, and the packaged model states its shares.  Kills:
+    one share for every workload (the first entry's, or ``DEFAULT_SHARE``), the explicit share ignored,
+    the books or the notes stating another share than the ledger spent."""
+    from dphist.selection.train import SHARES_1D
+    model = json.loads(DEFAULT_MODEL.read_text())
+    shares = {"identity": 0.03, "prefix": 0.07, "dpbench-random-2000": 0.11}
+    for wl, share in shares.items():
+        model["workloads"][wl]["share"] = share
+        model["workloads"][wl].pop("skip", None)          # the tree's path on every input
+    path = tmp_path / "shares.json"
+    path.write_text(json.dumps(model))
+    x = np.random.default_rng(3).poisson(30, 512)
+    for wl, share in shares.items():
+        pipe = make_algorithm("auto", workload=wl, model=str(path))
+        r = pipe.run(x, 0.5, seed=1)
+        stages = r.ledger.by_stage()
+        assert stages.pop("selector") == pytest.approx(0.5 * share), wl
+        assert sum(stages.values()) == pytest.approx(0.5 * (1 - share)), wl
+        assert r.notes["auto"]["share"] == share
+        assert r.notes["auto"]["epsilon_chosen"] == pytest.approx(0.5 * (1 - share))
+        assert pipe.books(r)["selector"] == pytest.approx(0.5 * share)
+        given = make_algorithm("auto", workload=wl, model=str(path), share=0.2).run(x, 0.5, seed=1)
+        assert given.ledger.by_stage()["selector"] == pytest.approx(0.1), wl
+    packaged = load_model()["trees"]
+    assert {wl: e["share"] for wl, e in packaged.items()} == SHARES_1D
+    assert {wl: e["share"] for wl, e in load_model(dims=2)["trees"].items()} == dict.fromkeys(SHARES_1D, DEFAULT_SHARE)
 
 
 def _one_leaf_model(tmp_path, label_order):
@@ -216,7 +259,8 @@ def _one_leaf_model(tmp_path, label_order):
     tree = RegretTree([-1], [0.0], [-1], [-1], [labels.index(label_order[0])], [10], [1.0], labels, FEATURE_NAMES)
     regret = [[1.0 + label_order.index(lab) for lab in labels]]
     model = {"format": "dphist-selector", "version": MODEL_VERSION, "feature_names": list(FEATURE_NAMES),
-             "share": 0.1, "workloads": {"prefix": {"presets": presets, "tree": tree.to_dict(), "leaf_regret": regret}}}
+             "workloads": {"prefix": {"presets": presets, "tree": tree.to_dict(), "leaf_regret": regret,
+                                      "share": 0.1}}}
     path = tmp_path / "one-leaf.json"
     path.write_text(json.dumps(model))
     return str(path)
@@ -376,7 +420,7 @@ def test_auto_on_a_grid_uses_the_grid_model(tmp_path):
     labels = entry["tree"]["labels"]
     one = RegretTree([-1], [0.0], [-1], [-1], [labels.index("DAWA-2D")], [10], [1.0], labels, FEATURE_NAMES)
     model["workloads"] = {"prefix": {"presets": entry["presets"], "tree": one.to_dict(),
-                                     "leaf_regret": [[1.0] * len(labels)]}}
+                                     "leaf_regret": [[1.0] * len(labels)], "share": 0.1}}
     path = tmp_path / "grid.json"
     path.write_text(json.dumps(model))
     auto = make_algorithm("auto", workload="prefix", grid_model=str(path))
@@ -632,7 +676,7 @@ def test_skip_rule_runs_the_preset_with_the_whole_epsilon(tmp_path):
 def test_skip_rule_cells_and_off_grid():
     """``rule_cell``: a run falls in the cell nearest in log domain size and log epsilon, a geometric
     midpoint to the lower cell; outside the trained range of either, no cell (the tree chooses).  On the
-    packaged prefix model: epsilon 1 at 4,096 bins skips, epsilon 2 (beyond the grid), 8,192 bins and 16
+    packaged random-ranges model: epsilon 1 at 4,096 bins skips, epsilon 2 (beyond the grid), 8,192 bins and 16
     bins measure the features.  Kills: outer buckets left open (a rule at epsilon 2), linear instead of
     geometric buckets, midpoints sent up, the rule keyed on (1 - share) epsilon, or on epsilon alone with
     ``k`` records per person (whose noise is that of ``epsilon / k``)."""
@@ -646,13 +690,14 @@ def test_skip_rule_cells_and_off_grid():
     assert at(4096, 0.9) == "4096:1" and at(300, 0.0316) == "256:0.01" and at(300, 0.0317) == "256:0.1"
     for n, e in ((4096, 1.01), (4096, 2.0), (4096, 0.009), (8192, 1.0), (255, 1.0), (16, 1.0)):
         assert at(n, e) is None, (n, e)
-    pipe = make_algorithm("auto", workload="prefix")
+    pipe = make_algorithm("auto", workload="dpbench-random-2000")
+    share = load_model()["trees"]["dpbench-random-2000"]["share"]
     x = np.random.default_rng(1).poisson(30, 8192)
-    for eps in (1.0, 0.33):         # 0.33 lies above the midpoint 0.316 of 0.1 and 1; 0.9 x 0.33 below it
+    for eps in (1.0, 0.33):         # 0.33 lies above the midpoint 0.316 of 0.1 and 1; 0.95 x 0.33 below it
         assert pipe.run(x[:4096], eps, seed=1).notes["auto"]["rule"]["epsilon"] == 1.0
     for y, eps in ((x[:4096], 2.0), (x, 1.0), (x[:16], 1.0)):
         r = pipe.run(y, eps, seed=1)
-        assert r.notes["auto"]["rule"] is None and r.ledger.by_stage()["selector"] == pytest.approx(0.1 * eps)
+        assert r.notes["auto"]["rule"] is None and r.ledger.by_stage()["selector"] == pytest.approx(share * eps)
     # four records per person: the noise of epsilon 1/4 per record, the cell of epsilon 0.1 (no rule there)
     assert pipe.run(x[:4096], 1.0, seed=1, contributions=4).notes["auto"]["rule"] is None
 
@@ -711,6 +756,7 @@ def test_training_writes_the_skip_rule(monkeypatch):
     rows = {}
 
     def features(ix, config, share, draws, seed):           # informative rows: the tree can learn something
+        rows["share"] = share
         setting = np.repeat(np.arange(len(ix)), draws)
         X = np.random.default_rng(seed).random((setting.size, len(FEATURE_NAMES)))
         X[:, 0] = np.asarray(errors).argmin(axis=1)[setting]
@@ -718,9 +764,12 @@ def test_training_writes_the_skip_rule(monkeypatch):
         return X, setting
     monkeypatch.setattr(T, "cell_features", features)
     entry = T.train_models({"prefix": table}, config, draws=2, min_leaf=3)["workloads"]["prefix"]
+    # the workload's own share (the packaged procedure's): its features' noise, its regrets, its entry
+    share = T.SHARES_1D["prefix"]
+    assert rows["share"] == share == entry["share"] != T.SHARES_1D["identity"]
     tree = RegretTree.from_dict(entry["tree"])
     chosen = tree.predict(rows["X"])
-    at = T.errors_at(table, 0.9).to_numpy()
+    at = T.errors_at(table, 1 - share).to_numpy()
     written = {(c["domain"], c["epsilon"]): c for c in entry["skip"]["cells"]}
     assert set(written) == {(n, e) for n in (256, 4096) for e in (0.01, 0.1, 1.0)}
     for (n, e), cell in written.items():
@@ -742,7 +791,7 @@ def test_training_writes_the_skip_rule(monkeypatch):
         for c in cells:
             best = int(np.argmin(c["regret"]))
             assert c["label"] == (entry["tree"]["labels"][best] if c["regret"][best] < c["tree_regret"] else None)
-    assert packaged["workloads"]["prefix"]["skip"]["cells"][-1]["label"] == "Hb"       # 4,096 bins, epsilon 1
+    assert packaged["workloads"]["dpbench-random-2000"]["skip"]["cells"][-1]["label"] == "Hb"   # 4,096 bins, eps 1
     from dphist.selection.auto import DEFAULT_MODEL_2D
     grid = json.loads(DEFAULT_MODEL_2D.read_text())
     assert grid["training"]["skip_rule"] == T.SKIP_RULE_TEXT

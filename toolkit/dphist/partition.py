@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import InvalidParameter
 from .validation import (are_strict_bounds, identity_vector, identity_vectors, is_identity, is_permutation,
+                         whole_bounds,
                          is_shared_identity)
 
 
@@ -79,7 +80,7 @@ class Partition:
         if order is None or is_shared_identity(order, n):
             if int(n) < 1:
                 raise InvalidParameter("a partition needs a non-empty 1-D order")
-            return cls(identity_vector(n), np.array([0, n], dtype=np.int64), validate=False)
+            return cls(identity_vector(n), whole_bounds(n), validate=False)   # shared immutable [0, n]
         return cls(order, np.array([0, n], dtype=np.int64))
 
     @classmethod
@@ -226,7 +227,10 @@ class Partition:
             raise InvalidParameter(f"need one key per group ({self.n_groups}), got {keys.shape}")
         perm = stable_argsort(-keys if descending else keys)
         if self.n_groups == self.n_bins:   # singletons: bin p of the new order is old position perm[p]
-            return Partition(self.order[perm], self.bounds.copy(), validate=False)
+            # the shared immutable 0..n handed on as it is (no copy of N + 1 bounds, and the kernel's check
+            # recognises it without a copy of its own: memory)
+            bounds = self.bounds if is_shared_identity(self.bounds, self.n_bins + 1) else self.bounds.copy()
+            return Partition(self.order[perm], bounds, validate=False)
         sizes = self.sizes[perm]
         new_bounds = np.concatenate(([0], np.cumsum(sizes)))
         # position p in the new order comes from old position start[g] + (p - new_start[g])

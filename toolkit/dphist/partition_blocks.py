@@ -37,13 +37,18 @@ import numpy as np
 
 from .errors import InvalidParameter
 from .partition import Partition
-from .validation import are_strict_bounds, frozen_int64
+from .validation import are_strict_bounds, frozen_int64, keep_recent
 
 _ORDER = Partition.__dict__["order"]      # the base class' slots, filled on first read
 _BOUNDS = Partition.__dict__["bounds"]
 #: refined grids up to this many cells are summed by labels with two float bincounts (exact: every
 #: partial sum of 26-bit halves stays below 2**53); larger ones by a sort of the labels
 _BINCOUNT_CELLS = 1 << 27
+
+
+#: nested block grids over at most this many cells have an immutable layout and are kept by the kernel
+#: (:data:`_CHECKED`); a block grid's layout is always immutable (O(blocks))
+_FROZEN_LAYOUT_CELLS = 1 << 16
 
 
 class _Layout:
@@ -56,14 +61,14 @@ class _Layout:
     def __init__(self, shape, edges, steps):
         d = len(shape)
         extents = [e[1:] - e[:-1] for e in edges]
-        if steps is None:
+        if steps is None:       # immutable arrays (frozen_int64): the kernel shares a checked grid's layout
             self.cuts = [e[:-1] for e in edges]
-            self.widths = extents
+            self.widths = [frozen_int64(w) for w in extents]
             self.labels = None
             sizes = extents[0]
             for ext in extents[1:]:
                 sizes = np.multiply.outer(sizes, ext)
-            self.sizes = sizes.reshape(-1)
+            self.sizes = frozen_int64(sizes.reshape(-1))
             self.per_block = None
             return
         blocks_per_axis = [e.size - 1 for e in edges]
@@ -102,6 +107,16 @@ class _Layout:
             area = np.multiply.outer(area, w)
         self.sizes = np.bincount(self.labels, weights=area.reshape(-1), minlength=int(first[-1] + per_block[-1]))
         self.sizes = self.sizes.astype(np.int64)
+        if self.labels.size <= _FROZEN_LAYOUT_CELLS:   # small: immutable, so the kernel may share it (_CHECKED)
+            self.cuts = [frozen_int64(c) for c in self.cuts]
+            self.widths = [frozen_int64(w) for w in self.widths]
+            self.labels, self.sizes, self.per_block = (frozen_int64(v) for v in (self.labels, self.sizes, per_block))
+
+
+#: the immutable edges of the last :data:`_REGULAR_KEEP` regular block grids made, by ``(shape, side)`` as
+#: given: a loop of runs on one grid builds no edges per run
+_REGULAR: dict = {}
+_REGULAR_KEEP = 16
 
 
 class BlockPartition(Partition):
@@ -142,6 +157,13 @@ class BlockPartition(Partition):
     def regular(cls, shape, side) -> "BlockPartition":
         """Blocks of ``side`` cells along every axis (an int, or one per axis), the last ones cut by the
         border."""
+        try:
+            known = _REGULAR.get((shape, side))       # a shape and a side seen before (plain ints: hashable)
+        except TypeError:                             # an array of sides
+            known = None
+        if known is not None:
+            return cls._made(*known, None)
+        key = (shape, side)
         shape = tuple(int(s) for s in shape)
         sides = [int(side)] * len(shape) if np.ndim(side) == 0 else [int(s) for s in side]
         if min(shape + tuple(sides), default=0) < 1:
@@ -150,8 +172,13 @@ class BlockPartition(Partition):
         for n, s in zip(shape, sides):
             e = np.arange(0, n + s, s, dtype=np.int64)     # 0, s, 2s, ... past n; the last edge is n
             e[-1] = n
-            edges.append(e)
-        return cls._made(shape, tuple(edges), None)    # valid by construction
+            edges.append(frozen_int64(e))                  # immutable: shared by the partitions of that key
+        edges = tuple(edges)
+        try:
+            keep_recent(_REGULAR, key, (shape, edges), _REGULAR_KEEP)
+        except TypeError:        # an unhashable shape or side: not kept
+            pass
+        return cls._made(shape, edges, None)    # valid by construction
 
     @classmethod
     def _made(cls, shape: tuple, edges: tuple, steps) -> "BlockPartition":
@@ -264,19 +291,20 @@ class BlockPartition(Partition):
         """Every cell's group value (original order; leading axes kept): gathered onto the refined grid and
         repeated along every axis, no permutation (the values of :meth:`Partition.expand`)."""
         group_values = np.asarray(group_values)
-        lay = self.layout()
+        lay = self._layout if self._layout is not None else self.layout()
         k = lay.sizes.size
         if group_values.ndim == 0 or group_values.shape[-1] != k:
             raise InvalidParameter(f"expand needs one value per group ({k}), got shape {group_values.shape}")
-        dtype = np.result_type(group_values, np.float64) if dtype is None else dtype
+        if dtype is None:       # np.result_type(values, float64), without its call for float64 values
+            dtype = np.float64 if group_values.dtype == np.float64 else np.result_type(group_values, np.float64)
         lead = group_values.shape[:-1]
         values = group_values.astype(dtype, copy=False)
         if lay.labels is not None:
             values = values[..., lay.labels]
-        out = values.reshape(lead + tuple(c.size for c in lay.cuts))
-        for a in reversed(range(len(self.shape))):
+        out = values.reshape(lead + tuple([c.size for c in lay.cuts]))
+        for a in range(len(self.shape) - 1, -1, -1):
             if lay.cuts[a].size != self.shape[a]:        # an axis cut at every cell needs no repeat
-                out = np.repeat(out, lay.widths[a], axis=len(lead) + a)
+                out = out.repeat(lay.widths[a], axis=len(lead) + a)
         if not out.flags.owndata and np.may_share_memory(out, group_values):   # nothing gathered or repeated
             out = out.copy()
         return out.reshape(lead + (self.n_bins,))
@@ -290,28 +318,60 @@ class BlockPartition(Partition):
         return f"BlockPartition({kind} over {self.shape}, {self.n_groups} groups)"
 
 
+#: the kernel's checked copies of the last :data:`_CHECKED_KEEP` block grids it took (of at most
+#: :data:`_CHECKED_MAX_BLOCKS` blocks; nested ones over at most :data:`_FROZEN_LAYOUT_CELLS` cells), keyed by
+#: their description's exact contents (shape, int64 edge and step bytes): validity and layout depend on
+#: nothing else, so a later run handing on the same blocks (UG's grid and AG's level 1 depend only on the
+#: noisy total's rounding, AG's level 2 on the level-1 counts' rounding) takes a copy sharing the checked
+#: immutable arrays and their computed layout
+_CHECKED: dict = {}
+_CHECKED_KEEP = 8
+#: block grids of at most this many blocks are kept (their layout holds one size per block)
+_CHECKED_MAX_BLOCKS = 1 << 14
+
+
 def checked_block_partition(partition, shape) -> BlockPartition:
     """The kernel's own copy of a block partition's description, validated against the grid ``shape`` (an
     int: the number of cells, for a caller that knows only that):
     its shape, edges and steps read once each and copied into immutable arrays
     (:func:`dphist.validation.frozen_int64`), so nothing the caller does later changes what is measured;
-    nothing of size N is read or made."""
+    nothing of size N is read or made.  A block grid whose description's contents equal one checked
+    before (:data:`_CHECKED`: the same shape and the same int64 edges, compared as bytes) is not validated
+    again: the copy returned is a new object over that check's immutable edges and layout."""
     if not isinstance(partition, BlockPartition):
         raise InvalidParameter(f"expected a BlockPartition, got {type(partition).__name__}")
     own, edges, steps = partition.shape, partition.edges, partition.steps
     try:
         own = tuple(int(s) for s in own)
-        edges = tuple(frozen_int64(e) if np.ndim(e) == 1 else np.array(e, dtype=np.int64) for e in edges)
         if steps is not None:
             steps = np.asarray(steps, dtype=np.int64)
             steps = frozen_int64(steps).reshape(steps.shape)
+        if all(type(e) is np.ndarray and e.ndim == 1 for e in edges) and \
+                math.prod(e.size - 1 for e in edges) <= _CHECKED_MAX_BLOCKS and \
+                (steps is None or math.prod(own) <= _FROZEN_LAYOUT_CELLS):
+            raw = tuple(np.ascontiguousarray(e, dtype=np.int64).tobytes() for e in edges)
+            key = (own, raw) if steps is None else (own, raw, steps.shape, steps.tobytes())
+            edges = None
+        else:
+            key = None
+            edges = tuple(frozen_int64(e) if np.ndim(e) == 1 else np.array(e, dtype=np.int64) for e in edges)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("a block partition's shape, edges and steps must be integers") from None
     if (math.prod(own) != shape) if isinstance(shape, int) else (own != tuple(shape)):
         raise InvalidParameter(f"the block partition is over a grid of shape {own}, the histogram's is {tuple(shape)}")
+    if key is not None:
+        known = _CHECKED.get(key)
+        if known is not None:        # these very contents were validated: a copy over the same immutable arrays
+            checked = BlockPartition._made(own, known.edges, known.steps)
+            object.__setattr__(checked, "_layout", known.layout())
+            return checked
+        edges = tuple(np.frombuffer(r, dtype=np.int64) for r in raw)   # frozen_int64's arrays, from the bytes read
     checked = BlockPartition._made(own, edges, steps)
     object.__setattr__(checked, "_valid", False)
-    return checked.validate()
+    checked.validate()
+    if key is not None:
+        keep_recent(_CHECKED, key, checked, _CHECKED_KEEP)
+    return checked
 
 
 def _grouped_sums(labels: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:

@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import functools
 import math
+import operator
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -131,6 +132,43 @@ def _plain(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     return value
+
+
+#: the parameter types :meth:`Pipeline._run_spec` keeps a spec for (immutable: identity implies the same spec)
+_SCALARS = frozenset({int, float, str, bool, type(None), complex})
+
+
+#: per component class, a function reading its parameters' values in one call (``operator.attrgetter``), or
+#: None for a class with its own ``get_params``
+_PARAM_GETTERS: dict = {}
+
+
+def _param_values(component) -> tuple:
+    """The values of ``component.get_params()``, in its order, read in one call where the class uses the
+    base class's ``get_params`` (the attributes named by its constructor's parameters)."""
+    cls = type(component)
+    getter = _PARAM_GETTERS.get(cls, False)
+    if getter is False:
+        getter = None
+        if cls.get_params is Component.get_params:
+            names = tuple(cls.param_defaults())
+            getter = (operator.attrgetter(*names) if len(names) > 1 else
+                      (lambda c, name=names[0]: (getattr(c, name),)) if names else (lambda c: ()))
+        _PARAM_GETTERS[cls] = getter
+    return tuple(component.get_params().values()) if getter is None else getter(component)
+
+
+def _spec_copy(spec: dict) -> dict:
+    """A new dict of a spec whose parameters are scalars (its stage dicts, parameters and lists copied)."""
+    out = dict(spec)
+    for s in STAGES:
+        c = out[s]
+        if c is not None:
+            out[s] = {"name": c["name"], "params": dict(c["params"])}
+    for key in ("shares", "dims", "postprocess"):
+        if type(out.get(key)) is list:
+            out[key] = list(out[key])
+    return out
 
 
 def _json_safe(value):
@@ -407,6 +445,33 @@ class Pipeline:
             out["postprocess"] = list(self.postprocess)
         return out
 
+    def _run_spec(self) -> dict[str, Any]:
+        """:attr:`spec` for a run's release: a new dict equal to what :attr:`spec` returns at the run.  The last one
+        built is kept with the state it was built from (this pipeline's name, shares, contributions, dims,
+        post-processing, its component objects, their names and the objects of their parameters, compared
+        by identity) and copied while that state holds; only while every parameter is an immutable scalar
+        of Python's (int, float, complex, str, bool, None): a component given a new value between runs (``partitioner.c =
+        3``) is seen by its new object, and a list or an array, which could change in place, means a
+        rebuild every run; so does a subclass that defines its own :attr:`spec`
+        (``tests/test_pipeline_fixed_cost.py``)."""
+        if type(self).spec is not Pipeline.spec:     # a subclass's spec may read other state
+            return self.spec
+        state = [self.name, self.shares, self.contributions, self.dims, self.postprocess]
+        for s in STAGES:
+            c = getattr(self, s)
+            state.append(c)
+            if c is not None:
+                values = _param_values(c)
+                if not _SCALARS.issuperset(map(type, values)):
+                    return self.spec      # a value that could change in place: built afresh
+                state.append(c.name)
+                state.extend(values)
+        kept = self.__dict__.get("_kept_spec")
+        if kept is None or len(kept[0]) != len(state) or not all(map(operator.is_, kept[0], state)):
+            kept = (state, self.spec)
+            self.__dict__["_kept_spec"] = kept
+        return _spec_copy(kept[1])
+
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], registry: Registry | None = None) -> "Pipeline":
         unknown = set(spec) - {"name", "shares", "contributions", "dims", "linearise", "postprocess", *STAGES}
@@ -585,7 +650,7 @@ class Pipeline:
             source = (stated, reason)
 
         return Release(estimate=estimate, partition=bins, noisy=ctx.noisy, ledger=kernel.ledger,
-                       timings=timings, spec=self.spec, epsilon=eps,
+                       timings=timings, spec=self._run_spec(), epsilon=eps,
                        seed=prepared.seed, noise=getattr(noise, "name", type(noise).__name__),
                        unattributed=bool(self.finalizer.unattributed), notes=ctx.notes,
                        pipeline=self if run_mode == "research" else None, mode=run_mode,

@@ -89,6 +89,40 @@ def is_shared_identity(order, n: int) -> bool:
     return ref is not None and order is ref()
 
 
+def keep_recent(kept: dict, key, value, keep: int) -> None:
+    """Store ``kept[key] = value`` and drop the oldest entries beyond ``keep`` (insertion order).  Safe when
+    threads share ``kept``: an entry another thread dropped first, or a change of the dictionary under the
+    eviction, leaves it to the next call (these dictionaries are caches of immutable values)."""
+    kept[key] = value
+    while len(kept) > keep:
+        try:
+            del kept[next(iter(kept))]
+        except (KeyError, RuntimeError, StopIteration):
+            break
+
+
+#: the immutable bounds ``[0, n]`` of one group of ``n`` bins (:func:`whole_bounds`), for the last sizes asked
+_WHOLE: dict = {}
+_WHOLE_KEEP = 8
+
+
+def whole_bounds(n: int) -> np.ndarray:
+    """``[0, n]`` as an immutable int64 vector (:func:`frozen_int64`), one shared object per size while
+    kept: the bounds of ``Partition.whole(n)``, which the kernel then recognises by identity
+    (:func:`is_whole_bounds`) without reading them."""
+    found = _WHOLE.get(n)
+    if found is None:
+        found = frozen_int64(np.array([0, n], dtype=np.int64))
+        keep_recent(_WHOLE, n, found, _WHOLE_KEEP)
+    return found
+
+
+def is_whole_bounds(bounds, n: int) -> bool:
+    """Whether ``bounds`` is :func:`whole_bounds`' shared ``[0, n]`` (O(1): one dictionary lookup; its memory
+    is immutable, so it stays ``[0, n]``)."""
+    return bounds is _WHOLE.get(n)
+
+
 def is_identity(order: np.ndarray, n: int) -> bool:
     """Whether the vector ``order`` is ``0, 1, ..., n-1``: one comparison pass, block by block against
     a fixed block of steps (no ``arange(n)`` is built: O(1) extra memory), stopping at the first

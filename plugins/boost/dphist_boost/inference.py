@@ -97,7 +97,7 @@ def weighted_inference(values, variances, branching: int, leaves_only: bool = Fa
     Post-processing of public noisy values (free).
     """
     k = int(branching)
-    if k <= 8 and all(np.ndim(v) == 0 for v in variances):
+    if all(np.ndim(v) == 0 for v in variances):
         return _level_scalar_inference(values, [np.float64(v) for v in variances], k, leaves_only)
     z, V, sizes = bottom_up(values, variances, k)
     # top-down: split each parent's discrepancy among its children in proportion to V; each level's
@@ -143,9 +143,24 @@ def _pair_sums(full: float, last: float, size: int, k: int) -> tuple[float, floa
     return (child_sums(np.full(k, full), 1, k)[0] if parents > 1 else last_sum), last_sum
 
 
+def _child_sums_into(values: np.ndarray, n_parents: int, k: int, out: np.ndarray) -> None:
+    """:func:`child_sums` of ``values`` written into ``out`` (``n_parents`` floats): the full parents by
+    the same strided additions, the last parent short of ``k`` children by :func:`child_sums` itself on
+    its children (its zero padding added as there); no padded copy of ``values``."""
+    full = min(values.size // k, n_parents)
+    if k > 8:
+        np.sum(values[:full * k].reshape(full, k), axis=1, out=out[:full])
+    else:
+        np.copyto(out[:full], values[0:full * k:k])
+        for i in range(1, k):
+            out[:full] += values[i:full * k:k]
+    if full < n_parents:
+        out[full:] = child_sums(values[full * k:], n_parents - full, k)
+
+
 def _level_scalar_inference(values, variances: list, k: int, leaves_only: bool) -> list[np.ndarray]:
     """:func:`weighted_inference` when every level's variance is one number (a uniform or geometric
-    budget) and ``k <= 8``: the same floats with the node-level arrays of variances never built.
+    budget): the same floats with the node-level arrays of variances never built.
 
     By induction over the levels, every node's ``V`` is one number on a level except the last node's
     (the only node whose subtree can hold padding): each level's ``V``, ``w = S / (var + S)`` and the
@@ -153,18 +168,34 @@ def _level_scalar_inference(values, variances: list, k: int, leaves_only: bool) 
     zero included), computed by the same operations in the same order as on the
     arrays (:func:`_pair_sums`); the arrays are the node values alone, updated in place (``s *= 1 - w;
     s += w y`` is ``w y + (1 - w) s``, the operands of IEEE addition and multiplication swapped: exact),
-    and the last node is recomputed with its own numbers."""
+    and the last node is recomputed with its own numbers.
+
+    Memory: the levels above the leaves are views of one flat buffer, level 1 at its end, each level
+    above it just before its children; the top-down pass writes each level's estimate over its own ``z``
+    (block by block: a block's children are read before they are written).  With ``leaves_only`` the
+    leaves' estimate is written into the same buffer from its start, by blocks of parents in increasing
+    order: the block of parents ``[a, b)`` writes children ``[k a, k b)``, which hold level 1's values of
+    parents below ``b`` only (level 1 starts at ``L - s_1`` of a buffer of ``L >= s_0`` floats and
+    ``s_0 - s_1 >= (k - 1) (s_1 - 1)``), all read before: the estimate needs no array of its own beside
+    level 1's (a tree keeps one buffer of the leaves' size, not 1.5)."""
     height = len(values)
     sizes = _level_sizes(values, k)
-    z = [np.asarray(values[0], dtype=float)]
+    if height == 1:
+        return [np.asarray(values[0], dtype=float)]
+    upper = sum(sizes[1:])
+    flat = np.empty(max(sizes[0], upper) if leaves_only else upper)
+    ends = [flat.size]                          # level j (j >= 1) is flat[ends[j] - sizes[j]:ends[j]]
+    for size in sizes[1:]:
+        ends.append(ends[-1] - size)
+    z = [np.asarray(values[0], dtype=float)] + [flat[e - s:e] for e, s in zip(ends[:-1], sizes[1:])]
     V = [(variances[0], variances[0])]          # (every node but the last, the last node)
     S = [None]                                  # the children's summed V per level: (full parent, last)
     for j in range(1, height):
-        s = child_sums(z[-1], sizes[j], k)
+        s = z[j]
+        _child_sums_into(z[j - 1], sizes[j], k, s)
         S.append(_pair_sums(*V[-1], sizes[j - 1], k))
         var = variances[j]
         if values[j] is None or math.isinf(var):
-            z.append(s)
             V.append(S[-1])
             continue
         y = np.asarray(values[j], dtype=float)
@@ -179,38 +210,38 @@ def _level_scalar_inference(values, variances: list, k: int, leaves_only: bool) 
         for a in range(0, s.size, _BLOCK):          # w y by blocks: no temporary of the level's size (memory)
             s[a:a + _BLOCK] += np.multiply(y[a:a + _BLOCK], w)
         s[-1] = last
-        z.append(s)
         V.append((v_full, v_last))
-    hbar = [None] * height
-    hbar[-1] = z[-1]
-    z[-1] = None
     for j in range(height - 2, -1, -1):
         n_par, size = sizes[j + 1], sizes[j]
-        share = np.empty(size)
-        for a in range(0, n_par, _BLOCK):           # by blocks of parents: no gap of the parents' size (memory)
-            b = min(a + _BLOCK, n_par)
+        parents = z[j + 1]                          # the parents' estimates (hbar), in place of their z
+        if j > 0:
+            share = z[j]                            # this level's estimate over its own z
+        elif leaves_only:
+            share = flat[:size]
+        else:
+            share = np.empty(size)
+        step = max(1, _BLOCK // k)                 # parents per block: _BLOCK children (memory)
+        for a in range(0, n_par, step):             # by blocks of parents: no gap of the parents' size (memory)
+            b = min(a + step, n_par)
             children = z[j][a * k:b * k]
             gap = child_sums(children, b - a, k)
-            np.subtract(hbar[j + 1][a:b], gap, out=gap)
+            np.subtract(parents[a:b], gap, out=gap)
             last = gap[-1] / S[j + 1][1]
             np.divide(gap, S[j + 1][0], out=gap)     # (hbar[parent] - sum z) / sum V
             if b == n_par:
                 gap[-1] = last                       # the last parent's own sum of V
-            out = share[a * k:b * k]
+            out = np.empty(children.size) if j > 0 else share[a * k:b * k]
             full = children.size // k
             np.multiply(gap[:full, None], V[j][0], out=out[:full * k].reshape(full, k))
             if full < b - a:                         # the last parent's children short of k
                 np.multiply(gap[full], V[j][0], out=out[full * k:])
             if b == n_par:
                 out[-1] = V[j][1] * gap[-1]          # the last node's own V
-            np.add(out, children, out=out)           # z[j] + V[j] * gap[parent]
+            np.add(out, children, out=share[a * k:b * k])   # z[j] + V[j] * gap[parent]
             del gap, out, children
-        if leaves_only:
-            hbar[j + 1] = None
-        hbar[j] = share
-        del share
-        z[j] = None
-    return hbar[:1] if leaves_only else hbar
+    if leaves_only:
+        return [flat[:sizes[0]]]
+    return [share] + z[1:]
 
 
 def zero_nonpositive_subtrees(levels: list[np.ndarray], branching: int) -> list[np.ndarray]:

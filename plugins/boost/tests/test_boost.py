@@ -390,18 +390,21 @@ def test_hb_2d_conformance():
 
 @pytest.mark.parametrize("block", [1 << 16, 3])
 def test_scalar_level_variances_give_the_array_inference_bit_for_bit(block, monkeypatch):
-    """With one variance per level (``k <= 8``) the inference keeps two numbers per level instead of arrays
+    """With one variance per level the inference keeps two numbers per level instead of arrays
     of variances; its estimates equal, bit for bit, those of the same variances given per node (the
     array path), on complete and padded trees, with the root measured or not, uniform, geometric and
     uneven budgets, every level or the leaves only.  Kills: the last node computed with the other nodes'
     numbers (``s[-1] = last``, ``gap[-1] = last`` or ``share[-1] = ...`` dropped), the padded parent's sum
     taken as a full one, an operation reordered (``w * (y - s) + s``); with blocks of 3 parents, a
-    block's bounds off by one or the last parent's numbers used in every block.  Checked by hand:
-    dropping ``gap[-1] = last``, and applying it in every block, each fail here."""
+    block's bounds off by one or the last parent's numbers used in every block; the levels' flat buffer
+    (the leaves written over level 1 from its start): blocks taken from the last parent down (a parent
+    overwritten before it is read), a level placed at the buffer's start, a padded parent's children
+    summed past the level's end.  Checked by hand: dropping ``gap[-1] = last``, applying it in every
+    block, and the parents' blocks in decreasing order each fail here."""
     monkeypatch.setattr("dphist_boost.inference._BLOCK", block)
     rng = np.random.default_rng(0)
     for n in (1, 2, 3, 7, 8, 9, 31, 97) + ((1000,) if block > 3 else ()):
-        for k in (2, 3, 8):
+        for k in (2, 3, 8, 16, 17):
             sizes = level_sizes(n, k)
             for budget in ("uniform", "geometric", "uneven"):
                 if budget == "uniform":

@@ -86,7 +86,7 @@ from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, Privacy
 from ..partition import Partition
 from ..partition_blocks import BlockPartition, block_sums, checked_block_partition
 from ..validation import (are_strict_bounds, frozen_int64, identity_vectors, is_identity, is_permutation,
-                          is_shared_identity)
+                          is_shared_identity, is_whole_bounds)
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
 from .persons import PersonLevelNoise, check_contributions, unit_text
@@ -264,20 +264,21 @@ class CheckedCounts:
 
     def __init__(self, counts):
         flat, shape = validate_grid(counts, sign=False)
-        # a new array (never the caller's), the copy and the 1-Lipschitz clamp in one pass; int64 counts
-        # checked for negative counts in the same pass, block by block on the copy while it is in cache
-        # (the clamp keeps every negative count: the copy's minimum is the counts' when it is negative)
+        # a new array (never the caller's), clamped at the cap (1-Lipschitz); int64 counts copied block by
+        # block (32,768 counts, 256 KiB: in cache), each block's bits read as unsigned in one reduction while
+        # it is in cache: a negative count reads 2**63 or more, so the largest value is below the cap only if
+        # every count is in [0, cap), and then the clamp changes nothing; otherwise the fused clamp and sign
+        # check (_clamped_int64: the same copy, the same errors)
         cap = count_cap(flat.size)
         if flat.dtype == np.int64:
             private = np.empty(flat.size, dtype=np.int64)
-            smallest = 0
+            bits = private.view(np.uint64)
+            largest = 0
             for a in range(0, flat.size, _SIGN_BLOCK):
-                block = private[a:a + _SIGN_BLOCK]
-                np.minimum(flat[a:a + _SIGN_BLOCK], cap, out=block)
-                smallest = min(smallest, np.minimum.reduce(block))
-            if smallest < 0:
-                exc = _negative_count(flat)
-                raise (InvalidHistogram(_grid_message(str(exc), shape)) if len(shape) > 1 else exc) from None
+                np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
+                largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
+            if largest >= cap:
+                private = _clamped_int64(flat, cap, shape)
         else:
             private = np.minimum(flat, cap)
         private.setflags(write=False)
@@ -286,6 +287,22 @@ class CheckedCounts:
 
     def __setattr__(self, name, value):
         raise AttributeError("CheckedCounts is read-only")
+
+
+def _clamped_int64(flat: np.ndarray, cap: int, shape) -> np.ndarray:
+    """A new array of the int64 ``flat`` clamped at ``cap``, refused by name if a count is negative: the copy
+    and the clamp in one pass, checked for negative counts block by block while the block is in cache (the
+    clamp keeps every negative count: the copy's minimum is the counts' when it is negative)."""
+    private = np.empty(flat.size, dtype=np.int64)
+    smallest = 0
+    for a in range(0, flat.size, _SIGN_BLOCK):
+        block = private[a:a + _SIGN_BLOCK]
+        np.minimum(flat[a:a + _SIGN_BLOCK], cap, out=block)
+        smallest = min(smallest, np.minimum.reduce(block))
+    if smallest < 0:
+        exc = _negative_count(flat)
+        raise (InvalidHistogram(_grid_message(str(exc), shape)) if len(shape) > 1 else exc) from None
+    return private
 
 
 def _grid_message(message: str, shape: tuple[int, ...]) -> str:
@@ -357,12 +374,15 @@ def is_plain_partition(partition, n: int) -> bool:
 
 def is_whole_partition(partition, n: int) -> bool:
     """Whether ``partition`` is one group of all ``n`` bins in domain order (``Partition.whole(n)``):
-    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) for the shared immutable vector, else
-    one comparison pass).  Valid by itself; its one sum is the total of the counts, whatever the order
+    bounds ``[0, n]`` and the order ``0..n-1`` (recognised in O(1) when both are the shared immutable
+    vectors of ``Partition.whole(n)``, :func:`dphist.validation.whole_bounds` and ``identity_vector``; else
+    one comparison pass of the order).  Valid by itself; its one sum is the total of the counts, whatever the order
     of a permutation, so nothing of the arrays is kept or read again."""
     if not isinstance(partition, Partition):
         return False
     order, bounds = partition.order, partition.bounds
+    if is_whole_bounds(bounds, n) and is_shared_identity(order, n):   # Partition.whole(n)'s shared vectors: O(1)
+        return True
     return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
             and order.dtype.kind in "iu" and bounds.dtype.kind in "iu" and bounds.shape == (2,)
             and int(bounds[0]) == 0 and int(bounds[1]) == n and is_identity(order, n))
@@ -885,15 +905,15 @@ class DataHandle:
             with self._kernel._gate:
                 sums = block_sums(self._kernel._true_counts(), checked)
                 return self._noisy(sums, 1.0, eps, integral=True, support=1)
-        if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
-            self._charge("laplace.partition", eps, 1.0, self.n)
-            with self._kernel._gate:
-                return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         if is_whole_partition(partition, self.n):   # one group in domain order: its sum is the total
             self._charge("laplace.partition", eps, 1.0, 1)
             with self._kernel._gate:
                 total = np.add.reduce(self._kernel._true_counts(), keepdims=True)   # reduceat's [sum], exact
                 return self._noisy(total, 1.0, eps, integral=True, support=1)
+        if is_plain_partition(partition, self.n):   # singletons in domain order: the sums are the counts
+            self._charge("laplace.partition", eps, 1.0, self.n)
+            with self._kernel._gate:
+                return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)   # in domain order: no gather
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._gate:

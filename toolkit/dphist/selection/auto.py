@@ -1,7 +1,9 @@
 """The ``auto`` preset: measure features privately, let the trained tree choose, run the choice.
 
-``make_algorithm("auto", workload="prefix", share=0.1)`` returns an :class:`AutoPipeline`.  A run
-with ``epsilon``:
+``make_algorithm("auto", workload="prefix")`` returns an :class:`AutoPipeline`.  Its feature share is the
+model's for the workload (the packaged 1-D model's: identity 0.02, prefix 0.05, dpbench-random-2000 0.05, each
+the share of least regret on nested training folds; the grid model's 0.1 for each), or ``share=`` when given.
+A run with ``epsilon``:
 
 1. checks the input and copies it into the run's kernel once (:meth:`Pipeline.prepare`) and spends
    ``share * epsilon`` on the private features through it (:mod:`dphist.selection.features`: the noisy
@@ -30,8 +32,9 @@ the DPBench 2-D sources; the workload names the rectangles of that name, :func:`
 
 A model is a JSON file (:func:`load_model`): one tree per workload, its candidate presets, its skip rule
 (per domain size or cell count and epsilon of the training sweep, with every candidate's and the tree's
-training regret), the number of axes it serves (``dims``), the format version and the training configuration.  A leaf whose preset is not installed (its plugin is
-missing) falls back to the installed candidate of least training regret in that leaf, with a note.
+training regret), its feature share (the share its tree and skip rule were trained at: ``auto``'s default for
+the workload), the number of axes it serves (``dims``), the format version and the training configuration.  A
+leaf whose preset is not installed (its plugin is missing) falls back to the installed candidate of least training regret in that leaf, with a note.
 """
 from __future__ import annotations
 
@@ -56,14 +59,16 @@ from .regret_tree import LEAF, RegretTree
 
 #: the JSON format name and version of selector models this code reads
 MODEL_FORMAT = "dphist-selector"
-MODEL_VERSION = 3
+MODEL_VERSION = 4
 #: the packaged 1-D model and its training configuration (``make selector`` rebuilds it)
 DEFAULT_MODEL = Path(__file__).with_name("auto-1d.json")
 TRAINING_CONFIG = Path(__file__).with_name("auto-1d.training.toml")
 #: the packaged 2-D model (grids) and its training configuration
 DEFAULT_MODEL_2D = Path(__file__).with_name("auto-2d.json")
 TRAINING_CONFIG_2D = Path(__file__).with_name("auto-2d.training.toml")
-#: the share of epsilon spent on the features (benchmarks/selector_eval.py measures 0.05, 0.1, 0.2)
+#: the share of epsilon spent on the features where a model does not name its own: the grid model's
+#: (``share=None``, auto's default, takes each workload's share from the model: the packaged 1-D model's are
+#: identity 0.02, prefix 0.05, random ranges 0.05, :data:`dphist.selection.train.SHARES_1D`)
 DEFAULT_SHARE = 0.1
 #: the ledger's stage of the feature measurements
 SELECTOR_STAGE = "selector"
@@ -119,7 +124,8 @@ def _load_model(path: str, version=None) -> dict:
         raise InvalidParameter(f"selector model file {p} is not a {MODEL_FORMAT} model")
     if model.get("version") != MODEL_VERSION:
         raise InvalidParameter(f"selector model file {p} has version {model.get('version')!r}; this dphist "
-                               f"reads version {MODEL_VERSION} (retrain it with `make selector`)")
+                               f"reads version {MODEL_VERSION} (each workload's feature share stored in the "
+                               f"model; retrain it with `make selector`)")
     if list(model.get("feature_names", ())) != list(FEATURE_NAMES):
         raise InvalidParameter(f"selector model file {p} was trained on features {model.get('feature_names')}, "
                                f"this dphist measures {list(FEATURE_NAMES)}")
@@ -132,18 +138,23 @@ def _load_model(path: str, version=None) -> dict:
             tree = RegretTree.from_dict(entry["tree"])
             presets = {label: (spec["name"], dict(spec.get("params", {}))) for label, spec in entry["presets"].items()}
             leaf_regret = np.asarray(entry["leaf_regret"], dtype=float)
+            share = entry["share"]
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidParameter(f"selector model file {p}, workload {wl!r}: malformed ({exc})") from None
         if set(tree.labels) != set(presets) or leaf_regret.shape != (tree.feature.size, len(tree.labels)):
             raise InvalidParameter(f"selector model file {p}, workload {wl!r}: its tree's labels, presets and "
                                    "leaf regrets do not match")
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise InvalidParameter(f"selector model file {p}, workload {wl!r}: its feature share must be a "
+                                   f"number strictly between 0 and 1, got {share!r}")
         trees[wl] = {"tree": tree, "presets": presets, "leaf_regret": leaf_regret, "explain": _Explainer(tree),
+                     "share": float(share),
                      "skip": _skip_rule(entry.get("skip"), tree.labels, f"selector model file {p}, workload {wl!r}")}
     dims = model.get("dims", 1)
     if dims not in (1, 2):
         raise InvalidParameter(f"selector model file {p}: dims must be 1 or 2, got {dims!r}")
     return {"path": str(p), "sha256": _sha256(p), "trees": trees, "training": model.get("training", {}),
-            "share": model.get("share"), "dims": dims}
+            "dims": dims}
 
 
 class _Explainer:
@@ -277,16 +288,18 @@ class AutoPipeline(Pipeline):
     """Features with ``share * epsilon``, the tree's choice, the chosen preset with the rest; or, where the
     model's public skip rule covers the run, its preset with the whole epsilon and nothing measured."""
 
-    def __init__(self, workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, registry=None,
+    def __init__(self, workload: str = "prefix", share: float | None = None, model=None, registry=None,
                  grid_model=None):
         self.model = load_model(model, dims=1)
         trees = self.model["trees"]
         if workload not in trees:
             raise InvalidParameter(f"auto: unknown workload {workload!r}; the selector model has trees for "
                                    f"{', '.join(sorted(trees))}")
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-            raise InvalidParameter(f"auto: share must be a number strictly between 0 and 1, got {share!r}")
-        self.workload, self.share = workload, float(share)
+        if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))
+                                  or not 0 < share < 1):
+            raise InvalidParameter(f"auto: share must be a number strictly between 0 and 1 (or None: the "
+                                   f"model's share for the workload), got {share!r}")
+        self.workload = workload
         self.registry = registry or default_registry
         self.entries = {1: self._entry(self.model, workload)}
         if not self.entries[1]["installed"]:
@@ -307,6 +320,9 @@ class AutoPipeline(Pipeline):
                                      f"({', '.join(sorted({n for n, _ in entry['presets'].values()}))})")
             else:
                 self.entries[2] = entry
+        # the features' share per number of axes: the one given, else the model's for the workload
+        self.feature_shares = {d: float(share) if share is not None else e["share"] for d, e in self.entries.items()}
+        self.share = self.feature_shares[1]
         first = self.entries[1]
         self.tree, self.presets, self.leaf_regret = first["tree"], first["presets"], first["leaf_regret"]
         self.installed = first["installed"]
@@ -319,7 +335,7 @@ class AutoPipeline(Pipeline):
         installed = installed_labels(entry["presets"], self.registry)
         return {"tree": entry["tree"], "presets": entry["presets"], "leaf_regret": entry["leaf_regret"],
                 "installed": installed, "sha256": model["sha256"], "skip": entry["skip"],
-                "explain": entry["explain"], "leaves": _leaf_choices(entry, installed)}
+                "explain": entry["explain"], "leaves": _leaf_choices(entry, installed), "share": entry["share"]}
 
     def check_dims(self, shape) -> None:
         """A grid without a usable 2-D tree is refused with the reason (before anything is spent)."""
@@ -341,7 +357,8 @@ class AutoPipeline(Pipeline):
         out = {"name": "auto", "workload": self.workload, "share": self.share,
                "model": {"sha256": self.model["sha256"], "version": MODEL_VERSION}}
         if 2 in self.entries:
-            out["grid_model"] = {"sha256": self.grid_model["sha256"], "version": MODEL_VERSION}
+            out["grid_model"] = {"sha256": self.grid_model["sha256"], "version": MODEL_VERSION,
+                                 "share": self.feature_shares[2]}
         return out
 
     def with_shares(self, shares):
@@ -392,8 +409,8 @@ class AutoPipeline(Pipeline):
         path = [f"public rule: {n:,} {unit} and epsilon {epsilon:.4g} fall in the training cell of "
                 f"{cell['domain']:,} {unit} and epsilon {cell['epsilon']:g}, where {label} run with the whole "
                 f"epsilon had mean training regret {regret:.3f} against the tree's {cell['tree_regret']:.3f} "
-                f"(its choices run with {1 - self.share:g} of epsilon) over {cell['settings']} training "
-                "settings; no features measured"]
+                f"(its choices run with {1 - self.feature_shares[dims]:g} of epsilon) over {cell['settings']} "
+                "training settings; no features measured"]
         name, params = e["presets"][label]
         return {"label": label, "preset": name, "params": params, "leaf": None, "dims": dims, "path": path,
                 "features": {}, "note": note, "rule": rule}, note
@@ -418,9 +435,10 @@ class AutoPipeline(Pipeline):
         choice = release.notes["auto"]
         if choice.get("rule"):      # the skip rule: the chosen preset had the whole epsilon, no features
             return expected_books(self.chosen_pipeline(choice), release.epsilon)
-        eps_run = release.epsilon * (1 - self.share)
+        share = self.feature_shares[choice.get("dims", 1)]
+        eps_run = release.epsilon * (1 - share)
         out = expected_books(self.chosen_pipeline(choice), eps_run)
-        out[SELECTOR_STAGE] = release.epsilon * self.share
+        out[SELECTOR_STAGE] = release.epsilon * share
         return out
 
     # --------------------------------------------------------------------- run
@@ -435,11 +453,12 @@ class AutoPipeline(Pipeline):
         ruled, note = self.rule_choice(prepared.kernel.n, eps / prepared.contributions, len(prepared.shape))
         if ruled is not None:
             return prepared, ruled
-        data = prepared.kernel.handle(FeatureFinalizer.name, SELECTOR_STAGE, eps * self.share,
-                                      vetted=FeatureFinalizer.vetted_mechanisms)
         shape = prepared.shape
-        measured = measure(data, prepared.kernel.n, eps * self.share, shape)
-        return prepared, self.choose(measured["total"], measured["stats"], prepared.kernel.n, eps * (1 - self.share),
+        share = self.feature_shares[len(shape)]
+        data = prepared.kernel.handle(FeatureFinalizer.name, SELECTOR_STAGE, eps * share,
+                                      vetted=FeatureFinalizer.vetted_mechanisms)
+        measured = measure(data, prepared.kernel.n, eps * share, shape)
+        return prepared, self.choose(measured["total"], measured["stats"], prepared.kernel.n, eps * (1 - share),
                                      dims=len(shape), note=note)
 
     def run(self, histogram, epsilon, seed=None, noise=None, mode=None, contributions=None) -> Release:
@@ -448,14 +467,15 @@ class AutoPipeline(Pipeline):
         chosen = self.chosen_pipeline(choice)
         elapsed = time.perf_counter() - t
         eps = prepared.epsilon
-        eps_features, eps_run = (0.0, eps) if choice["rule"] else (eps * self.share, eps * (1 - self.share))
+        share = self.feature_shares[choice["dims"]]
+        eps_features, eps_run = (0.0, eps) if choice["rule"] else (eps * share, eps * (1 - share))
         # the same kernel: one validation, one copy, one ledger; each stage is held to its share of
         # eps_run, the whole ledger (features included) to eps
         second = chosen.execute(prepared, eps_run)
         if second.ledger.total > eps * (1 + 1e-9) + 1e-15:
             raise PrivacyViolation(f"auto: the ledger totals {second.ledger.total:.6g}, more than epsilon = {eps:.6g}")
         notes = dict(second.notes)
-        notes["auto"] = {"workload": self.workload, "share": self.share, "epsilon_features": eps_features,
+        notes["auto"] = {"workload": self.workload, "share": share, "epsilon_features": eps_features,
                          "epsilon_chosen": eps_run, **choice, "model_sha256": self.entries[choice["dims"]]["sha256"]}
         # the chosen part's release, made for this run and held by nobody else, completed in place
         second.warnings = list(second.warnings) + ([choice["note"]] if choice["note"] else [])
@@ -477,13 +497,14 @@ class AutoPipeline(Pipeline):
 
 @preset("auto", citation="Kotsogiannis, Machanavajjhala, Hay, Miklau, SIGMOD 2017 (Pythia)",
         params={"workload": InstanceOf(str, "a workload name the selector model has a tree for"),
-                "share": UNIT_SHARE,
+                "share": (UNIT_SHARE, None),
                 "model": InstanceOf((str, Path, type(None)), "a path to a 1-D selector model JSON, or None"),
                 "grid_model": InstanceOf((str, Path, type(None)), "a path to a 2-D selector model JSON, or None")},
         dims=(1, 2))
-def auto(workload: str = "prefix", share: float = DEFAULT_SHARE, model=None, grid_model=None) -> Pipeline:
+def auto(workload: str = "prefix", share: float | None = None, model=None, grid_model=None) -> Pipeline:
     """Private algorithm selection: a public skip rule (domain size, epsilon), else features with share * eps and
-    a trained tree, picks the preset (1-D or grids)."""
+    a trained tree, picks the preset (1-D or grids).  ``share=None``: the model's share for the workload (the
+    packaged 1-D model: identity 0.02, prefix 0.05, random ranges 0.05; the grid model 0.1 for each)."""
     return AutoPipeline(workload=workload, share=share, model=model, grid_model=grid_model)
 
 

@@ -11,7 +11,8 @@
    sweep's epsilons), over the setting's best error at the full epsilon (the per-input oracle's);
 3. training rows: for every setting and trial, the features the selector would measure, with the
    noise of ``share * epsilon`` drawn afresh (``draws`` times) so that the tree learns from noisy
-   features as it will see them;
+   features as it will see them; ``share`` is the workload's own (:data:`SHARES_1D`), written into its
+   entry of the model (format version 4) as ``auto``'s default for it;
 4. one :class:`~dphist.selection.regret_tree.RegretTree` per workload, fitted to the regret matrix, written
    with its candidates and the training configuration's hash to ``auto-1d.json``;
 5. the public skip rule per workload (:func:`skip_cells`): for each domain size and epsilon of the sweep,
@@ -70,6 +71,29 @@ SKIP_RULE_TEXT = ("per (domain, epsilon) of the sweep: the candidate of least me
                   "the trained ranges of either")
 #: whether the model of ``dims`` axes carries the public skip rule (:func:`skip_cells`)
 SKIP_RULE = {1: True, 2: True}
+#: the 1-D model's feature share per workload, each the share of least regret on the nested training folds
+#: among those measured there (0.02, 0.05, 0.1: ``benchmarks/selector_variants.py --gain``, the training
+#: sources only, held-out sources never seen; identity 1.200 / 1.205 / 1.225, prefix 1.259 / 1.245 / 1.274,
+#: random ranges 1.288 / 1.283 / 1.323 at 0.02 / 0.05 / 0.1; ``benchmarks/notes/selection.md``), the rule
+#: fixed before any held-out run.  The grid model keeps one share for every workload (:data:`SHARES_2D`).
+SHARES_1D = {"identity": 0.02, "prefix": 0.05, "dpbench-random-2000": 0.05}
+#: the grid model's feature share, every workload
+SHARES_2D = {wl: DEFAULT_SHARE for wl in WORKLOADS}
+
+
+def workload_shares(share=None, dims: int = 1, workloads=WORKLOADS) -> dict[str, float]:
+    """``{workload: share}``: ``share`` a number (every workload), a mapping (per workload), or None (the
+    packaged procedure's: :data:`SHARES_1D` or :data:`SHARES_2D`); each checked to lie in (0, 1)."""
+    if share is None:
+        share = SHARES_1D if dims == 1 else SHARES_2D
+    out = {}
+    for wl in workloads:
+        s = share.get(wl) if isinstance(share, dict) else share
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 1:
+            raise InvalidParameter(f"the feature share for workload {wl!r} must be a number strictly between 0 "
+                                   f"and 1, got {s!r}")
+        out[wl] = float(s)
+    return out
 
 
 def config_path(dims: int = 1) -> Path:
@@ -268,7 +292,7 @@ def plan_sources(config, plan) -> dict[str, np.ndarray]:
     return {k: np.asarray(v) for k, v in the_plan.job.sources.items()}
 
 
-def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_depth: int | None = None,
+def train_models(tables, config, share=None, exclude=(), max_depth: int | None = None,
                  min_leaf: int | None = None, draws: int = DRAWS, seed: int = 2017, dims: int = 1,
                  pooled=(), skip: bool | None = None) -> dict:
     """The model (a dict, as written to JSON) trained on every setting whose source is not in ``exclude``;
@@ -277,7 +301,10 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
     over the training sources (:func:`expected_errors`, e.g. :data:`DATA_INDEPENDENT`); not in the packaged
     models (``benchmarks/selector_variants.py --labels`` measured it within the simulation's spread).
     ``skip``: learn the public skip rule (:func:`skip_cells`) into each workload's entry (default
-    :data:`SKIP_RULE` of ``dims``)."""
+    :data:`SKIP_RULE` of ``dims``).  ``share``: the features' share of epsilon, a number (every workload), a
+    ``{workload: share}`` mapping, or None (:func:`workload_shares`: the packaged per-workload shares); each
+    workload's training rows draw their feature noise at its own share, its regrets and skip rule take its
+    candidates at ``(1 - share) epsilon``, and its entry records the share (``auto``'s default for it)."""
     exclude = set(exclude)
     if skip is None:
         skip = SKIP_RULE[dims]
@@ -285,16 +312,18 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
         max_depth = MAX_DEPTH if dims == 1 else MAX_DEPTH_2D
     if min_leaf is None:
         min_leaf = MIN_LEAF if dims == 1 else MIN_LEAF_2D
+    shares = workload_shares(share, dims, list(tables))
     out = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "feature_names": list(FEATURE_NAMES),
-           "share": share, "dims": dims, "workloads": {}}
-    features = None
+           "dims": dims, "workloads": {}}
+    features = {}       # per (settings, share): the same draws for workloads that share both
     for wl, table in tables.items():
         keep = ~table.index.get_level_values("dataset").isin(exclude)
         t = table[keep]
-        if features is None or features[0] != tuple(t.index):
-            X, setting = cell_features(list(t.index), config, share, draws, seed)
-            features = (tuple(t.index), X, setting)
-        _, X, setting = features
+        share = shares[wl]
+        key = (tuple(t.index), share)
+        if key not in features:
+            features[key] = cell_features(list(t.index), config, share, draws, seed)
+        X, setting = features[key]
         # regret of each candidate at the epsilon it runs with, against the best at the full epsilon
         if pooled:
             t = expected_errors(t, pooled)
@@ -310,13 +339,13 @@ def train_models(tables, config, share: float = DEFAULT_SHARE, exclude=(), max_d
                 leaf_regret[node] = tree.regret[node]
         cands = candidates(config, wl)
         out["workloads"][wl] = {"presets": {lab: cands[lab] for lab in labels}, "tree": tree.to_dict(),
-                                "leaf_regret": np.round(leaf_regret, 4).tolist()}
+                                "leaf_regret": np.round(leaf_regret, 4).tolist(), "share": share}
         if skip:
             out["workloads"][wl]["skip"] = skip_cells(t, R, setting, tree.label[leaves], labels)
     out["training"] = {"config": config_path(dims).name,
                        "config_sha256": hashlib.sha256(config_path(dims).read_bytes()).hexdigest(),
                        "excluded_sources": sorted(exclude), "max_depth": max_depth, "min_leaf": min_leaf,
-                       "draws": draws, "seed": seed, "rows_per_workload": int(features[1].shape[0]),
+                       "draws": draws, "seed": seed, "rows_per_workload": int(X.shape[0]),
                        "skip_rule": SKIP_RULE_TEXT if skip else "none"}
     if pooled:
         out["training"]["pooled_errors"] = list(pooled)
@@ -337,7 +366,9 @@ def main(argv=None) -> int:
     parser.add_argument("--results", default=None,
                         help="the training sweep's output folder (resumed when present; default "
                              "results/selector-training, -2d for grids)")
-    parser.add_argument("--share", type=float, default=DEFAULT_SHARE)
+    parser.add_argument("--share", type=float, default=None,
+                        help="one feature share for every workload (default: the per-workload shares, "
+                             "SHARES_1D; grids SHARES_2D)")
     parser.add_argument("--model", default=None, help="where to write the model JSON (default: the packaged one)")
     parser.add_argument("--skip-sweep", action="store_true", help="train from the folder's results as they are")
     args = parser.parse_args(argv)
