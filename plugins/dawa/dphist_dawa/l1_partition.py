@@ -313,18 +313,6 @@ def partition_costs(x, bounds_list, eps_2: float) -> np.ndarray:
         dev = 0.0 if b.size == x.size + 1 else partition_deviation(x, b, scratch)
         out[j] = dev + (b.size - 1) / eps_2
     return out
-    # integers whose absolute sum is below 2^53 (the kernel's counts): exact group totals in any order
-    exact = bool(np.abs(x).sum() < 2.0 ** 53) and bool(np.all(x == np.rint(x)))
-    scratch = None if exact else np.empty(x.size)
-    for j, b in enumerate(bounds_list):
-        b = np.ascontiguousarray(b, dtype=np.int64)
-        # one bin per group: every |x_i - x_i / 1| is +0.0, and so is numpy's sum of them
-        if b.size == x.size + 1:
-            dev = 0.0
-        else:
-            dev = integer_partition_deviation(x, b) if exact else partition_deviation(x, b, scratch)
-        out[j] = dev + (b.size - 1) / eps_2
-    return out
 
 
 def select_candidates(noisy_ordered, bounds, variant, branching, scale, eps_2, correction):
