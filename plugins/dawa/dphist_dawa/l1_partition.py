@@ -170,6 +170,11 @@ class DPBenchCosts:
         return np.maximum(dev + self.measure_cost + z, self.measure_cost)
 
 
+#: the longest group whose debiasing term :class:`DebiasedCosts` keeps in its table; longer groups (the top
+#: levels of a tree over a large domain) get the term computed per call, so the table never holds 2 n floats
+TABLE_LENGTHS = 1 << 16
+
+
 class DebiasedCosts:
     """calibration "postprocess": deviations of a Laplace(``scale``)-noised histogram minus
     ``correction`` times the expected noise deviation (:func:`noise_deviation`), plus
@@ -189,10 +194,14 @@ class DebiasedCosts:
         try:                                    # the same numbers as computing them per call, read from a table
             out = dev - table[lengths]
         except IndexError:                      # a longer group than seen so far (no max() pass per batch)
-            L = np.arange(1, 2 * int(lengths.max()) + 1)
-            table = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
-            self._by_length = table
-            out = dev - table[lengths]
+            longest = int(lengths.max())
+            if longest > TABLE_LENGTHS:         # a tree's top levels: the same arithmetic per element, no table
+                out = dev - self.correction * noise_deviation(lengths, self.scale)
+            else:
+                L = np.arange(1, min(2 * longest, TABLE_LENGTHS) + 1)
+                table = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
+                self._by_length = table
+                out = dev - table[lengths]
         out += self.measure_cost
         return out
 

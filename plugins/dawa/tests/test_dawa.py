@@ -429,6 +429,26 @@ def test_postprocess_partition_is_a_function_of_the_noisy_histogram():
             assert np.array_equal(got.bounds, cuts)
 
 
+def test_debiased_costs_of_long_groups_equal_the_table_and_keep_it_small(monkeypatch):
+    """Groups longer than ``TABLE_LENGTHS`` (a tree's top levels) get the debiasing term computed per call:
+    the same bits as the table's entries, and the table stays at most ``TABLE_LENGTHS + 1`` floats (it
+    grew to twice the longest group, 2 n floats for a tree's root).  Kills: the per-call term computed in
+    another order (``(correction * scale) * (L - 1/L)``), the table grown for every length (memory)."""
+    from dphist_dawa import l1_partition
+    rng = np.random.default_rng(5)
+    lengths = np.concatenate((rng.integers(1, 200, 50), rng.integers(300, 5_000, 50)))
+    dev = rng.random(lengths.size) * 1e4
+    monkeypatch.setattr(l1_partition, "TABLE_LENGTHS", 256)
+    direct = l1_partition.DebiasedCosts(1 / 0.3, 7.5, 0.9)
+    got = direct(dev, lengths)
+    assert direct._by_length.size <= 257
+    monkeypatch.setattr(l1_partition, "TABLE_LENGTHS", 1 << 20)
+    tabled = l1_partition.DebiasedCosts(1 / 0.3, 7.5, 0.9)
+    want = tabled(dev, lengths)
+    assert tabled._by_length.size > 5_000
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
 def test_noise_deviation_matches_monte_carlo():
     """The public bias correction E sum|Z_i - mean Z| of Laplace noise, within 2.5% (Monte Carlo,
     200,000 draws per length, seeded).  Kills: scale * L (34% high at L = 2), scale * (L - 1)."""
