@@ -50,6 +50,29 @@ def test_streamed_blocks_equal_whole_windows_and_refuse_going_back():
         stream.block(1, 10)
 
 
+def test_sliding_windows_move_their_pointer_both_ways_and_continue_after_a_gap():
+    """Single positions with runs of large and small values, so the mean of short and long sliding windows
+    passes many distinct values up and down; blocks of uneven widths, one of them after a gap of ends.
+    Kills: a pointer walk that stops one value early or skips the walk down, a multiplicity not removed when
+    a value leaves, a window continued after a gap from a state that is not the previous end's."""
+    rng = np.random.default_rng(11)
+    n = 2100
+    level = np.repeat(rng.choice([0, 40, 900, 5000], n // 50), 50)[:n]
+    x = np.round(level + rng.laplace(0, 6, level.size))
+    bounds = np.arange(x.size + 1)
+    lengths = np.array([32, 64, 128, 256, 512, 1024, 300])
+    stream = segmentation.L1Deviation(x).window_stream(bounds, lengths)
+    got = np.full((lengths.size, x.size + 1), np.nan)
+    for e0, e1 in ((1, 90), (90, 700), (1301, 1400), (1400, 2101)):   # ends 700-1300 skipped
+        got[:, e0:e1] = stream.block(e0, e1, got[:, e0:e1])           # writes outside its block: seen below
+    keep = np.r_[1:700, 1301:2101]
+    for j, L in enumerate(lengths):
+        want = np.full(x.size + 1, np.inf)
+        want[L:] = _fenwick(x, bounds, int(L))
+        assert np.array_equal(got[j, keep], want[keep]), L
+    assert np.isnan(got[:, 700:1301]).all()
+
+
 def test_non_integer_values_take_the_fenwick_route():
     """Kills: counting windows used where sums are not exact (non-integer values)."""
     x = np.random.default_rng(3).random(100)
@@ -76,7 +99,7 @@ class _Offsets:
 def test_shared_searches_equal_one_matrix_search_each(grouped, threads, monkeypatch):
     """Kills: searches sharing windows that mix up their ``best`` arrays or offsets, a streamed block that
     reads the window of the wrong end, a traceback off by one group, a tie rule lost in the block kernel;
-    in ``power_of_two_levels``, a level of long groups skipped or compared for ends whose starts are not
+    in ``power_of_two_levels_many``, a level of long groups skipped or compared for ends whose starts are not
     final yet (blocks of 128 ends: levels 4 to 6 inside a block); on two threads, the next block's windows
     written into the buffer being searched."""
     x, singles, groups = _data(4, n=900)

@@ -122,3 +122,16 @@ def partition_deviation(x, bounds, scratch):
     if x.size <= 128:
         return _block_sum(scratch, 0, x.size)
     return _pairwise_on(scratch, 0, x.size, stack, vals)
+
+
+@njit(cache=True, nogil=True)
+def debiased_table(n, scale, correction):
+    """``concatenate(([0.0], correction * noise_deviation(arange(1, n + 1), scale)))`` in one pass: per
+    length the same three IEEE operations on the same operands as numpy's (``scale * (L - 1 / L)``, then
+    times ``correction``), so the same table, bit for bit."""
+    out = np.empty(n + 1)
+    out[0] = 0.0
+    for i in range(1, n + 1):
+        f = float(i)
+        out[i] = correction * (scale * (f - 1.0 / f))
+    return out

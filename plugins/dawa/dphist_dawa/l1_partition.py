@@ -212,9 +212,9 @@ class DebiasedCosts:
         passes one ``shared`` dict to all its transforms: those of one scale share one table."""
         shared = {} if shared is None else shared
         key = ("dawa.debiased", float(self.scale), float(self.correction), int(n))
-        if key not in shared:
-            L = np.arange(1, int(n) + 1)
-            shared[key] = np.concatenate(([0.0], self.correction * noise_deviation(L, self.scale)))
+        if key not in shared:   # the table of noise_deviation's numbers, compiled (one pass, no temporaries)
+            from ._kernels import debiased_table
+            shared[key] = debiased_table(int(n), float(self.scale), float(self.correction))
         return shared[key], float(self.measure_cost)
 
 

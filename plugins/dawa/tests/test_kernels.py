@@ -25,6 +25,12 @@ def test_partition_costs_are_numpys():
             for b in cands]
     assert np.array_equal(partition_costs(x, cands, 0.3), np.array(want))
     assert partition_deviation(x, cands[0], np.empty(x.size)) == want[0] - 1 / 0.3
+    # more candidates (groups across numpy's blocks of 128) and values whose sums are not exact in any order
+    cands.append(np.unique(np.r_[0, rng.integers(1, 5000, 40), 127, 128, 129, 256, 4999, 5000]))
+    for y in (x, rng.random(x.size), x * 3.0 ** 30 + x):
+        want = [np.abs(y - np.repeat(np.add.reduceat(y, b[:-1]) / np.diff(b), np.diff(b))).sum() + (b.size - 1) / 0.3
+                for b in cands]
+        assert np.array_equal(partition_costs(y, cands, 0.3), np.array(want))
 
 
 def _best_split_one_by_one(sum_err, energy, self_energy, K, g, discount):

@@ -21,8 +21,8 @@ per sum and step).  The distinct values are ranked by counting over their range 
 **Streamed search.**  :func:`power_of_two_block` is :func:`.kernels.power_of_two_lengths` on the ends
 ``[e0, e1)`` with the windows given by their end (``W[j, e - e0]``: units ``[e - 2^j, e)``): the same
 candidates, in the same order, with the same comparison, so the same ``best`` and ``back``;
-:func:`power_of_two_levels` gives the same with the long groups' candidates compared for many ends at
-once.  Measured at 2^20 power-law bins (DAWA-approx's four ``select`` searches on its noisy counts, CPU
+:func:`power_of_two_levels_many` gives the same with the long groups' candidates compared for many ends at
+once, for several searches on the same windows in one call.  Measured at 2^20 power-law bins (DAWA-approx's four ``select`` searches on its noisy counts, CPU
 time on one thread, load 6-8, best of 5, against the code before these kernels in alternating processes):
 windows and searches 0.57-0.70 s -> 0.32-0.33 s, the distinct values 0.047-0.049 s -> 0.006 s.
 """
@@ -127,7 +127,8 @@ def count_windows_block(node, dv, values, bounds, lengths, direct, slot, mult, p
 
 
 @njit(cache=True, nogil=True)
-def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, ptrs, accs, ends, e0, e1, out, scratch):
+def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, ptrs, accs, ends, e0, e1, out, scratch,
+                          part=0):
     """:func:`count_windows_block` when every unit is one position (``bounds`` = ``0..k``): the same
     ``c``, ``s``, ``N`` and ``S`` of every window (exact integer sums, whatever their order) and the same
     formula, so the same numbers.  Direct lengths are counted with the ends as the inner loop (no branch:
@@ -139,6 +140,8 @@ def count_windows_singles(node, dv, idv, values, lengths, direct, slot, mult, pt
     cnt = scratch[2]
     sm = scratch[3]
     for j in range(lengths.size):
+        if (part == 1 and not direct[j]) or (part == 2 and direct[j]):
+            continue
         L = lengths[j]
         row = out[j]
         if direct[j]:
@@ -269,7 +272,7 @@ def power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, longest):
         back_j[e] = arg
 
 
-#: the shortest groups (``2^j < 2^SHORT_BITS`` units) compared end by end in :func:`power_of_two_levels`
+#: the shortest groups (``2^j < 2^SHORT_BITS`` units) compared end by end in :func:`power_of_two_levels_many`
 SHORT_BITS = 4
 
 
@@ -301,44 +304,55 @@ def _longer_groups(best, W, minus_j, plus, e0, j, a, b, top, arg):
 
 
 @njit(cache=True, nogil=True)
-def power_of_two_levels(best, back_j, W, minus_j, plus, e0, e1, top, arg):
-    """:func:`power_of_two_block` with ``longest`` (the same ``best`` and ``back_j``, bit for bit), its
-    candidates compared in the same order (from the longest group down) but not end by end: a group of
-    ``2^j`` units ending in ``[a, a + 2^j)`` (``a - e0`` a multiple of ``2^j``) starts before ``a``, so once
-    the ends before ``a`` are final, those candidates of all ``2^j`` ends are compared at once
-    (:func:`_longer_groups`; the groups at least as long as the block before any end).  Only groups of
-    fewer than ``2^SHORT_BITS`` units are compared end by end.  ``top``, ``arg``: scratch, one float each
-    per end of the block."""
+def power_of_two_levels_many(best, back_j, W, minus_j, plus, e0, e1, top, arg):
+    """:func:`power_of_two_block` with ``longest`` (the same ``best`` and ``back_j``, bit for bit) for
+    several searches on the same windows (row ``i`` of ``best``, ``back_j``, ``minus_j``, ``top``, ``arg``
+    and ``plus[i]``: search ``i``), its candidates compared in the same order (from the longest group down)
+    but not end by end: a group of ``2^j`` units ending in ``[a, a + 2^j)`` (``a - e0`` a multiple of
+    ``2^j``) starts before ``a``, so once the ends before ``a`` are final, those candidates of all ``2^j``
+    ends are compared at once (:func:`_longer_groups`; the groups at least as long as the block before any
+    end).  Only groups of fewer than ``2^SHORT_BITS`` units are compared end by end, the searches' chains
+    side by side in one loop.  Each search sees its candidates in the same order as alone; the windows are
+    read once per step for all of them.  ``top``, ``arg``: scratch, one float each per search and end."""
+    n_s = best.shape[0]
     n_j = W.shape[0]
     width = e1 - e0
-    for i in range(width):
-        top[i] = np.inf
-        arg[i] = 0.0
+    for i in range(n_s):
+        for q in range(width):
+            top[i, q] = np.inf
+            arg[i, q] = 0.0
     span = 1
     level = 0
     while span < width:
         span <<= 1
         level += 1
-    for j in range(n_j - 1, max(level, SHORT_BITS) - 1, -1):   # groups at least as long as the block
+    for j in range(n_j - 1, max(level, SHORT_BITS) - 1, -1):
         if (1 << j) < e1:
-            _longer_groups(best, W, minus_j, plus, e0, j, e0, e1, top, arg)
+            for i in range(n_s):
+                _longer_groups(best[i], W, minus_j[i], plus[i], e0, j, e0, e1, top[i], arg[i])
     step = 1 << SHORT_BITS
+    n_short = min(SHORT_BITS, n_j)
     for o in range(0, width, step):
         a = e0 + o
-        for j in range(level - 1, SHORT_BITS - 1, -1):  # the levels starting at this chunk, longest first
+        for j in range(level - 1, SHORT_BITS - 1, -1):
             if o % (1 << j) == 0 and j < n_j:
-                _longer_groups(best, W, minus_j, plus, e0, j, a, min(a + (1 << j), e1), top, arg)
+                for i in range(n_s):
+                    _longer_groups(best[i], W, minus_j[i], plus[i], e0, j, a, min(a + (1 << j), e1), top[i], arg[i])
         for e in range(a, min(a + step, e1)):
-            t = top[e - e0]
-            r = int(arg[e - e0])
-            for j in range(min(SHORT_BITS, n_j) - 1, -1, -1):
-                if (1 << j) <= e:
-                    c = best[e - (1 << j)] + ((W[j, e - e0] - minus_j[j]) + plus)
-                    lt = c < t
-                    t = c if lt else t
-                    r = j if lt else r
-            best[e] = t
-            back_j[e] = r
+            for i in range(n_s):
+                b_ = best[i]
+                m_ = minus_j[i]
+                p_ = plus[i]
+                t = top[i, e - e0]
+                r = int(arg[i, e - e0])
+                for j in range(n_short - 1, -1, -1):
+                    if (1 << j) <= e:
+                        c = b_[e - (1 << j)] + ((W[j, e - e0] - m_[j]) + p_)
+                        lt = c < t
+                        t = c if lt else t
+                        r = j if lt else r
+                b_[e] = t
+                back_j[i, e] = r
 
 
 @njit(cache=True, nogil=True)
@@ -454,8 +468,10 @@ class CountingWindows:
         self.accs = np.zeros((self.lengths.size, 4))
         self.ends = np.zeros(self.lengths.size, dtype=np.int64)
 
-    def block(self, e0: int, e1: int, out=None) -> np.ndarray:
-        if np.any(self.ends[~self.direct] >= e0):
+    def block(self, e0: int, e1: int, out=None, part: int = 0) -> np.ndarray:
+        """The windows of the ends ``[e0, e1)``; with single positions, ``part`` 1 or 2 counts only the direct
+        or only the sliding lengths' rows (:func:`count_windows_singles`), else every row."""
+        if part != 1 and np.any(self.ends[~self.direct] >= e0):
             raise ValueError("CountingWindows: blocks of ends must come in increasing order")
         out = np.empty((self.lengths.size, e1 - e0)) if out is None else out
         if self.singles:
@@ -464,7 +480,7 @@ class CountingWindows:
             if self.idv is None:
                 self.idv = self.dv.astype(np.int64)
             count_windows_singles(self.node, self.dv, self.idv, self.values, self.lengths, self.direct, self.slot,
-                                  self.mult, self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch)
+                                  self.mult, self.ptrs, self.accs, self.ends, e0, e1, out, self.scratch, part)
             return out
         count_windows_block(self.node, self.dv, self.values, self.bounds, self.lengths, self.direct, self.slot,
                             self.mult, self.ptrs, self.accs, self.ends, e0, e1, out)

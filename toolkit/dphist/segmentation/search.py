@@ -174,13 +174,27 @@ def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool
     order, each search its blocks in order, so the same numbers and segmentations as on one thread."""
     from . import _windows
     k = units.size - 1
+    width = min(STREAM_BLOCK, k)
+    singles = units[-1] == k                    # every unit one position: the offsets per length
+    if singles and longest:                     # every search in one call per block, rows of one array each
+        n_s = len(offsets)
+        bests = np.empty((n_s, k + 1))
+        bests[:, 0] = 0.0
+        backs = np.zeros((n_s, k + 1), dtype=np.int8)
+        minus_j = np.array([minus[1 << np.arange(n_lengths)] for minus, _ in offsets], dtype=np.float64)
+        plus_all = np.array([float(plus) for _, plus in offsets])
+        tops, args = np.empty((n_s, width)), np.zeros((n_s, width))
+
+        def search_block(W, e0, e1):
+            _windows.power_of_two_levels_many(bests, backs, W, minus_j, plus_all, e0, e1, tops, args)
+
+        _stream_blocks(stream, search_block, k, n_lengths, width, threads)
+        return [Segmentation(_windows.trace_power_of_two(backs[i], k), float(bests[i, k])) for i in range(n_s)]
     searches = []
     for _ in offsets:
         best = np.empty(k + 1)
         best[0] = 0.0
         searches.append((best, np.zeros(k + 1, dtype=np.int8)))
-    width = min(STREAM_BLOCK, k)
-    singles = units[-1] == k                    # every unit one position: the offsets per length
     costs = None if singles else np.empty((n_lengths, width))
     zeros = np.zeros(n_lengths)
     by_length = [np.ascontiguousarray(minus[1 << np.arange(n_lengths)]) for minus, _ in offsets] if singles else None
@@ -194,31 +208,58 @@ def _power_of_two_streamed(stream, offsets, units, n_lengths: int, longest: bool
                 _windows.offset_windows(W, units, minus, float(plus), e0, e1, costs)
                 _power_of_two_block(best, back_j, costs, zeros, 0.0, e0, e1, longest, top, arg)
 
+    _stream_blocks(stream, search_block, k, n_lengths, width, threads)
+    return [Segmentation(_windows.trace_power_of_two(back_j, k), float(best[k])) for best, back_j in searches]
+
+
+def _stream_blocks(stream, search_block, k: int, n_lengths: int, width: int, threads) -> None:
+    """The stream's blocks of ends in order, each handed to ``search_block(W, e0, e1)`` in order; on two
+    threads from ``STREAM_THREADS_MIN`` ends, the next block counted while this one is searched (with single
+    positions the next block's direct rows counted after this block's search on the same thread, its sliding
+    rows on the other: their loads balanced, disjoint rows)."""
     blocks = [(e0, min(k + 1, e0 + STREAM_BLOCK)) for e0 in range(1, k + 1, STREAM_BLOCK)]
     buffers = [np.empty((n_lengths, width))]
     if parallel.resolve(threads) > 1 and k >= STREAM_THREADS_MIN and len(blocks) > 1:
         buffers.append(np.empty((n_lengths, width)))
         e0, e1 = blocks[0]
-        W = stream.block(e0, e1, buffers[0][:, :e1 - e0])
+        W = stream.block(e0, e1, _block_buffer(buffers[0], e1 - e0))
+        split = bool(getattr(stream, "singles", False))   # the next block's direct rows on the search's thread
         for i, (e0, e1) in enumerate(blocks):
-            tasks = [partial(search_block, W, e0, e1)]
             if i + 1 < len(blocks):
                 f0, f1 = blocks[i + 1]
-                W = buffers[(i + 1) % 2][:, :f1 - f0]
-                tasks.append(partial(stream.block, f0, f1, W))
-            parallel.run_all(tasks, 2)
+                W_next = _block_buffer(buffers[(i + 1) % 2], f1 - f0)
+                if split:
+                    tasks = [partial(_then, partial(search_block, W, e0, e1), partial(stream.block, f0, f1, W_next, 1)),
+                             partial(stream.block, f0, f1, W_next, 2)]
+                else:
+                    tasks = [partial(search_block, W, e0, e1), partial(stream.block, f0, f1, W_next)]
+                parallel.run_all(tasks, 2)
+                W = W_next
+            else:
+                search_block(W, e0, e1)
     else:
         for e0, e1 in blocks:
-            search_block(stream.block(e0, e1, buffers[0][:, :e1 - e0]), e0, e1)
-    return [Segmentation(_windows.trace_power_of_two(back_j, k), float(best[k])) for best, back_j in searches]
+            search_block(stream.block(e0, e1, _block_buffer(buffers[0], e1 - e0)), e0, e1)
+
+
+def _then(first, second) -> None:
+    first()
+    second()
+
+
+def _block_buffer(buffer, width: int):
+    """The windows' buffer of a block of ``width`` ends, C-contiguous (the compiled loops then step through
+    its rows with unit stride): the whole buffer, or a new array for the last, shorter block."""
+    return buffer if buffer.shape[1] == width else np.empty((buffer.shape[0], width))
 
 
 def _power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, longest, top, arg):
-    """One block of ends of the streamed search: :func:`._windows.power_of_two_levels` (longest on ties),
+    """One block of ends of the streamed search: :func:`._windows.power_of_two_levels_many` (longest on ties),
     else :func:`._windows.power_of_two_block`; the same ``best`` and ``back_j``."""
     from . import _windows
-    if longest:
-        _windows.power_of_two_levels(best, back_j, W, minus_j, plus, e0, e1, top, arg)
+    if longest:                         # one search: rows of one
+        _windows.power_of_two_levels_many(best[None], back_j[None], W, minus_j[None], np.array([plus]), e0, e1,
+                                          top[None], arg[None])
     else:
         _windows.power_of_two_block(best, back_j, W, minus_j, plus, e0, e1, False)
 
