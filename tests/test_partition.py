@@ -79,13 +79,18 @@ def test_expand_checks_length():
         Partition.singletons(3).expand([1.0, 2.0])
 
 
-@pytest.mark.parametrize("kind", ["continuous", "few ties", "mostly ties", "nan"])
-def test_stable_argsort_is_the_stable_sort(kind):
+@pytest.mark.parametrize("kind", ["continuous", "few ties", "mostly ties", "nan", "mostly zeros"])
+def test_stable_argsort_is_the_stable_sort(kind, monkeypatch):
     """The fast sorter of the noisy-count sorter returns exactly ``np.argsort(kind="stable")``.
 
     Kills: equal keys left in quicksort's arbitrary order (no tie repair), a tie repair by key
-    instead of by original index, run labels that merge two neighbouring runs, a wrong fallback."""
+    instead of by original index, run labels that merge two neighbouring runs, a wrong fallback; on
+    mostly zero keys (AHP's thresholded H~; blocks of 7 for the zeros' indices, so that they span
+    blocks), each checked by hand: the zeros placed before the negative keys, a block's zeros' indices
+    not shifted by the block's start; the keys mix 0.0, -0.0, NaN and infinities."""
+    from dphist import partition
     from dphist.partition import stable_argsort
+    monkeypatch.setattr(partition, "_ZERO_BLOCK", 7)
     rng = np.random.default_rng(11)
     for _ in range(200):
         n = int(rng.integers(1, 400))
@@ -96,8 +101,11 @@ def test_stable_argsort_is_the_stable_sort(kind):
             keys = np.where(u < 0.03, 1.0, np.where(u < 0.06, -1.0, rng.normal(size=n)))
         elif kind == "mostly ties":
             keys = rng.integers(0, 5, n).astype(float) * rng.choice([-1.0, 0.5])
-        else:
+        elif kind == "nan":
             keys = np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 50, n).astype(float))
+        else:
+            keys = rng.choice([0.0, -0.0, 0.0, 0.0, 2.0, -3.0, np.nan, np.inf, -np.inf], n) + np.where(
+                rng.random(n) < 0.2, rng.normal(size=n), 0.0)
         assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
 
 

@@ -144,13 +144,22 @@ def is_identity(order: np.ndarray, n: int) -> bool:
 
 
 def is_permutation(order: np.ndarray, n: int) -> bool:
-    """Whether the int64 vector ``order`` lists every integer in ``range(n)`` exactly once."""
+    """Whether the int64 vector ``order`` lists every integer in ``range(n)`` exactly once.
+
+    O(n), no sort and no counts: ``n`` entries, all in ``range(n)`` (the minimum and the maximum), that
+    reach every position (one scatter into ``n`` booleans of positions seen) hold no value twice, by
+    pigeonhole.  The seen flags are one byte per bin (an eighth of int64 counts), and the scatter is
+    about twice as fast as ``bincount`` and its maximum (2^20 to 2^22 bins, measured)."""
     if is_identity(order, n):
         return True
-    # min and max by the ufuncs themselves (ndarray.min's Python-level wrapper is a measurable part at 2^14)
-    return (order.shape == (n,) and n > 0 and int(np.minimum.reduce(order)) >= 0
-            and int(np.maximum.reduce(order)) < n
-            and int(np.maximum.reduce(np.bincount(order, minlength=n))) == 1)
+    # min and max by the ufuncs themselves (ndarray.min's Python-level wrapper is a measurable part at 2^14);
+    # checked before the scatter, which would wrap a negative index
+    if not (order.shape == (n,) and n > 0 and int(np.minimum.reduce(order)) >= 0
+            and int(np.maximum.reduce(order)) < n):
+        return False
+    seen = np.zeros(n, dtype=bool)
+    seen[order] = True
+    return bool(np.logical_and.reduce(seen))
 
 
 def are_strict_bounds(bounds: np.ndarray, n: int) -> bool:

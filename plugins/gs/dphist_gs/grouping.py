@@ -88,7 +88,60 @@ def best_width(sorted_noisy, eps_2: float, noise_var_1: float = 0.0) -> int:
 
 
 def _best_width(pp, eps_2: float, noise_var_1: float) -> int:
-    return int(np.argmin(_width_errors(pp, 2.0 / eps_2**2, float(noise_var_1))[1:]) + 1)
+    noise_each = 2.0 / eps_2**2
+    if noise_var_1 == 0.0 and _bounded(pp):
+        return int(_first_min_width(pp, noise_each))
+    return int(np.argmin(_width_errors(pp, noise_each, float(noise_var_1))[1:]) + 1)
+
+
+#: prefix sums up to this size in absolute value keep every term of :func:`_width_errors` finite
+_FINITE_BOUND = 1e150
+
+
+def _bounded(pp) -> bool:
+    """Whether every term :func:`_width_errors` adds is finite (no inf - inf, so no NaN): the running sums
+    at most :data:`_FINITE_BOUND` in absolute value, the running sums of squares finite."""
+    return bool(np.abs(pp[:, 0]).max() <= _FINITE_BOUND and np.isfinite(pp[-1, 1]))
+
+
+@njit(cache=True)
+def _first_min_width(pp, noise_each):
+    """The w :func:`_width_errors` ``(pp, noise_each, 0.0)`` minimises, the smallest on ties, without
+    finishing every w's sum: with no correction every term added to a w's total is >= 0 (each group's SSE
+    clipped at 0, the noise terms), and a rounded sum of non-negative terms never decreases, so once the
+    partial total of w reaches the smallest total of a smaller w, w is neither smaller nor earlier: its
+    remaining groups are skipped.  Each total that is finished is summed in :func:`_width_errors`' order (the
+    same floats), so the w is ``argmin`` of that function's errors (``_bounded`` inputs: no NaN).  The wide
+    groups of the sorted values, whose boundaries are each a cache miss, stop after a few groups."""
+    n = pp.shape[0] - 1
+    best, best_w = np.inf, 1
+    for w in range(1, n + 1):
+        q = n // w
+        inv = 1.0 / w
+        total = 0.0
+        lo, lo2 = pp[0, 0], pp[0, 1]
+        stopped = False
+        for g in range(q):
+            hi, hi2 = pp[(g + 1) * w, 0], pp[(g + 1) * w, 1]
+            s = hi - lo
+            sse = (hi2 - lo2) - s * s * inv
+            total += max(sse, 0.0)
+            if total >= best:
+                stopped = True
+                break
+            lo, lo2 = hi, hi2
+        if stopped:
+            continue
+        # _width_errors' terms with correction 0.0: x - 0.0 * k is x exactly, so it is left out
+        total += q * (noise_each * inv)
+        r = n - q * w
+        if r > 0:
+            s = pp[n, 0] - pp[q * w, 0]
+            sse = (pp[n, 1] - pp[q * w, 1]) - s * s / r
+            total += max(sse, 0.0) + noise_each / r
+        if total < best:
+            best, best_w = total, w
+    return best_w
 
 
 def _centred_prefix_pairs(x: np.ndarray) -> np.ndarray:

@@ -66,7 +66,10 @@ class NoisyCountSorter(Sorter):
     def sort(self, bins: Partition, ctx: Context) -> Partition:
         if ctx.noisy is None:
             raise InvalidParameter("the noisy-count sorter needs H~: give the pipeline an initializer with gamma_in > 0")
-        return bins.reorder_groups(bins.means(ctx.noisy), descending=bool(self.descending))
+        # singletons in domain order: each group's mean is its own value (a sum of one value over 1.0 is that
+        # value), so H~ itself is the keys: no gather, reduceat or division (the same floats, the same order)
+        keys = np.asarray(ctx.noisy, dtype=float) if bins.is_plain() else bins.means(ctx.noisy)
+        return bins.reorder_groups(keys, descending=bool(self.descending))
 
 
 class SingletonPartitioner(Partitioner):
