@@ -87,7 +87,8 @@ def test_stable_argsort_is_the_stable_sort(kind, monkeypatch):
     instead of by original index, run labels that merge two neighbouring runs, a wrong fallback; on
     mostly zero keys (AHP's thresholded H~; blocks of 7 for the zeros' indices, so that they span
     blocks), each checked by hand: the zeros placed before the negative keys, a block's zeros' indices
-    not shifted by the block's start; the keys mix 0.0, -0.0, NaN and infinities."""
+    not shifted by the block's start, descending keys not negated on that path; the keys mix 0.0, -0.0,
+    NaN and infinities."""
     from dphist import partition
     from dphist.partition import stable_argsort
     monkeypatch.setattr(partition, "_ZERO_BLOCK", 7)
@@ -107,6 +108,7 @@ def test_stable_argsort_is_the_stable_sort(kind, monkeypatch):
             keys = rng.choice([0.0, -0.0, 0.0, 0.0, 2.0, -3.0, np.nan, np.inf, -np.inf], n) + np.where(
                 rng.random(n) < 0.2, rng.normal(size=n), 0.0)
         assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
+        assert np.array_equal(stable_argsort(keys, descending=True), np.argsort(-keys, kind="stable"))
 
 
 def test_domain_order_vectors_are_shared_immutable_and_recognised_as_those_objects():

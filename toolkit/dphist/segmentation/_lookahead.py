@@ -118,9 +118,19 @@ def all_lower_bounds(x, prefix, run_end, shares, early_stop):
     return out
 
 
-def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early):
+def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early, skip_runs):
     """Mode (e) with AHP's look-ahead bound (Algorithm 3): x_j joins the current group C iff
-    cost(C u x_j) - cost(C) < err*(x_j).  The group's mean and SSE follow Welford's recurrences."""
+    cost(C u x_j) - cost(C) < err*(x_j).  The group's mean and SSE follow Welford's recurrences.
+
+    ``skip_runs`` (the caller's promise: the penalty is c / size with c a normal positive float, at least
+    1e-200 and at most 1e200): once x_j has joined a group of equal values (its deviation from the mean 0, the
+    group's SSE 0), the rest of x_j's run of equal values joins it without the test.  Each of them would
+    have deviation 0 and SSE 0 as well, so cost(C u x) - cost(C) = c / (m + 1) - c / m, which is below 0 in
+    floating point (the two quotients are normal and differ by a factor 1 + 1/m, far above rounding), while
+    err* is a minimum of squares plus shares c / m^2 > 0, never below 0: every one joins, as the test
+    decides.  The mean and the SSE stay what they were (adding 0 to them; at most a zero's sign, which no
+    comparison and no sum with the positive penalties sees): the same cuts and the same total.  AHP's
+    thresholded H~ sorted is mostly one run of zeros (91% of 2^20 bins)."""
     n = len(x)
     cuts = np.empty(n + 1, dtype=np.int64)
     cuts[0] = 0
@@ -129,7 +139,9 @@ def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early):
     mean = x[0]
     ssd = 0.0
     total = 0.0                 # the cost of the closed groups (their running SSE + penalty)
-    for j in range(1, n):
+    j = 0
+    while j + 1 < n:
+        j += 1
         xj = x[j]
         d = xj - mean
         grown = ssd + m / (m + 1.0) * d * d + penalty(pen, m + 1)
@@ -143,6 +155,9 @@ def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early):
             m += 1
             mean += d / m
             ssd += d * (xj - mean)
+            if skip_runs and d == 0.0 and ssd == 0.0 and run_end[j] > j:
+                m += run_end[j] - j
+                j = run_end[j]
         else:
             total += kept
             cuts[k] = j

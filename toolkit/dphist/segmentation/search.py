@@ -547,7 +547,9 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
         x, prefix, run_end, early_stop = _lookahead_inputs(cost)
         pen, shares = _penalty_args(cost)
-        args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early))
+        # runs of equal values joined without the test: a penalty c / size, c a normal float (_lookahead)
+        skip_runs = isinstance(pen, float) and 1e-200 <= pen <= 1e200 and shares == pen
+        args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early), bool(skip_runs))
         if decide_early and early_stop and _runs_interpreted(k):
             cuts, total = _lookahead.greedy_lookahead(*(a.tolist() if isinstance(a, np.ndarray) else a for a in args))
         else:
