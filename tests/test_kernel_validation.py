@@ -89,6 +89,37 @@ def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_c
     assert len(calls) == 2 and h.spent == pytest.approx(0.5)
 
 
+def test_the_checked_order_with_other_bounds_is_not_counted_again_and_its_bounds_are_checked(monkeypatch):
+    """A partitioner that merges the checked partition's groups hands on the kernel's own immutable order
+    with new bounds: that order is neither copied nor counted again (memory and a pass), and the new bounds
+    are still checked (a broken twin: the checked order with bounds going back, or past the domain, is
+    refused and spends nothing).  Kills (checked by hand): the shortcut skipping the bounds' check, or taken
+    for an equal order that is another (writable) array."""
+    import dphist.kernel.private as private
+    from dphist.validation import is_permutation
+    calls = []
+
+    def counting(order, n):
+        calls.append(n)
+        return is_permutation(order, n)
+    monkeypatch.setattr(private, "is_permutation", counting)
+    k, h = fresh()
+    order, bounds, _ = k._checked_partition(Partition(np.array([4, 0, 1, 2, 3]), np.arange(6)))
+    assert len(calls) == 1
+    merged = Partition(order, np.array([0, 2, 5]), validate=False)
+    got = k._checked_partition(merged)
+    assert got[0] is order and np.array_equal(got[1], [0, 2, 5]) and len(calls) == 1
+    for bad in ([0, 3, 2, 5], [0, 2, 6]):
+        with pytest.raises(InvalidParameter, match="bounds"):
+            h.laplace_partition(Partition(order, np.array(bad), validate=False), 0.25)
+    assert_nothing_spent(k, h)
+    twin = Partition(np.array(order), np.array([0, 1, 5]))                     # equal, but another array
+    assert k._checked_partition(twin)[0] is not twin.order                      # never handed on as checked
+    twin.order[0] = 0                                                           # now bin 0 twice
+    with pytest.raises(InvalidParameter, match="permutation"):
+        h.laplace_partition(twin, 0.25)
+
+
 def test_a_remembered_domain_order_is_checked_again_as_one():
     """A partition of groups in domain order is remembered as that fact, not as a copy of its order: measured
     again unchanged it is recognised; edited in place (bin 0 twice) it is checked and refused, nothing more

@@ -146,3 +146,18 @@ def test_reordered_singletons_hand_on_the_shared_bounds_and_copy_others():
     assert s.bounds is not mine and s.bounds.tolist() == list(range(6))
     mine[1] = 9
     assert s.bounds.tolist() == list(range(6))
+
+
+def test_means_of_singletons_are_the_values_in_the_partitions_order():
+    """Singleton groups in any order: the means are the values gathered in that order (the sums of one value
+    over sizes of 1, bit for bit, -0.0 and NaN included); groups of several bins keep the division.  Kills
+    (checked by hand): the gather's shortcut taken for groups of several bins, or in domain order."""
+    x = np.array([2.5, -0.0, np.nan, 7.0, -3.25, 1e-300])
+    order = np.array([3, 0, 5, 1, 4, 2])
+    single = Partition(order, np.arange(7))
+    general = single.sums(x) / single.sizes
+    got = single.means(x)
+    assert got.tobytes() == general.tobytes() and got.tobytes() == x[order].tobytes()
+    grouped = Partition(order, np.array([0, 2, 6]))
+    assert np.array_equal(grouped.means(x), [(7.0 + 2.5) / 2, np.nan], equal_nan=True)
+    assert single.means(np.arange(6)).dtype == np.float64                    # integers: the division's floats

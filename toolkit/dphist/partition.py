@@ -199,6 +199,10 @@ class Partition:
         return np.add.reduceat(v, self.bounds[:-1]) if v.size else v
 
     def means(self, values) -> np.ndarray:
+        if self.n_groups == self.n_bins:   # singletons: each sum is the value, x / 1 is x (a float64 gather)
+            v = np.asarray(values)[self.order]
+            if v.dtype == np.float64 and v.ndim == 1:
+                return v
         return self.sums(values) / self.sizes
 
     def expand(self, group_values) -> np.ndarray:

@@ -444,9 +444,13 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         raise InvalidParameter(f"expected a Partition, got {type(partition).__name__}")
     if _is_known(partition, known, n):
         return partition.order, known[1], known[2], True
+    # the remembered order itself (the kernel's immutable checked copy) with other bounds: a partitioner
+    # that merged the checked partition's groups (``Partition.merge`` keeps the order).  That order is a
+    # permutation and cannot have changed: neither copied nor counted again, only the bounds are checked
+    same_order = known is not None and known[0] is not None and partition.order is known[0]
     try:
         order = partition.order
-        if not is_shared_identity(order, n):
+        if not same_order and not is_shared_identity(order, n):
             order = _frozen_copy(order)
         bounds = partition.bounds
         if not is_shared_identity(bounds, n + 1):
@@ -460,8 +464,8 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
     if (known is not None and bounds.shape == known[1].shape and bool((bounds == known[1]).all())
             and (is_identity(order, n) if known[0] is None else bool((order == known[0]).all()))):
         return (order if known[0] is None else known[0]), known[1], known[2], True
-    in_order = is_identity(order, n)
-    if not in_order and not is_permutation(order, n):
+    in_order = known[2] if same_order else is_identity(order, n)
+    if not in_order and not same_order and not is_permutation(order, n):
         inside = order[(order >= 0) & (order < n)]
         seen = np.bincount(inside, minlength=n) if n else np.zeros(0, dtype=np.int64)
         what = (f"bin {int(np.flatnonzero(seen > 1)[0])} appears twice" if (seen > 1).any() else

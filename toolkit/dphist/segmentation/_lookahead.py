@@ -132,9 +132,8 @@ def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early, 
     comparison and no sum with the positive penalties sees): the same cuts and the same total.  AHP's
     thresholded H~ sorted is mostly one run of zeros (91% of 2^20 bins)."""
     n = len(x)
-    cuts = np.empty(n + 1, dtype=np.int64)
-    cuts[0] = 0
-    k = 1
+    cut = np.zeros(n + 1, dtype=np.bool_)   # one flag per position (an eighth of a vector of n + 1 cuts: memory)
+    cut[0] = True
     m = 1
     mean = x[0]
     ssd = 0.0
@@ -160,10 +159,9 @@ def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early, 
                 j = run_end[j]
         else:
             total += kept
-            cuts[k] = j
-            k += 1
+            cut[j] = True
             m = 1
             mean = xj
             ssd = 0.0
-    cuts[k] = n
-    return cuts[:k + 1], total + ssd + penalty(pen, m)
+    cut[n] = True
+    return np.flatnonzero(cut), total + ssd + penalty(pen, m)

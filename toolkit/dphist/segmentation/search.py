@@ -440,8 +440,11 @@ def monge_violation(matrix) -> float:
 
 
 def _is_monotone(x) -> bool:
-    d = np.diff(x)
-    return bool(np.all(d >= 0) or np.all(d <= 0))
+    """Whether the finite values ``x`` never decrease or never increase.  Neighbours compared directly, not
+    through ``np.diff``: for finite doubles ``b - a >= 0`` exactly when ``b >= a`` (a rounded difference is 0
+    only for equal values, and keeps its sign on overflow), and the comparison makes one byte per value
+    instead of a float difference (memory)."""
+    return bool(np.all(x[1:] >= x[:-1]) or np.all(x[1:] <= x[:-1]))
 
 
 def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None = None
@@ -540,9 +543,10 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
     """
     if bound not in BOUNDS:
         raise InvalidParameter(f"unknown greedy bound {bound!r}; use one of {', '.join(BOUNDS)}")
-    cost, units = _prepare(cost, bounds, n)
-    k = units.size - 1
     if bound == "lookahead":
+        # no unit vector 0..n is built for single positions (only its length is read here: memory)
+        cost = as_cost(cost, n)
+        k = cost.n if bounds is None else units_of(bounds, cost.n).size - 1
         if k != cost.n:
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
         x, prefix, run_end, early_stop = _lookahead_inputs(cost)
@@ -555,6 +559,8 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
         else:
             cuts, total = kernels.greedy_lookahead(*args)
         return Segmentation(cuts, float(total))       # the groups' SSE from Welford's recurrences
+    cost, units = _prepare(cost, bounds, n)
+    k = units.size - 1
     if type(cost) is SSEPenalty:
         starts, total = kernels.greedy_singleton(units, cost.prefix, cost.prefix_sq, _penalty_args(cost)[0],
                                                  cost.penalty_last)
