@@ -66,11 +66,8 @@ def test_the_shared_domain_order_is_immutable_and_trusted_only_as_that_object(mo
     assert_nothing_spent(k, h)
 
 
-def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_checked_again(monkeypatch):
-    """The kernel remembers the last partition it checked in full (its own copies): the same partition
-    measured again skips the permutation's counting pass (the pipeline checks a stage's partition, the
-    finalizer then measures it); the same object edited in place (bin 0 twice) is checked and refused.
-    Kills: the memory kept as the caller's arrays or compared by identity (the edit would pass)."""
+def _count_permutation_checks(monkeypatch) -> list:
+    """The kernel's permutation checks, counted: one entry per call."""
     import dphist.kernel.private as private
     from dphist.validation import is_permutation
     calls = []
@@ -79,6 +76,15 @@ def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_c
         calls.append(n)
         return is_permutation(order, n)
     monkeypatch.setattr(private, "is_permutation", counting)
+    return calls
+
+
+def test_a_partition_checked_before_is_recognised_by_content_and_an_edited_one_checked_again(monkeypatch):
+    """The kernel remembers the last partition it checked in full (its own copies): the same partition
+    measured again skips the permutation's counting pass (the pipeline checks a stage's partition, the
+    finalizer then measures it); the same object edited in place (bin 0 twice) is checked and refused.
+    Kills: the memory kept as the caller's arrays or compared by identity (the edit would pass)."""
+    calls = _count_permutation_checks(monkeypatch)
     k, h = fresh()
     p = Partition(np.array([4, 0, 1, 2, 3]), np.array([0, 2, 5]))
     assert h.laplace_partition(p, 0.25).shape == (2,) and len(calls) == 1
@@ -95,14 +101,7 @@ def test_the_checked_order_with_other_bounds_is_not_counted_again_and_its_bounds
     are still checked (a broken twin: the checked order with bounds going back, or past the domain, is
     refused and spends nothing).  Kills (checked by hand): the shortcut skipping the bounds' check, or taken
     for an equal order that is another (writable) array."""
-    import dphist.kernel.private as private
-    from dphist.validation import is_permutation
-    calls = []
-
-    def counting(order, n):
-        calls.append(n)
-        return is_permutation(order, n)
-    monkeypatch.setattr(private, "is_permutation", counting)
+    calls = _count_permutation_checks(monkeypatch)
     k, h = fresh()
     order, bounds, _ = k._checked_partition(Partition(np.array([4, 0, 1, 2, 3]), np.arange(6)))
     assert len(calls) == 1
