@@ -526,6 +526,12 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     return kernels.all_lower_bounds(x, prefix, run_end, _penalty_args(cost)[1], bool(early_stop and can_stop))
 
 
+def _skips_runs(pen, shares) -> bool:
+    """Whether the look-ahead greedy may join runs of equal values without the test: a penalty c / size with
+    c a normal positive float (:func:`._lookahead.greedy_lookahead`)."""
+    return bool(isinstance(pen, float) and 1e-200 <= pen <= 1e200 and shares == pen)
+
+
 def _runs_interpreted(n: int) -> bool:
     return n <= INTERPRETED_MAX and "numba" not in sys.modules
 
@@ -551,9 +557,7 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
         x, prefix, run_end, early_stop = _lookahead_inputs(cost)
         pen, shares = _penalty_args(cost)
-        # runs of equal values joined without the test: a penalty c / size, c a normal float (_lookahead)
-        skip_runs = isinstance(pen, float) and 1e-200 <= pen <= 1e200 and shares == pen
-        args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early), bool(skip_runs))
+        args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early), _skips_runs(pen, shares))
         if decide_early and early_stop and _runs_interpreted(k):
             cuts, total = _lookahead.greedy_lookahead(*(a.tolist() if isinstance(a, np.ndarray) else a for a in args))
         else:
