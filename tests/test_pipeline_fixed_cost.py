@@ -227,8 +227,8 @@ def test_one_group_of_the_shared_vectors_is_recognised_only_for_its_own_size():
 def test_the_epsilon_fast_path_refuses_every_bad_epsilon_before_the_charge(bad):
     """The kernel accepts a positive finite Python float at once (``positive_number``'s first test) and
     sends anything else to the full check: infinite (the twin ``InfiniteEpsilonFinalizer``: the true
-    sums), NaN, zero, negative, a bool or a non-number is refused, nothing charged, no answer.  Kills (the
-    first checked by hand): the fast path's upper test dropped (``0.0 < value``: inf accepted, and the
+    sums), NaN, zero, negative, a bool or a non-number is refused, nothing charged, no answer.  Kills (both
+    checked by hand): the fast path's upper test dropped (``0.0 < value``: inf accepted, and the
     twin's run releases the true sums), its lower test written ``0.0 <= value`` (zero accepted)."""
     from dphist.testing import twins
     k, h = _kernel()
@@ -245,7 +245,7 @@ def test_the_epsilon_fast_path_refuses_every_bad_epsilon_before_the_charge(bad):
 def test_the_contributions_fast_path_refuses_bools_and_non_positive_counts(bad):
     """``check_contributions`` accepts a positive Python int at once; a bool (``True`` is an int), zero, a
     negative, a float or a string goes to the full check and is refused, before a kernel exists.  Kills
-    (checked by hand): the fast path's ``type(k) is int`` written ``isinstance(k, int)`` (True accepted as
+    (both checked by hand): the fast path's ``type(k) is int`` written ``isinstance(k, int)`` (True accepted as
     one record per person), its ``k > 0`` dropped (zero or negative k: noise scaled by 0 or less)."""
     with pytest.raises(InvalidParameter, match="max_contributions"):
         PrivateKernel(X, SeededLaplace(np.random.default_rng(0)), contributions=bad)
@@ -257,8 +257,8 @@ def test_vetted_names_are_checked_unless_there_are_none():
     """A component declaring no vetted mechanism (``()``) skips the name check; any other declaration is
     checked: one string (the twin ``TextVettedFinalizer``) is refused by the pipeline before any handle,
     and by the kernel's ``handle`` itself; a list of names is copied as a tuple.  Kills (the first checked
-    by hand): the fast paths written ``if not names`` / ``if not vetted`` (an empty string, or a list,
-    passed on as it is), the pipeline's check dropped for strings."""
+    by hand): the kernel's fast path written ``if vetted:`` (an empty string passed on as the names), the
+    pipeline's check dropped for strings."""
     from dphist.testing import twins
     with pytest.raises(InvalidParameter, match="vetted_mechanisms must be a tuple"):
         Pipeline(finalizer=twins.TextVettedFinalizer()).run(X, 1.0, seed=1)
