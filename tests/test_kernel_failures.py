@@ -214,3 +214,63 @@ def test_a_mechanism_declared_probe_once_is_probed_once_per_domain_epsilon_and_n
     assert i in _PROBED
     del once                    # freed here (no cycle holds it), its entry with it
     assert i not in _PROBED
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("probe_once", [False, True])
+def test_a_small_float_output_non_finite_on_the_data_stops_the_run(bad, probe_once):
+    """A vetted mechanism's output of a few floats (checked value by value, ``_keeps_structure``'s short
+    route) finite on the probe and not on the data.  Kills: that route skipping the finiteness test, or
+    testing only the first value (the bad one is the last)."""
+    mech = (OnceMech if probe_once else Mech)(lambda c, e, n: np.array([0.0, 1.0, 2.0, bad if c.any() else 3.0]))
+    k, h = fresh(vetted=("test.mech",))
+    with pytest.raises(PrivacyViolation, match="non-finite"):
+        h.custom(mech, 0.5)
+    assert h.spent == 0.5
+
+
+@pytest.mark.parametrize("other", [lambda v: v.reshape(2, 2), lambda v: v[:3], lambda v: v.astype(complex),
+                                   lambda v: v.tolist(), lambda v: np.append(v, 0.0)])
+def test_a_small_float_output_of_another_shape_on_the_data_stops_the_run(other):
+    """The short route compares the output's rank, kind and shape with the probe's.  Kills: comparing
+    sizes only (a reshape passes), or the kind (a complex output passes), or the type (a list passes)."""
+    mech = OnceMech(lambda c, e, n: other(np.arange(4.0)) if c.any() else np.arange(4.0))
+    fresh(x=np.zeros(5, dtype=int), vetted=("test.mech",))[1].custom(mech, 0.5)     # the probe's structure kept
+    k, h = fresh(vetted=("test.mech",))
+    with pytest.raises(PrivacyViolation, match="another structure"):
+        h.custom(mech, 0.5)
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, float("inf"), float("nan"), np.float64("nan"), 0, True, "abc"])
+def test_custom_refuses_a_bad_epsilon_before_the_charge(eps):
+    """``custom`` takes a positive finite Python float as it is, anything else through ``validate_epsilon``.
+    Kills: the float shortcut accepting zero, a negative, an infinite or a NaN epsilon."""
+    k, h = fresh(vetted=("test.mech",))
+    with pytest.raises(InvalidParameter, match="epsilon"):
+        h.custom(OnceMech(laplace), eps)
+    assert h.spent == 0.0 and len(k.ledger) == 0
+
+
+@pytest.mark.parametrize("sens", [0.0, -1.0, float("inf"), float("nan"), None, True])
+def test_custom_refuses_a_bad_sensitivity_before_the_charge(sens):
+    """The mechanism's stated sensitivity, read on every call.  Kills: the float shortcut accepting a
+    non-positive or non-finite sensitivity, or the sensitivity validated once per object (changed after a
+    first call, it is refused)."""
+    mech = OnceMech(laplace)
+    fresh(vetted=("test.mech",))[1].custom(mech, 0.5)
+    mech.sensitivity = sens
+    k, h = fresh(vetted=("test.mech",))
+    with pytest.raises(InvalidParameter, match="sensitivity"):
+        h.custom(mech, 0.5)
+    assert h.spent == 0.0 and len(k.ledger) == 0
+
+
+def test_custom_calls_are_recorded_for_the_kit_only_while_it_records():
+    """Kills: the recording test inverted or dropped (the kit's replay and sensitivity checks would not
+    see a vetted mechanism)."""
+    from dphist.kernel.private import recording_kernel_calls
+    mech = OnceMech(laplace)
+    with recording_kernel_calls() as calls:
+        fresh(vetted=("test.mech",))[1].custom(mech, 0.5)
+    fresh(vetted=("test.mech",))[1].custom(mech, 0.5)
+    assert [(c.primitive, c.details["mechanism"], c.details["declared"]) for c in calls] == [("custom", mech, True)]

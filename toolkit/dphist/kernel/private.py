@@ -802,6 +802,20 @@ def _signature(out) -> tuple:
     return (type(out).__name__, arr.ndim, kind, arr.shape if kind in "fc" else None)
 
 
+#: a float array of at most this many values is checked for finiteness value by value (``math.isfinite``
+#: on its Python floats: the same test as ``np.isfinite``, without a ufunc's and a reduction's set-up)
+_FEW_VALUES = 64
+
+
+def _keeps_structure(out, shape: tuple) -> bool:
+    """Whether a vetted mechanism's output on the data has the structure ``shape`` its probe had
+    (:func:`_signature`) and only finite values (:func:`_all_finite`); a small float array, the common
+    output of a mechanism releasing a few numbers, is checked without building its signature."""
+    if type(out) is np.ndarray and out.dtype.kind == "f" and out.size <= _FEW_VALUES:
+        return shape == ("ndarray", out.ndim, "f", out.shape) and all(map(math.isfinite, out.ravel().tolist()))
+    return _signature(out) == shape and _all_finite(out)
+
+
 def _all_finite(out) -> bool:
     if type(out) is np.ndarray and out.dtype.kind in "fc":     # the common case, as below
         return bool(np.isfinite(out).all())
@@ -1274,17 +1288,23 @@ class DataHandle:
                 f"rests on its own proof, which the kernel cannot check. Declare it on the component "
                 f"(vetted_mechanisms = ({mechanism.name!r},)) or, for a prototype, call "
                 "dphist.kernel.enable_vetted_mechanisms()")
-        eps = validate_epsilon(epsilon, f"epsilon for custom:{mechanism.name}")
-        sens = positive_number(mechanism.sensitivity, f"{mechanism.name}'s sensitivity")
-        arguments = mechanism.check(self.n, **arguments)
+        # a positive finite float is its own validated value (positive_number's test, without its messages built)
+        eps = epsilon if type(epsilon) is float and 0.0 < epsilon < math.inf else \
+            validate_epsilon(epsilon, f"epsilon for custom:{mechanism.name}")
+        sens = mechanism.sensitivity
+        if not (type(sens) is float and 0.0 < sens < math.inf):
+            sens = positive_number(sens, f"{mechanism.name}'s sensitivity")
+        kernel = self._kernel
+        n, noise = kernel.n, kernel.noise
+        arguments = mechanism.check(n, **arguments)
         if not isinstance(arguments, dict):
             raise InvalidParameter(f"{mechanism.name}.check must return the arguments as a dict")
-        answers = mechanism.answers(self.n, **arguments)
-        key = _probe_key(mechanism, self.n, eps, self._kernel.noise, arguments)
+        answers = mechanism.answers(n, **arguments)
+        key = _probe_key(mechanism, n, eps, noise, arguments)
         shape = _probed(mechanism, key)
         if shape is None:
             try:    # the output contract, on public input, before anything is spent
-                probed = mechanism.run(_probe_counts(self.n), eps, _probe_noise(self._kernel.noise), **arguments)
+                probed = mechanism.run(_probe_counts(n), eps, _probe_noise(noise), **arguments)
             except Exception as exc:  # noqa: BLE001 - public input: the error may be shown
                 raise _refused_on_probe(f"vetted mechanism {mechanism.name}", exc) from None
             if not _all_finite(probed):
@@ -1297,16 +1317,16 @@ class DataHandle:
         recorder = _CUSTOM_CALLS.get()
         if recorder is not None:
             recorder.append((mechanism, eps, dict(arguments)))
-        _record("custom", self.component, self.stage, eps,
-                lambda: {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared})
-        with self._kernel._gate:
-            x = self._kernel._true_counts()
-            noise = self._kernel.noise
+        if _KERNEL_CALLS.get() is not None:     # _record's test, without building its callable on a run
+            _record("custom", self.component, self.stage, eps,
+                    lambda: {"mechanism": mechanism, "arguments": dict(arguments), "declared": declared})
+        with kernel._gate:
+            x = kernel._true_counts()
             ok, out = _user_code(partial(mechanism.run, x, eps, noise, **arguments))
             del x  # no frame of a raised error may hold the counts
         if not ok:
             raise _withheld(f"mechanism {mechanism.name}", out)
-        if _signature(out) != shape or not _all_finite(out):
+        if not _keeps_structure(out, shape):
             raise PrivacyViolation(f"vetted mechanism {mechanism.name} returned an output of another structure "
                                    "than on the public probe, or a non-finite one; the run is stopped")
         return out

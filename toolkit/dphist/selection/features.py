@@ -172,6 +172,7 @@ def _fine_bounds(fc, n: int, k: int) -> np.ndarray:
 COMPILED_MIN, COMPILED_BINS = 1 << 14, 1 << 27
 _numpy_bins = 0
 _jit = None     # the compiled passes' module, once imported
+_INT64 = np.dtype(np.int64)
 
 
 def _compiled(n: int, first: bool):
@@ -428,6 +429,8 @@ class ShapeStatistics(VettedMechanism):
         self._layout = _layout(self.n, self.shape, FINE_BLOCK, COARSE_BLOCKS, FINE_SIDE, COARSE_SIDE)
         #: the blocks the compiled passes are written for (:func:`_exact_vector`)
         self._compiled_blocks = FINE_SIDE == 2 if self.shape is not None else FINE_BLOCK == 4
+        #: whether the compiled passes serve this domain once imported (:func:`_compiled`)
+        self._compiled_domain = self._compiled_blocks and COMPILED_MIN <= self.n < 1 << 31
 
     def check(self, n: int, **arguments) -> dict:
         if n != self.n:
@@ -439,12 +442,19 @@ class ShapeStatistics(VettedMechanism):
 
     def run(self, counts, epsilon, noise, **arguments):
         layout = self._layout
-        jit = (_compiled(self.n, True) if type(counts) is np.ndarray and counts.dtype == np.int64
-               and counts.size == self.n and not counts.flags.writeable and self._compiled_blocks else None)
-        if jit is not None:         # the kernel's counts, the compiled pass serving: its integers used directly
+        jit = _jit if self._compiled_domain else None
+        if jit is not None and type(counts) is np.ndarray and counts.dtype is _INT64 and counts.size == self.n \
+                and not counts.flags.writeable:
+            # the kernel's counts, the compiled pass serving (the same test as _compiled's once it is
+            # imported): its integers used directly
             v = _compiled_statistics(jit, counts.reshape(layout[1]), layout)
         else:
-            v = _vector(counts, checked=True, layout=layout).tolist()
+            jit = (_compiled(self.n, True) if type(counts) is np.ndarray and counts.dtype == np.int64
+                   and counts.size == self.n and not counts.flags.writeable and self._compiled_blocks else None)
+            if jit is not None:
+                v = _compiled_statistics(jit, counts.reshape(layout[1]), layout)
+            else:
+                v = _vector(counts, checked=True, layout=layout).tolist()
         s = self._scale
         y = noise.laplace_mechanism(np.array([v[0] / s[0], v[1] / s[1], v[2] / s[2], v[3] / s[3]]), 1.0, epsilon)
         return np.multiply(y, self.scale, dtype=float)
@@ -465,8 +475,8 @@ def measure(data, n: int, epsilon: float, shape=None) -> dict:
         return {"total": float(total[0]), "stats": (0.0, 0.0, 0.0)}
     shape = None if shape is None or len(shape) < 2 else tuple(int(v) for v in shape)
     mechanism = _shape_statistics(n, shape, COARSE_BLOCKS, FINE_BLOCK, COARSE_SIDE, FINE_SIDE)
-    total, *stats = np.asarray(data.custom(mechanism, epsilon), dtype=float).ravel().tolist()
-    return {"total": total, "stats": tuple(stats)}
+    total, d, c, w = data.custom(mechanism, epsilon).tolist()      # the kernel checked: four finite floats
+    return {"total": total, "stats": (d, c, w)}
 
 
 def feature_matrix(total, stats, n, eps_run) -> np.ndarray:
