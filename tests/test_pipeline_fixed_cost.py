@@ -221,3 +221,81 @@ def test_one_group_of_the_shared_vectors_is_recognised_only_for_its_own_size():
     with pytest.raises(InvalidParameter):
         h.laplace_partition(Partition(identity_vector(8), whole_bounds(9), validate=False), 1e9)
     assert h.spent == spent and len(k.ledger) == 1
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), 0.0, -0.0, -1.0, float("-inf"), True, "x"])
+def test_the_epsilon_fast_path_refuses_every_bad_epsilon_before_the_charge(bad):
+    """The kernel accepts a positive finite Python float at once (``positive_number``'s first test) and
+    sends anything else to the full check: infinite (the twin ``InfiniteEpsilonFinalizer``: the true
+    sums), NaN, zero, negative, a bool or a non-number is refused, nothing charged, no answer.  Kills (both
+    checked by hand): the fast path's upper test dropped (``0.0 < value``: inf accepted, and the
+    twin's run releases the true sums), its lower test written ``0.0 <= value`` (zero accepted)."""
+    from dphist.testing import twins
+    k, h = _kernel()
+    with pytest.raises(InvalidParameter, match="epsilon"):
+        h.laplace_partition(Partition.singletons(X.size), bad)
+    assert len(k.ledger) == 0 and h.spent == 0.0
+    assert h.laplace_partition(Partition.whole(X.size), 5e-324).shape == (1,)   # the smallest positive float
+    pipe = Pipeline(finalizer=twins.InfiniteEpsilonFinalizer())
+    with pytest.raises(InvalidParameter, match="positive and finite"):
+        pipe.run(X, 1.0, seed=1)
+
+
+@pytest.mark.parametrize("bad", [True, 0, -2, 1.0, "1"])
+def test_the_contributions_fast_path_refuses_bools_and_non_positive_counts(bad):
+    """``check_contributions`` accepts a positive Python int at once; a bool (``True`` is an int), zero, a
+    negative, a float or a string goes to the full check and is refused, before a kernel exists.  Kills
+    (both checked by hand): the fast path's ``type(k) is int`` written ``isinstance(k, int)`` (True accepted as
+    one record per person), its ``k > 0`` dropped (zero or negative k: noise scaled by 0 or less)."""
+    with pytest.raises(InvalidParameter, match="max_contributions"):
+        PrivateKernel(X, SeededLaplace(np.random.default_rng(0)), contributions=bad)
+    with pytest.raises(InvalidParameter, match="max_contributions"):
+        make_algorithm("identity").run(X, 1.0, seed=1, contributions=bad)
+
+
+def test_vetted_names_are_checked_unless_there_are_none():
+    """A component declaring no vetted mechanism (``()``) skips the name check; any other declaration is
+    checked: one string (the twin ``TextVettedFinalizer``) is refused by the pipeline before any handle,
+    and by the kernel's ``handle`` itself; a list of names is copied as a tuple.  Kills (the first checked
+    by hand): the kernel's fast path written ``if vetted:`` (an empty string passed on as the names), the
+    pipeline's check dropped for strings."""
+    from dphist.testing import twins
+    with pytest.raises(InvalidParameter, match="vetted_mechanisms must be a tuple"):
+        Pipeline(finalizer=twins.TextVettedFinalizer()).run(X, 1.0, seed=1)
+    k, _ = _kernel()
+    for bad in ("", "twin.scaled-laplace", ("a", 1)):
+        with pytest.raises(InvalidParameter, match="vetted must be a tuple"):
+            k.handle("t", "finalizer", 1.0, vetted=bad)
+    assert k.handle("t", "finalizer", 1.0, vetted=["a"])._vetted == ("a",)
+    assert k.handle("t", "finalizer", 1.0)._vetted == ()
+
+
+def test_a_components_own_input_and_shape_checks_run_before_anything_is_spent():
+    """The pipeline skips the base class's ``check_input`` / ``check_shape`` (they check nothing) and calls
+    any other, also one inherited from a parent class: a partitioner refusing more than 4 bins, or 1-D
+    shapes, stops the run before the finalizer's handle exists.  Kills (each checked by hand): the test
+    inverted (``is _CHECK_INPUT``: every override skipped), an override looked up in the class's own
+    ``__dict__`` only (the inherited ``Child.check_input`` skipped)."""
+    from dphist.components.builtin import SingletonPartitioner
+    calls = []
+
+    class Small(SingletonPartitioner):
+        def check_input(self, n):
+            calls.append("input")
+            if n > 4:
+                raise InvalidParameter("at most 4 bins")
+
+    class Child(Small):
+        pass
+
+    class FlatOnly(SingletonPartitioner):
+        def check_shape(self, shape):
+            calls.append("shape")
+            if len(shape) == 1:
+                raise InvalidParameter("grids only")
+
+    for part, words in ((Small(), "at most 4"), (Child(), "at most 4"), (FlatOnly(), "grids only")):
+        pipe = Pipeline(partitioner=part)
+        with pytest.raises(InvalidParameter, match=words):
+            pipe.run(X, 1.0, seed=1)
+    assert calls == ["input", "input", "shape"]

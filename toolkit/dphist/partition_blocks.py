@@ -184,9 +184,12 @@ class BlockPartition(Partition):
     def _made(cls, shape: tuple, edges: tuple, steps) -> "BlockPartition":
         """A partition of arrays already int64 and checked (the constructors above, the kernel's copy)."""
         out = object.__new__(cls)
-        for name, value in (("shape", shape), ("edges", edges), ("steps", steps), ("_layout", None),
-                            ("_valid", True)):
-            object.__setattr__(out, name, value)
+        setattr_ = object.__setattr__
+        setattr_(out, "shape", shape)
+        setattr_(out, "edges", edges)
+        setattr_(out, "steps", steps)
+        setattr_(out, "_layout", None)
+        setattr_(out, "_valid", True)
         return out
 
     def nested(self, steps) -> "BlockPartition":
@@ -342,14 +345,18 @@ def checked_block_partition(partition, shape) -> BlockPartition:
         raise InvalidParameter(f"expected a BlockPartition, got {type(partition).__name__}")
     own, edges, steps = partition.shape, partition.edges, partition.steps
     try:
-        own = tuple(int(s) for s in own)
+        own = tuple(map(int, own))
         if steps is not None:
             steps = np.asarray(steps, dtype=np.int64)
             steps = frozen_int64(steps).reshape(steps.shape)
-        if all(type(e) is np.ndarray and e.ndim == 1 for e in edges) and \
-                math.prod(e.size - 1 for e in edges) <= _CHECKED_MAX_BLOCKS and \
-                (steps is None or math.prod(own) <= _FROZEN_LAYOUT_CELLS):
-            raw = tuple(np.ascontiguousarray(e, dtype=np.int64).tobytes() for e in edges)
+        vectors, blocks = True, 1          # every edge vector a 1-D array, and the number of blocks
+        for e in edges:
+            if type(e) is not np.ndarray or e.ndim != 1:
+                vectors = False
+                break
+            blocks *= e.size - 1
+        if vectors and blocks <= _CHECKED_MAX_BLOCKS and (steps is None or math.prod(own) <= _FROZEN_LAYOUT_CELLS):
+            raw = tuple([np.ascontiguousarray(e, dtype=np.int64).tobytes() for e in edges])
             key = (own, raw) if steps is None else (own, raw, steps.shape, steps.tobytes())
             edges = None
         else:

@@ -529,7 +529,7 @@ class Pipeline:
         preset) measures through the same kernel first and hands it on, so the input is validated and
         copied once and one ledger holds every part."""
         binning, bounded = None, 1
-        if hasattr(histogram, "release_input"):   # a histogram built from records (dphist.records)
+        if type(histogram) is not np.ndarray and hasattr(histogram, "release_input"):   # built from records
             histogram, bounded, binning = histogram.release_input()
         k = check_contributions(self.contributions if contributions is None else contributions)
         if contributions is None:
@@ -591,8 +591,11 @@ class Pipeline:
         n = kernel.n
         components = self.components()
         for c in components:   # parameters against the domain and its shape, before anything is spent
-            c.check_input(n)
-            c.check_shape(kernel.shape)
+            cls = type(c)      # the base class's checks accept every domain: not called (_checks_nothing)
+            if cls.check_input is not _CHECK_INPUT:
+                c.check_input(n)
+            if cls.check_shape is not _CHECK_SHAPE:
+                c.check_shape(kernel.shape)
         g_in, g_p, g_f = self.shares
         ctx = Context(n=n, epsilon=eps, gamma_in=g_in, gamma_p=g_p, gamma_f=g_f, rng=public_rng, mode=run_mode,
                       shape=shape)
@@ -811,9 +814,16 @@ def _statement(finalizer, bins: Partition, ctx, law, chosen: bool):
     return stated, ""
 
 
+#: :class:`Component`'s own ``check_input`` and ``check_shape``, which check nothing (every domain and shape
+#: accepted): :meth:`Pipeline.execute` calls a component's only when its class defines another
+_CHECK_INPUT, _CHECK_SHAPE = Component.check_input, Component.check_shape
+
+
 def _declared_vetted(component) -> tuple:
     """The component's declared vetted mechanisms (its opt-in), checked to be a tuple of names."""
     names = getattr(component, "vetted_mechanisms", ())
+    if names == () and type(names) is tuple:   # none declared (most components): nothing to check
+        return names
     if isinstance(names, str) or not isinstance(names, (tuple, list)) or (
             names and not all(isinstance(v, str) for v in names)):
         raise InvalidParameter(f"{component.kind} {component.name}: vetted_mechanisms must be a tuple of "

@@ -30,6 +30,8 @@ from ..errors import InvalidParameter
 
 def check_contributions(k) -> int:
     """``k`` as a positive integer, or :class:`InvalidParameter` naming ``max_contributions``."""
+    if type(k) is int and k > 0:   # a positive Python int (not a bool: its type is bool)
+        return k
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise InvalidParameter(f"max_contributions must be a positive integer, got {k!r}")
     k = int(k)

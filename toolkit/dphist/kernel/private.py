@@ -271,12 +271,16 @@ class CheckedCounts:
         # check (_clamped_int64: the same copy, the same errors)
         cap = count_cap(flat.size)
         if flat.dtype == np.int64:
-            private = np.empty(flat.size, dtype=np.int64)
-            bits = private.view(np.uint64)
-            largest = 0
-            for a in range(0, flat.size, _SIGN_BLOCK):
-                np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
-                largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
+            if flat.size <= _SIGN_BLOCK:   # one block: one copy and one reduction, no slices
+                private = flat.copy()
+                largest = int(np.maximum.reduce(private.view(np.uint64)))
+            else:
+                private = np.empty(flat.size, dtype=np.int64)
+                bits = private.view(np.uint64)
+                largest = 0
+                for a in range(0, flat.size, _SIGN_BLOCK):
+                    np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
+                    largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
             if largest >= cap:
                 private = _clamped_int64(flat, cap, shape)
         else:
@@ -330,6 +334,8 @@ def check_shape(shape, n: int) -> tuple[int, ...]:
 
 def positive_number(value, what: str) -> float:
     """``value`` as a positive finite float, or :class:`InvalidParameter` naming ``what``."""
+    if type(value) is float and 0.0 < value < math.inf:   # a positive finite float (NaN fails both tests)
+        return value
     if isinstance(value, bool):
         raise InvalidParameter(f"{what} must be a number, got {value!r}")
     try:
@@ -591,11 +597,13 @@ class PrivateKernel:
         budget = float(budget)
         if not math.isfinite(budget) or budget < 0:
             raise InvalidParameter(f"a budget must be a non-negative number, got {budget}")
-        if isinstance(vetted, str) or (vetted and not all(isinstance(v, str) for v in vetted)):
-            raise InvalidParameter(f"vetted must be a tuple of mechanism names, got {vetted!r}")
+        if type(vetted) is not tuple or vetted:   # () (most components): nothing to check or copy
+            if isinstance(vetted, str) or (vetted and not all(isinstance(v, str) for v in vetted)):
+                raise InvalidParameter(f"vetted must be a tuple of mechanism names, got {vetted!r}")
+            vetted = tuple(vetted)
         self.__budgets.append(budget)
         self.__spent.append(0.0)
-        return DataHandle(self, len(self.__budgets) - 1, component, stage, tuple(vetted))
+        return DataHandle(self, len(self.__budgets) - 1, component, stage, vetted)
 
     # ----------------------------------------------------------- books
     def _budget(self, account: int) -> float:
@@ -861,7 +869,7 @@ class DataHandle:
         object.__setattr__(self, "_account", account)
         object.__setattr__(self, "component", component)
         object.__setattr__(self, "stage", stage)
-        object.__setattr__(self, "_vetted", tuple(vetted))
+        object.__setattr__(self, "_vetted", vetted if type(vetted) is tuple else tuple(vetted))
 
     def __setattr__(self, name, value):
         raise AttributeError(f"DataHandle.{name} is read-only")

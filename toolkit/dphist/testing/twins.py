@@ -41,6 +41,10 @@ twin                                  the cheat                                 
                                       with sensitivity 2 declared
 :class:`UndeclaredVettedFinalizer`    runs a vetted mechanism it did not          kernel: refused (opt-in); under
                                       declare                                     the global switch, the kit
+:class:`InfiniteEpsilonFinalizer`     measures its groups with epsilon = inf      kernel: epsilon refused before
+                                      (no noise at all)                           the charge and the answer
+:class:`TextVettedFinalizer`          declares its vetted mechanisms as one       pipeline: refused before the
+                                      string (every substring a "name")           first handle
 ====================================  ==========================================  ================================
 """
 from __future__ import annotations
@@ -394,9 +398,30 @@ class UndeclaredVettedFinalizer(Finalizer):
         return bins.spread(sums)
 
 
+class InfiniteEpsilonFinalizer(Finalizer):
+    """Measures its groups with ``epsilon = inf`` (noise of scale 0: the true sums)."""
+
+    name = "twin.infinite-epsilon"
+    citation = _TWIN
+
+    def finalize(self, bins, ctx):
+        return bins.spread(ctx.data.laplace_partition(bins, float("inf")))
+
+
+class TextVettedFinalizer(Finalizer):
+    """Declares ``vetted_mechanisms`` as one string (``"twin.scaled-laplace"``), not a tuple of names."""
+
+    name = "twin.text-vetted"
+    citation = _TWIN
+    vetted_mechanisms = "twin.scaled-laplace"
+
+    def finalize(self, bins, ctx):
+        return bins.spread(ctx.data.laplace_partition(bins, ctx.budget))
+
+
 ALL_TWINS = (HalfScaleLaplaceFinalizer, ShamVettedFinalizer, IgnoresSensitivityFinalizer, RawCountsPartitioner,
              QuietRawCountsPartitioner, LedgerForgingFinalizer, UnderspendingFinalizer, GlobalRandomPartitioner,
              GlobalRandomFinalizer, DirectionIgnoringSorter, FloatNoiseFinalizer,
              UndeclaredParamPartitioner, DuplicatingSorter, RoundedShamFinalizer, LargeDomainLeakFinalizer,
              LyingScorePartitioner, UnderstatedCostPartitioner, UndeclaredVettedFinalizer,
-             NoisyArgmaxCutPartitioner)
+             NoisyArgmaxCutPartitioner, InfiniteEpsilonFinalizer, TextVettedFinalizer)
