@@ -153,3 +153,36 @@ def test_architecture_names_every_core_module():
 def test_layout_shows_the_architecture(name):
     pkg = ROOT / "toolkit" / "dphist"
     assert (pkg / name).is_dir() or (pkg / f"{name}.py").is_file()
+
+
+#: what a path of the machine that executed a notebook looks like in its outputs (a home, a scratch or
+#: temporary folder: ipykernel names each cell's source file under /tmp, and a warning prints it)
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:tmp|root|home|work|Users)/[\w.-]+")
+
+
+def _notebook_output_text(path: Path) -> str:
+    import json
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    parts = []
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            parts.append("".join(out.get("text", "")))
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("text/"):
+                    parts.append("".join(value))
+            parts.append("".join(out.get("traceback", [])))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")))
+def test_notebook_outputs_carry_no_path_of_the_machine(notebook):
+    """Committed outputs say nothing of the machine that ran them.  Kills: an output with a warning's
+    ``/tmp/ipykernel_.../...py`` source path, a scratch folder or a home folder in a printed path."""
+    found = MACHINE_PATH.findall(_notebook_output_text(ROOT / "notebooks" / notebook))
+    assert not found, f"{notebook} outputs show paths of the machine: {sorted(set(found))[:5]}"
+
+
+def test_machine_path_pattern_sees_temporary_and_home_paths_only():
+    assert MACHINE_PATH.search("/tmp/ipykernel_25007/1909364306.py:3: Warning")
+    assert MACHINE_PATH.search("written to /work/main/report.md")
+    assert not MACHINE_PATH.search("see notebooks/data/selection.csv and https://example.org/tmp/x")
