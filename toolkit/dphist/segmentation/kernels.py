@@ -335,7 +335,7 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
 # or the registrations below, empty the cache (``dphist.cache.numba_cache_dir()``).
 for _helper in (_lookahead._deviation_sq, _lookahead._candidate):
     register_jitable(inline="always")(_helper)
-for _helper in (_lookahead.scan_lower_bound, _lookahead.lower_bound_exceeds):
+for _helper in (_lookahead.run_stop, _lookahead.scan_lower_bound, _lookahead.lower_bound_exceeds):
     register_jitable(_helper)
 all_lower_bounds = njit(cache=True)(_lookahead.all_lower_bounds)
 greedy_lookahead = njit(cache=True)(_lookahead.greedy_lookahead)

@@ -492,12 +492,6 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
     return out
 
 
-def _run_ends(x: np.ndarray) -> np.ndarray:
-    """For each position, the last position of its run of equal values."""
-    ends = np.flatnonzero(np.r_[x[1:] != x[:-1], True])
-    return np.repeat(ends, np.diff(ends, prepend=-1))
-
-
 def _penalty_args(cost: SSEPenalty):
     """What the kernels read the penalty and the share from: the tables, or the coefficient c of
     a penalty c / size as a float (the kernels then compute c / m and c / m^2; see kernels.penalty)."""
@@ -514,7 +508,8 @@ def _lookahead_inputs(cost):
     np.cumsum(x, out=prefix[1:])                       # raw (uncentred) sums: means x_j..x_l in O(1)
     # the stop rule needs a non-increasing share; c / m^2 is, by construction
     shrinking = cost.inverse_c >= 0 or bool(np.all(np.diff(cost.share[1:]) <= 0))
-    return x, prefix, _run_ends(x), _is_monotone(x) and shrinking
+    # the ends of runs of equal values are found by the scans themselves, one run at a time (no vector of n)
+    return x, prefix, _is_monotone(x) and shrinking
 
 
 def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray:
@@ -522,8 +517,8 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     a lower bound on what x_j adds to any group it starts (AHP Section 4.2, with share(m) =
     penalty(m) / m).  The scan stops early (the paper's rule) on monotone values with a
     non-increasing share when ``early_stop``."""
-    x, prefix, run_end, can_stop = _lookahead_inputs(cost)
-    return kernels.all_lower_bounds(x, prefix, run_end, _penalty_args(cost)[1], bool(early_stop and can_stop))
+    x, prefix, can_stop = _lookahead_inputs(cost)
+    return kernels.all_lower_bounds(x, prefix, _penalty_args(cost)[1], bool(early_stop and can_stop))
 
 
 def _skips_runs(pen, shares) -> bool:
@@ -555,9 +550,9 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
         k = cost.n if bounds is None else units_of(bounds, cost.n).size - 1
         if k != cost.n:
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
-        x, prefix, run_end, early_stop = _lookahead_inputs(cost)
+        x, prefix, early_stop = _lookahead_inputs(cost)
         pen, shares = _penalty_args(cost)
-        args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early), _skips_runs(pen, shares))
+        args = (x, prefix, pen, shares, early_stop, bool(decide_early), _skips_runs(pen, shares))
         if decide_early and early_stop and _runs_interpreted(k):
             cuts, total = _lookahead.greedy_lookahead(*(a.tolist() if isinstance(a, np.ndarray) else a for a in args))
         else:
