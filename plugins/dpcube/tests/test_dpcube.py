@@ -125,9 +125,9 @@ def test_kd_tree_equals_the_bin_level_brute_force(stop):
 
 
 def test_compiled_kd_tree_equals_the_level_by_level_tree(monkeypatch):
-    # kills, in the compiled node-by-node loop (dphist_dpcube._kd_kernel, used from COMPILED_CELLS cells): the
-    # rightmost of tied best cuts (score >= best), a stop inequality turned around or <= for <, the leaf of an
-    # unsplit node or of a single cell left out, children pushed with the cut on the wrong side.  Against the
+    # kills, in the compiled node-by-node loop (dphist_dpcube._kd_kernel, used from COMPILED_CELLS cells; checked
+    # by hand): the rightmost of tied best cuts (score >= best), the left child started a cell late, <= for < in
+    # DPBench's rule (the exact tie at the end), >= for > in the variance rule; also a leaf left out.  Against the
     # vectorised levels (itself checked against the bin-level brute force above) on 48 seeded instances:
     # noisy levels, constant cells (every cut tied), a deep tree (a ramp), both stopping rules
     import dphist_dpcube.kdtree as kd
@@ -145,6 +145,8 @@ def test_compiled_kd_tree_equals_the_level_by_level_tree(monkeypatch):
         levels = kd_regions(sums, w, stop, **args)
         monkeypatch.setattr(kd, "COMPILED_CELLS", 1)
         assert kd_regions(sums, w, stop, **args).tolist() == levels.tolist(), (trial, stop)
+    # an exact tie of DPBench's rule (cells 0 and 2, eps_2 = 0.5: 2 - 2 + 4 < 2 + 2 is false): no cut
+    assert kd_regions([0.0, 2.0], [1.0, 1.0], "dpbench", eps_2=0.5).tolist() == [0, 2]
 
 
 def test_one_axis_regions_are_a_block_grid_measured_as_the_merged_partition():
