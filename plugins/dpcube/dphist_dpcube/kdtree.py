@@ -65,10 +65,17 @@ def kd_regions(sums, widths, stop: str = "dpbench", eps_2: float = 1.0, xi: floa
     m = sums.size
     gain = 1.0 / eps_2  # dpbench: split when SSE(L) + SSE(R) + 2/eps_2 < SSE(node) + 1/eps_2
     # prefix sums over cells of the centred per-bin estimate: sum, sum of squares (over bins), bins
-    s = sums - widths * (sums.sum() / widths.sum())
-    p = np.concatenate(([0.0], np.cumsum(s)))
-    q = np.concatenate(([0.0], np.cumsum(s * s / widths)))
-    pw = np.concatenate(([0.0], np.cumsum(widths)))
+    # (written in place into one temporary and the three prefix vectors: the values of
+    # ``concatenate(([0], cumsum(x)))`` for x = sums - widths * mean, x * x / widths and widths; memory)
+    s = widths * (sums.sum() / widths.sum())
+    np.subtract(sums, s, out=s)
+    p, q, pw = (np.empty(m + 1) for _ in range(3))
+    p[0] = q[0] = pw[0] = 0.0
+    np.cumsum(s, out=p[1:])
+    np.multiply(s, s, out=s)
+    np.divide(s, widths, out=s)
+    np.cumsum(s, out=q[1:])
+    np.cumsum(widths, out=pw[1:])
     del s
     if m >= COMPILED_CELLS:     # node by node, compiled: the same leaves, no per-level vectors of candidates
         from ._kd_kernel import kd_leaf_starts
