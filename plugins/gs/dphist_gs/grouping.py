@@ -27,6 +27,11 @@ noise is no longer independent of the grouping, and NoiseFirst's (w - 1) 2/eps_1
 over-corrects; notebooks/gs.ipynb measures both) plus the Laplace error of the published averages.
 Each w costs O(n / w) from prefix sums, so all w together cost O(n log n) (harmonic sum).
 Ties go to the smallest w.  Privacy: post-processing of H~ with public eps_2.
+
+The search stops a width once its partial total reaches the best total so far (``_first_min_width``),
+and when w = 1 wins because every wider width's first group already reaches w = 1's total (distinct
+noisy values at moderate eps: the usual case) that answer is found in one pass over the sorted H~
+(``_width_one_wins``) without the prefix pairs: the same w, in about a tenth of a sort of N floats.
 """
 from __future__ import annotations
 
