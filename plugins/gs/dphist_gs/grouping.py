@@ -195,10 +195,11 @@ def _width_one_wins(x, mean, bound, noise_each):
     clipped at 0, in order, then ``n`` noise terms), and for every w >= 2 its first group's clipped SSE,
     which is the search's partial total of w after one group (pairs ``[0, w)``, ``0.0 +`` that SSE).  The
     search is taken only on bounded pairs (``_bounded``), so the same condition is required here.  When
-    w = 1's total is finite, the search's best is that total from w = 2 on (no later total is smaller than
-    the best before it is taken), so a width whose first group reaches w = 1's total stops there; when
-    every w >= 2 does (their minimum reaches it), the search returns 1.  False otherwise (the caller runs
-    the search)."""
+    w = 1's total is finite, the search's best is that total after w = 1, and the best only decreases, so
+    it is at most that total at every w >= 2; a width whose first group reaches w = 1's total reaches the
+    best, stops there and leaves the best unchanged.  When every w >= 2 does (their minimum reaches it),
+    by induction on w every one stops and the search returns 1.  False otherwise (the caller runs the
+    search)."""
     n = x.size
     d = x[0] - mean
     s, s2 = d, d * d
