@@ -21,7 +21,7 @@ _SIGN = np.uint64(1) << np.uint64(63)
 _PACK_BLOCK = 1 << 14   #: keys packed between two checks for NaN
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ordered(bits, descending):
     """The unsigned word of a float64's bits whose integer order is the floats' order (reversed for
     ``descending``); -0.0 and 0.0 give the same word."""
@@ -79,17 +79,38 @@ def unpack(packed, keys, descending, index_bits):
 @njit(cache=True, nogil=True)
 def _order_run(out, bits, start, m, descending):
     """``out[start:start + m]``: indices in increasing order whose keys share a prefix, put in the order of
-    their full words (a stable merge sort: equal words keep the index order); untouched when all are equal."""
+    their full words by a stable merge sort (equal words keep the index order); untouched when all are
+    equal.  A bottom-up merge sort written out (numba's ``argsort`` costs seconds to compile)."""
     first = _ordered(bits[out[start]], descending)
+    mixed = False
     for j in range(start + 1, start + m):
         if _ordered(bits[out[j]], descending) != first:
+            mixed = True
             break
-    else:
+    if not mixed:
         return
-    full = np.empty(m, np.uint64)
+    words = np.empty(m, np.uint64)
+    index = np.empty(m, np.int64)
     for j in range(m):
-        full[j] = _ordered(bits[out[start + j]], descending)
-    rank = np.argsort(full, kind="mergesort")
-    run = out[start:start + m].copy()
+        index[j] = out[start + j]
+        words[j] = _ordered(bits[index[j]], descending)
+    words2 = np.empty(m, np.uint64)
+    index2 = np.empty(m, np.int64)
+    width = 1
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            a, b = lo, mid
+            for k in range(lo, hi):
+                if a < mid and (b >= hi or words[a] <= words[b]):   # the left one first on ties: stable
+                    words2[k], index2[k] = words[a], index[a]
+                    a += 1
+                else:
+                    words2[k], index2[k] = words[b], index[b]
+                    b += 1
+        words, words2 = words2, words
+        index, index2 = index2, index
+        width *= 2
     for j in range(m):
-        out[start + j] = run[rank[j]]
+        out[start + j] = index[j]
