@@ -211,6 +211,46 @@ def relax_block(best, back, first_unit, block, e_lo, e_hi):
                 back[end] = a
 
 
+@njit(cache=True, nogil=True)
+def relax_block_offsets(best, back, first_unit, block, e_lo, e_hi, bounds, minus, plus):
+    """:func:`relax_block` for rows of a cost under a transform declaring ``size_offsets``: the cost of
+    units [a, end) is ``(block[i, end - a - 1] - minus[size]) + plus`` (``size`` in positions), the
+    floats of the transform applied to the row before :func:`relax_row` (the same two operations)."""
+    for i in range(block.shape[0]):
+        a = first_unit + i
+        base = best[a]
+        start = bounds[a]
+        for end in range(max(e_lo, a + 1), e_hi):
+            c = base + ((block[i, end - a - 1] - minus[bounds[end] - start]) + plus)
+            if c < best[end]:
+                best[end] = c
+                back[end] = a
+
+
+@njit(cache=True, nogil=True)
+def relax_block_noisy(best, back, first_unit, block, e_lo, e_hi, bounds, noise, offsets, cap, table, extra,
+                      use_table):
+    """:func:`relax_block` for rows of a cost under report-noisy-min's transform: the cost of units
+    [a, end) is ``(noise + clamp(block[i, end - a - 1])) + g`` with ``noise = noise[offsets[i] + end - a - 1]``
+    (row a's draws laid end after end, rows one after another), the cost clamped to ``[-cap, cap]``
+    (NaN to ``cap``) and ``g = table[size]`` (``use_table``) or ``extra``: the floats of the kernel's
+    transform applied to the row before :func:`relax_row`."""
+    for i in range(block.shape[0]):
+        a = first_unit + i
+        base = best[a]
+        start = bounds[a]
+        at = offsets[i] - a - 1
+        for end in range(max(e_lo, a + 1), e_hi):
+            v = block[i, end - a - 1]
+            if not abs(v) <= cap:
+                v = cap if (v != v or v > 0) else -cap
+            v = noise[at + end] + v
+            c = base + (v + (table[bounds[end] - start] if use_table else extra))
+            if c < best[end]:
+                best[end] = c
+                back[end] = a
+
+
 @njit(cache=True, inline="always")
 def _window_total(best, windows, use_windows, bounds, p, p2, pen, e, j, penalty_last):
     """best[s] + the cost of the last group [s, e) of 2^j units."""
