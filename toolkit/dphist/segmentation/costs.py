@@ -345,10 +345,10 @@ class L1Deviation(Cost):
         return out
 
     def row_tasks(self, first, stop, bounds, threads, out):
-        """The rows ``first .. stop - 1`` as tasks for threads: ``(runs, tasks)``, task ``i`` writing the
-        rows of ``runs[i]`` (runs of an even number of consecutive rows, each on its own linked list, as
-        :meth:`rows_between`) into ``out[u - first, :k - u]`` (``out``: C-contiguous, at least ``k - first``
-        wide), or None off the exact route.  The same numbers as :meth:`rows_from`."""
+        """The rows ``first .. stop - 1`` as tasks for threads, each writing the rows of one run (runs of an
+        even number of consecutive rows, each on its own linked list, as :meth:`rows_between`) into
+        ``out[u - first, :k - u]`` (``out``: C-contiguous, at least ``k - first`` wide), or None off the
+        exact route.  The same numbers as :meth:`rows_from`."""
         if not self._exact_route():
             return None
         from . import parallel
@@ -356,7 +356,7 @@ class L1Deviation(Cost):
         states = getattr(self, "_thread_rows", None)
         if states is None or len(states) < len(runs) or not all(st.same_bounds(bounds) for st in states):
             states = self._thread_rows = [_RowsByDeletion(self.values, bounds, a) for a, _ in runs]
-        return runs, [partial(st.rows_into, a, b, out[a - first:b - first]) for st, (a, b) in zip(states, runs)]
+        return [partial(st.rows_into, a, b, out[a - first:b - first]) for st, (a, b) in zip(states, runs)]
 
     def windows(self, length, bounds):
         k = bounds.size - 1
@@ -524,7 +524,10 @@ class Perturbed(Cost):
     ``fn.size_offsets(n, shared) -> (minus, plus)`` declares more: ``fn(costs, sizes)`` is
     ``(costs - minus[sizes]) + plus`` bit for bit (no state, no randomness), so the power-of-two search
     streams the windows by blocks of ends and applies it in its compiled loop
-    (:func:`dphist.segmentation.power_of_two_shared`; the same numbers).
+    (:func:`dphist.segmentation.power_of_two_shared`; the same numbers), and so does the exact search on
+    threads over an :class:`L1Deviation` on its exact route (``search._compiled_rows_on_threads``).
+    ``fn.noisy_rows`` (the kernel's report-noisy-min, :class:`dphist.kernel.private.NoisyRows`) declares
+    ``(noise + clamp(costs)) + group cost`` with the noise a cuttable stream: that route too.
 
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
     unit ascending, each row by end ascending (on threads too, unless ``fn.thread_safe`` is true:

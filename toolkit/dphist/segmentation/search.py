@@ -349,7 +349,7 @@ def _row_form(cost, units, rows_needed: int):
 def _compiled_rows_on_threads(form, units, best, back, threads: int) -> None:
     """Mode (a) for the costs of :func:`_row_form` on threads, by blocks of ``ROW_BLOCK x threads`` rows,
     one join per block: the threads compute block b + 1's rows straight into one of two buffers (and draw
-    their noise into one of two more, in parts of the serial stream: :meth:`.LaplaceParts.fill`) while they
+    their noise into one of two more, one part of the serial stream per thread: :meth:`.LaplaceParts.fill`) while they
     relax the ends beyond block b from the other buffer; after the join block b + 1's noise is settled
     (the serial values, the generator at the serial end) and its own ends relaxed by this thread, row after
     row.  The relax loops apply the transform to each candidate as they read it (the same operations as the
@@ -365,17 +365,17 @@ def _compiled_rows_on_threads(form, units, best, back, threads: int) -> None:
         """Block b's row tasks, what runs after them, and its relax(e_lo, e_hi)."""
         a, stop = blocks[b]
         block = slots[b % 2][:(stop - a) * (k - a)].reshape(stop - a, k - a)
-        runs, tasks = inner.row_tasks(a, stop, units, threads, block)
+        tasks = inner.row_tasks(a, stop, units, threads, block)
         after, args = (lambda: None), extra
-        if noise_parts is not None:
+        if noise_parts is not None:       # the block's draws in one part per thread, taken first (the largest)
             offsets = np.zeros(stop - a + 1, dtype=np.int64)
             np.cumsum(k - np.arange(a, stop), out=offsets[1:])
-            cuts = [int(offsets[r0 - a]) for r0, _ in runs] + [int(offsets[-1])]
+            total = int(offsets[-1])
+            cuts = sorted({total * i // threads for i in range(threads + 1)})
             parts = noise_parts(cuts)
             parts.prepare()
-            noise = noise_slots[b % 2][:cuts[-1]]
-            tasks = [partial(_then, task, partial(parts.fill, i, noise[cuts[i]:cuts[i + 1]]))
-                     for i, task in enumerate(tasks)]
+            noise = noise_slots[b % 2][:total]
+            tasks = [partial(parts.fill, i, noise[cuts[i]:cuts[i + 1]]) for i in range(len(cuts) - 1)] + tasks
             after = partial(parts.settle, noise)
             args = (noise, offsets) + extra
         return tasks, after, (lambda lo, hi: relax(best, back, a, block, lo, hi, units, *args))
