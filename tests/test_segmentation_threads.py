@@ -340,6 +340,7 @@ def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
     voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
     monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
     monkeypatch.setattr(voptimal, "PARTS_PER_THREAD", 3)
+    monkeypatch.setattr(voptimal, "CHEAP_PER_END", 0)     # every table on the wavefront
     rng = np.random.default_rng(8)
     x = np.r_[np.round(rng.pareto(1.2, 150) * 20), np.full(60, 7.0), rng.integers(0, 3, 90)]
     k = 24
@@ -352,6 +353,27 @@ def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
             got = costs.layer(g, upto)
             assert np.array_equal(got[:upto + 1], layer[:upto + 1]), (threads, g)
         assert costs.scored == serial.scored
+
+
+def test_structurefirst_cheap_tables_stay_on_one_thread(monkeypatch):
+    """A table whose first layer scores about one candidate per end (the all-zero histogram of the
+    kernel's probe) is filled on the calling thread, no wavefront, the same layers and count; a table of
+    real data takes the wavefront.  Kills: the rule inverted or never applied (the probe's thousands of
+    tiny cells handed between threads), the first layer's count read as the whole table's."""
+    voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
+    monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
+    graphs = []
+    run_graph = parallel.run_graph
+    monkeypatch.setattr(parallel, "run_graph", lambda *a, **kw: graphs.append(1) or run_graph(*a, **kw))
+    k = 12
+    for x, threaded in ((np.zeros(200), False), (np.random.default_rng(3).pareto(1.2, 200) * 20, True)):
+        graphs.clear()
+        serial = voptimal.PrefixCosts(x, k, threads=1)
+        costs = voptimal.PrefixCosts(x, k, threads=2)
+        for g in range(k - 1, 0, -1):
+            assert np.array_equal(costs.layer(g), serial.layer(g))
+        assert costs.scored == serial.scored
+        assert bool(graphs) == threaded
 
 
 class _Deviation:
