@@ -355,25 +355,37 @@ def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
         assert costs.scored == serial.scored
 
 
-def test_structurefirst_cheap_tables_stay_on_one_thread(monkeypatch):
-    """A table whose first layer scores about one candidate per end (the all-zero histogram of the
-    kernel's probe) is filled on the calling thread, no wavefront, the same layers and count; a table of
-    real data takes the wavefront.  Kills: the rule inverted or never applied (the probe's thousands of
-    tiny cells handed between threads), the first layer's count read as the whole table's."""
+def test_structurefirst_cheap_layers_stay_on_one_thread(monkeypatch):
+    """Layers are filled on the calling thread up to the first that scores ``CHEAP_PER_END`` candidates per
+    end or more, the rest by the wavefront from there: the all-zero histogram of the kernel's probe (one
+    candidate per end) never reaches it; on real data whose first layer is cheap and later ones not, the
+    wavefront starts right after the first costly layer.  The same layers and count either way.  Kills:
+    the rule inverted or never applied (the probe's thousands of tiny cells handed between threads), the
+    first layer's count taken for the whole table's (a cheap first layer keeping everything on one thread)."""
     voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
     monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
-    graphs = []
+    starts = []
     run_graph = parallel.run_graph
-    monkeypatch.setattr(parallel, "run_graph", lambda *a, **kw: graphs.append(1) or run_graph(*a, **kw))
-    k = 12
-    for x, threaded in ((np.zeros(200), False), (np.random.default_rng(3).pareto(1.2, 200) * 20, True)):
-        graphs.clear()
-        serial = voptimal.PrefixCosts(x, k, threads=1)
-        costs = voptimal.PrefixCosts(x, k, threads=2)
+    monkeypatch.setattr(parallel, "run_graph", lambda work, needs, *a, **kw: starts.append(min(needs)[0]) or
+                        run_graph(work, needs, *a, **kw))
+    k = 14
+    x = np.random.default_rng(3).poisson(2000 / np.arange(1, 301) ** 1.1).astype(float)     # a power law
+    serial = voptimal.PrefixCosts(x, k, threads=1)
+    per_end, prev = [], serial.layer(1)
+    for g in range(2, k):
+        out = np.empty(x.size + 1)
+        per_end.append(voptimal.next_layer(prev, g, serial.p, serial.p2, serial.inv, out, x.size) / (x.size + 1))
+        prev = out
+    first_costly = 2 + next(i for i, c in enumerate(per_end) if c >= voptimal.CHEAP_PER_END)
+    assert 2 < first_costly < k - 1                     # layer 2 cheap, a later one not
+    for values, expected in ((np.zeros(300), []), (x, [first_costly + 1])):
+        starts.clear()
+        serial = voptimal.PrefixCosts(values, k, threads=1)
+        costs = voptimal.PrefixCosts(values, k, threads=2)
         for g in range(k - 1, 0, -1):
             assert np.array_equal(costs.layer(g), serial.layer(g))
         assert costs.scored == serial.scored
-        assert bool(graphs) == threaded
+        assert starts == expected
 
 
 class _Deviation:
