@@ -849,6 +849,18 @@ def _all_finite(out) -> bool:
     return arr.dtype == object or arr.dtype.kind not in "fc" or bool(np.isfinite(arr).all())
 
 
+class NoisyRows:
+    """Report-noisy-min's transform of the exact search's rows, declared for its compiled route: a
+    candidate's cost ``c`` becomes ``(noise + clamp(c, cap)) + g`` (:func:`_clamped`; ``g`` the group cost:
+    ``table[size]``, or ``extra`` when ``table`` is None), the noise the next values of the source's
+    stream, row after row, end after end (``parts(cuts)``: a :class:`dphist.kernel.streams.LaplaceParts`
+    over those values, or None when the stream cannot be cut).  The floats of ``perturb`` on each row in
+    turn (:meth:`DataHandle.noisy_min_segmentation`)."""
+
+    def __init__(self, cap: float, extra, table, parts):
+        self.cap, self.extra, self.table, self.parts = float(cap), extra, table, parts
+
+
 def _clamped(costs: np.ndarray, cap: float) -> np.ndarray:
     """Costs clamped to ``[-cap, cap]`` (NaN to ``cap``): 1-Lipschitz, so each candidate's sensitivity stands."""
     costs = np.asarray(costs, dtype=float)
@@ -1273,6 +1285,12 @@ class DataHandle:
             return out
 
         perturb.batches = perturb_batches
+        # the transform in a form the exact search on threads applies in its compiled loop: the candidates'
+        # noise drawn in parts on the threads (research mode) into its buffer, clamped costs, group cost
+        parts = getattr(noise, "laplace_parts", None)
+        if parts is not None:
+            perturb.noisy_rows = NoisyRows(cap, extra, table if extra is None else None,
+                                           lambda cuts: parts(scale, eps, cuts))
 
         def search_on(counts):
             values = (counts if identity else counts[order]).astype(np.float64)
