@@ -170,6 +170,58 @@ def test_forked_workers_inherit_the_blas_limit_without_repinning(two_blas_thread
     assert counts == [1] * two_blas_threads and repinned == 0
 
 
+def _worker_state(cells):
+    """A stand-in for a worker's batch: one row per cell saying where and how it ran."""
+    import gc
+    import os
+    from dphist.experiments.executors import blas_thread_counts
+    return [{"pid": os.getpid(), "frozen": gc.get_freeze_count(), "blas": blas_thread_counts()} for _ in cells], False
+
+
+def test_forked_workers_run_apart_with_the_parents_heap_frozen_and_one_blas_thread(two_blas_threads, monkeypatch):
+    """Kills: the process executor running the batches in the parent (a silent fall-back to serial),
+    forking its workers without freezing the parent's heap (a full collection in a worker then walks
+    and copies every inherited page), the parent's heap left frozen afterwards, and a forked worker
+    left with the parent's 2 BLAS threads now that forked workers no longer look (checked by hand:
+    `heap_frozen(False)` fails on `frozen`, the pool outside `blas_threads_limited` on `blas`)."""
+    import gc
+    import multiprocessing
+    import os
+    from dphist.experiments import executors
+    from dphist.experiments.cells import Job
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the heap is inherited only by forked workers")
+    monkeypatch.setattr(executors, "run_installed_batch", _worker_state)
+    job = Job({}, {}, (), ("kl",), False)     # one row per cell
+    cells = [Cell("identity", "d", 16, 100, False, 0.1, t, 0) for t in range(4)]
+    rows = [r for _, batch_rows in executors.run_processes([cells[:2], cells[2:]], job, workers=2)
+            for r in batch_rows]
+    assert len(rows) == 4 and all(r["pid"] != os.getpid() for r in rows)
+    assert all(r["frozen"] > 10_000 for r in rows), [r["frozen"] for r in rows]
+    assert all(r["blas"] == [1] * two_blas_threads for r in rows)
+    assert gc.get_freeze_count() == 0
+
+
+def test_parallel_batches_cover_the_cells_once_and_shrink_at_the_end():
+    """Kills: a split that drops or repeats a cell or reorders them (the data caches rely on the order),
+    even batches to the end (the 200-cell sweep's last batch kept 9 cells on one worker while the
+    other waited), and a tail rule that also enlarges or shrinks the first batches (a time budget
+    admits batch by batch)."""
+    from dphist.experiments import engine
+    cells = [Cell(a, "d", 64, 100, False, e, t, 0) for a in ("identity", "uniform") for e in (0.1, 1.0, 10.0)
+             for t in range(34)]                                  # 204 cells
+    for workers in (2, 3):
+        batches = engine._batches(cells, workers, "process")
+        flat = [c for b in batches for c in b]
+        assert len(flat) == len(cells) and set(flat) == set(cells)
+        assert flat == sorted(cells, key=lambda c: (c.algorithm, c.epsilon, c.trial))
+        sizes = [len(b) for b in batches]
+        even = -(-len(cells) // (12 * workers))
+        assert sizes[0] == even and sizes == sorted(sizes, reverse=True)
+        assert all(s <= 2 for s in sizes[-2 * workers:]) and sum(s == even for s in sizes) >= len(sizes) // 2
+    assert [len(b) for b in engine._batches(cells, 2, "serial")] == [16] * 12 + [12]
+
+
 def test_rows_are_tidy_and_scored_with_the_metrics():
     out = run_sweep(config(algorithms=["identity"], datasets=[ZIPF], epsilons=[1.0], trials=1,
                            metrics=["mse"], workloads=["identity"]), output=False, progress=False)
