@@ -170,6 +170,28 @@ def test_forked_workers_inherit_the_blas_limit_without_repinning(two_blas_thread
     assert counts == [1] * two_blas_threads and repinned == 0
 
 
+def test_a_forking_block_leaves_no_idle_blas_threads_behind(two_blas_threads):
+    """Kills: the limit restored after a fork without ending the OpenBLAS threads the restore starts
+    (they busy-wait ~0.1 s each, taken from whatever runs next: the serial sweep timed after a process
+    sweep in the benchmark's pair); checked by hand: without `_stop_idle_blas_threads` the process
+    has one more thread per OpenBLAS library after the block."""
+    import os
+    import threadpoolctl
+    from dphist.experiments.executors import blas_thread_counts, blas_threads_limited
+    if not any(i["internal_api"] == "openblas" for i in threadpoolctl.threadpool_info()):
+        pytest.skip("the restarted threads are OpenBLAS's")
+
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+    with blas_threads_limited(1):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        inside = threads()            # the fork ended OpenBLAS's threads
+    assert blas_thread_counts() == [2] * two_blas_threads and threads() == inside
+
+
 def _worker_state(cells):
     """A stand-in for a worker's batch: one row per cell saying where and how it ran."""
     import gc

@@ -46,6 +46,19 @@ def blas_thread_counts() -> list[int]:
     return [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
 
 
+#: forks made by this process so far (counted by an ``os.register_at_fork`` hook; see blas_threads_limited)
+_forks = 0
+
+
+def _count_fork() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_parent=_count_fork)
+
+
 @contextmanager
 def blas_threads_limited(n: int = 1):
     """Limit the loaded BLAS libraries to ``n`` threads inside the block (threadpoolctl); restored after.
@@ -57,9 +70,33 @@ def blas_threads_limited(n: int = 1):
     its thread pool, whose threads then busy-wait for ~0.1 s; measured on a
     120-cell sweep, the summed cell time rose 12% above serial instead of 2-3%
     (process executor 1.68x serial instead of 1.84x; BENCHMARKS.md).
+
+    The same happens to the parent on the way out: a fork ends OpenBLAS's
+    threads (its fork handler) and the restored limit starts them again, idle,
+    to busy-wait: measured after a 200-cell process sweep, the parent burned
+    45-70 ms of CPU in the next 0.3 s (load 9; up to 0.1 s a thread on an idle
+    core), taken from whatever ran next (in the benchmark's paired case, the
+    serial sweep timed right after).  So when the block forked and an OpenBLAS
+    library was above ``n``, one more fork, of a child that exits at once, ends
+    the restarted threads again (:func:`_stop_idle_blas_threads`, 0.1 ms of CPU
+    left in the next 0.3 s); the limit stays restored and OpenBLAS starts its
+    threads at the next call that has work for them.
     """
-    with threadpoolctl.threadpool_limits(limits=n, user_api="blas"):
+    blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
+    restarts = any(lib.internal_api == "openblas" and lib.num_threads > n for lib in blas.lib_controllers)
+    forks = _forks
+    with blas.limit(limits=n):
         yield
+    if restarts and _forks != forks:
+        _stop_idle_blas_threads()
+
+
+def _stop_idle_blas_threads() -> None:
+    """Fork a child that exits at once: OpenBLAS's fork handler ends its idle threads in this process."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
 
 
 def limit_blas_threads(n: int = 1) -> int:
