@@ -244,6 +244,17 @@ def test_parallel_batches_cover_the_cells_once_and_shrink_at_the_end():
     assert [len(b) for b in engine._batches(cells, 2, "serial")] == [16] * 12 + [12]
 
 
+def test_a_label_given_to_another_preset_in_a_later_sweep_runs_that_preset():
+    """Kills: the per-process pipeline cache keyed by the label alone (the second sweep below reran
+    `identity` under the label "X" and reported its numbers as `uniform`'s)."""
+    def run(name):
+        cfg = config(algorithms=[{"name": name, "label": "X"}], datasets=[ZIPF], epsilons=[1.0], trials=1,
+                     metrics=["mse"], workloads=["identity"])
+        return run_sweep(cfg, output=False, progress=False).results["value"].tolist()
+    alone = run("uniform")
+    assert run("identity") != alone and run("uniform") == alone
+
+
 def test_rows_are_tidy_and_scored_with_the_metrics():
     out = run_sweep(config(algorithms=["identity"], datasets=[ZIPF], epsilons=[1.0], trials=1,
                            metrics=["mse"], workloads=["identity"]), output=False, progress=False)

@@ -67,11 +67,11 @@ class SweepOutcome:
 def plan(config: SweepConfig) -> Plan:
     """Resolve names, load sources and check every combination; raises before anything runs."""
     import_modules(config.plugins, where="config key 'plugins'")   # before any name is looked up
-    algorithms = {}
+    algorithms, pipes = {}, {}
     for a in config.algorithms:
         default_registry.get("algorithm", a.name)   # UnknownComponent with the closest names
         try:
-            make_algorithm(a.name, **a.params)
+            pipes[a.key] = make_algorithm(a.name, **a.params)
         except TypeError as exc:
             raise InvalidParameter(f"algorithm {a.name!r}: bad parameters {a.params}: {exc}") from None
         algorithms[a.key] = (a.name, dict(a.params))
@@ -96,8 +96,7 @@ def plan(config: SweepConfig) -> Plan:
             shapes.add(reduced.shape)
             for s in config.scales:
                 variants.append((label, n, int(reduced.sum()) if s is None else s, s is not None))
-    for key, (name, params) in algorithms.items():
-        pipe = make_algorithm(name, **params)
+    for key, pipe in pipes.items():
         for label, counts in sources.items():
             check = getattr(pipe, "check_dims", None)
             if check is not None:
