@@ -204,7 +204,7 @@ def test_forked_workers_run_apart_with_the_parents_heap_frozen_and_one_blas_thre
     """Kills: the process executor running the batches in the parent (a silent fall-back to serial),
     forking its workers without freezing the parent's heap (a full collection in a worker then walks
     and copies every inherited page), the parent's heap left frozen afterwards, and a forked worker
-    left with the parent's 2 BLAS threads now that forked workers no longer look (checked by hand:
+    left with the parent's 2 BLAS threads (forked workers do not check it themselves; checked by hand:
     `heap_frozen(False)` fails on `frozen`, the pool outside `blas_threads_limited` on `blas`)."""
     import gc
     import multiprocessing
@@ -226,8 +226,7 @@ def test_forked_workers_run_apart_with_the_parents_heap_frozen_and_one_blas_thre
 
 def test_parallel_batches_cover_the_cells_once_and_shrink_at_the_end():
     """Kills: a split that drops or repeats a cell or reorders them (the data caches rely on the order),
-    even batches to the end (the 200-cell sweep's last batch kept 9 cells on one worker while the
-    other waited), and a tail rule that also enlarges or shrinks the first batches (a time budget
+    even batches to the end (a last batch of 9 cells on one worker while the other waits), and a tail rule that also enlarges or shrinks the first batches (a time budget
     admits batch by batch)."""
     from dphist.experiments import engine
     cells = [Cell(a, "d", 64, 100, False, e, t, 0) for a in ("identity", "uniform") for e in (0.1, 1.0, 10.0)
