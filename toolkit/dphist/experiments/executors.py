@@ -60,12 +60,11 @@ if hasattr(os, "register_at_fork"):
 
 
 @contextmanager
-def blas_threads_limited(n: int | None = 1):
+def blas_threads_limited(n: int = 1):
     """Limit the loaded BLAS libraries to ``n`` threads inside the block (threadpoolctl); restored after.
 
-    The process executor starts its pool inside this block (``n=None``: no
-    limit, for workers that are not forked): on Linux the workers are forked
-    and inherit the limit, so two workers on two cores do
+    The process executor runs its pool inside this block: on Linux the
+    workers are forked and inherit the limit, so two workers on two cores do
     not also start one BLAS thread per core each.  Limiting in the parent
     matters: setting the limit in a freshly forked worker makes OpenBLAS start
     its thread pool, whose threads then busy-wait for ~0.1 s; measured on a
@@ -81,11 +80,11 @@ def blas_threads_limited(n: int | None = 1):
     library was above ``n``, one more fork, of a child that exits at once, ends
     the restarted threads again (:func:`_stop_idle_blas_threads`, 0.1 ms of CPU
     left in the next 0.3 s); the limit stays restored and OpenBLAS starts its
-    threads at the next call that has work for them.
+    threads at the next call that has work for them.  That fork comes after
+    the block, once the pool has ended and joined its threads: forking a
+    process whose other threads run risks a child stuck on a lock one of them
+    held.
     """
-    if n is None:   # nothing to limit (workers that are not forked limit themselves)
-        yield
-        return
     blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
     restarts = any(lib.internal_api == "openblas" and lib.num_threads > n for lib in blas.lib_controllers)
     forks = _forks
@@ -188,8 +187,9 @@ def run_processes(batches, job: Job, workers=None,
         return
     context = multiprocessing.get_context()   # the default start method, named so that it can be asked
     forked = context.get_start_method() == "fork"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_process_worker_init,
-                             initargs=(job, os.getpid(), forked)) as pool:
+    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                                      initializer=_process_worker_init,
+                                                      initargs=(job, os.getpid(), forked)) as pool:
         queue, pending, closed = iter(batches), {}, False
 
         def fill():
@@ -202,10 +202,7 @@ def run_processes(batches, job: Job, workers=None,
                 pending[pool.submit(run_installed_batch, b)] = b
 
         try:
-            # a forking pool starts all its workers at its first submit: they inherit the BLAS limit and the
-            # frozen heap, and the parent is itself again while they start (its idle OpenBLAS threads
-            # ended then, not after the last batch)
-            with blas_threads_limited(1 if forked else None), heap_frozen(forked):
+            with heap_frozen(forked):   # a forking pool starts all its workers at its first submit
                 fill()
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
