@@ -178,8 +178,8 @@ def test_forked_workers_inherit_the_blas_limit_without_repinning(two_blas_thread
 def test_a_forking_block_leaves_no_idle_blas_threads_behind(two_blas_threads):
     """Kills: the limit restored after a fork without ending the OpenBLAS threads the restore starts
     (they busy-wait ~0.1 s each, taken from whatever runs next: the serial sweep timed after a process
-    sweep in the benchmark's pair); checked by hand: without `_stop_idle_blas_threads` the process
-    has one more thread per OpenBLAS library after the block."""
+    sweep in the benchmark's pair); checked by hand: without the call of `blas_thread_shutdown_` the
+    process has one more thread per OpenBLAS library after the block."""
     import os
     import threadpoolctl
     from dphist.experiments.executors import blas_thread_counts, blas_threads_limited

@@ -72,34 +72,41 @@ def blas_threads_limited(n: int = 1):
     (process executor 1.68x serial instead of 1.84x; BENCHMARKS.md).
 
     The same happens to the parent on the way out: a fork ends OpenBLAS's
-    threads (its fork handler) and the restored limit starts them again, idle,
-    to busy-wait: measured after a 200-cell process sweep, the parent burned
-    45-70 ms of CPU in the next 0.3 s (load 9; up to 0.1 s a thread on an idle
-    core), taken from whatever ran next (in the benchmark's paired case, the
-    serial sweep timed right after).  So when the block forked and an OpenBLAS
-    library was above ``n``, one more fork, of a child that exits at once, ends
-    the restarted threads again (:func:`_stop_idle_blas_threads`, 0.1 ms of CPU
-    left in the next 0.3 s); the limit stays restored and OpenBLAS starts its
-    threads at the next call that has work for them.  That fork comes after
-    the block, once the pool has ended and joined its threads: forking a
-    process whose other threads run risks a child stuck on a lock one of them
-    held.
+    threads (its fork handler, ``blas_thread_shutdown_``) and the restored
+    limit starts them again, idle, to busy-wait: measured after a 200-cell
+    process sweep, the parent burned 45-70 ms of CPU in the next 0.3 s (load
+    9; up to 0.1 s a thread on an idle core), taken from whatever ran next (in
+    the benchmark's paired case, the serial sweep timed right after).  So when
+    the block forked, each OpenBLAS library that was above ``n`` has the
+    threads its restore started ended again by the same function its fork
+    handler calls (exported by the library; none is called where it is
+    missing), once the pool inside the block has ended: the limit stays
+    restored and OpenBLAS starts its threads at the next call that has work
+    for them (0.1 ms of CPU left in the next 0.3 s).
     """
     blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
-    restarts = any(lib.internal_api == "openblas" and lib.num_threads > n for lib in blas.lib_controllers)
+    above = [lib.filepath for lib in blas.lib_controllers if lib.internal_api == "openblas" and lib.num_threads > n]
     forks = _forks
     with blas.limit(limits=n):
         yield
-    if restarts and _forks != forks:
-        _stop_idle_blas_threads()
+    if above and _forks != forks:
+        _stop_idle_blas_threads(above)
 
 
-def _stop_idle_blas_threads() -> None:
-    """Fork a child that exits at once: OpenBLAS's fork handler ends its idle threads in this process."""
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
+def _stop_idle_blas_threads(paths: list[str]) -> None:
+    """End the idle threads of the OpenBLAS libraries at ``paths`` (already loaded): their
+    ``blas_thread_shutdown_``, which their fork handler runs; OpenBLAS starts them again when a call
+    has work for them."""
+    import ctypes
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        shutdown = getattr(library, "blas_thread_shutdown_", None)
+        if shutdown is not None:
+            shutdown.restype = ctypes.c_int
+            shutdown()
 
 
 def limit_blas_threads(n: int = 1) -> int:
