@@ -422,3 +422,19 @@ def test_pool_workers_search_on_one_thread(monkeypatch):
     with forked_pool(2) as pool:
         assert pool.submit(parallel.default_threads).result(timeout=60) == 1
     assert parallel.default_threads() == 2
+
+
+def test_sse_graph_has_a_few_hundred_cells(monkeypatch):
+    """The SSE search's graph on 2^15 units has 32 blocks of 1,024 ends (528 cells), on 2^13 units 16
+    blocks of 512 (136 cells), on 2^17 units 128 blocks of 1,024: each cell's Python and scheduling stay under 2% of its work.  The graph is
+    only built (``run_graph`` stubbed: no search is run).  Kills: the blocks capped at 512 ends whatever
+    the size (2,080 cells at 2^15), blocks of k / 32 at every size (528 cells of 256 ends at 2^13),
+    blocks without a cap (32 blocks of 4,096 ends at 2^17: a long chain of
+    diagonal cells)."""
+    seen = {}
+    monkeypatch.setattr(parallel, "run_graph", lambda work, needs, threads, key=None: seen.update(needs=needs))
+    for k, blocks in ((1 << 15, 32), (1 << 13, 16), (1 << 17, 128)):
+        args = (np.arange(k + 1), np.zeros(k + 1), np.zeros(k + 1), np.zeros(k + 1), False)
+        search._sse_on_threads(args, k, 2)
+        assert len(seen["needs"]) == blocks * (blocks + 1) // 2, k
+    assert search._sse_block_width(2048) == search.SMALLEST_BLOCK

@@ -23,10 +23,22 @@ _NO_ARRAY = np.zeros(1)
 INTERPRETED_MAX = 8192
 #: the exact search runs on threads from this many units on (below, a few milliseconds on one core)
 PARALLEL_MIN_UNITS = 2048
-#: ends per block of the SSE search on threads, at most (a cell of its graph: END_BLOCK^2 candidates); fewer
-#: below 16 x END_BLOCK units, down to SMALLEST_BLOCK, so that small searches still have cells to share
-END_BLOCK = 512
+#: ends per block of the SSE search on threads (a cell of its graph: width^2 candidates): k / 16 up to
+#: MID_BLOCK, then k / 32 up to END_BLOCK, at least SMALLEST_BLOCK (``_sse_block_width``)
+END_BLOCK = 1024
+MID_BLOCK = 512
 SMALLEST_BLOCK = 128
+
+
+def _sse_block_width(k: int) -> int:
+    """Ends per block of :func:`_sse_on_threads` on ``k`` units: 16 blocks up to ``16 x MID_BLOCK`` units,
+    then 32 up to ``32 x END_BLOCK``, then blocks of ``END_BLOCK``: the graph's cells number 136-528 up
+    to 2^15 units (a cell's Python and scheduling, 6-8 us, under 2% of its work), while the chain of
+    diagonal cells stays short enough that two threads rarely idle (both from replaying the graph with
+    cells timed at 2 ns a candidate on two idle threads, ``_graph_span`` of
+    ``benchmarks/parallel_cpu_split.py``: n = 32,768 1.961x of the serial loop with blocks of 1,024
+    against 1.944x with 512, n = 8,192 1.876x with 512 against 1.803x with 256)."""
+    return min(END_BLOCK, max(SMALLEST_BLOCK, min(k // 16, max(MID_BLOCK, k // 32))))
 #: rows per thread and block of the row-by-row search on threads (memory: threads x ROW_BLOCK rows)
 ROW_BLOCK = 32
 #: parts per thread of a block of rows, taken in turn by the threads (a descheduled thread on a shared
@@ -305,23 +317,22 @@ def _sse_on_threads(args, k: int, threads: int):
     back = np.zeros(k + 1, dtype=np.int64)
     top = np.full(k + 1, np.inf)
     arg = np.zeros(k + 1, dtype=np.int64)
-    width = min(END_BLOCK, max(SMALLEST_BLOCK, k // 16))
+    width = _sse_block_width(k)
     edges = list(range(1, k + 1, width)) + [k + 1]
     starts = [0] + edges[1:]                        # column c: starts [starts[c], starts[c + 1])
-    needs = {}
-    for b in range(len(edges) - 1):
+    m = len(edges) - 1
+    needs, calls, keys = {}, {}, {}
+    scan, finish = kernels.sse_scan_block, kernels.sse_finish_block
+    for b in range(m):
         for c in range(b + 1):
             needs[b, c] = ([(c, c)] if c < b else []) + ([(b, c - 1)] if c else [])
+            # each cell's call and priority made once, before the threads start (no per-cell lookups)
+            calls[b, c] = (partial(scan, *args, best, top, arg, edges[b], edges[b + 1], starts[c], starts[c + 1])
+                           if c < b else partial(finish, *args, best, back, top, arg, edges[b], edges[b + 1],
+                                                 starts[b]))
+            keys[b, c] = (c - b - 2 * (m - 1 - b), b, c)
 
-    def cell(node):
-        b, c = node
-        if c < b:
-            kernels.sse_scan_block(*args, best, top, arg, edges[b], edges[b + 1], starts[c], starts[c + 1])
-        else:
-            kernels.sse_finish_block(*args, best, back, top, arg, edges[b], edges[b + 1], starts[b])
-
-    m = len(edges) - 1
-    parallel.run_graph(cell, needs, threads, key=lambda node: (node[1] - node[0] - 2 * (m - 1 - node[0]), node))
+    parallel.run_graph(lambda node: calls[node](), needs, threads, key=keys.__getitem__)
     return best, back
 
 
