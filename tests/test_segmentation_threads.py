@@ -330,15 +330,18 @@ def test_split_covers_the_range():
         assert all((a - lo) % multiple == 0 for a, _ in ranges)
 
 
-@pytest.mark.parametrize("max_floats", [10 ** 9, 2_000])
-def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
+@pytest.mark.parametrize("max_floats,tile_rows", [(10 ** 9, 5), (2_000, 2), (10 ** 9, 64)])
+def test_structurefirst_layers_on_threads(monkeypatch, max_floats, tile_rows):
     """StructureFirst's prefix-cost layers (its own pruned dynamic program) filled by the wavefront
     on 2 and 3 threads equal the serial layers bit for bit, and so does the count of scored candidates
-    (the same pruning), with every layer kept or with checkpoints recomputed up to a shrinking end.
-    Kills: a part that starts from another hint or reads the layer below before it is filled
-    (a wavefront off by one diagonal), parts that skip or repeat ends, a layer freed too early."""
+    (the same pruning), with every layer kept or with checkpoints recomputed up to a shrinking end, in
+    cells of several layers (23 layers in tiles of 5, the last of 3; checkpoint blocks in tiles of 3) or
+    of one.  Kills: a part that starts from another hint or reads the layer below before it is filled
+    (a wavefront off by one diagonal), parts that skip or repeat ends, a layer freed too early, a tile
+    that skips or repeats a layer."""
     voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
     monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
+    monkeypatch.setattr(voptimal, "TILE_ROWS", tile_rows)
     monkeypatch.setattr(voptimal, "PARTS_PER_THREAD", 3)
     monkeypatch.setattr(voptimal, "CHEAP_PER_END", 0)     # every table on the wavefront
     rng = np.random.default_rng(8)
@@ -364,10 +367,25 @@ def test_structurefirst_cheap_layers_stay_on_one_thread(monkeypatch):
     first layer's count taken for the whole table's (a cheap first layer keeping everything on one thread)."""
     voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
     monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
-    starts = []
-    run_graph = parallel.run_graph
-    monkeypatch.setattr(parallel, "run_graph", lambda work, needs, *a, **kw: starts.append(min(needs)[0]) or
-                        run_graph(work, needs, *a, **kw))
+    starts, filled, inside = [], [], []
+    run_graph, layer_part = parallel.run_graph, voptimal.next_layer_part
+
+    def graph(work, needs, *a, **kw):             # the first layer the wavefront fills
+        inside.append(True)
+        try:
+            return run_graph(work, needs, *a, **kw)
+        finally:
+            inside.clear()
+            starts.append(min(filled))
+            filled.clear()
+
+    def part(prev, g, *rest):
+        if inside:
+            filled.append(g)
+        return layer_part(prev, g, *rest)
+
+    monkeypatch.setattr(parallel, "run_graph", graph)
+    monkeypatch.setattr(voptimal, "next_layer_part", part)
     k = 14
     x = np.random.default_rng(3).poisson(2000 / np.arange(1, 301) ** 1.1).astype(float)     # a power law
     serial = voptimal.PrefixCosts(x, k, threads=1)
