@@ -79,8 +79,9 @@ def test_expand_checks_length():
         Partition.singletons(3).expand([1.0, 2.0])
 
 
-@pytest.mark.parametrize("kind", ["continuous", "few ties", "mostly ties", "nan", "mostly zeros"])
-def test_stable_argsort_is_the_stable_sort(kind, monkeypatch):
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("kind", ["continuous", "few ties", "mostly ties", "nan", "mostly zeros", "close"])
+def test_stable_argsort_is_the_stable_sort(kind, packed, monkeypatch):
     """The fast sorter of the noisy-count sorter returns exactly ``np.argsort(kind="stable")``.
 
     Kills: equal keys left in quicksort's arbitrary order (no tie repair), a tie repair by key
@@ -88,10 +89,15 @@ def test_stable_argsort_is_the_stable_sort(kind, monkeypatch):
     mostly zero keys (AHP's thresholded H~; blocks of 7 for the zeros' indices, so that they span
     blocks), each checked by hand: the zeros placed before the negative keys, a block's zeros' indices
     not shifted by the block's start, descending keys not negated on that path; the keys mix 0.0, -0.0,
-    NaN and infinities."""
+    NaN and infinities.  ``packed``: every size through :func:`dphist.partition.packed_stable_argsort`
+    (one sort of words carrying the index); "close" keys share their high bits and differ in the low
+    ones, so runs of equal prefixes must be re-ordered.  Kills, each checked by hand: runs of equal
+    prefixes left in index order, -0.0 given its own word (sorted before 0.0), the descending word not
+    flipped (``~``), one index bit too few, a NaN not handed back to numpy."""
     from dphist import partition
     from dphist.partition import stable_argsort
     monkeypatch.setattr(partition, "_ZERO_BLOCK", 7)
+    monkeypatch.setattr(partition, "PACKED_MIN_KEYS", 1 if packed else partition.PACKED_MIN_KEYS)
     rng = np.random.default_rng(11)
     for _ in range(200):
         n = int(rng.integers(1, 400))
@@ -102,6 +108,9 @@ def test_stable_argsort_is_the_stable_sort(kind, monkeypatch):
             keys = np.where(u < 0.03, 1.0, np.where(u < 0.06, -1.0, rng.normal(size=n)))
         elif kind == "mostly ties":
             keys = rng.integers(0, 5, n).astype(float) * rng.choice([-1.0, 0.5])
+        elif kind == "close":                        # the same high bits, not the same keys; 0.0 and -0.0
+            keys = rng.choice([1.0, -2.0], n) + rng.integers(0, 5, n) * 2.0**-50
+            keys = np.where(rng.random(n) < 0.1, rng.choice([0.0, -0.0], n), keys)   # zeros on < 1/8 of keys
         elif kind == "nan":
             keys = np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 50, n).astype(float))
         else:

@@ -357,6 +357,8 @@ def cmd_warm(args) -> int:
             pipeline.run(data, 1.0)   # release mode: the exact samplers
     from .kernel.noise import COMPILED_IMPORT_DRAWS, _compiled
     _compiled(COMPILED_IMPORT_DRAWS)   # research mode's Laplace loops (used from 4,096 draws: more than --bins)
+    from .partition import packed_stable_argsort
+    packed_stable_argsort(np.array([1.0, 0.0]))   # the sorter's packed argsort (from 2^15 keys: more than --bins)
     print(f"dphist warm: {len(names)} presets compiled into {numba_cache_dir()} in "
           f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0

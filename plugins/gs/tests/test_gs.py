@@ -53,7 +53,7 @@ def test_pruned_width_search_picks_the_argmin_of_every_total():
     cases = [(np.sort(rng.laplace(0, 1, n) + rng.pareto(1.2, n) * 5)[::-1], eps) for n in (1, 2, 3, 17, 100, 1001)
              for eps in (0.1, 1.0, 10.0)]
     cases += [(np.full(40, 3.0), np.inf), (np.repeat([9.0, 1.0], 20), 1.0), (np.repeat([5.0, 4.0, 0.0], 7), 0.05)]
-    pairs = [(_centred_prefix_pairs(np.array(x, dtype=float)), 2.0 / eps**2) for x, eps in cases]
+    pairs = [(_centred_prefix_pairs(np.array(x, dtype=float))[0], 2.0 / eps**2) for x, eps in cases]
     # prefix pairs of small integers (any pairs the search may be given) with a noise term of 1/2 to 4 per
     # group: totals of two widths equal bit for bit happen here (e.g. errors 15, 15.5, 15 for w = 1, 2, 3)
     for _ in range(3000):
@@ -109,3 +109,38 @@ def test_component_and_preset_conform():
     """Kills: a partitioner that spends, or a preset that leaves budget unspent (the conformance kit)."""
     testing.check_component(FixedWidthPartitioner)
     testing.check_algorithm("GS", epsilon=1.0, n=64)
+
+
+def test_width_one_shortcut_only_when_the_search_returns_one():
+    """``_width_one_wins`` (the partitioner's one pass that answers w = 1 without the prefix pairs) says yes
+    only when the pruned search returns 1, and says it on the usual case (distinct values, high eps_2).
+    Kills, each checked by hand: w = 1's noise terms left out of its total, the widest width (w = n)
+    left out of the first groups' minimum (two values), the bound check dropped (running sums past 1e150)."""
+    from dphist_gs.grouping import _FINITE_BOUND, _centred_prefix_pairs, _first_min_width, _width_one_wins
+    rng = np.random.default_rng(4)
+    cases = [(np.sort(rng.laplace(0, 1, n) + rng.pareto(1.2, n) * 5)[::-1], eps) for n in (1, 2, 3, 17, 300)
+             for eps in (0.1, 1.0, 10.0, 100.0)]
+    cases += [(np.array([5.0, 5.0]), 0.1), (np.array([5.0, 4.9]), 1.0), (np.array([3e151, 1e151, -1e151, -3e151]), 100.0),
+              (np.arange(64, 0, -1) * 100.0, 10.0), (np.repeat([9.0, 1.0], 20), 1.0)]
+    said = 0
+    for x, eps in cases:
+        noise_each = 2.0 / eps**2
+        pp, bounded = _centred_prefix_pairs(x.copy())
+        if _width_one_wins(x, float(x.mean()), _FINITE_BOUND, noise_each):
+            said += 1
+            assert bounded and _first_min_width(pp, noise_each) == 1, (x, eps)
+    assert said >= 8
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 64, 1001])
+def test_fixed_width_groups_are_the_merge_of_every_w_th_cut(n):
+    """``_fixed_width`` (bounds built directly; w = 1 hands on the partition itself) gives the partition
+    ``merge`` of the cuts 0, w, 2w, ..., n gives.  Kills: the last shorter group dropped or doubled
+    (bounds past n), a width-1 partition other than the singletons."""
+    from dphist import Partition
+    from dphist_gs.grouping import _fixed_width
+    bins = Partition.singletons(n, np.random.default_rng(n).permutation(n))
+    for w in (1, 2, 3, 7, 64, n, n + 5):
+        got = _fixed_width(bins, w)
+        assert got == bins.merge(np.r_[np.arange(0, n, min(w, n)), n])
+        got.validate()
