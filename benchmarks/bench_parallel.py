@@ -11,8 +11,8 @@ domain order, a constant per group), Kellaris et al.'s S_2 (``s2_grouping``) and
 partition (``least_cost_partition`` with the postprocess calibration's cost on rounded noisy counts:
 the search of ``DAWA`` with variant "exact" and of Kellaris et al.'s S_1), StructureFirst (``SF``,
 end to end: its own layered dynamic program, filled by a wavefront on threads) and the kernel's
-report-noisy-min (``calibration="noisy-min"``: its noise is drawn row after row, in order, on one
-thread, which bounds its speed-up).
+report-noisy-min (``calibration="noisy-min"``: its candidates' noise drawn in parts of the seeded stream
+by the threads, the same values).  How each runs on threads: benchmarks/notes/parallel.md.
 """
 import numpy as np
 

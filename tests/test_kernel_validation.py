@@ -360,8 +360,13 @@ def test_a_run_checks_and_copies_its_counts_once(monkeypatch):
     x[0] = 99
     assert checked.counts.tolist() == [0, 1, 2, private.count_cap(4)] and not checked.counts.flags.writeable
     calls.clear()
-    dphist.make_algorithm("identity").run(np.arange(10), 1.0, seed=1)
+    dphist.make_algorithm("identity").run(np.arange(10.0), 1.0, seed=1)   # float counts: validate_grid's route
     assert len(calls) == 1
+    made = []
+    init = private.CheckedCounts.__init__
+    monkeypatch.setattr(private.CheckedCounts, "__init__", lambda self, c: made.append(1) or init(self, c))
+    dphist.make_algorithm("identity").run(np.arange(10), 1.0, seed=1)     # int64 counts: the common route
+    assert len(made) == 1
 
 
 def test_probe_draws_are_drawn_once_and_never_edited_by_a_caller():

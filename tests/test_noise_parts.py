@@ -76,6 +76,30 @@ def test_a_rejected_zero_is_repaired(zero):
     assert split.bit_generator.state == serial.bit_generator.state
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("zero", [None, 0, 9, 10, 39])
+def test_filled_parts_are_the_serial_draws(monkeypatch, compiled, zero):
+    """``prepare``, ``fill`` of every part (in any order: threads) and ``settle`` leave the serial call's
+    values in the buffer and the generator where that call leaves it, with the compiled loops or numpy's
+    own draws, a uniform of 0 anywhere or none.  Kills: a part filled from another part's copy, the
+    rejected zero not repaired (every later value one word early), the generator not moved on."""
+    from dphist.kernel import noise
+    if not compiled:
+        monkeypatch.setattr(noise, "_compiled", lambda size: False)
+    cuts = [0, 10, 11, 25, 40]
+    make = (lambda: np.random.default_rng(11)) if zero is None else (lambda: _zero_at(zero))
+    serial, split = make(), make()
+    expected = serial.laplace(0.0, 3.0, size=40)
+    parts = streams.LaplaceParts(split, 3.0, cuts)
+    parts.prepare()
+    out = np.full(40, np.nan)
+    for i in (3, 1, 0, 2):
+        parts.fill(i, out[cuts[i]:cuts[i + 1]])
+    parts.settle(out)
+    assert np.array_equal(out, expected)
+    assert split.bit_generator.state == serial.bit_generator.state
+
+
 def test_sources_that_cannot_cut_their_stream_say_so():
     """Only a Generator on PCG64 is cut (another bit generator's words per double and ``advance`` differ);
     a person-level source forwards at k times the sensitivity.  Kills: parts offered for MT19937 (wrong

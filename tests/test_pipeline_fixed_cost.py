@@ -299,3 +299,80 @@ def test_a_components_own_input_and_shape_checks_run_before_anything_is_spent():
         with pytest.raises(InvalidParameter, match=words):
             pipe.run(X, 1.0, seed=1)
     assert calls == ["input", "input", "shape"]
+
+
+def _generic(counts):
+    """CheckedCounts through validate_grid's route (the same counts as uint32 when they fit, else as floats)."""
+    from dphist.kernel.private import CheckedCounts
+    return CheckedCounts(counts.astype(np.uint32) if 0 <= counts.min() and counts.max() < 2 ** 32
+                         else counts.astype(float))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(12, dtype=np.int64),
+    lambda: np.arange(12, dtype=np.int64).reshape(3, 4),
+    lambda: np.arange(24, dtype=np.int64).reshape(4, 6)[:, ::2],          # not contiguous: flattened by a copy
+    lambda: np.arange(12, dtype=np.int64).reshape(3, 4).T,
+    lambda: np.array([[0, 1 << 41], [3, 2]], dtype=np.int64),           # above the cap: clamped
+])
+def test_checked_counts_common_route_is_validate_grids(make):
+    """A native int64 ndarray of at most one block is checked and copied without validate_grid's generic
+    checks: the same private counts (flattened row-major, clamped, read-only, never the caller's array)
+    and shape as the generic route.  Kills (checked by hand): the common route keeping the caller's array
+    (no copy: an edit of the input reaches the kernel), a transposed input flattened in memory order, the
+    clamp skipped."""
+    from dphist.kernel.private import CheckedCounts
+    x = make()
+    ours, theirs = CheckedCounts(x), _generic(np.array(x))
+    assert ours.shape == theirs.shape == x.shape and ours.counts.dtype == np.int64
+    assert np.array_equal(ours.counts, theirs.counts) and not ours.counts.flags.writeable
+    before = ours.counts.copy()
+    x[(0,) * x.ndim] = 99
+    assert np.array_equal(ours.counts, before)
+
+
+@pytest.mark.parametrize("bad, text", [
+    (np.array([[1, 2], [3, -4]], dtype=np.int64), "cell (1, 1) is -4"),
+    (np.array([5, -1, 2], dtype=np.int64), "bin 1 is -1"),
+    (np.array(7, dtype=np.int64), "scalar"),
+    (np.zeros((0, 3), dtype=np.int64), "empty"),
+])
+def test_checked_counts_common_route_refuses_what_the_generic_one_refuses(bad, text):
+    """Negative counts (read as 2^63 or more by the unsigned reduction), a 0-d array and an empty axis are
+    refused on the common route with validate_grid's messages.  Kills (checked by hand): the reduction read
+    as signed (``np.maximum.reduce(private)``: a negative count accepted), the scalar let through (its
+    one-cell shape ``()``)."""
+    from dphist import InvalidHistogram
+    from dphist.kernel.private import CheckedCounts
+    with pytest.raises(InvalidHistogram, match=text.replace("(", r"\(").replace(")", r"\)")):
+        CheckedCounts(bad)
+    with pytest.raises(InvalidHistogram, match=text.replace("(", r"\(").replace(")", r"\)")):
+        CheckedCounts(bad.astype(np.int32))        # validate_grid's route: the same message
+
+
+def test_statement_law_of_the_pipelines_own_sources_and_of_any_other():
+    """A release's noise law is made directly for the sources the pipeline makes (float Laplace, exact
+    noise), and asked of ``noise_law`` for any other: a subclass's or an object's own ``noise_law`` is used,
+    and a person-level source's law carries its k.  Kills (checked by hand): the shortcut taken for a
+    subclass (``isinstance`` for ``type(...) is``: the subclass's own law ignored), or for an object that
+    declares its own law."""
+    from dphist.kernel.noise import ExactNoise
+    from dphist.stated_error import DiscreteLaplaceLaw, LaplaceLaw
+
+    class Own(LaplaceLaw):
+        pass
+
+    class MyLaplace(SeededLaplace):
+        def noise_law(self):
+            return Own()
+
+    p = make_algorithm("identity")
+    assert type(p.run(X, 1.0, seed=1).stated.law) is LaplaceLaw
+    assert type(p.run(X, 1.0, seed=1, noise="exact").stated.law) is DiscreteLaplaceLaw
+    assert type(p.run(X, 1.0, seed=1, contributions=2).stated.law) is LaplaceLaw
+    assert p.run(X, 1.0, seed=1, contributions=2).stated.law.k == 2
+    assert type(p.run(X, 1.0, seed=1, noise=MyLaplace(np.random.default_rng(1))).stated.law) is Own
+    plain = SeededLaplace(np.random.default_rng(1))
+    plain.noise_law = lambda: Own()
+    assert type(p.run(X, 1.0, seed=1, noise=plain).stated.law) is Own
+    assert type(p.run(X, 1.0, noise=ExactNoise()).stated.law) is DiscreteLaplaceLaw

@@ -296,7 +296,9 @@ def test_greedy_lookahead_skips_runs_of_equal_values_to_the_same_result(monkeypa
     the test's cuts and total bit for bit, on sorted values with long runs (zeros as AHP's threshold makes
     them, plateaus, a run that starts a group and one that joins a group of other values), both ways of
     deciding.  Kills (checked by hand): the skip taken after any merge (not only from a group of equal
-    values: deviation 0 and SSE 0), or without advancing the group's size over the skipped values."""
+    values: deviation 0 and SSE 0), or without advancing the group's size over the skipped values; the end
+    of a run (``_lookahead.run_stop``, found by the scan one run at a time) one position past the run, or
+    not found again for the next run (both also fail ``test_greedy_lookahead_matches_algorithm_3``)."""
     from dphist.segmentation import search
     for trial in range(16):
         n = int(RNG.integers(2, 200))

@@ -112,12 +112,13 @@ def test_noisy_min_noise_in_parts_is_bit_identical(_small_blocks, monkeypatch, c
     publishes the 1-thread release bit for bit: partition and estimate, whose finalizer noise is drawn
     after the search from the same generator (record or person level, k = 2).  Kills: a batch given
     another batch's noise or sizes, the clamp or group cost skipped on the threads, the generator not
-    moved to the end of the search's draws (the finalizer's noise shifts); the route silently not taken."""
+    moved to the end of the search's draws (the finalizer's noise shifts); the route silently not taken
+    (the compiled route's parts: ``LaplaceParts.prepare``)."""
     from dphist import Pipeline
     counts = np.random.default_rng(8).integers(0, 60, 150)
     taken = []
-    run = streams.LaplaceParts.run
-    monkeypatch.setattr(streams.LaplaceParts, "run", lambda self, *a: taken.append(1) or run(self, *a))
+    prepare = streams.LaplaceParts.prepare
+    monkeypatch.setattr(streams.LaplaceParts, "prepare", lambda self: taken.append(1) or prepare(self))
 
     def release(threads):
         parallel.set_threads(threads)
@@ -182,6 +183,41 @@ def test_thread_safe_transform_on_threads_is_bit_identical(_small_blocks, name, 
     for threads in (2, 3):
         other = S.optimal(S.L1Deviation(values).then(_SizeCost()), units, threads=threads)
         assert np.array_equal(other.bounds, one.bounds) and other.cost == one.cost, (name, threads)
+
+
+class _SizeOffsets:
+    """A transform declaring ``size_offsets`` (as DAWA's postprocess costs do): ``(dev - minus[size]) + plus``,
+    which the threads apply inside their compiled relax loop."""
+
+    thread_safe = True
+
+    def __init__(self, n):
+        self.minus = np.sqrt(np.arange(n + 1)) * 3.0 - 0.25 * np.arange(n + 1)
+        self.plus = 2.0
+
+    def __call__(self, dev, sizes):
+        out = dev - self.minus[sizes]
+        out += self.plus
+        return out
+
+    def size_offsets(self, n, shared=None):
+        return self.minus[:n + 1], self.plus
+
+
+@pytest.mark.parametrize("name,values,units", _inputs(), ids=[c[0] for c in _inputs()])
+def test_size_offsets_in_the_compiled_relax_is_bit_identical(_small_blocks, monkeypatch, name, values, units):
+    """A transform with ``size_offsets`` is applied by the threads' relax loop itself (no rows finished in
+    Python); the search equals the serial one, bounds and cost, and that route is taken.  Kills: the
+    size read in units instead of positions (unequal units), ``plus`` or ``minus`` left out, the two
+    operations reordered (other floats), the rows of one buffer read for the next block."""
+    taken = []
+    compiled = search._compiled_rows_on_threads
+    monkeypatch.setattr(search, "_compiled_rows_on_threads", lambda *a: taken.append(1) or compiled(*a))
+    one = S.optimal(S.L1Deviation(values).then(_SizeOffsets(values.size)), units, threads=1)
+    for threads in (2, 3):
+        other = S.optimal(S.L1Deviation(values).then(_SizeOffsets(values.size)), units, threads=threads)
+        assert np.array_equal(other.bounds, one.bounds) and other.cost == one.cost, (name, threads)
+    assert len(taken) == 2
 
 
 # the exact-search algorithms of the recorded-release fixtures (recorded with one thread, serial code)
@@ -304,6 +340,7 @@ def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
     voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
     monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
     monkeypatch.setattr(voptimal, "PARTS_PER_THREAD", 3)
+    monkeypatch.setattr(voptimal, "CHEAP_PER_END", 0)     # every table on the wavefront
     rng = np.random.default_rng(8)
     x = np.r_[np.round(rng.pareto(1.2, 150) * 20), np.full(60, 7.0), rng.integers(0, 3, 90)]
     k = 24
@@ -316,6 +353,39 @@ def test_structurefirst_layers_on_threads(monkeypatch, max_floats):
             got = costs.layer(g, upto)
             assert np.array_equal(got[:upto + 1], layer[:upto + 1]), (threads, g)
         assert costs.scored == serial.scored
+
+
+def test_structurefirst_cheap_layers_stay_on_one_thread(monkeypatch):
+    """Layers are filled on the calling thread up to the first that scores ``CHEAP_PER_END`` candidates per
+    end or more, the rest by the wavefront from there: the all-zero histogram of the kernel's probe (one
+    candidate per end) never reaches it; on real data whose first layer is cheap and later ones not, the
+    wavefront starts right after the first costly layer.  The same layers and count either way.  Kills:
+    the rule inverted or never applied (the probe's thousands of tiny cells handed between threads), the
+    first layer's count taken for the whole table's (a cheap first layer keeping everything on one thread)."""
+    voptimal = pytest.importorskip("dphist_structurefirst.voptimal")
+    monkeypatch.setattr(voptimal, "THREAD_MIN_ENDS", 1)
+    starts = []
+    run_graph = parallel.run_graph
+    monkeypatch.setattr(parallel, "run_graph", lambda work, needs, *a, **kw: starts.append(min(needs)[0]) or
+                        run_graph(work, needs, *a, **kw))
+    k = 14
+    x = np.random.default_rng(3).poisson(2000 / np.arange(1, 301) ** 1.1).astype(float)     # a power law
+    serial = voptimal.PrefixCosts(x, k, threads=1)
+    per_end, prev = [], serial.layer(1)
+    for g in range(2, k):
+        out = np.empty(x.size + 1)
+        per_end.append(voptimal.next_layer(prev, g, serial.p, serial.p2, serial.inv, out, x.size) / (x.size + 1))
+        prev = out
+    first_costly = 2 + next(i for i, c in enumerate(per_end) if c >= voptimal.CHEAP_PER_END)
+    assert 2 < first_costly < k - 1                     # layer 2 cheap, a later one not
+    for values, expected in ((np.zeros(300), []), (x, [first_costly + 1])):
+        starts.clear()
+        serial = voptimal.PrefixCosts(values, k, threads=1)
+        costs = voptimal.PrefixCosts(values, k, threads=2)
+        for g in range(k - 1, 0, -1):
+            assert np.array_equal(costs.layer(g), serial.layer(g))
+        assert costs.scored == serial.scored
+        assert starts == expected
 
 
 class _Deviation:

@@ -442,6 +442,8 @@ def block_sums(counts: np.ndarray, partition: BlockPartition) -> np.ndarray:
     on its own counts and its checked copy of the partition (:func:`checked_block_partition`)."""
     lay = partition.layout()
     grid = counts.reshape(partition.shape)
+    if grid.ndim == 1:                            # runs of a vector: one reduceat (exact int64), no rows to add
+        return grid if lay.cuts[0].size == grid.size else np.add.reduceat(grid, lay.cuts[0])
     if grid.size <= _SMALL_REDUCE:                 # small grids: reduceat along every axis, the last first
         for a in reversed(range(grid.ndim)):
             if lay.cuts[a].size != grid.shape[a]:

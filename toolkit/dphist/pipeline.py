@@ -552,9 +552,10 @@ class Pipeline:
             noise = ExactNoise() if noise is None or kind else noise
             public_rng = PublicGenerator(None)  # OS entropy on first use, never stored
         else:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-            seed = int(seed)
+            if type(seed) is not int or seed < 0:   # a non-negative Python int (most seeds) as it is
+                if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                    raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+                seed = int(seed)
             # the children of SeedSequence(seed).spawn(2), built directly (the same streams, without the root
             # and its spawn bookkeeping: a measurable part of a small run): the noise's now, the public one's
             # when a component first reads ctx.rng (components.base.PublicGenerator)
@@ -685,15 +686,13 @@ class Pipeline:
         knows (groups of several bins, a partition chosen from the data).  It holds public quantities
         only: the noise law (not the source), the finalizer, the partition and a copy of the context
         without data handle or generator."""
-        from .stated_error import noise_law
-        law = noise_law(noise)
+        law = _noise_law(noise)
         if law is None:
             return (None, f"the noise source {getattr(noise, 'name', type(noise).__name__)} does not state its law")
-        # the public context's fields, copied now (notes and warnings as they are at the end of the run);
-        # the Context itself is built on first use, by _statement
-        fields, values = _context_fields()
-        public = dict(zip(fields, values(ctx.__dict__)))   # every field, read in one call
-        public.update(data=None, rng=None, noise_law=law, notes=dict(ctx.notes), warnings=list(ctx.warnings))
+        # the public context's fields but the data handle and the generator, read now in one call (notes and
+        # warnings copied as they are at the end of the run); the Context itself is built on first use, by
+        # _statement
+        public = (_public_fields()[1](ctx.__dict__), dict(ctx.notes), list(ctx.warnings))
         chosen = (self.initializer is not None and ctx.gamma_in > 0) or ctx.gamma_p > 0 or self.sorter is not None
         return functools.partial(_statement, self.finalizer, bins, public, law, chosen)   # picklable
 
@@ -772,20 +771,45 @@ def _noise_seed(seed: int):
     return _seed_words_class()(seed)
 
 
+def _noise_law(noise):
+    """:func:`dphist.stated_error.noise_law` of a run's noise source: for a source of exactly the class the
+    pipeline makes (:class:`SeededLaplace` or :class:`ExactNoise`, no ``noise_law`` of its own on the object)
+    the law of that class, made here; any other source (a subclass, a user's source, person-level noise)
+    asks ``noise_law``."""
+    cls = type(noise)
+    if (cls is SeededLaplace or cls is ExactNoise) and "noise_law" not in noise.__dict__:
+        return _law_classes()[cls]()
+    from .stated_error import noise_law
+    return noise_law(noise)
+
+
 @functools.lru_cache(maxsize=1)
-def _context_fields() -> tuple[tuple[str, ...], Any]:
-    """The names of :class:`Context`'s fields (what ``dataclasses.replace`` would copy) and a function
-    reading their values from a context's ``__dict__`` in one call (``rng`` is stored as ``_rng``: a
-    property makes its generator on first read)."""
+def _law_classes() -> dict:
+    """The noise law class of each noise source class the pipeline makes (the stated-error module imported
+    on first use)."""
+    from .stated_error import DiscreteLaplaceLaw, LaplaceLaw
+    return {SeededLaplace: LaplaceLaw, ExactNoise: DiscreteLaplaceLaw}
+
+
+@functools.lru_cache(maxsize=1)
+def _public_fields() -> tuple[tuple[str, ...], Any]:
+    """The names of :class:`Context`'s fields a statement's public context copies from the run's (every
+    field but the data handle, the generator, the noise law, notes and warnings, which it sets itself) and
+    a function reading their values from a context's ``__dict__`` in one call."""
     import operator
-    names = tuple(f.name for f in dataclasses.fields(Context))
-    return names, operator.itemgetter(*("_rng" if name == "rng" else name for name in names))
+    names = tuple(f.name for f in dataclasses.fields(Context)
+                  if f.name not in ("data", "rng", "noise_law", "notes", "warnings"))
+    return names, operator.itemgetter(*names)
 
 
 def _statement(finalizer, bins: Partition, ctx, law, chosen: bool):
     """``(statement or None, why not)`` (see :meth:`Pipeline._statement_source`); ``ctx`` is the public
     :class:`Context` or its fields (a dict), from which it is built here."""
     from .stated_error import BIAS_UNKNOWN, LinearStatedError, LinearStrategy, StatedError, Unstated
+    if type(ctx) is tuple:   # (the public fields' values, notes, warnings): Pipeline._statement_source's
+        values, notes, warnings = ctx
+        ctx = dict(zip(_public_fields()[0], values))
+        ctx.update(data=None, rng=None, noise_law=law, notes=notes, warnings=warnings)
     if isinstance(ctx, dict):
         ctx = Context(**ctx)
     try:

@@ -25,10 +25,13 @@ S_L, S_R linear in the cut k, a concave function of k, whose minimum over a cell
 its ends (exactly: up to floating-point ties; the tests check it against a bin-level brute force
 of the reference's rule, and a scratch run described in the notebook against the reference code).  So the tree works on ``ceil(n / cell_width)`` cells, 11x fewer candidates.
 
-Speed: the tree is grown level by level; at each level every node's candidate cuts are scored at
-once from prefix sums (O(cells) per level, vectorised; O(cells x depth) in all, the depth being
-data dependent, as in the reference's recursion), and the per-node best cut comes from
-``np.maximum.reduceat``.  Within a node, SSE(L) + SSE(R) = Q(node) - S_L^2/W_L - S_R^2/W_R (sums S
+Speed: every node's candidate cuts are scored from prefix sums, O(cells x depth) in all, the depth
+being data dependent, as in the reference's recursion (at 2^22 bins, 381,300 cells, the tree of the
+benchmark's power law is about 80 levels deep: the work grows faster than the cells).  Below
+``COMPILED_CELLS`` cells the tree is grown level by level, every node's candidates at once
+(vectorised) and the per-node best cut from ``np.maximum.reduceat``; from it, node by node by a
+compiled loop (:mod:`._kd_kernel`) that reads each node's cells once and builds no vectors of
+candidates (memory).  Within a node, SSE(L) + SSE(R) = Q(node) - S_L^2/W_L - S_R^2/W_R (sums S
 and widths W in bins), so a cut is scored by the two squared sums alone.  The prefix sums are of
 the values centred on their mean (as :mod:`dphist.intervals` does), which loses less precision to
 cancellation than DPBench's uncentred prefix sums.
@@ -38,12 +41,16 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import Partitioner
+from dphist.partition_blocks import BlockPartition
 from dphist.errors import InvalidParameter
 from dphist.params import Interval, Options
 
 from .cells import CITATION, cell_sums, context_cells
 
 STOPS = ("dpbench", "variance")
+#: from this many cells the tree is grown node by node by a compiled loop (:mod:`._kd_kernel`, numba imported
+#: on first use), below it level by level in numpy: the same leaves (a test compares the two)
+COMPILED_CELLS = 1 << 12
 
 
 def kd_regions(sums, widths, stop: str = "dpbench", eps_2: float = 1.0, xi: float = 0.0) -> np.ndarray:
@@ -58,10 +65,22 @@ def kd_regions(sums, widths, stop: str = "dpbench", eps_2: float = 1.0, xi: floa
     m = sums.size
     gain = 1.0 / eps_2  # dpbench: split when SSE(L) + SSE(R) + 2/eps_2 < SSE(node) + 1/eps_2
     # prefix sums over cells of the centred per-bin estimate: sum, sum of squares (over bins), bins
-    s = sums - widths * (sums.sum() / widths.sum())
-    p = np.concatenate(([0.0], np.cumsum(s)))
-    q = np.concatenate(([0.0], np.cumsum(s * s / widths)))
-    pw = np.concatenate(([0.0], np.cumsum(widths)))
+    # (written in place into one temporary and the three prefix vectors: the values of
+    # ``concatenate(([0], cumsum(x)))`` for x = sums - widths * mean, x * x / widths and widths; memory)
+    s = widths * (sums.sum() / widths.sum())
+    np.subtract(sums, s, out=s)
+    p, q, pw = (np.empty(m + 1) for _ in range(3))
+    p[0] = q[0] = pw[0] = 0.0
+    np.cumsum(s, out=p[1:])
+    np.multiply(s, s, out=s)
+    np.divide(s, widths, out=s)
+    np.cumsum(s, out=q[1:])
+    np.cumsum(widths, out=pw[1:])
+    del s
+    if m >= COMPILED_CELLS:     # node by node, compiled: the same leaves, no per-level vectors of candidates
+        from ._kd_kernel import kd_leaf_starts
+        leaves = kd_leaf_starts(p, q, pw, m, stop == "dpbench", gain, float(xi))
+        return np.sort(np.concatenate((leaves, np.array([m], dtype=np.int64))))
 
     leaves = [np.array([m], dtype=np.int64)]
     a = np.array([0], dtype=np.int64)
@@ -136,7 +155,9 @@ class KDTreePartitioner(Partitioner):
                             eps_2=ctx.eps_f if self.stop == "dpbench" else 1.0,
                             xi=self.threshold(ctx.eps_in, int(bounds[1] - bounds[0])) if self.stop == "variance" else 0.0)
         ctx.notes[f"{self.name}.regions"] = int(starts.size - 1)
-        return bins.merge(bounds[starts])
+        # the regions as the blocks of a 1-D block grid: the kernel checks and sums them from their edges, and
+        # the singleton partition's N-bin order is not held through the finalizer (memory)
+        return BlockPartition((ctx.n,), (bounds[starts],))
 
     def _partition_grid(self, ctx, shape):
         """DPBench's 2-D kd-tree of boxes on H~ (:func:`dphist_dpcube.grid.kd_boxes`); ``stop="dpbench"`` only."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from dphist import Finalizer
+from dphist.partition_blocks import BlockPartition
 from dphist.errors import InvalidParameter
 
 from .cells import CITATION, cell_sums, context_cells
@@ -62,7 +63,8 @@ class LeastSquaresFinalizer(Finalizer):
         if ctx.noisy is None or not ctx.eps_in > 0:
             raise InvalidParameter(f"{self.name} combines the regions with H~'s cells: give the pipeline an "
                                    "initializer with gamma_in > 0 (dpcube.cells)")
-        if not bins.is_identity_order():
+        one_axis_blocks = isinstance(bins, BlockPartition) and len(bins.shape) == 1 and bins.steps is None
+        if not (one_axis_blocks or bins.is_identity_order()):   # runs of a vector are in domain order
             raise InvalidParameter(f"{self.name} needs regions of consecutive bins in domain order")
         cells = context_cells(ctx)
         widths = np.diff(cells)

@@ -124,6 +124,51 @@ def test_kd_tree_equals_the_bin_level_brute_force(stop):
         assert ours == brute_force_regions(v, stop, eps_2, xi), (trial, width, n, stop)
 
 
+def test_compiled_kd_tree_equals_the_level_by_level_tree(monkeypatch):
+    # kills, in the compiled node-by-node loop (dphist_dpcube._kd_kernel, used from COMPILED_CELLS cells; checked
+    # by hand): the rightmost of tied best cuts (score >= best), the left child started a cell late, <= for < in
+    # DPBench's rule (the exact tie at the end), >= for > in the variance rule; also a leaf left out.  Against the
+    # vectorised levels (itself checked against the bin-level brute force above) on 48 seeded instances:
+    # noisy levels, constant cells (every cut tied), a deep tree (a ramp), both stopping rules
+    import dphist_dpcube.kdtree as kd
+    rng = np.random.default_rng(11)
+    for trial in range(48):
+        m = int(rng.integers(1, 300))
+        kind = trial % 3
+        sums = (rng.choice([0.0, 30.0, 200.0], m) * 11 + rng.laplace(0, 5, m) if kind == 0 else
+                np.full(m, 7.0) if kind == 1 else np.arange(m, dtype=float) ** 2)
+        w = np.full(m, 11.0)
+        w[-1] = float(rng.integers(1, 12))
+        stop = ("dpbench", "variance")[trial % 2]
+        args = dict(eps_2=float(rng.choice([0.01, 1.0, 10.0])), xi=float(rng.choice([0.0, 1.0, 50.0])))
+        monkeypatch.setattr(kd, "COMPILED_CELLS", 1 << 30)
+        levels = kd_regions(sums, w, stop, **args)
+        monkeypatch.setattr(kd, "COMPILED_CELLS", 1)
+        assert kd_regions(sums, w, stop, **args).tolist() == levels.tolist(), (trial, stop)
+    # an exact tie of DPBench's rule (cells 0 and 2, eps_2 = 0.5: 2 - 2 + 4 < 2 + 2 is false): no cut
+    assert kd_regions([0.0, 2.0], [1.0, 1.0], "dpbench", eps_2=0.5).tolist() == [0, 2]
+
+
+def test_one_axis_regions_are_a_block_grid_measured_as_the_merged_partition():
+    # kills: the regions' block grid built from other edges than the kd-tree's leaves (its bounds checked
+    # against the merged partition's), and the kernel's 1-D block sums reduced at other cuts (the release
+    # checked against the same run with the regions handed on as Partition.merge's groups)
+    counts = np.random.default_rng(4).poisson(20.0, 5_000).astype(np.int64)
+    release = make_algorithm("DPCube").run(counts, 1.0, seed=3)
+    assert isinstance(release.partition, dphist.partition_blocks.BlockPartition)
+
+    class Merged(KDTreePartitioner):
+        def partition(self, bins, ctx):
+            return bins.merge(super().partition(bins, ctx).bounds)
+
+    merged = Pipeline("dpcube.cells", None, Merged(), "group-mean", (0.5, 0.0, 0.5)).run(counts, 1.0, seed=3)
+    assert type(merged.partition) is Partition
+    assert release.partition.bounds.tolist() == merged.partition.bounds.tolist()
+    assert np.array_equal(release.estimate, merged.estimate)
+    assert [(e.primitive, e.epsilon, e.answers) for e in release.ledger.entries] == \
+        [(e.primitive, e.epsilon, e.answers) for e in merged.ledger.entries]
+
+
 def test_dpbench_rule_splits_exactly_when_the_sse_drop_exceeds_one_over_eps2():
     # kills: a region cost of 2/eps_2^2 (the Laplace variance) or 2/eps_2 instead of the reference's 1/eps_2
     for eps_2 in (0.1, 1.0, 4.0):

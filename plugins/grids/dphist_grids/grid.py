@@ -100,7 +100,8 @@ def _total(component, ctx, eps: float) -> float:
     if component.public_total is not None:
         return float(component.public_total)
     noisy = ctx.data.laplace_partition(Partition.whole(ctx.n), eps)
-    return max(float(np.asarray(noisy).reshape(-1)[0]), 0.0)
+    value = noisy.item(0) if type(noisy) is np.ndarray else np.asarray(noisy).reshape(-1)[0]   # the one answer
+    return max(float(value), 0.0)
 
 
 class UniformGrid(Partitioner):

@@ -249,6 +249,8 @@ def validate_grid(counts, *, sign: bool = True) -> tuple[np.ndarray, tuple[int, 
 
 #: counts per block of :class:`CheckedCounts`' fused copy, clamp and sign check (256 KiB: in cache)
 _SIGN_BLOCK = 1 << 15
+#: numpy's native int64 dtype: an int64 array's ``dtype`` is this very object (CheckedCounts' common case)
+_INT64 = np.dtype(np.int64)
 
 
 class CheckedCounts:
@@ -263,6 +265,20 @@ class CheckedCounts:
     __slots__ = ("counts", "shape")
 
     def __init__(self, counts):
+        if type(counts) is np.ndarray and counts.dtype is _INT64 and 0 < counts.size <= _SIGN_BLOCK:
+            # the common input (a non-empty native int64 ndarray of at most one block): what validate_grid
+            # would do for it (at least one axis, none of length 0, the cells flattened), without its
+            # generic checks; any other input takes validate_grid (tests/test_pipeline_fixed_cost.py)
+            shape = counts.shape
+            if shape:
+                private = counts.reshape(-1).copy()
+                largest = int(np.maximum.reduce(private.view(np.uint64)))
+                if largest >= count_cap(private.size):
+                    private = _clamped_int64(counts.reshape(-1), count_cap(private.size), shape)
+                private.setflags(write=False)
+                object.__setattr__(self, "counts", private)
+                object.__setattr__(self, "shape", shape)
+                return
         flat, shape = validate_grid(counts, sign=False)
         # a new array (never the caller's), clamped at the cap (1-Lipschitz); int64 counts copied block by
         # block (32,768 counts, 256 KiB: in cache), each block's bits read as unsigned in one reduction while
@@ -877,6 +893,18 @@ def _all_finite(out) -> bool:
     return arr.dtype == object or arr.dtype.kind not in "fc" or bool(np.isfinite(arr).all())
 
 
+class NoisyRows:
+    """Report-noisy-min's transform of the exact search's rows, declared for its compiled route: a
+    candidate's cost ``c`` becomes ``(noise + clamp(c, cap)) + g`` (:func:`_clamped`; ``g`` the group cost:
+    ``table[size]``, or ``extra`` when ``table`` is None), the noise the next values of the source's
+    stream, row after row, end after end (``parts(cuts)``: a :class:`dphist.kernel.streams.LaplaceParts`
+    over those values, or None when the stream cannot be cut).  The floats of ``perturb`` on each row in
+    turn (:meth:`DataHandle.noisy_min_segmentation`)."""
+
+    def __init__(self, cap: float, extra, table, parts):
+        self.cap, self.extra, self.table, self.parts = float(cap), extra, table, parts
+
+
 def _clamped(costs: np.ndarray, cap: float) -> np.ndarray:
     """Costs clamped to ``[-cap, cap]`` (NaN to ``cap``): 1-Lipschitz, so each candidate's sensitivity stands."""
     costs = np.asarray(costs, dtype=float)
@@ -1301,6 +1329,12 @@ class DataHandle:
             return out
 
         perturb.batches = perturb_batches
+        # the transform in a form the exact search on threads applies in its compiled loop: the candidates'
+        # noise drawn in parts on the threads (research mode) into its buffer, clamped costs, group cost
+        parts = getattr(noise, "laplace_parts", None)
+        if parts is not None:
+            perturb.noisy_rows = NoisyRows(cap, extra, table if extra is None else None,
+                                           lambda cuts: parts(scale, eps, cuts))
 
         def search_on(counts):
             values = (counts if identity else counts[order]).astype(np.float64)

@@ -53,6 +53,48 @@ class LaplaceParts:
             copies.append(np.random.Generator(bg))
         return copies, starts
 
+    def prepare(self) -> None:
+        """Set up the parts' bit generators for :meth:`fill` (the caller's generator stays where it is)."""
+        from . import noise
+        self._parts = self._copies()
+        # the compiled loops give numpy's values from the uniforms (checked once per process), else numpy's own
+        self._sampler = noise._SAMPLER if noise._compiled(noise.COMPILED_IMPORT_DRAWS) else None
+        self._zeros = [0] * (len(self.cuts) - 1)
+
+    def fill(self, i: int, out: np.ndarray) -> None:
+        """Part ``i``'s values into ``out`` (a contiguous float64 array of its length), on any thread, after
+        :meth:`prepare`; the values are final once :meth:`settle` has run."""
+        copy = self._parts[0][i]
+        if self._sampler is not None:      # the uniforms drawn into out, each turned into its Laplace value
+            copy.random(out=out)
+            self._zeros[i] = self._sampler.laplace_into(out, self.scale, out)
+        else:
+            out[:] = copy.laplace(0.0, self.scale, size=out.size)
+
+    def settle(self, out: np.ndarray) -> None:
+        """After every part's :meth:`fill` into ``out[cuts[i]:cuts[i + 1]]``: the values of the serial call,
+        and the caller's generator where that call leaves it.  A uniform equal to 0 (numpy rejects it and
+        reads the next word, probability 2^-53 a value) shifts every later value: the whole stream is then
+        drawn again by numpy from the caller's generator, which has not moved."""
+        copies, starts = self._parts
+        last = copies[-1]
+        if self._sampler is not None:
+            if any(self._zeros):
+                out[:] = self.rng.laplace(0.0, self.scale, size=out.size)
+                return
+        else:
+            for i in range(len(copies) - 1):
+                if copies[i].bit_generator.state["state"]["state"] != starts[i + 1]:
+                    out[self.cuts[i + 1]:] = copies[i].laplace(0.0, self.scale, size=out.size - self.cuts[i + 1])
+                    last = copies[i]
+                    break
+        self._moved_to(last)
+
+    def _moved_to(self, last) -> None:
+        state = self.rng.bit_generator.state       # keeps the caller's buffered 32-bit half word
+        state["state"]["state"] = last.bit_generator.state["state"]["state"]
+        self.rng.bit_generator.state = state
+
     def run(self, work, threads: int) -> None:
         """``work(i, lo, hi, draws)`` for every part ``i`` (``draws``: the values ``[lo, hi)`` of the
         serial call, a new array ``work`` may keep or change), on up to ``threads`` threads; a part
@@ -74,6 +116,4 @@ class LaplaceParts:
                     work(j, cuts[j], cuts[j + 1], copies[i].laplace(0.0, scale, size=cuts[j + 1] - cuts[j]))
                 last = copies[i]
                 break
-        state = self.rng.bit_generator.state       # keeps the caller's buffered 32-bit half word
-        state["state"]["state"] = last.bit_generator.state["state"]["state"]
-        self.rng.bit_generator.state = state
+        self._moved_to(last)

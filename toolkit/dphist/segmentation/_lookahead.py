@@ -28,6 +28,16 @@ def share(shares, m):
     """A position's share of the penalty of a group of m: ``shares[m]``, or c / m^2 (see penalty)."""
     return shares / (m * m) if isinstance(shares, float) else shares[m]
 
+def run_stop(x, j):
+    """The last position of x_j's run of equal neighbours (x_j itself when x_{j+1} differs): read where the
+    scans need it, one run at a time, instead of a vector of n run ends (memory)."""
+    n = len(x)
+    k = j
+    while k + 1 < n and x[k + 1] == x[k]:
+        k += 1
+    return k
+
+
 def _deviation_sq(x, prefix, j, l):
     m = l - j + 1
     d = x[j] - (prefix[l + 1] - prefix[j]) / m
@@ -39,12 +49,13 @@ def _candidate(x, prefix, shares, j, l):
     return _deviation_sq(x, prefix, j, l) + share(shares, l - j + 1)
 
 
-def scan_lower_bound(x, prefix, j, run_end, shares, early_stop):
+def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     """err*(x_j) = min_{l >= j} f_j(l) by scanning l upwards (AHP Section 4.2), with the paper's
-    early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum."""
+    early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum.
+    ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
     n = len(x)
     le_min = share(shares, n - j)
-    l = run_end[j]
+    l = stop
     m = l - j + 1
     ae = 0.0
     le = share(shares, m)
@@ -62,12 +73,13 @@ def scan_lower_bound(x, prefix, j, run_end, shares, early_stop):
     return best
 
 
-def lower_bound_exceeds(x, prefix, j, run_end, shares, target):
+def lower_bound_exceeds(x, prefix, j, stop, shares, target):
     """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
-    branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target."""
+    branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target.
+    ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
     n = len(x)
     le_min = share(shares, n - j)
-    lo = run_end[j]
+    lo = stop
     if share(shares, lo - j + 1) <= target:
         return False
     limit = target - le_min
@@ -111,14 +123,17 @@ def lower_bound_exceeds(x, prefix, j, run_end, shares, target):
     return True
 
 
-def all_lower_bounds(x, prefix, run_end, shares, early_stop):
+def all_lower_bounds(x, prefix, shares, early_stop):
     out = np.empty(len(x))
+    stop = -1
     for j in range(len(x)):
-        out[j] = scan_lower_bound(x, prefix, j, run_end, shares, early_stop)
+        if j > stop:                # the first position of a run: its end, shared by the rest of the run
+            stop = run_stop(x, j)
+        out[j] = scan_lower_bound(x, prefix, j, stop, shares, early_stop)
     return out
 
 
-def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early, skip_runs):
+def greedy_lookahead(x, prefix, pen, shares, early_stop, decide_early, skip_runs):
     """Mode (e) with AHP's look-ahead bound (Algorithm 3): x_j joins the current group C iff
     cost(C u x_j) - cost(C) < err*(x_j).  The group's mean and SSE follow Welford's recurrences.
 
@@ -139,24 +154,27 @@ def greedy_lookahead(x, prefix, run_end, pen, shares, early_stop, decide_early, 
     ssd = 0.0
     total = 0.0                 # the cost of the closed groups (their running SSE + penalty)
     j = 0
+    stop = -1                   # the end of the run of equal values holding x_j (run_stop, once per run)
     while j + 1 < n:
         j += 1
+        if j > stop:
+            stop = run_stop(x, j)
         xj = x[j]
         d = xj - mean
         grown = ssd + m / (m + 1.0) * d * d + penalty(pen, m + 1)
         kept = ssd + penalty(pen, m)
         target = grown - kept
         if decide_early and early_stop:
-            merge = lower_bound_exceeds(x, prefix, j, run_end, shares, target)
+            merge = lower_bound_exceeds(x, prefix, j, stop, shares, target)
         else:
-            merge = scan_lower_bound(x, prefix, j, run_end, shares, early_stop) > target
+            merge = scan_lower_bound(x, prefix, j, stop, shares, early_stop) > target
         if merge:
             m += 1
             mean += d / m
             ssd += d * (xj - mean)
-            if skip_runs and d == 0.0 and ssd == 0.0 and run_end[j] > j:
-                m += run_end[j] - j
-                j = run_end[j]
+            if skip_runs and d == 0.0 and ssd == 0.0 and stop > j:
+                m += stop - j
+                j = stop
         else:
             total += kept
             cut[j] = True

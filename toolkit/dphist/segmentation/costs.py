@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from functools import partial
+
 import numpy as np
 
 from ..errors import InvalidParameter
@@ -366,6 +368,20 @@ class L1Deviation(Cost):
         parallel.run_all([lambda st=st, a=a, b=b: work(st, a, b) for st, (a, b) in zip(states, runs)], threads)
         return out
 
+    def row_tasks(self, first, stop, bounds, threads, out):
+        """The rows ``first .. stop - 1`` as tasks for threads, each writing the rows of one run (runs of an
+        even number of consecutive rows, each on its own linked list, as :meth:`rows_between`) into
+        ``out[u - first, :k - u]`` (``out``: C-contiguous, at least ``k - first`` wide), or None off the
+        exact route.  The same numbers as :meth:`rows_from`."""
+        if not self._exact_route():
+            return None
+        from . import parallel
+        runs = parallel.split(first, stop, PARTS_PER_THREAD * threads, multiple=2)
+        states = getattr(self, "_thread_rows", None)
+        if states is None or len(states) < len(runs) or not all(st.same_bounds(bounds) for st in states):
+            states = self._thread_rows = [_RowsByDeletion(self.values, bounds, a) for a, _ in runs]
+        return [partial(st.rows_into, a, b, out[a - first:b - first]) for st, (a, b) in zip(states, runs)]
+
     def windows(self, length, bounds):
         k = bounds.size - 1
         stream = self.window_stream(bounds, [length])
@@ -451,10 +467,24 @@ class _RowsByDeletion:
         if self.pending is not None or ((stop - first) % 2 and stop < k):
             return [self.next_row() for _ in range(first, stop)]
         block = np.empty((stop - first, k - first))
-        self.pointer = kernels.l1_deletion_block(self.node, self.dv, self.bounds, first, stop, self.mult, self.linked,
-                                                 self.prv, self.nxt, self.pointer, self.acc, block)
-        self.first_unit = stop
+        self._block_into(first, stop, block)
         return [block[i, :k - first - i] for i in range(stop - first)]
+
+    def rows_into(self, first: int, stop: int, out: np.ndarray) -> None:
+        """Rows ``first .. stop - 1`` into ``out[i, :k - first - i]`` (as :meth:`rows`, no new arrays)."""
+        k = self.bounds.size - 1
+        rows = self.rows(first, stop) if self.pending is not None or ((stop - first) % 2 and stop < k) else None
+        if rows is None:
+            self.rows(first, first)             # skips forward to first
+            self._block_into(first, stop, out)
+        else:
+            for i, row in enumerate(rows):
+                out[i, :row.size] = row
+
+    def _block_into(self, first, stop, out):
+        self.pointer = kernels.l1_deletion_block(self.node, self.dv, self.bounds, first, stop, self.mult, self.linked,
+                                                 self.prv, self.nxt, self.pointer, self.acc, out)
+        self.first_unit = stop
 
     def next_row(self) -> np.ndarray:
         """The row of ``first_unit`` (computed with its partner, or the partner kept from the last pass)."""
@@ -518,7 +548,10 @@ class Perturbed(Cost):
     ``fn.size_offsets(n, shared) -> (minus, plus)`` declares more: ``fn(costs, sizes)`` is
     ``(costs - minus[sizes]) + plus`` bit for bit (no state, no randomness), so the power-of-two search
     streams the windows by blocks of ends and applies it in its compiled loop
-    (:func:`dphist.segmentation.power_of_two_shared`; the same numbers).
+    (:func:`dphist.segmentation.power_of_two_shared`; the same numbers), and so does the exact search on
+    threads over an :class:`L1Deviation` on its exact route (``search._compiled_rows_on_threads``).
+    ``fn.noisy_rows`` (the kernel's report-noisy-min, :class:`dphist.kernel.private.NoisyRows`) declares
+    ``(noise + clamp(costs)) + group cost`` with the noise a cuttable stream: that route too.
 
     Batch order (the order in which ``fn`` sees the candidates): exact search - rows by first
     unit ascending, each row by end ascending (on threads too, unless ``fn.thread_safe`` is true:

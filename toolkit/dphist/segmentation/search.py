@@ -294,8 +294,12 @@ def _sse_on_threads(args, k: int, threads: int):
     every end of block b over the starts of column c (:func:`.kernels.sse_scan_block`) once block c is
     final and cell ``(b, c - 1)`` is done; cell ``(b, b)`` finishes block b over its own starts, end after
     end (:func:`.kernels.sse_finish_block`).  Each end sees the same candidates, in the same (ascending)
-    order, with the same strict comparison as in the serial loop.  Cells of lower blocks go first: the
-    chain ``(b, b - 1) -> (b, b)`` of each block is the critical path."""
+    order, with the same strict comparison as in the serial loop.  The chain ``(b, b - 1) -> (b, b)`` of each
+    block is on the critical path, and each row of cells is a chain; a free thread takes the ready cell with
+    the longest chain of cells still behind it (``(b - c) + 2 (m - 1 - b)`` over m blocks: the rest of its
+    row, then a cell and a diagonal per block above), so the long rows of the last blocks start early
+    enough to leave no thread idle at the end (on two idle threads with equal cells: 1.997x against 1.969x
+    for the least cell first, m = 64, `benchmarks/parallel_cpu_split.py`'s replay)."""
     best = np.empty(k + 1)
     best[0] = 0.0
     back = np.zeros(k + 1, dtype=np.int64)
@@ -316,8 +320,80 @@ def _sse_on_threads(args, k: int, threads: int):
         else:
             kernels.sse_finish_block(*args, best, back, top, arg, edges[b], edges[b + 1], starts[b])
 
-    parallel.run_graph(cell, needs, threads)
+    m = len(edges) - 1
+    parallel.run_graph(cell, needs, threads, key=lambda node: (node[1] - node[0] - 2 * (m - 1 - node[0]), node))
     return best, back
+
+
+def _row_form(cost, units, rows_needed: int):
+    """How :func:`_compiled_rows_on_threads` relaxes the rows of ``cost``: ``(inner, relax, extra args, noise)``
+    for an :class:`L1Deviation` on its exact route under a transform declaring ``size_offsets`` (DAWA's
+    postprocess costs) or ``noisy_rows`` (the kernel's report-noisy-min, when its stream can be cut:
+    ``noise`` the parts' maker), else None."""
+    if type(cost) is not Perturbed or not isinstance(cost.inner, L1Deviation) or not cost.inner._exact_route():
+        return None
+    fn = cost.fn
+    form = getattr(fn, "noisy_rows", None)
+    if form is not None:
+        if form.parts([0, rows_needed]) is None:    # release mode: no stream to cut
+            return None
+        table = _NO_ARRAY if form.table is None else np.ascontiguousarray(form.table, dtype=float)
+        extra = 0.0 if form.extra is None else float(form.extra)
+        return cost.inner, kernels.relax_block_noisy, (form.cap, table, extra, form.table is not None), form.parts
+    if getattr(fn, "thread_safe", False) and hasattr(fn, "size_offsets"):
+        minus, plus = fn.size_offsets(int(units[-1]))
+        return cost.inner, kernels.relax_block_offsets, (np.ascontiguousarray(minus, dtype=float), float(plus)), None
+    return None
+
+
+def _compiled_rows_on_threads(form, units, best, back, threads: int) -> None:
+    """Mode (a) for the costs of :func:`_row_form` on threads, by blocks of ``ROW_BLOCK x threads`` rows,
+    one join per block: the threads compute block b + 1's rows straight into one of two buffers (and draw
+    their noise into one of two more, one part of the serial stream per thread: :meth:`.LaplaceParts.fill`) while they
+    relax the ends beyond block b from the other buffer; after the join block b + 1's noise is settled
+    (the serial values, the generator at the serial end) and its own ends relaxed by this thread, row after
+    row.  The relax loops apply the transform to each candidate as they read it (the same operations as the
+    transform on the row).  Every end sees every row in increasing order with the serial comparison."""
+    inner, relax, extra, noise_parts = form
+    k = units.size - 1
+    step = ROW_BLOCK * threads
+    blocks = [(a, min(k, a + step)) for a in range(0, k, step)]
+    slots = [np.empty(min(step, k) * k) for _ in range(min(2, len(blocks)))]   # reused: no page faults per block
+    noise_slots = [np.empty(min(step, k) * k) for _ in slots] if noise_parts is not None else None
+
+    def start(b):
+        """Block b's row tasks, what runs after them, and its relax(e_lo, e_hi)."""
+        a, stop = blocks[b]
+        block = slots[b % 2][:(stop - a) * (k - a)].reshape(stop - a, k - a)
+        tasks = inner.row_tasks(a, stop, units, threads, block)
+        after, args = (lambda: None), extra
+        if noise_parts is not None:       # the block's draws in one part per thread, taken first (the largest)
+            offsets = np.zeros(stop - a + 1, dtype=np.int64)
+            np.cumsum(k - np.arange(a, stop), out=offsets[1:])
+            total = int(offsets[-1])
+            cuts = sorted({total * i // threads for i in range(threads + 1)})
+            parts = noise_parts(cuts)
+            parts.prepare()
+            noise = noise_slots[b % 2][:total]
+            tasks = [partial(parts.fill, i, noise[cuts[i]:cuts[i + 1]]) for i in range(len(cuts) - 1)] + tasks
+            after = partial(parts.settle, noise)
+            args = (noise, offsets) + extra
+        return tasks, after, (lambda lo, hi: relax(best, back, a, block, lo, hi, units, *args))
+
+    tasks, after, relax_b = start(0)
+    parallel.run_all(tasks, threads)
+    after()
+    relax_b(1, blocks[0][1] + 1)
+    for b, (a, stop) in enumerate(blocks):
+        beyond = [partial(relax_b, lo, hi) for lo, hi in parallel.split(stop + 1, k + 1, PARTS_PER_THREAD * threads)]
+        if b + 1 < len(blocks):
+            tasks, after, relax_next = start(b + 1)
+            parallel.run_all(tasks + beyond, threads)
+            after()
+            relax_next(stop + 1, blocks[b + 1][1] + 1)
+            relax_b = relax_next
+        else:
+            parallel.run_all(beyond, threads)
 
 
 def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
@@ -327,6 +403,9 @@ def _rows_on_threads(cost: Cost, units, best, back, threads: int) -> None:
     disjoint ranges of the ends beyond it.  Every end sees every row, in increasing order, with the
     serial comparison (:func:`.kernels.relax_row`'s)."""
     k = units.size - 1
+    form = _row_form(cost, units, k)
+    if form is not None:
+        return _compiled_rows_on_threads(form, units, best, back, threads)
     step = ROW_BLOCK * threads
     buffer = np.empty(min(step, k) * k)     # one allocation for every block (a fresh one faults its pages in)
     for a in range(0, k, step):
@@ -496,12 +575,6 @@ def k_groups(cost, ks, bounds=None, *, monge: bool | None = None, n: int | None 
     return out
 
 
-def _run_ends(x: np.ndarray) -> np.ndarray:
-    """For each position, the last position of its run of equal values."""
-    ends = np.flatnonzero(np.r_[x[1:] != x[:-1], True])
-    return np.repeat(ends, np.diff(ends, prepend=-1))
-
-
 def _penalty_args(cost: SSEPenalty):
     """What the kernels read the penalty and the share from: the tables, or the coefficient c of
     a penalty c / size as a float (the kernels then compute c / m and c / m^2; see kernels.penalty)."""
@@ -518,7 +591,8 @@ def _lookahead_inputs(cost):
     np.cumsum(x, out=prefix[1:])                       # raw (uncentred) sums: means x_j..x_l in O(1)
     # the stop rule needs a non-increasing share; c / m^2 is, by construction
     shrinking = cost.inverse_c >= 0 or bool(np.all(np.diff(cost.share[1:]) <= 0))
-    return x, prefix, _run_ends(x), _is_monotone(x) and shrinking
+    # the ends of runs of equal values are found by the scans themselves, one run at a time (no vector of n)
+    return x, prefix, _is_monotone(x) and shrinking
 
 
 def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray:
@@ -526,8 +600,8 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     a lower bound on what x_j adds to any group it starts (AHP Section 4.2, with share(m) =
     penalty(m) / m).  The scan stops early (the paper's rule) on monotone values with a
     non-increasing share when ``early_stop``."""
-    x, prefix, run_end, can_stop = _lookahead_inputs(cost)
-    return kernels.all_lower_bounds(x, prefix, run_end, _penalty_args(cost)[1], bool(early_stop and can_stop))
+    x, prefix, can_stop = _lookahead_inputs(cost)
+    return kernels.all_lower_bounds(x, prefix, _penalty_args(cost)[1], bool(early_stop and can_stop))
 
 
 def _skips_runs(pen, shares) -> bool:
@@ -559,9 +633,9 @@ def greedy(cost, bounds=None, *, bound: str = "singleton", decide_early: bool = 
         k = cost.n if bounds is None else units_of(bounds, cost.n).size - 1
         if k != cost.n:
             raise InvalidParameter("the look-ahead greedy works on single positions (no unit bounds)")
-        x, prefix, run_end, early_stop = _lookahead_inputs(cost)
+        x, prefix, early_stop = _lookahead_inputs(cost)
         pen, shares = _penalty_args(cost)
-        args = (x, prefix, run_end, pen, shares, early_stop, bool(decide_early), _skips_runs(pen, shares))
+        args = (x, prefix, pen, shares, early_stop, bool(decide_early), _skips_runs(pen, shares))
         if decide_early and early_stop and _runs_interpreted(k):
             cuts, total = _lookahead.greedy_lookahead(*(a.tolist() if isinstance(a, np.ndarray) else a for a in args))
         else:
