@@ -125,10 +125,13 @@ def _workload(name: str, shape: tuple):
 
 
 def _pipeline(label: str, spec):
-    pipe = _pipeline_cache.get(label)
+    """The pipeline of ``spec`` (preset name, overrides), kept per process by label *and* spec: a later
+    sweep in the same process (or on the same Dask worker) may give the label to another preset."""
+    name, params = spec
+    key = (label, name, repr(sorted(params.items())))
+    pipe = _pipeline_cache.get(key)
     if pipe is None:
-        name, params = spec
-        pipe = _pipeline_cache[label] = make_algorithm(name, **params)
+        pipe = _pipeline_cache[key] = make_algorithm(name, **params)
     return pipe
 
 

@@ -67,11 +67,11 @@ class SweepOutcome:
 def plan(config: SweepConfig) -> Plan:
     """Resolve names, load sources and check every combination; raises before anything runs."""
     import_modules(config.plugins, where="config key 'plugins'")   # before any name is looked up
-    algorithms = {}
+    algorithms, pipes = {}, {}
     for a in config.algorithms:
         default_registry.get("algorithm", a.name)   # UnknownComponent with the closest names
         try:
-            make_algorithm(a.name, **a.params)
+            pipes[a.key] = make_algorithm(a.name, **a.params)
         except TypeError as exc:
             raise InvalidParameter(f"algorithm {a.name!r}: bad parameters {a.params}: {exc}") from None
         algorithms[a.key] = (a.name, dict(a.params))
@@ -96,8 +96,7 @@ def plan(config: SweepConfig) -> Plan:
             shapes.add(reduced.shape)
             for s in config.scales:
                 variants.append((label, n, int(reduced.sum()) if s is None else s, s is not None))
-    for key, (name, params) in algorithms.items():
-        pipe = make_algorithm(name, **params)
+    for key, pipe in pipes.items():
         for label, counts in sources.items():
             check = getattr(pipe, "check_dims", None)
             if check is not None:
@@ -227,17 +226,49 @@ def _finished(csv_path: Path, cells: list[Cell], job: Job) -> set:
     return done
 
 
-def _batches(cells: list[Cell], workers: int, executor: str) -> list[list[Cell]]:
+#: cells per batch of the serial executor (batches only pace the progress bar and the CSV appends there)
+SERIAL_BATCH = 16
+#: the parallel executors' batches: at most this many cells ...
+MAX_BATCH = 64
+#: ... about ``1 / (BATCHES_PER_WORKER * workers)`` of the sweep each while most of it is left ...
+BATCHES_PER_WORKER = 12
+#: ... and towards the end ``1 / (TAIL_SHARE * workers)`` of the cells left, but at least ``MIN_TAIL_BATCH``
+TAIL_SHARE, MIN_TAIL_BATCH = 3, 2
+
+
+def _batch_sizes(n: int, workers: int, executor: str) -> list[int]:
+    """How many cells each batch of a sweep of ``n`` cells takes, in order.
+
+    Serial: ``SERIAL_BATCH`` each.  Process and Dask: ``ceil(n / (12 workers))`` (at most 64) each,
+    enough batches to balance the load and few enough to keep scheduling cheap; once the cells left
+    would fill fewer than ``TAIL_SHARE`` such batches per worker, each batch takes a ``1 / (TAIL_SHARE
+    workers)`` share of them (at least 2): the batches shrink towards the end, so the last one a
+    worker receives is short and the other workers do not idle while it runs (guided
+    self-scheduling, Polychronopoulos and Kuck 1987, applied to the tail only: the first batches
+    keep their size, so a time budget admits them as before).
+    """
     if executor == "serial":
-        size = 16   # batches only pace the progress bar and the CSV appends here
-    else:  # enough batches to balance the load, few enough to keep scheduling cheap
-        size = max(1, min(64, math.ceil(len(cells) / (workers * 12))))
+        return [SERIAL_BATCH] * (n // SERIAL_BATCH) + ([n % SERIAL_BATCH] if n % SERIAL_BATCH else [])
+    even = max(1, min(MAX_BATCH, math.ceil(n / (workers * BATCHES_PER_WORKER))))
+    sizes, left = [], n
+    while left > 0:
+        size = min(left, even, max(MIN_TAIL_BATCH, math.ceil(left / (workers * TAIL_SHARE))))
+        sizes.append(size)
+        left -= size
+    return sizes
+
+
+def _batches(cells: list[Cell], workers: int, executor: str) -> list[list[Cell]]:
     # cells of one data variant together, so the worker's data and workload caches hit; the data of an
     # unsampled variant are the same in every trial, so there one algorithm's cells run back to back
     # (measured: interleaving the algorithms made the same pipeline runs 0.5% slower)
     ordered = sorted(cells, key=lambda c: (c.dataset, c.domain, c.scale, c.trial if c.sampled else -1,
                                            c.algorithm, c.epsilon, c.trial))
-    return [ordered[i:i + size] for i in range(0, len(ordered), size)]
+    out, start = [], 0
+    for size in _batch_sizes(len(ordered), workers, executor):
+        out.append(ordered[start:start + size])
+        start += size
+    return out
 
 
 def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bool = False,

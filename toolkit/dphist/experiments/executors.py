@@ -16,6 +16,8 @@ Pool workers end with their parent (:mod:`.lifeline`).
 """
 from __future__ import annotations
 
+import gc
+import multiprocessing
 import os
 import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -44,6 +46,19 @@ def blas_thread_counts() -> list[int]:
     return [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
 
 
+#: forks made by this process so far (counted by an ``os.register_at_fork`` hook; see blas_threads_limited)
+_forks = 0
+
+
+def _count_fork() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_parent=_count_fork)
+
+
 @contextmanager
 def blas_threads_limited(n: int = 1):
     """Limit the loaded BLAS libraries to ``n`` threads inside the block (threadpoolctl); restored after.
@@ -55,9 +70,43 @@ def blas_threads_limited(n: int = 1):
     its thread pool, whose threads then busy-wait for ~0.1 s; measured on a
     120-cell sweep, the summed cell time rose 12% above serial instead of 2-3%
     (process executor 1.68x serial instead of 1.84x; BENCHMARKS.md).
+
+    The same happens to the parent on the way out: a fork ends OpenBLAS's
+    threads (its fork handler, ``blas_thread_shutdown_``) and the restored
+    limit starts them again, idle, to busy-wait: measured after a 200-cell
+    process sweep, the parent burned 45-70 ms of CPU in the next 0.3 s (load
+    9; up to 0.1 s a thread on an idle core), taken from whatever ran next (in
+    the benchmark's paired case, the serial sweep timed right after).  So when
+    the block forked, each OpenBLAS library that was above ``n`` has the
+    threads its restore started ended again by the same function its fork
+    handler calls (exported by the library; none is called where it is
+    missing), once the pool inside the block has ended: the limit stays
+    restored and OpenBLAS starts its threads at the next call that has work
+    for them (0.1 ms of CPU left in the next 0.3 s).
     """
-    with threadpoolctl.threadpool_limits(limits=n, user_api="blas"):
+    blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
+    above = [lib.filepath for lib in blas.lib_controllers if lib.internal_api == "openblas" and lib.num_threads > n]
+    forks = _forks
+    with blas.limit(limits=n):
         yield
+    if above and _forks != forks:
+        _stop_idle_blas_threads(above)
+
+
+def _stop_idle_blas_threads(paths: list[str]) -> None:
+    """End the idle threads of the OpenBLAS libraries at ``paths`` (already loaded): their
+    ``blas_thread_shutdown_``, which their fork handler runs; OpenBLAS starts them again when a call
+    has work for them."""
+    import ctypes
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        shutdown = getattr(library, "blas_thread_shutdown_", None)
+        if shutdown is not None:
+            shutdown.restype = ctypes.c_int
+            shutdown()
 
 
 def limit_blas_threads(n: int = 1) -> int:
@@ -73,13 +122,37 @@ def limit_blas_threads(n: int = 1) -> int:
     return above
 
 
-def _process_worker_init(job: Job, parent: int | None = None) -> None:
+def _process_worker_init(job: Job, parent: int | None = None, forked: bool = False) -> None:
     from .lifeline import exit_with_parent   # workers only: `dphist --help` does not load it
     exit_with_parent(parent)
     stop_on_sigint()
-    limit_blas_threads(1)
+    if not forked:   # a forked worker inherited the limit (:func:`blas_threads_limited`); looking costs 2-6 ms
+        limit_blas_threads(1)
     one_search_thread()
     install_job(job)
+
+
+@contextmanager
+def heap_frozen(on: bool = True):
+    """The garbage collector's tracked objects frozen (``gc.freeze``) inside the block, unfrozen after.
+
+    The process executor forks its workers inside this block.  A forked worker inherits the parent's
+    heap (about 130,000 tracked objects once numpy, numba and the presets are loaded); a full
+    collection in the worker would walk every one of them, writing to their headers and so copying
+    their pages: measured on a 200-cell sweep's parent, a worker's first full collection took
+    130-166 ms and 8,700 page copies (35 MB), and 0.1 ms and 3 copies with the heap frozen (load 5;
+    when it strikes depends on the parent's collection counters at the fork).  Frozen, the inherited
+    objects stay out of the worker's collections for its life; the parent unfreezes its own copy as
+    soon as the workers exist (Python's documentation of ``gc.freeze`` recommends this before a fork).
+    """
+    if not on:
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def one_search_thread() -> None:
@@ -119,8 +192,11 @@ def run_processes(batches, job: Job, workers=None,
     if workers == 1 or len(batches) == 1:
         yield from run_serial(batches, job, admit=admit)
         return
-    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, initializer=_process_worker_init,
-                                                      initargs=(job, os.getpid())) as pool:
+    context = multiprocessing.get_context()   # the default start method, named so that it can be asked
+    forked = context.get_start_method() == "fork"
+    with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                                      initializer=_process_worker_init,
+                                                      initargs=(job, os.getpid(), forked)) as pool:
         queue, pending, closed = iter(batches), {}, False
 
         def fill():
@@ -133,7 +209,8 @@ def run_processes(batches, job: Job, workers=None,
                 pending[pool.submit(run_installed_batch, b)] = b
 
         try:
-            fill()
+            with heap_frozen(forked):   # a forking pool starts all its workers at its first submit
+                fill()
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
