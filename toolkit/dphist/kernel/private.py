@@ -1016,6 +1016,11 @@ class DataHandle:
         self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
         with self._kernel._gate:
             counts = self._kernel._true_counts()
+            taken = getattr(self._kernel.noise, "laplace_mechanism_taken", None)
+            if bounds.size == counts.size + 1 and not in_order and taken is not None:
+                # checked singleton bounds in another order: the counts gathered by the noise source a block at
+                # a time into the noise's buffer (no gathered copy of N counts beside it: memory)
+                return taken(counts, order, 1.0, eps, integral=True, support=1)
             if bounds.size == counts.size + 1:      # checked singleton bounds: the sums are the counts in order
                 sums = counts if in_order else counts[order]
             else:
