@@ -587,13 +587,12 @@ def _lookahead_inputs(cost):
     if type(cost) is not SSEPenalty or cost.values is None:
         raise InvalidParameter("the look-ahead bound is built for SSEPenalty costs made from values")
     x = cost.values
-    # the stop rule needs a non-increasing share; c / m^2 is, by construction.  The values' order is read
-    # before the prefix sums exist (its comparisons: a byte per value, not beside them: memory)
-    early_stop = _is_monotone(x) and (cost.inverse_c >= 0 or bool(np.all(np.diff(cost.share[1:]) <= 0)))
     prefix = np.zeros(x.size + 1)
     np.cumsum(x, out=prefix[1:])                       # raw (uncentred) sums: means x_j..x_l in O(1)
+    # the stop rule needs a non-increasing share; c / m^2 is, by construction
+    shrinking = cost.inverse_c >= 0 or bool(np.all(np.diff(cost.share[1:]) <= 0))
     # the ends of runs of equal values are found by the scans themselves, one run at a time (no vector of n)
-    return x, prefix, early_stop
+    return x, prefix, _is_monotone(x) and shrinking
 
 
 def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray:
