@@ -178,7 +178,9 @@ def test_a_run_makes_its_public_generator_only_when_a_component_reads_it():
 
 def test_a_partition_with_reassigned_slots_is_checked_again():
     k, h = fresh()
-    p = Partition.singletons(5)
+    with pytest.raises(AttributeError):   # the singletons in domain order are immutable (PlainPartition)
+        Partition.singletons(5).bounds = np.array([0, 3, 2, 5])
+    p = Partition.singletons(5, order=np.arange(5))   # the shared 0..n as bounds
     p.bounds = np.array([0, 3, 2, 5])     # reassigned after construction
     with pytest.raises(InvalidParameter, match="bounds"):
         h.laplace_partition(p, 0.5)

@@ -42,25 +42,47 @@ def test_same_floats_and_state_as_numpy(dtype):
         assert ours.bit_generator.state == theirs.bit_generator.state
 
 
+def _at_zero_first():
+    """A Generator whose next uniform is exactly 0.0."""
+    g = np.random.Generator(np.random.PCG64(5))
+    state = g.bit_generator.state
+    word = 0x0123456789ABCDEF
+    after = (word << 64) | word            # PCG64's output of this state is hi ^ lo = 0, so U = 0.0
+    state["state"]["state"] = ((after - state["state"]["inc"]) * pow(_PCG_MULTIPLIER, -1, 1 << 128)) % (1 << 128)
+    g.bit_generator.state = state
+    return g
+
+
 def test_a_zero_uniform_is_redrawn_as_numpy_does():
     """numpy rejects a uniform of exactly 0 and draws again.  Kills: the fallback dropped (``if zeros:``
     never taken: the first value would be -inf and every later draw shifted), or the state not restored
     before numpy's redraw."""
-    def at_zero_first():
-        g = np.random.Generator(np.random.PCG64(5))
-        state = g.bit_generator.state
-        word = 0x0123456789ABCDEF
-        after = (word << 64) | word            # PCG64's output of this state is hi ^ lo = 0, so U = 0.0
-        state["state"]["state"] = ((after - state["state"]["inc"]) * pow(_PCG_MULTIPLIER, -1, 1 << 128)) % (1 << 128)
-        g.bit_generator.state = state
-        return g
-    assert at_zero_first().random() == 0.0
+    assert _at_zero_first().random() == 0.0
     values = np.arange(COMPILED_DRAWS + 10)
-    ours, theirs = at_zero_first(), at_zero_first()
+    ours, theirs = _at_zero_first(), _at_zero_first()
     got = SeededLaplace(ours).laplace_mechanism(values, 1.0, 2.0)
     want = theirs.laplace(0.0, 0.5, size=values.size) + values
     assert np.isfinite(got).all() and got.tobytes() == want.tobytes()
     assert ours.bit_generator.state == theirs.bit_generator.state
+
+
+def test_gathered_measurement_equals_the_gathered_copy(monkeypatch):
+    """``laplace_mechanism_taken(values, index)`` (the kernel's singleton groups in a sorted order) gives the
+    floats and the generator state of ``laplace_mechanism(values[index])``, over several gather blocks (blocks
+    of 1,000 here, the last one short), and after a zero uniform.  Kills: a block's gather shifted
+    (``index[lo + 1:...]``), a block skipped or the loop stopping before the last short block, the values read in
+    domain order instead of through ``index``, the zero-uniform fallback dropped or run without restoring the
+    state."""
+    monkeypatch.setattr(noise, "_TAKE_BLOCK", 1000)
+    n = COMPILED_DRAWS + 1237
+    values = np.random.default_rng(4).integers(0, 500, n).astype(np.int64)
+    index = np.random.default_rng(5).permutation(n)
+    for make in (lambda: np.random.default_rng(11), _at_zero_first):
+        ours, theirs = make(), make()
+        got = SeededLaplace(ours).laplace_mechanism_taken(values, index, 1.0, 0.5, integral=True, support=1)
+        want = SeededLaplace(theirs).laplace_mechanism(values[index], 1.0, 0.5, integral=True, support=1)
+        assert np.isfinite(got).all() and got.tobytes() == want.tobytes()
+        assert ours.bit_generator.state == theirs.bit_generator.state
 
 
 def test_the_check_refuses_loops_that_differ(monkeypatch, sampler):

@@ -520,7 +520,7 @@ class Pipeline:
         (or :meth:`at_contributions`) calibrates every measurement to ``k``
         records per person; it may not be below the histogram's own ``k``.
         """
-        return self.execute(self.prepare(histogram, epsilon, seed, noise, mode, contributions))
+        return self.execute(self.prepare(histogram, epsilon, seed, noise, mode, contributions), frees_counts=True)
 
     def prepare(self, histogram, epsilon, seed=None, noise: NoiseSource | None = None, mode: str | None = None,
                 contributions: int | None = None) -> "PreparedRun":
@@ -576,11 +576,14 @@ class Pipeline:
             raise PrivacyViolation(f"release mode refuses {', '.join(unsafe)}: {NOT_DP} "
                                    "(run it with a seed, in research mode, to reproduce published numbers)")
 
-    def execute(self, prepared: "PreparedRun", epsilon: float | None = None) -> Release:
+    def execute(self, prepared: "PreparedRun", epsilon: float | None = None, *, frees_counts: bool = False) -> Release:
         """This pipeline's stages on a prepared run (:meth:`prepare`) with ``epsilon`` (default: the
         run's).  With a smaller ``epsilon`` the kernel may already hold other parts' charges (a
         meta-algorithm's): each stage is held to its share of ``epsilon``, the whole ledger to the
-        prepared run's epsilon."""
+        prepared run's epsilon.  ``frees_counts`` (:meth:`run`, whose run owns the kernel): the kernel frees its
+        copy of the counts once the finalizer has spent its share (``PrivateKernel._frees_counts_after``), so
+        the finalizer's work after its measurements runs without it (memory); the kernel then answers no
+        primitive, so a meta-algorithm that measures after this part leaves it False."""
         kernel, shape, run_mode = prepared.kernel, prepared.shape, prepared.mode
         eps = prepared.epsilon if epsilon is None else validate_epsilon(epsilon)
         if eps > prepared.epsilon * (1 + _SHARE_TOLERANCE):
@@ -636,6 +639,8 @@ class Pipeline:
 
         t = time.perf_counter()
         ctx.data = kernel.handle(self.finalizer.name, "finalizer", g_f * eps, vetted=_declared_vetted(self.finalizer))
+        if frees_counts:   # the run's own kernel: its copy of the counts freed once the finalizer spent its share
+            kernel._frees_counts_after(ctx.data)
         estimate = np.asarray(self.finalizer.finalize(bins, ctx), dtype=float)
         if estimate.shape != (n,):
             raise InvalidParameter(f"finalizer {self.finalizer.name} returned shape {estimate.shape}, expected ({n},)")

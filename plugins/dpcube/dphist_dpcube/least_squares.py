@@ -52,6 +52,23 @@ def least_squares_cells(y, z, region_cells, s1_sq: float, s2_sq: float) -> np.nd
     return y + np.repeat((S - Y) / m, m.astype(np.int64))
 
 
+#: cells compared at a time by :func:`_spreads_evenly` (its temporaries: about this many cells' bins, not N)
+CHECK_CELLS = 1 << 16
+
+
+def _spreads_evenly(noisy, means, cells) -> bool:
+    """``np.allclose(noisy, np.repeat(means, widths), rtol=1e-9, atol=1e-9)``, compared ``CHECK_CELLS`` cells at
+    a time (the same elementwise test: true for the whole only when true for every chunk), so that no N-bin
+    spread and temporaries of the comparison are held beside H~ (memory)."""
+    widths = np.diff(cells)
+    for i in range(0, means.size, CHECK_CELLS):
+        j = min(i + CHECK_CELLS, means.size)
+        part = np.repeat(means[i:j], widths[i:j])
+        if not np.allclose(noisy[cells[i]:cells[j]], part, rtol=1e-9, atol=1e-9):
+            return False
+    return True
+
+
 class LeastSquaresFinalizer(Finalizer):
     """Lap(1/eps_2) on every region's count, then DPCube's least-squares inference with H~'s cells."""
 
@@ -68,8 +85,8 @@ class LeastSquaresFinalizer(Finalizer):
             raise InvalidParameter(f"{self.name} needs regions of consecutive bins in domain order")
         cells = context_cells(ctx)
         widths = np.diff(cells)
-        spread = np.repeat(cell_sums(ctx.noisy, cells) / widths, widths)
-        if not np.allclose(ctx.noisy, spread, rtol=1e-9, atol=1e-9):
+        y = cell_sums(ctx.noisy, cells)
+        if not _spreads_evenly(ctx.noisy, y / widths, cells):
             raise InvalidParameter(f"{self.name}: H~ is not constant on the cells of {cells[1]} bins; the weights "
                                    "assume H~ is dpcube.cells' output (or a per-bin initializer's)")
         region_cells = np.searchsorted(cells, bins.bounds[:-1])
@@ -78,5 +95,5 @@ class LeastSquaresFinalizer(Finalizer):
                                    "bins (partition with dpcube.kd)")
         z = ctx.data.laplace_partition(bins, ctx.budget)
         s1_sq, s2_sq = 2.0 / ctx.eps_in ** 2, 2.0 / ctx.budget ** 2
-        x = least_squares_cells(cell_sums(ctx.noisy, cells), z, region_cells, s1_sq, s2_sq)
+        x = least_squares_cells(y, z, region_cells, s1_sq, s2_sq)
         return np.repeat(x / widths, widths)

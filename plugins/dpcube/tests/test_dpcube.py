@@ -261,6 +261,28 @@ def test_least_squares_refuses_a_noisy_histogram_that_is_not_constant_on_cells()
         LeastSquaresFinalizer().finalize(bins, _context(noisy, 11))
 
 
+def test_the_cell_check_in_chunks_is_the_whole_comparison(monkeypatch):
+    """``_spreads_evenly`` compares chunks of cells and answers what ``np.allclose`` of H~ and the full spread
+    answers: a bin off in the last cell of the last chunk (a short remainder cell) or in the first cell of a
+    middle chunk is found, an even spread passes.  Kills: a chunk skipped (the loop stopped after the first
+    chunk, the step too long), a chunk's bins taken off by one (``cells[j] + 1`` or from ``cells[i] + 1``).
+    Checked by hand: ``return True`` after the first chunk fails here."""
+    from dphist_dpcube import least_squares as ls
+    from dphist_dpcube.cells import cell_bounds, cell_sums
+    monkeypatch.setattr(ls, "CHECK_CELLS", 2)
+    cells = cell_bounds(7 * 11 + 4, 11)                           # 8 cells, the last of 4 bins: 4 chunks
+    widths = np.diff(cells)
+    even = np.repeat(np.arange(1.0, 9.0) / widths, widths)
+    for bin_off in (None, cells[-2] + 3, cells[4]):
+        noisy = even.copy()
+        if bin_off is not None:
+            noisy[bin_off] += 1e-3
+        means = cell_sums(noisy, cells) / widths
+        want = bool(np.allclose(noisy, np.repeat(means, widths), rtol=1e-9, atol=1e-9))
+        assert ls._spreads_evenly(noisy, means, cells) is want
+        assert want is (bin_off is None)
+
+
 def test_inference_lowers_the_error_on_a_flat_histogram():
     # kills: an inference that ignores the cells (no gain) or weights them wrongly (a loss); 200 seeds
     # on a flat histogram, where the tree keeps large regions: cells add information about each region

@@ -108,8 +108,8 @@ def s2_grouping(noisy, eps_1: float, eps_2: float, *, mode: str = "optimal", bra
     del values
     if mode == "optimal":
         return optimal(cost, bounds).bounds
+    holder.clear()                  # the cost's reference is then the last: its prefix sums may take the values' memory
     cost.keep_prefix_sums_only()
-    holder.clear()
     return tree(cost, bounds, branching=int(branching)).bounds
 
 
@@ -169,7 +169,8 @@ class S2Partitioner(Partitioner):
         holder = [values]           # the last reference to the values: emptied once the prefix sums exist
         del noisy, values
         cuts = s2_grouping(holder, eps_1, eps_2, mode=self.mode, branching=int(self.branching),
-                           correction=bool(self.correction), bounds=bins.bounds, publish_cost=self.publish_cost)
+                           correction=bool(self.correction), publish_cost=self.publish_cost,
+                           bounds=None if bins.is_plain() else bins.bounds)   # singletons: units are positions
         return bins.merge(cuts)
 
 

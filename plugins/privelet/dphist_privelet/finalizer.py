@@ -37,6 +37,9 @@ class WeightedHaarMeasurement(VettedMechanism):
     """
 
     name = "privelet.weighted-haar"
+    #: the counts are read, never written, in any layout (a gather, ``reduceat``, the transform's pairs): above
+    #: 65,536 bins the kernel's probe is a broadcast zero, not an array of the domain's size (memory)
+    probe_any_layout = True
     proof = ("epsilon-DP: Xiao, Wang, Gehrke ICDE 2010, Section IV (HWT generalized sensitivity 1 + log2 N). "
              "The released values are the weighted coefficients W(c)c: the total and, for every node of "
              "the complete binary tree over the N = 2^m padded groups, sum(left) - sum(right). Adding or "

@@ -134,6 +134,16 @@ class SeededLaplace:
         noisy += values      # noise + value in place: the floats of value + noise (addition commutes exactly)
         return noisy
 
+    def laplace_mechanism_taken(self, values, index, sensitivity, epsilon, *, integral=False, support=None):
+        """:meth:`laplace_mechanism` of ``values[index]`` (int64 values, a checked int64 index), the same floats
+        and the same state of ``rng``: on the compiled route ``values[index]`` is gathered a block at a time
+        into the draws' own buffer (no gathered copy of N values beside the noise: memory)."""
+        scale = float(sensitivity) / float(epsilon)
+        if (type(self.rng) is np.random.Generator and 0.0 <= scale < math.inf and values.dtype == np.int64
+                and index.ndim == 1 and _compiled(index.size)):
+            return _compiled_laplace_taken(self.rng, scale, values, index)
+        return self.laplace_mechanism(values[index], sensitivity, epsilon, integral=integral, support=support)
+
     def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
         # Gumbel-max: argmax(c * s + Gumbel) is distributed as the exponential mechanism.
         factor = 1.0 if monotonic else 2.0
@@ -225,6 +235,28 @@ def _compiled_laplace(rng: np.random.Generator, scale: float, shape: tuple, valu
         out = rng.laplace(0.0, scale, size=shape)
         if values is not None:
             out += values
+    return out
+
+
+#: values gathered per block by :func:`_compiled_laplace_taken` (half a megabyte of int64)
+_TAKE_BLOCK = 1 << 16
+
+
+def _compiled_laplace_taken(rng: np.random.Generator, scale: float, values: np.ndarray,
+                            index: np.ndarray) -> np.ndarray:
+    """:func:`_compiled_laplace` of ``values[index]``: the uniforms drawn at once, then each block's draws
+    turned into Laplace noise plus ``values[index[block]]`` (``laplace_add_into`` works element by element, so
+    the blocks give the floats of one call on the whole gathered vector)."""
+    state = rng.bit_generator.state
+    out = rng.random(index.shape)
+    zeros = 0
+    for lo in range(0, index.size, _TAKE_BLOCK):
+        block = out[lo:lo + _TAKE_BLOCK]
+        zeros += _SAMPLER.laplace_add_into(block, scale, values[index[lo:lo + _TAKE_BLOCK]], block)
+    if zeros:                    # a uniform equal to 0 (numpy redraws it): drawn again by numpy, as there
+        rng.bit_generator.state = state
+        out = rng.laplace(0.0, scale, size=index.shape)
+        out += values[index]
     return out
 
 

@@ -188,3 +188,24 @@ def sse_nodes(p, p2, starts, ends, penalty, lo, out):
             v = v + penalty[b - a - lo]
         out[i] = v
     return out
+
+
+@njit(cache=True, nogil=True)
+def centred_prefix_over(values, mean, p2):
+    """:func:`centred_prefix` writing ``p[0..n-1]`` over ``values`` itself (position ``i`` is read, then
+    holds ``p[i]``) and returning ``p[n]``: the same additions in the same order, so the same floats
+    (``p[1]`` the first centred value itself, then each the previous plus the next)."""
+    p2[0] = 0.0
+    n = values.size
+    if n == 0:
+        return 0.0
+    x = values[0] - mean
+    values[0] = 0.0
+    acc = x
+    p2[1] = x * x
+    for i in range(1, n):
+        x = values[i] - mean
+        values[i] = acc
+        acc = acc + x
+        p2[i + 1] = p2[i] + x * x
+    return acc

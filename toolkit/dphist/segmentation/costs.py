@@ -207,9 +207,33 @@ class SSEPenalty(Cost):
 
     def keep_prefix_sums_only(self) -> None:
         """Make the prefix sums and drop the values (memory): the modes that read only the sums (all but
-        the look-ahead greedy, which then refuses the cost) give the same results."""
+        the look-ahead greedy, which then refuses the cost) give the same results.  When the cost holds the
+        only reference to its values (a float64 array owning its memory, as the caller's last reference
+        handed over), the centred prefix sums are written over the values and the array grown by one
+        in place (``ndarray.resize``): the same floats, one array of n fewer alive while they are made."""
+        if self._sums is None and self.n and compiled_for(self.n) and self._values_owned():
+            from ._tree_kernels import centred_prefix_over
+            values, self.values = self.values, None
+            mean = values.mean()
+            p2 = np.empty(self.n + 1)
+            last = centred_prefix_over(values, mean, p2)
+            try:
+                values.resize(self.n + 1)    # refuses (ValueError) if anything else (a debugger, a profiler's
+                values[self.n] = last        # frame) holds the array: then a copy, the same floats
+            except ValueError:
+                values = np.append(values, last)
+            self._sums = (values, p2)
+            return
         self._prefix_sums()
         self.values = None
+
+    def _values_owned(self) -> bool:
+        """Whether this cost's values are a writable contiguous float64 vector owning its memory that
+        nothing else references (``sys.getrefcount``: the attribute and the call's own reference)."""
+        import sys
+        v = self.values
+        return (type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 and v.flags.owndata
+                and v.flags.c_contiguous and v.flags.writeable and v.base is None and sys.getrefcount(v) <= 3)
 
     def nodes(self, starts, ends):
         if not compiled_for(self.n):

@@ -482,8 +482,12 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
     """
     if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
         raise InvalidParameter(f"branching must be an integer >= 2, got {branching!r}")
-    cost, units = _prepare(cost, bounds, n)
-    k = units.size - 1
+    if bounds is None:               # every position a unit: the nodes' bounds are positions, no 0..n built
+        cost = as_cost(cost, n)
+        units, k = None, cost.n
+    else:
+        cost, units = _prepare(cost, bounds, n)
+        k = units.size - 1
     takes = [None]                   # per level, which nodes keep themselves (the leaves: every one)
     if k == 1:
         best = _node_costs(cost, units, 1, k)
