@@ -291,7 +291,7 @@ class StatedError:
     bias: str | None = None
     law_name: str = "unknown"
     postprocess: tuple = ()
-    #: True when the partition (or order) was chosen from the data: the variance is given it
+    #: True when the partition (or order) was chosen from the data; the variance is then given it
     conditional: bool = False
     #: what the statement is conditional on, when ``conditional`` (a finalizer whose fresh noise is
     #: combined with earlier outputs names them: "the released partition and H~", "the number K of
