@@ -360,8 +360,8 @@ def test_structurefirst_layers_on_threads(monkeypatch, max_floats, tile_rows):
 
 def test_structurefirst_cheap_layers_stay_on_one_thread(monkeypatch):
     """Layers are filled on the calling thread up to the first that scores ``CHEAP_PER_END`` candidates per
-    end or more, the rest by the wavefront from there: the all-zero histogram of the kernel's probe (one
-    candidate per end) never reaches it; on real data whose first layer is cheap and later ones not, the
+    end or more, the rest by the wavefront from there: the all-zero histogram of the kernel's probe (two
+    candidates per end, ``_flat_layer``) never reaches it; on real data whose first layer is cheap and later ones not, the
     wavefront starts right after the first costly layer.  The same layers and count either way.  Kills:
     the rule inverted or never applied (the probe's thousands of tiny cells handed between threads), the
     first layer's count taken for the whole table's (a cheap first layer keeping everything on one thread)."""

@@ -76,9 +76,9 @@ PARTS_PER_THREAD = 4
 #: threads instead of 3,240 of one layer; a cell's Python and scheduling, about 13 us, under 1% of its work)
 TILE_ROWS = 64
 #: layers are filled on the calling thread up to the first that scores at least this many candidates per
-#: end (then the wavefront): cheaper layers' cells would cost less than their hand-over (the all-zero
-#: histogram of the kernel's probe, one candidate per end: 0.034 s on one thread against 0.050 s as
-#: wavefront cells on two at n = 4,096, k = 410)
+#: end (then the wavefront): cheaper layers' cells would cost less than their hand-over (layers of one
+#: candidate per end: 0.034 s on one thread against 0.050 s as wavefront cells on two at n = 4,096,
+#: k = 410).  Flat values (the kernel's all-zero probe) fill no cells: ``_flat_layer``
 CHEAP_PER_END = 16
 
 
@@ -191,6 +191,16 @@ def next_layer_part(prev, g, p, p2, inv, out, j_lo, j_hi, hint):
     return scored, hint
 
 
+def _flat_layer(g: int, out: np.ndarray, upto: int) -> int:
+    """:func:`next_layer`'s ``out[:upto + 1]`` and count when every centred prefix sum is 0.0: each SSE is
+    ``max(0.0 - 0.0 * inv, 0.0) = 0.0``, so the layer is inf below end g and ``0.0 + 0.0 = 0.0`` from it
+    on; each end scores two candidates (the hint, then start g - 1, where the bisection's ceiling puts the
+    scan: layer g - 1 is 0.0 from g - 1 on, no start is lower)."""
+    out[:min(g, upto + 1)] = np.inf
+    out[g:upto + 1] = 0.0
+    return 2 * max(0, upto + 1 - g)
+
+
 class PrefixCosts:
     """The layers ``T(., g)`` of a sequence, g = 1 .. k - 1, served in decreasing g.
 
@@ -203,6 +213,9 @@ class PrefixCosts:
         self.threads = threads
         values = np.asarray(values, dtype=float)
         self.p, self.p2 = centred_prefix_sums(values)
+        # every value equal to the mean (the kernel's all-zero probe): every SSE is exactly 0.0, so every
+        # layer is 0.0 from its first end on (``_flat_layer``), the serial loop's values and count
+        self.flat = bool(self.p2[-1] == 0.0 and not self.p.any())
         self.scored = 0                                # candidates scored so far (operation count)
         self.n = self.p.size - 1
         self.inv = np.r_[0.0, 1.0 / np.arange(1, self.n + 1)]
@@ -221,6 +234,9 @@ class PrefixCosts:
         self._top = top
 
     def _next(self, prev, g, out, upto):
+        if self.flat:
+            self.scored += _flat_layer(g, out, upto)
+            return out
         self.scored += next_layer(prev, g, self.p, self.p2, self.inv, out, upto)
         return out
 
@@ -244,7 +260,7 @@ class PrefixCosts:
         from dphist.segmentation import parallel
         threads = parallel.default_threads() if self.threads is None else parallel.resolve(self.threads)
         out = {}
-        serial = threads == 1 or upto + 1 < THREAD_MIN_ENDS or g1 - g0 < 2
+        serial = threads == 1 or upto + 1 < THREAD_MIN_ENDS or g1 - g0 < 2 or self.flat
         cur = base
         while g0 < g1:           # layers on this thread while they are cheap (all of them on one thread)
             before = self.scored
@@ -296,6 +312,8 @@ class PrefixCosts:
         """Candidate starts t = g-1 .. right-1 of group g ending at ``right`` and their costs
         E(t) = T(t, g-1) + SSE(t, right) (g >= 2)."""
         t = np.arange(g - 1, right, dtype=np.int64)
+        if self.flat:                                  # 0.0 + 0.0 for every candidate, as computed below
+            return t, np.zeros(t.size)
         below = self.layer(g - 1, right)[t] if g > 1 else np.zeros(t.size)
         m = (right - t).astype(float)
         s = self.p[right] - self.p[t]

@@ -71,6 +71,40 @@ def test_bounds_and_chunks_keep_every_layer_exact(seed, data):
     _assert_layers_match(x, k, ref, small_memory=500)
 
 
+
+@pytest.mark.parametrize("values", [np.zeros(300), np.full(257, 5.0)])
+def test_flat_values_give_the_loops_layers_scores_and_count(values):
+    """Values all equal to their mean (the kernel's all-zero probe) take the shortcut of ``_flat_layer``:
+    the same layers (inf below end g, then 0.0 with its sign), scores and count of scored candidates as
+    the compiled loop, layer after layer, with every layer kept and with checkpoints recomputed up to a
+    shrinking end.  Kills: a flat layer one end too long or too short (an inf where the loop puts 0.0 or
+    back), a count other than the loop's two candidates per end, scores that are not the computed ones,
+    the shortcut taken on values whose SSE is not 0 (the 0.1s below: their mean is not exact)."""
+    from dphist_structurefirst import voptimal
+    assert not PrefixCosts(np.full(64, 0.1), 10).flat
+    k = 30
+    for max_floats in (10 ** 7, 2_000):
+        pc = PrefixCosts(values, k, max_floats=max_floats)
+        assert pc.flat
+        prev, layers, count = pc.layer(1).copy(), {1: pc.layer(1).copy()}, 0
+        for g in range(2, k):
+            out = np.empty(values.size + 1)
+            count += voptimal.next_layer(prev, g, pc.p, pc.p2, pc.inv, out, values.size)
+            layers[g] = prev = out
+        right = values.size
+        for g in range(k - 1, 0, -1):
+            upto = right if max_floats < 10 ** 7 else values.size
+            got = pc.layer(g, upto)[:upto + 1]
+            assert np.array_equal(got, layers[g][:upto + 1]) and not np.signbit(got).any()
+            if g > 1:
+                t, score = pc.scores(g, right)
+                expected = layers[g - 1][t] + np.maximum((pc.p2[right] - pc.p2[t]) - (pc.p[right] - pc.p[t]) ** 2
+                                                        / (right - t), 0.0)
+                assert np.array_equal(score, expected) and not np.signbit(score).any()
+            right -= 7
+        if max_floats == 10 ** 7:
+            assert pc.scored == count
+
 def test_bounds_skip_most_candidates():
     """The chunk bounds skip most starts: k = 0.1 n, power law, n = 1,024, scored under 28 % of the
     plain DP's candidates (measured 22.6 %; 34.3 % without the chunk bound; 23.0 % without the
