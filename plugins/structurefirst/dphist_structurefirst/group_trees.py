@@ -115,15 +115,15 @@ def hay_inference(noisy_nodes, group, level, index, sizes) -> np.ndarray:
     leaves = np.zeros(int(sizes.sum()))
     offsets = np.r_[0, np.cumsum(sizes)]
     for H in np.unique(heights):
-        gs = np.flatnonzero(heights == H)
-        row = {g: r for r, g in enumerate(gs)}
+        gs = np.flatnonzero(heights == H)          # ascending: a node's row is its group's place in gs
         width = 1 << (H - 1)
         tree = [np.zeros((gs.size, width >> lv)) for lv in range(H)]
         sel = np.isin(group, gs)
-        rows = np.fromiter((row[g] for g in group[sel]), dtype=np.int64, count=int(sel.sum()))
+        rows = np.searchsorted(gs, group[sel])
+        levels, indices, values = level[sel], index[sel], noisy_nodes[sel]
         for lv in range(H):
-            at = level[sel] == lv
-            tree[lv][rows[at], index[sel][at]] = noisy_nodes[sel][at]
+            at = levels == lv
+            tree[lv][rows[at], indices[at]] = values[at]
         z = [tree[0]]
         for lv in range(1, H):
             alpha = float(1 << lv)
@@ -133,8 +133,10 @@ def hay_inference(noisy_nodes, group, level, index, sizes) -> np.ndarray:
         for lv in range(H - 1, 0, -1):
             kids = z[lv - 1].reshape(gs.size, -1, 2)
             h = (kids + ((h - kids.sum(axis=2)) / 2.0)[:, :, None]).reshape(gs.size, -1)
-        for r, g in enumerate(gs):
-            leaves[offsets[g]:offsets[g + 1]] = h[r, :sizes[g]]
+        # row r's first sizes[gs[r]] slots are group gs[r]'s leaves, at offsets[gs[r]] on
+        slots = np.arange(width)
+        real = slots < sizes[gs][:, None]
+        leaves[(offsets[gs][:, None] + slots)[real]] = h[real]
     return leaves
 
 

@@ -189,6 +189,24 @@ def test_hay_inference_is_exact_without_noise_and_least_squares_with_it():
     assert list(tree_heights([1, 2, 5, 8, 9])) == [1, 2, 4, 4, 5]
 
 
+
+def test_hay_inference_of_many_groups_is_each_groups_own_bit_for_bit():
+    """Groups of one height are inferred together, one row each: every group's leaves equal, bit for bit,
+    those of the group inferred alone, with groups of equal heights and different sizes interleaved.
+    Kills: a node put in another group's row (rows by the group's index instead of its place among the
+    groups of its height), leaves written at another group's offset, or a padded slot past a group's
+    size copied into the next group (``<=`` for ``<``)."""
+    rng = np.random.default_rng(5)
+    sizes = np.array([3, 4, 7, 2, 1, 5, 8, 6, 3, 1, 4, 2])
+    bounds = np.r_[0, np.cumsum(sizes)]
+    s, e, g, lv, idx = tree_nodes(bounds)
+    noisy = rng.normal(10, 3, s.size)
+    got = hay_inference(noisy, g, lv, idx, sizes)
+    for group, (a, c) in enumerate(zip(bounds[:-1], bounds[1:])):
+        mine = g == group
+        alone = hay_inference(noisy[mine], np.zeros(mine.sum(), dtype=np.int64), lv[mine], idx[mine], [c - a])
+        assert np.array_equal(got[a:c], alone), group
+
 def test_tree_measurement_has_unit_sensitivity():
     """Kills: node weights other than 1/H (the kernel would charge a sensitivity != 1, or the
     noise of a tall group's nodes would be too small)."""
