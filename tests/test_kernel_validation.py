@@ -371,17 +371,23 @@ def test_a_run_checks_and_copies_its_counts_once(monkeypatch):
 
 def test_probe_draws_are_drawn_once_and_never_edited_by_a_caller():
     """The probe's repeating draws are made once per process (a probe runs before every charge) and
-    shared read-only.  Kills: a caller's edit of one probe's output reaching the next probe (the shared
-    arrays handed out instead of copies), and draws that change from probe to probe."""
+    shared read-only, each call's values those of ``np.resize`` of them.  Kills: a caller's edit of one probe's
+    output reaching the next probe (the shared arrays handed out instead of copies), draws that change from
+    probe to probe, and a short call's slice one value off."""
     first = SeededLaplace(np.random.default_rng(1)).probe()
     a = first.laplace(2.0, 10)
     g = first.rng.gumbel(size=10)
+    g1 = first.rng.gumbel(size=(4096,))                # a shape, as the exponential mechanism asks
     a[:] = 0.0
     g[:] = 0.0
+    g1[:] = 0.0
     second = SeededLaplace(np.random.default_rng(2)).probe()
     reference = np.random.default_rng(0)
     assert np.array_equal(second.laplace(2.0, 10), 2.0 * reference.laplace(size=4096)[:10])
-    assert np.array_equal(second.rng.gumbel(size=10), reference.gumbel(size=4096)[:10])
+    gumbel = reference.gumbel(size=4096)
+    assert np.array_equal(second.rng.gumbel(size=10), gumbel[:10])
+    for size in ((0,), (1,), (4095,), (4096,), (4097,), (9000,), 3, (2, 3)):
+        assert np.array_equal(second.rng.gumbel(size=size), np.resize(gumbel, size)), size
 
 
 def test_probe_sources_draw_at_most_probe_draws_per_call(monkeypatch):
