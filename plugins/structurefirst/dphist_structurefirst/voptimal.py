@@ -76,8 +76,8 @@ PARTS_PER_THREAD = 4
 #: threads instead of 3,240 of one layer; a cell's Python and scheduling, about 13 us, under 1% of its work)
 TILE_ROWS = 64
 #: layers are filled on the calling thread up to the first that scores at least this many candidates per
-#: end (then the wavefront): cheaper layers' cells would cost less than their hand-over (layers of one
-#: candidate per end: 0.034 s on one thread against 0.050 s as wavefront cells on two at n = 4,096,
+#: end (then the wavefront): cheaper layers' cells would cost less than their hand-over (layers of two
+#: candidates per end: 0.034 s on one thread against 0.050 s as wavefront cells on two at n = 4,096,
 #: k = 410).  Flat values (the kernel's all-zero probe) fill no cells: ``_flat_layer``
 CHEAP_PER_END = 16
 
