@@ -285,3 +285,65 @@ def test_taken_order_takes_only_the_exact_classes():
     p = Twin(np.random.default_rng(7).permutation(N), np.arange(N + 1), validate=False)
     assert taken_order(p, N) is None
     assert taken_order(Partition(np.arange(8)[::-1].copy(), np.arange(9)), 8) is None
+
+
+def _seeded_kernel(counts, seed=5):
+    from dphist.kernel.noise import SeededLaplace
+    return PrivateKernel(counts, SeededLaplace(np.random.default_rng(seed)))
+
+
+def _generic(counts, partition, shares, seed=5):
+    kernel = _seeded_kernel(counts, seed)
+    data = kernel.handle("t", "finalizer", sum(shares))
+    return [partition.spread(data.laplace_partition(partition, eps)) for eps in shares]
+
+
+def test_spread_measurement_consumes_the_counts_only_on_the_runs_last_read():
+    """``laplace_partition_spread`` of sorted singletons equals ``spread(laplace_partition)`` bit for bit; it
+    writes over the kernel's copy only for the measurement that spends the run's last share (the first of
+    two halves reads the counts and leaves them; the second consumes them, and a later charge is refused),
+    and never when something else references the copy.  Kills: consuming on a partial spend (the second
+    half would read floats written over the counts), the reference count not checked (the held copy would
+    change), the ledger row of another primitive."""
+    counts = np.random.default_rng(8).integers(0, 1000, N)
+    part = SingletonPartition(np.random.default_rng(9).permutation(N))
+    want = _generic(counts, part, (0.25, 0.25))
+    kernel = _seeded_kernel(counts)
+    data = kernel.handle("t", "finalizer", 0.5)
+    kernel._frees_counts_after(data)
+    first = data.laplace_partition_spread(part, 0.25)
+    assert kernel._PrivateKernel__counts is not None
+    second = data.laplace_partition_spread(part, 0.25)
+    assert first.tobytes() == want[0].tobytes() and second.tobytes() == want[1].tobytes()
+    assert kernel._PrivateKernel__counts is None
+    assert [e.primitive for e in kernel.ledger.entries] == ["laplace.partition"] * 2
+    with pytest.raises(InvalidParameter, match="freed"):
+        data.laplace_partition(part, 0.0001)
+
+    kernel = _seeded_kernel(counts)
+    data = kernel.handle("t", "finalizer", 0.25)
+    kernel._frees_counts_after(data)
+    held = kernel._PrivateKernel__counts
+    before = held.copy()
+    got = data.laplace_partition_spread(part, 0.25)
+    assert got.tobytes() == want[0].tobytes() and np.array_equal(held, before) and not np.shares_memory(got, held)
+
+
+def test_spread_measurement_of_other_partitions_takes_the_generic_route():
+    """Groups wider than one bin, singletons in domain order, an explicit ``Partition`` of singletons and a
+    person-level kernel (its noise source has no spread route) get ``spread(laplace_partition)``.  Kills: the
+    fused route taken for any partition of N + 1 bounds' worth of groups, or for a noise source without
+    ``laplace_mechanism_spread``."""
+    counts = np.random.default_rng(10).integers(0, 1000, N)
+    order = np.random.default_rng(11).permutation(N)
+    for part in (Partition(order, np.r_[0:N:4, N]), Partition.singletons(N), Partition(order, np.arange(N + 1)),
+                 SingletonPartition(np.arange(N))):
+        kernel = _seeded_kernel(counts)
+        got = kernel.handle("t", "finalizer", 1.0).laplace_partition_spread(part, 1.0)
+        assert got.tobytes() == _generic(counts, part, (1.0,))[0].tobytes()
+    from dphist.kernel.noise import SeededLaplace
+    part = SingletonPartition(order)
+    kernel = PrivateKernel(counts, SeededLaplace(np.random.default_rng(5)), contributions=2)
+    twin = PrivateKernel(counts, SeededLaplace(np.random.default_rng(5)), contributions=2)
+    got = kernel.handle("t", "finalizer", 1.0).laplace_partition_spread(part, 1.0)
+    assert got.tobytes() == part.spread(twin.handle("t", "finalizer", 1.0).laplace_partition(part, 1.0)).tobytes()

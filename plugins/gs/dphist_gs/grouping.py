@@ -186,11 +186,32 @@ def _prefix_pairs_into(x, mean, bound, pp):
     return bounded and abs(s2) < np.inf
 
 
+#: the runs of :func:`sorted_mean`'s sum gathered and summed by numpy at once (half a megabyte of floats)
+_MEAN_BLOCK = 1 << 16
+
+
+def sorted_mean(values, order) -> float:
+    """``values[order].mean()`` (float64 ``values``, an int64 ``order``) bit for bit, without the gathered
+    copy: numpy's sum of a contiguous vector is pairwise (above 128 terms the first half, rounded down to a
+    multiple of 8, and the rest summed apart and added; below, fixed blocks), and the sum of a run depends only
+    on its length, so the halves are split here down to runs of at most :data:`_MEAN_BLOCK` values, each
+    gathered and summed by ``numpy.add.reduce`` itself, and added as numpy adds them."""
+    def total(lo, n):
+        if n <= _MEAN_BLOCK:
+            return float(np.add.reduce(values[order[lo:lo + n]]))
+        half = n // 2
+        half -= half % 8
+        return total(lo, half) + total(lo + half, n - half)
+    n = int(order.size)
+    return float(np.float64(total(0, n)) / n)
+
+
 @njit(cache=True, nogil=True)
-def _width_one_wins(x, mean, bound, noise_each):
-    """Whether :func:`_first_min_width` of the prefix pairs of ``x`` (``_centred_prefix_pairs``, ``mean``
-    its ``x.mean()``) returns 1 because every wider width stops at its first group, found in one pass over
-    ``x`` with neither the pairs nor a second pass over them: the pairs' running sums formed as
+def _width_one_wins(noisy, order, mean, bound, noise_each):
+    """Whether :func:`_first_min_width` of the prefix pairs of ``x = noisy[order]`` (``_centred_prefix_pairs``,
+    ``mean`` its ``x.mean()``: :func:`sorted_mean`) returns 1 because every wider width stops at its first
+    group, found in one pass over ``x``, read through ``order`` (no sorted copy), with neither the pairs nor a
+    second pass over them: the pairs' running sums formed as
     :func:`_prefix_pairs_into` forms them, w = 1's total summed as the search sums it (each position's SSE
     clipped at 0, in order, then ``n`` noise terms), and for every w >= 2 its first group's clipped SSE,
     which is the search's partial total of w after one group (pairs ``[0, w)``, ``0.0 +`` that SSE).  The
@@ -200,8 +221,8 @@ def _width_one_wins(x, mean, bound, noise_each):
     best, stops there and leaves the best unchanged.  When every w >= 2 does (their minimum reaches it),
     by induction on w every one stops and the search returns 1.  False otherwise (the caller runs the
     search)."""
-    n = x.size
-    d = x[0] - mean
+    n = order.size
+    d = noisy[order[0]] - mean
     s, s2 = d, d * d
     bounded = abs(s) <= bound
     lo, lo2 = 0.0, 0.0                    # the pairs' first row
@@ -210,7 +231,7 @@ def _width_one_wins(x, mean, bound, noise_each):
     lo, lo2 = s, s2
     first_min = np.inf
     for i in range(1, n):
-        d = x[i] - mean
+        d = noisy[order[i]] - mean
         s += d
         s2 += d * d
         bounded &= abs(s) <= bound
@@ -253,13 +274,14 @@ class FixedWidthPartitioner(Partitioner):
                                        "gamma_in > 0, or pass w")
             if ctx.eps_f <= 0:
                 raise InvalidParameter(f"{self.name} weighs the noise of the published averages: gamma_f must be > 0")
-            # H~ in the sorted order (a gather)
-            values = np.ascontiguousarray(bins.in_order(ctx.noisy), dtype=float)
             noise_var_1 = 2.0 / ctx.eps_in**2 if self.corrected else 0.0
-            if noise_var_1 == 0.0 and _width_one_wins(values, float(values.mean()), _FINITE_BOUND,
+            noisy = np.ascontiguousarray(ctx.noisy, dtype=float)
+            order = np.ascontiguousarray(bins.order, dtype=np.int64)
+            if noise_var_1 == 0.0 and _width_one_wins(noisy, order, sorted_mean(noisy, order), _FINITE_BOUND,
                                                       2.0 / ctx.eps_f**2):
-                w = 1             # the search's answer, found in one pass without its prefix pairs (memory)
+                w = 1     # the search's answer, in one pass through the order: no sorted copy of H~, no pairs
             else:
+                values = bins.in_order(noisy)      # H~ in the sorted order (a gather)
                 pairs, bounded = _centred_prefix_pairs(values)
                 del values
                 w = _best_width(pairs, ctx.eps_f, noise_var_1, bounded)

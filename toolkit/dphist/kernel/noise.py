@@ -144,6 +144,25 @@ class SeededLaplace:
             return _compiled_laplace_taken(self.rng, scale, values, index)
         return self.laplace_mechanism(values[index], sensitivity, epsilon, integral=integral, support=support)
 
+    def laplace_mechanism_spread(self, values, index, sensitivity, epsilon, *, consume=False, integral=False,
+                                 support=None):
+        """``out`` with ``out[index] = laplace_mechanism(values[index])``: the noisy values of the bins listed in
+        ``index`` (a checked permutation) put back in domain order, the same floats and the same state of
+        ``rng``.  On the compiled route each bin becomes ``float(value)`` and its draw is added where the
+        bin is (``laplace_scatter_add``: ``draw + value``, in the draws' order), uniforms drawn a block at a
+        time; with ``consume`` (int64 ``values`` the caller hands over) in the values' own memory: no array
+        of N floats beside them.  A uniform equal to 0 stops the loop: the values before it are numpy's (the
+        same stream), and numpy's ``laplace`` draws the rest from just after that uniform, as its one call
+        does."""
+        scale = float(sensitivity) / float(epsilon)
+        if (type(self.rng) is np.random.Generator and 0.0 <= scale < math.inf and values.dtype == np.int64
+                and index.ndim == 1 and _compiled(index.size)):
+            return _compiled_laplace_spread(self.rng, scale, values, index, consume)
+        noisy = self.laplace_mechanism(values[index], sensitivity, epsilon, integral=integral, support=support)
+        out = np.empty_like(noisy)
+        out[index] = noisy
+        return out
+
     def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
         # Gumbel-max: argmax(c * s + Gumbel) is distributed as the exponential mechanism.
         factor = 1.0 if monotonic else 2.0
@@ -208,6 +227,11 @@ def _checked_sampler():
             _laplace_jit.laplace_add_into(u, scale, values, got)
             if got.tobytes() != (expected + values).tobytes():
                 return False
+            index = np.arange(u.size)[::-1].copy()
+            scattered = np.array(values, dtype=float)
+            if (_laplace_jit.laplace_scatter_add(u, scale, index, scattered) != -1
+                    or scattered[index].tobytes() != (expected + values[index]).tobytes()):
+                return False
         # the edges through numpy's C expression on Python floats (math.log is the C library's log)
         _laplace_jit.laplace_into(edges, scale, got[:edges.size])
         for U, g in zip(edges.tolist(), got[:edges.size].tolist()):
@@ -257,6 +281,25 @@ def _compiled_laplace_taken(rng: np.random.Generator, scale: float, values: np.n
         rng.bit_generator.state = state
         out = rng.laplace(0.0, scale, size=index.shape)
         out += values[index]
+    return out
+
+
+def _compiled_laplace_spread(rng: np.random.Generator, scale: float, values: np.ndarray, index: np.ndarray,
+                             consume: bool) -> np.ndarray:
+    """:meth:`SeededLaplace.laplace_mechanism_spread` on the compiled route (see there)."""
+    n = index.size
+    out = values.view(np.float64) if consume and values.flags.c_contiguous else np.empty(n)
+    _SAMPLER.as_floats(values, out)
+    for lo in range(0, n, _TAKE_BLOCK):
+        state = rng.bit_generator.state
+        u = rng.random(min(_TAKE_BLOCK, n - lo))
+        at = _SAMPLER.laplace_scatter_add(u, scale, index[lo:lo + u.size], out)
+        if at >= 0:              # a uniform equal to 0: numpy redraws it, and the rest of its stream shifts
+            rng.bit_generator.state = state
+            rng.random(at + 1)
+            rest = index[lo + at:]
+            out[rest] = rng.laplace(0.0, scale, size=rest.size) + out[rest]
+            break
     return out
 
 

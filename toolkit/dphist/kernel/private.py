@@ -728,6 +728,22 @@ class PrivateKernel:
             raise InvalidParameter("a handle of another kernel")
         self.__last_account = handle._account
 
+    def _counts_to_consume(self) -> tuple[np.ndarray, bool]:
+        """The counts for a measurement that may write over them, and whether it may: the kernel's own copy
+        itself (made writeable), dropped by the kernel, when this read is the run's last (the last share is charged: the gate
+        frees the counts when it closes, and every later charge is refused) and nothing but the kernel
+        references the copy (``sys.getrefcount``: the kernel's slot, the local and the argument); else the
+        counts, not to be written.  Read through the gate like :meth:`_true_counts`."""
+        counts = self._true_counts()
+        if (self._gate.on_close is not None and type(counts) is np.ndarray and counts.base is None
+                and counts.flags.owndata and sys.getrefcount(counts) == 3):
+            self.__counts = None      # the run's last read: the copy is the caller's from here
+            counts.setflags(write=True)      # the kernel's read-only copy: its own memory, no one else's
+            self.__prefix = None
+            self.__level_sums = None
+            return counts, True
+        return counts, False
+
     def _free_counts(self) -> None:
         self.__counts = None
         self.__prefix = None
@@ -1108,6 +1124,25 @@ class DataHandle:
                 sums = np.add.reduceat(counts if in_order else counts[order], bounds[:-1])
             del counts
             return self._noisy(sums, 1.0, eps, integral=True, support=1)
+
+    def laplace_partition_spread(self, partition, epsilon) -> np.ndarray:
+        """:meth:`laplace_partition`'s answers spread evenly over each group's bins, in domain order
+        (``partition.spread`` of them: post-processing of the same measurement, the same ledger row and the
+        same floats).  Singleton groups in another order (a :class:`~dphist.partition.SingletonPartition`)
+        with a noise source that spreads as it draws (research mode's ``laplace_mechanism_spread``) are
+        measured without the answers in the partition's order: each bin's count and its draw added where the
+        bin is, in the memory of the kernel's copy of the counts when this read is the run's last
+        (:meth:`PrivateKernel._counts_to_consume`).  Anything else: ``partition.spread(laplace_partition)``."""
+        spread = getattr(self._kernel.noise, "laplace_mechanism_spread", None)
+        if spread is not None and type(partition) is SingletonPartition and not is_plain_partition(partition, self.n):
+            eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
+            order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)
+            if bounds is None and not in_order:
+                self._charge("laplace.partition", eps, 1.0, self.n)
+                with self._kernel._gate:
+                    counts, consume = self._kernel._counts_to_consume()
+                    return spread(counts, order, 1.0, eps, consume=consume, integral=True, support=1)
+        return partition.spread(self.laplace_partition(partition, epsilon))
 
     def laplace_intervals(self, starts, ends, epsilon, order=None, sensitivity=None) -> np.ndarray:
         """Sums over position intervals ``[start, end)`` of the bins arranged in ``order``.
