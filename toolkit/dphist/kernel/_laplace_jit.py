@@ -56,14 +56,3 @@ def as_floats(values, out):
     for i in range(values.size):
         out[i] = float(values[i])
 
-
-@njit(cache=True, nogil=True)
-def laplace_scatter_add(u, scale, index, out):
-    """``out[index[i]]`` = the Laplace draw of ``u[i]`` plus ``out[index[i]]`` for i in order, stopping before the
-    first uniform equal to 0 (numpy would reject and redraw it); returns that position, or -1."""
-    for i in range(u.size):
-        if u[i] == 0.0:
-            return i
-        j = index[i]
-        out[j] = _draw(u[i], scale) + out[j]
-    return -1

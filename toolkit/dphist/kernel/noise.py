@@ -149,8 +149,8 @@ class SeededLaplace:
         """``out`` with ``out[index] = laplace_mechanism(values[index])``: the noisy values of the bins listed in
         ``index`` (a checked permutation) put back in domain order, the same floats and the same state of
         ``rng``.  On the compiled route each bin becomes ``float(value)`` and its draw is added where the
-        bin is (``laplace_scatter_add``: ``draw + value``, in the draws' order), uniforms drawn a block at a
-        time; with ``consume`` (int64 ``values`` the caller hands over) in the values' own memory: no array
+        bin is (``draw + value``: a block of bins gathered, ``laplace_add_into``, put back), uniforms drawn a
+        block at a time; with ``consume`` (int64 ``values`` the caller hands over) in the values' own memory: no array
         of N floats beside them.  A uniform equal to 0 stops the loop: the values before it are numpy's (the
         same stream), and numpy's ``laplace`` draws the rest from just after that uniform, as its one call
         does."""
@@ -227,11 +227,6 @@ def _checked_sampler():
             _laplace_jit.laplace_add_into(u, scale, values, got)
             if got.tobytes() != (expected + values).tobytes():
                 return False
-            index = np.arange(u.size)[::-1].copy()
-            scattered = np.array(values, dtype=float)
-            if (_laplace_jit.laplace_scatter_add(u, scale, index, scattered) != -1
-                    or scattered[index].tobytes() != (expected + values[index]).tobytes()):
-                return False
         # the edges through numpy's C expression on Python floats (math.log is the C library's log)
         _laplace_jit.laplace_into(edges, scale, got[:edges.size])
         for U, g in zip(edges.tolist(), got[:edges.size].tolist()):
@@ -293,13 +288,18 @@ def _compiled_laplace_spread(rng: np.random.Generator, scale: float, values: np.
     for lo in range(0, n, _TAKE_BLOCK):
         state = rng.bit_generator.state
         u = rng.random(min(_TAKE_BLOCK, n - lo))
-        at = _SAMPLER.laplace_scatter_add(u, scale, index[lo:lo + u.size], out)
-        if at >= 0:              # a uniform equal to 0: numpy redraws it, and the rest of its stream shifts
+        at = index[lo:lo + u.size]
+        block = out[at]          # gathered, summed in order, put back: numpy's take and put keep many reads in flight
+        if _SAMPLER.laplace_add_into(u, scale, block, block):
+            # a uniform equal to 0: numpy redraws it, and the rest of its stream shifts
+            first = int(np.flatnonzero(u == 0.0)[0])
+            out[at[:first]] = block[:first]
             rng.bit_generator.state = state
-            rng.random(at + 1)
-            rest = index[lo + at:]
+            rng.random(first + 1)
+            rest = index[lo + first:]
             out[rest] = rng.laplace(0.0, scale, size=rest.size) + out[rest]
             break
+        out[at] = block
     return out
 
 
