@@ -165,7 +165,7 @@ def test_spread_measurement_equals_the_gathered_measurement_put_back(monkeypatch
 def test_spread_measurement_of_other_inputs_takes_the_generic_route(monkeypatch):
     """Values that are not int64 and a call below the compiled size give the generic route's floats (the
     gathered measurement put back) without the compiled loops.  Kills: the compiled route taken for float
-    values (``as_floats`` reads int64) or for every size."""
+    values (the compiled route gathers int64) or for every size."""
     calls = []
     monkeypatch.setattr(noise, "_compiled_laplace_spread", lambda *a: calls.append(a))
     for values in (np.arange(COMPILED_DRAWS, dtype=float), np.arange(COMPILED_DRAWS - 1, dtype=np.int64)):

@@ -43,7 +43,8 @@ def frozen_taken(owner: np.ndarray) -> np.ndarray:
     unreachable, for as long as the returned vector or any view of it lives (a finalizer of the vector, whose
     views and buffer exports all hold it).  The vector is built on a read-only ``memoryview`` that names no
     object (``memoryview.obj`` is None), so ``setflags(write=True)`` is refused for it and every view of it,
-    as for :func:`frozen_int64`'s bytes.  ``PyMemoryView_FromMemory`` (the CPython C API) builds that memoryview over the owner's bytes."""
+    as for :func:`frozen_int64`'s bytes.  ``PyMemoryView_FromMemory`` (the CPython C API) builds that
+    memoryview over the owner's bytes."""
     owner.setflags(write=False)
     frozen = np.frombuffer(_from_memory()(owner.__array_interface__["data"][0], owner.nbytes, _PYBUF_READ),
                            dtype=np.int64)

@@ -47,12 +47,3 @@ def laplace_add_into(u, scale, values, out):
         zeros += u[i] == 0.0
         out[i] = _draw(u[i], scale) + values[i]
     return zeros
-
-
-@njit(cache=True, nogil=True)
-def as_floats(values, out):
-    """``out[i]`` = ``float(values[i])`` for int64 ``values``; ``out`` may be the same memory viewed as float64
-    (each element read before it is written, element by element)."""
-    for i in range(values.size):
-        out[i] = float(values[i])
-

@@ -730,10 +730,10 @@ class PrivateKernel:
 
     def _counts_to_consume(self) -> tuple[np.ndarray, bool]:
         """The counts for a measurement that may write over them, and whether it may: the kernel's own copy
-        itself (made writeable), dropped by the kernel, when this read is the run's last (the last share is charged: the gate
-        frees the counts when it closes, and every later charge is refused) and nothing but the kernel
-        references the copy (``sys.getrefcount``: the kernel's slot, the local and the argument); else the
-        counts, not to be written.  Read through the gate like :meth:`_true_counts`."""
+        itself (made writeable), dropped by the kernel, when this read is the run's last (the last share is
+        charged: the gate frees the counts when it closes, and every later charge is refused) and nothing but
+        the kernel references the copy (``sys.getrefcount``: the kernel's slot, the local and the argument);
+        else the counts, not to be written.  Read through the gate like :meth:`_true_counts`."""
         counts = self._true_counts()
         if (self._gate.on_close is not None and type(counts) is np.ndarray and counts.base is None
                 and counts.flags.owndata and sys.getrefcount(counts) == 3):
