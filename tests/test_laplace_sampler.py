@@ -128,3 +128,50 @@ def test_a_scale_numpy_refuses_is_still_refused():
         with pytest.raises(ValueError):
             call(-1.0)
         assert np.isnan(call(float("nan"))).all()
+
+
+def _zero_at(k):
+    """A Generator whose ``k``-th next uniform (from 0) is exactly 0.0."""
+    g = _at_zero_first()
+    g.bit_generator.advance((1 << 128) - k)
+    return g
+
+
+@pytest.mark.parametrize("consume", [False, True])
+def test_spread_measurement_equals_the_gathered_measurement_put_back(monkeypatch, consume):
+    """``laplace_mechanism_spread(values, index)`` gives ``out[index] = laplace_mechanism(values[index])``, the
+    same floats and the same generator state, over several blocks (1,000 here, the last one short), with a
+    uniform equal to 0 in the first block, in a later one and as the last draw; with ``consume`` in the
+    values' own memory.  Kills: the draws added in domain order instead of at ``index``, a block skipped or
+    the last short block dropped, the zero-uniform fallback dropped or run from the first block's state, and
+    ``consume`` ignored (a new array)."""
+    monkeypatch.setattr(noise, "_TAKE_BLOCK", 1000)
+    n = COMPILED_DRAWS + 1237
+    values = np.random.default_rng(4).integers(0, 500, n).astype(np.int64)
+    index = np.random.default_rng(5).permutation(n)
+    makes = [lambda: np.random.default_rng(11), _at_zero_first] + [lambda k=k: _zero_at(k) for k in (2500, n - 1)]
+    for make in makes:
+        ours, theirs = make(), make()
+        mine = values.copy()
+        got = SeededLaplace(ours).laplace_mechanism_spread(mine, index, 1.0, 0.5, consume=consume, integral=True,
+                                                            support=1)
+        want = np.empty(n)
+        want[index] = SeededLaplace(theirs).laplace_mechanism(values[index], 1.0, 0.5, integral=True, support=1)
+        assert np.isfinite(got).all() and got.tobytes() == want.tobytes()
+        assert ours.bit_generator.state == theirs.bit_generator.state
+        assert np.shares_memory(got, mine) == consume
+
+
+def test_spread_measurement_of_other_inputs_takes_the_generic_route(monkeypatch):
+    """Values that are not int64 and a call below the compiled size give the generic route's floats (the
+    gathered measurement put back) without the compiled loops.  Kills: the compiled route taken for float
+    values (the compiled route gathers int64) or for every size."""
+    calls = []
+    monkeypatch.setattr(noise, "_compiled_laplace_spread", lambda *a: calls.append(a))
+    for values in (np.arange(COMPILED_DRAWS, dtype=float), np.arange(COMPILED_DRAWS - 1, dtype=np.int64)):
+        index = np.random.default_rng(6).permutation(values.size)
+        got = SeededLaplace(np.random.default_rng(1)).laplace_mechanism_spread(values, index, 1.0, 1.0)
+        want = np.empty(values.size)
+        want[index] = SeededLaplace(np.random.default_rng(1)).laplace_mechanism(values[index], 1.0, 1.0)
+        assert got.tobytes() == want.tobytes()
+    assert calls == []

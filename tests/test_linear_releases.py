@@ -125,15 +125,14 @@ def test_tree_levels_in_turn_sum_the_kept_level():
 
 def test_a_remembered_partition_is_compared_not_trusted():
     """The kernel answers a partition equal to the one it checked last from its own copies (no copy of
-    the caller's arrays), and singleton bounds come back as the shared read-only ``0..n`` (no copy kept
-    or handed on); a partition changed in place after the check is measured as it now is, and a change
+    the caller's arrays), and singleton bounds come back as None (``0..n``, neither built, copied nor
+    kept); a partition changed in place after the check is measured as it now is, and a change
     that breaks it is refused.  Kills: the remembered copies used without comparing the caller's arrays,
-    the comparison skipped when the shapes match, a writable copy of singleton bounds handed on.  Checked
-    by hand: ``_equals_known`` returning True on equal shapes fails here."""
+    the comparison skipped when the shapes match, singleton bounds handed on as an array.  Checked by
+    hand: ``_equals_known`` returning True on equal shapes fails here."""
     from dphist import Partition
     from dphist.errors import InvalidParameter
     from dphist.kernel import PrivateKernel
-    from dphist.validation import is_shared_identity
     rng = np.random.default_rng(3)
     x = rng.integers(0, 50, 64)
     kernel = PrivateKernel(x, _NoNoise())
@@ -141,7 +140,7 @@ def test_a_remembered_partition_is_compared_not_trusted():
     order = rng.permutation(64)
     partition = Partition(order, np.arange(65))
     checked_order, bounds, in_order = kernel._checked_partition(partition)
-    assert is_shared_identity(bounds, 65) and not in_order and np.array_equal(checked_order, order)
+    assert bounds is None and not in_order and np.array_equal(checked_order, order)   # None: singletons, 0..n
     assert np.array_equal(data.laplace_partition(partition, 1.0), x[order])
     order[[0, 1]] = order[[1, 0]]                 # still a permutation: measured as it now is
     assert np.array_equal(data.laplace_partition(partition, 1.0), x[order])

@@ -84,7 +84,11 @@ def packed_stable_argsort(keys: np.ndarray, descending: bool = False) -> np.ndar
     if not _argsort_jit.pack(keys, bool(descending), index_bits, packed):
         return None
     packed.sort()
-    return _argsort_jit.unpack(packed, keys, bool(descending), index_bits)
+    _argsort_jit.unpack(packed, keys, bool(descending), index_bits)
+    # the indices in place, viewed here rather than as the compiled function's returned view: this view's one
+    # base is ``packed``, so the kernel can prove nothing else holds the order and keep it without a copy
+    # (dphist.kernel.private.taken_order)
+    return packed.view(np.int64)
 
 
 _ZERO_BLOCK = 1 << 16
@@ -209,6 +213,11 @@ class Partition:
     def is_identity_order(self) -> bool:
         return is_identity(self.order, self.n_bins)
 
+    def is_identity_order_known(self) -> bool:
+        """Whether the order is known to be ``0..n-1`` without reading it: a :class:`PlainPartition`, or the
+        shared immutable domain order (:func:`dphist.validation.is_shared_identity`).  O(1)."""
+        return is_shared_identity(self.order, self.n_bins)
+
     def is_plain(self) -> bool:
         """Singleton groups in domain order (the partition every pipeline starts from): every
         group-wise helper is then the identity, and the fast paths of ``spread``, ``expand`` and
@@ -309,12 +318,10 @@ class Partition:
             raise InvalidParameter(f"need one key per group ({self.n_groups}), got {keys.shape}")
         perm = stable_argsort(keys, descending=descending)
         if self.n_groups == self.n_bins:   # singletons: bin p of the new order is old position perm[p]
-            # the shared immutable 0..n handed on as it is (no copy of N + 1 bounds, and the kernel's check
-            # recognises it without a copy of its own: memory)
-            bounds = self.bounds if is_shared_identity(self.bounds, self.n_bins + 1) else self.bounds.copy()
-            # from the shared domain order 0..n-1, order[perm] is perm itself: no gather, no second vector
-            order = perm if is_shared_identity(self.order, self.n_bins) else self.order[perm]
-            return Partition(order, bounds, validate=False)
+            # bounds 0..n built only when read (SingletonPartition: no N + 1 bounds beside the order); from
+            # the domain order 0..n-1, order[perm] is perm itself: no gather, no second vector
+            order = perm if self.is_identity_order_known() else self.order[perm]
+            return SingletonPartition(order)
         sizes = self.sizes[perm]
         new_bounds = np.concatenate(([0], np.cumsum(sizes)))
         # position p in the new order comes from old position start[g] + (p - new_start[g])
@@ -411,6 +418,9 @@ class PlainPartition(Partition):
     def is_identity_order(self) -> bool:
         return True
 
+    def is_identity_order_known(self) -> bool:
+        return True
+
     def is_plain(self) -> bool:
         return True
 
@@ -457,3 +467,67 @@ class PlainPartition(Partition):
 
     def __repr__(self) -> str:
         return f"Partition({self._n} bins, {self._n} groups, contiguous)"
+
+
+class SingletonPartition(Partition):
+    """Singleton groups in a given ``order`` (a sorter's output: ``reorder_groups`` of singletons): the bounds
+    ``0..n`` are :func:`dphist.validation.identity_vectors`' shared immutable vector, built on first read and
+    kept; the helpers below, the pipeline's check and the kernel's measurements (:func:`dphist.kernel.private.
+    is_singleton_partition`, by the exact class) never read them (an int64 vector of n + 1 entries, an input's
+    worth of memory at 2^24 bins).  Every helper gives :class:`Partition`'s values for ``Partition(order,
+    0..n)``.  ``bounds`` cannot be assigned; ``order`` is an ordinary slot (the kernel's check replaces it by
+    its immutable checked array, :func:`dphist.kernel.private.checked_partition_in_order`).
+
+    >>> p = Partition.singletons(3).reorder_groups([2.0, 9.0, 5.0], descending=True)
+    >>> type(p).__name__, p.order.tolist(), p.n_groups
+    ('SingletonPartition', [1, 2, 0], 3)
+    >>> p.bounds.tolist()                # built when read
+    [0, 1, 2, 3]
+    """
+
+    __slots__ = ()
+
+    def __init__(self, order, *, validate: bool = False):
+        _ORDER.__set__(self, np.asarray(order, dtype=np.int64))
+        if validate:
+            self.validate()
+
+    def __reduce__(self):
+        return (SingletonPartition, (self.order,))
+
+    bounds = property(lambda self: identity_vectors(self.n_bins)[1], doc="``0..n``, the shared vector, built when read")
+
+    @property
+    def n_groups(self) -> int:
+        return self.n_bins
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.ones(self.n_bins, dtype=np.int64)
+
+    def labels(self) -> np.ndarray:
+        out = np.empty(self.n_bins, dtype=np.int64)
+        out[self.order] = np.arange(self.n_bins, dtype=np.int64)
+        return out
+
+    def is_plain(self) -> bool:
+        return self.is_identity_order()
+
+    def sums(self, values) -> np.ndarray:
+        v = np.asarray(values)
+        if v.shape == (self.n_bins,) and v.dtype in (np.int64, np.float64):
+            return v[self.order]                  # a sum of one value is that value (reduceat's dtype)
+        return super().sums(values)
+
+    def merge(self, cuts) -> "Partition":
+        """Coarsen: the cut group indices are the new bounds (``bounds[cuts]`` of ``0..n``)."""
+        cuts = _merge_cuts(cuts, self.n_bins)
+        return Partition(self.order, cuts.copy(), validate=False)   # bounds[cuts]: a fresh array
+
+    def validate(self) -> "SingletonPartition":
+        o = self.order
+        if o.ndim != 1 or o.size == 0:
+            raise InvalidParameter("a partition needs a non-empty 1-D order")
+        if not is_permutation(o, o.size):
+            raise InvalidParameter("partition order is not a permutation: some bin is missing or repeated")
+        return self

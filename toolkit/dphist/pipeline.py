@@ -31,7 +31,7 @@ from .kernel.exact import GeneratorWords
 from .kernel.noise import ExactNoise, check_mode
 from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
-from .partition import Partition
+from .partition import Partition, SingletonPartition
 from .partition_blocks import BlockPartition, checked_block_partition
 from .validation import identity_vector
 from . import postprocess as _post
@@ -887,4 +887,6 @@ def checked_stage_partition(bins, n: int, stage: str, component: str, kernel=Non
                                "next stage was run or charged") from None
     if in_order:   # domain order: the shared immutable vector, recognised without a pass later
         order = identity_vector(n)
+    if bounds is None:   # singletons (the kernel's None for 0..n): their bounds built only when read
+        return SingletonPartition(order)
     return Partition(order, bounds, validate=False)

@@ -36,6 +36,44 @@ def frozen_int64(values) -> np.ndarray:
     return np.frombuffer(np.ascontiguousarray(values, dtype=np.int64).tobytes(), dtype=np.int64)
 
 
+def frozen_taken(owner: np.ndarray) -> np.ndarray:
+    """``owner``'s memory as an int64 vector that nothing can change, without a copy: for an array whose
+    caller holds the only reference (the kernel proves it by reference counts before it takes a sorter's
+    fresh order, :func:`dphist.kernel.private.taken_order`).  ``owner`` is made read-only and kept alive,
+    unreachable, for as long as the returned vector or any view of it lives (a finalizer of the vector, whose
+    views and buffer exports all hold it).  The vector is built on a read-only ``memoryview`` that names no
+    object (``memoryview.obj`` is None), so ``setflags(write=True)`` is refused for it and every view of it,
+    as for :func:`frozen_int64`'s bytes.  ``PyMemoryView_FromMemory`` (the CPython C API) builds that
+    memoryview over the owner's bytes."""
+    owner.setflags(write=False)
+    frozen = np.frombuffer(_from_memory()(owner.__array_interface__["data"][0], owner.nbytes, _PYBUF_READ),
+                           dtype=np.int64)
+    # every view of the vector and every buffer exported from it holds the vector: owner freed with the last
+    weakref.finalize(frozen, _keep, owner).atexit = False
+    return frozen
+
+
+#: ``PyBUF_READ`` of CPython's ``PyMemoryView_FromMemory``: a read-only memoryview
+_PYBUF_READ = 0x100
+_FROM_MEMORY: list = []
+
+
+def _from_memory():
+    """``ctypes.pythonapi.PyMemoryView_FromMemory`` with its signature, made once (``ctypes`` imported on first
+    use: ``import dphist`` does not need it)."""
+    if not _FROM_MEMORY:
+        import ctypes
+        function = ctypes.pythonapi.PyMemoryView_FromMemory
+        function.restype = ctypes.py_object
+        function.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int)
+        _FROM_MEMORY.append(function)
+    return _FROM_MEMORY[0]
+
+
+def _keep(owner) -> None:
+    """The finalizer of :func:`frozen_taken`'s memoryview: holds ``owner`` until it runs, then nothing."""
+
+
 #: the immutable vectors ``0, 1, ..., n-1`` handed out by :func:`identity_vector`: n -> weak reference, while
 #: in use (a plain dictionary read in one lookup; an entry is dropped when its vector is freed)
 _IDENTITIES: dict = {}

@@ -186,31 +186,71 @@ def _prefix_pairs_into(x, mean, bound, pp):
     return bounded and abs(s2) < np.inf
 
 
+#: the runs of :func:`sorted_mean`'s sum gathered and summed by numpy at once (half a megabyte of floats)
+_MEAN_BLOCK = 1 << 16
+
+
+def sorted_mean(values, order) -> float:
+    """``values[order].mean()`` (float64 ``values``, an int64 ``order``) bit for bit, without the gathered
+    copy: numpy's sum of a contiguous vector is pairwise (above 128 terms the first half, rounded down to a
+    multiple of 8, and the rest summed apart and added; below, fixed blocks), and the sum of a run depends only
+    on its length, so the halves are split here down to runs of at most :data:`_MEAN_BLOCK` values, each
+    gathered and summed by ``numpy.add.reduce`` itself, and added as numpy adds them."""
+    def total(lo, n):
+        if n <= _MEAN_BLOCK:
+            return float(np.add.reduce(values[order[lo:lo + n]]))
+        half = n // 2
+        half -= half % 8
+        return total(lo, half) + total(lo + half, n - half)
+    n = int(order.size)
+    return float(np.float64(total(0, n)) / n)
+
+
+def _width_one_wins(noisy, order, mean, bound, noise_each) -> bool:
+    """Whether :func:`_first_min_width` of the prefix pairs of ``x = noisy[order]`` (``_centred_prefix_pairs``,
+    ``mean`` its ``x.mean()``: :func:`sorted_mean`) returns 1 because every wider width stops at its first
+    group, found in one pass over ``x`` with neither the pairs nor a second pass over them (``x`` gathered
+    through ``order`` :data:`_MEAN_BLOCK` values at a time, :func:`_width_one_block`: no sorted copy): the
+    pairs' running sums formed as :func:`_prefix_pairs_into` forms them, w = 1's total summed as the search
+    sums it (each position's SSE clipped at 0, in order, then ``n`` noise terms), and for every w >= 2 its
+    first group's clipped SSE, which is the search's partial total of w after one group (pairs ``[0, w)``,
+    ``0.0 +`` that SSE).  The search is taken only on bounded pairs (``_bounded``), so the same condition is
+    required here.  When w = 1's total is finite, the search's best is that total after w = 1, and the best
+    only decreases, so it is at most that total at every w >= 2; a width whose first group reaches w = 1's
+    total reaches the best, stops there and leaves the best unchanged.  When every w >= 2 does (their minimum
+    reaches it), by induction on w every one stops and the search returns 1.  False otherwise (the caller runs
+    the search)."""
+    state = np.array([0.0, 0.0, 0.0, 0.0, 0.0, np.inf, 1.0])
+    n = int(order.size)
+    for lo in range(0, n, _MEAN_BLOCK):
+        _width_one_block(noisy[order[lo:lo + _MEAN_BLOCK]], lo, mean, bound, state)
+    s2, total, first_min = state[1], state[4], state[5]
+    total += n * (noise_each * 1.0)
+    return bool(state[6]) and abs(s2) < np.inf and total < np.inf and first_min >= total
+
+
 @njit(cache=True, nogil=True)
-def _width_one_wins(x, mean, bound, noise_each):
-    """Whether :func:`_first_min_width` of the prefix pairs of ``x`` (``_centred_prefix_pairs``, ``mean``
-    its ``x.mean()``) returns 1 because every wider width stops at its first group, found in one pass over
-    ``x`` with neither the pairs nor a second pass over them: the pairs' running sums formed as
-    :func:`_prefix_pairs_into` forms them, w = 1's total summed as the search sums it (each position's SSE
-    clipped at 0, in order, then ``n`` noise terms), and for every w >= 2 its first group's clipped SSE,
-    which is the search's partial total of w after one group (pairs ``[0, w)``, ``0.0 +`` that SSE).  The
-    search is taken only on bounded pairs (``_bounded``), so the same condition is required here.  When
-    w = 1's total is finite, the search's best is that total after w = 1, and the best only decreases, so
-    it is at most that total at every w >= 2; a width whose first group reaches w = 1's total reaches the
-    best, stops there and leaves the best unchanged.  When every w >= 2 does (their minimum reaches it),
-    by induction on w every one stops and the search returns 1.  False otherwise (the caller runs the
-    search)."""
-    n = x.size
-    d = x[0] - mean
-    s, s2 = d, d * d
-    bounded = abs(s) <= bound
-    lo, lo2 = 0.0, 0.0                    # the pairs' first row
-    diff = s - lo
-    total = 0.0 + max((s2 - lo2) - diff * diff * 1.0, 0.0)
-    lo, lo2 = s, s2
-    first_min = np.inf
-    for i in range(1, n):
-        d = x[i] - mean
+def _width_one_block(x, start, mean, bound, state):
+    """:func:`_width_one_wins`' pass over the values at positions ``start``, ``start + 1``, ... (``x``), its
+    running values carried in ``state``: the pairs' running sums ``s`` and ``s2``, the last row ``lo`` and
+    ``lo2``, w = 1's total, the first groups' minimum and whether the sums are bounded (1.0 or 0.0); the same
+    operations in the same order as one pass over all the values."""
+    s, s2, lo, lo2, total, first_min = state[0], state[1], state[2], state[3], state[4], state[5]
+    bounded = state[6] != 0.0
+    first_i = 0
+    if start == 0:
+        d = x[0] - mean
+        s, s2 = d, d * d
+        bounded = abs(s) <= bound
+        lo, lo2 = 0.0, 0.0                # the pairs' first row
+        diff = s - lo
+        total = 0.0 + max((s2 - lo2) - diff * diff * 1.0, 0.0)
+        lo, lo2 = s, s2
+        first_min = np.inf
+        first_i = 1
+    for k in range(first_i, x.size):
+        i = start + k
+        d = x[k] - mean
         s += d
         s2 += d * d
         bounded &= abs(s) <= bound
@@ -221,8 +261,8 @@ def _width_one_wins(x, mean, bound, noise_each):
         first = 0.0 + max((s2 - 0.0) - head * head * (1.0 / (i + 1)), 0.0)
         if first < first_min:
             first_min = first
-    total += n * (noise_each * 1.0)
-    return bounded and abs(s2) < np.inf and total < np.inf and first_min >= total
+    state[0], state[1], state[2], state[3], state[4], state[5] = s, s2, lo, lo2, total, first_min
+    state[6] = 1.0 if bounded else 0.0
 
 
 class FixedWidthPartitioner(Partitioner):
@@ -253,13 +293,14 @@ class FixedWidthPartitioner(Partitioner):
                                        "gamma_in > 0, or pass w")
             if ctx.eps_f <= 0:
                 raise InvalidParameter(f"{self.name} weighs the noise of the published averages: gamma_f must be > 0")
-            # H~ in the sorted order (a gather)
-            values = np.ascontiguousarray(bins.in_order(ctx.noisy), dtype=float)
             noise_var_1 = 2.0 / ctx.eps_in**2 if self.corrected else 0.0
-            if noise_var_1 == 0.0 and _width_one_wins(values, float(values.mean()), _FINITE_BOUND,
+            noisy = np.ascontiguousarray(ctx.noisy, dtype=float)
+            order = np.ascontiguousarray(bins.order, dtype=np.int64)
+            if noise_var_1 == 0.0 and _width_one_wins(noisy, order, sorted_mean(noisy, order), _FINITE_BOUND,
                                                       2.0 / ctx.eps_f**2):
-                w = 1             # the search's answer, found in one pass without its prefix pairs (memory)
+                w = 1     # the search's answer, in one pass through the order: no sorted copy of H~, no pairs
             else:
+                values = bins.in_order(noisy)      # H~ in the sorted order (a gather)
                 pairs, bounded = _centred_prefix_pairs(values)
                 del values
                 w = _best_width(pairs, ctx.eps_f, noise_var_1, bounded)

@@ -126,10 +126,30 @@ def test_width_one_shortcut_only_when_the_search_returns_one():
     for x, eps in cases:
         noise_each = 2.0 / eps**2
         pp, bounded = _centred_prefix_pairs(x.copy())
-        if _width_one_wins(x, float(x.mean()), _FINITE_BOUND, noise_each):
+        # through a shuffled order: x = noisy[order] (the partitioner reads H~ through the sorted order)
+        order = np.random.default_rng(x.size).permutation(x.size)
+        noisy = np.empty_like(x)
+        noisy[order] = x
+        if _width_one_wins(noisy, order, float(x.mean()), _FINITE_BOUND, noise_each):
             said += 1
             assert bounded and _first_min_width(pp, noise_each) == 1, (x, eps)
     assert said >= 8
+
+
+@pytest.mark.parametrize("block", [128, 1 << 16])
+def test_sorted_mean_is_the_mean_of_the_gathered_values(block, monkeypatch):
+    """``sorted_mean(values, order)`` equals ``values[order].mean()`` bit for bit on sizes around numpy's
+    pairwise blocks (8, 128) and splits, with runs summed at most ``block`` at a time, on values spread over
+    twelve orders of magnitude (where the order of additions shows).  Kills: halves not rounded down to a
+    multiple of 8, the runs summed by ``math.fsum`` or a running sum, the values read in domain order, the
+    division done before the sum of the halves."""
+    import dphist_gs.grouping as grouping
+    monkeypatch.setattr(grouping, "_MEAN_BLOCK", block)
+    rng = np.random.default_rng(9)
+    for n in (1, 7, 8, 9, 127, 128, 129, 1000, 65536, 65537, 65543, 131085, 300007):
+        values = rng.laplace(size=n) * rng.choice([1.0, 1e6, 1e-6], size=n)
+        order = rng.permutation(n)
+        assert grouping.sorted_mean(values, order) == values[order].mean(), n
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 64, 1001])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidParameter
-from ..partition import Partition
+from ..partition import Partition, SingletonPartition
 from .base import Context, Finalizer, Initializer, Partitioner, Sorter
 
 _SORTAKI = "Doudalis & Mehrotra, SORTaki, Section IV"
@@ -110,6 +110,10 @@ class GroupMeanFinalizer(Finalizer):
     batch_capable = True
 
     def finalize(self, bins: Partition, ctx: Context) -> np.ndarray:
+        if type(bins) is SingletonPartition and hasattr(ctx.data, "laplace_partition_spread"):
+            # singletons in a sorted order: the kernel spreads as it measures (the same floats, no answers in
+            # the sorted order beside the estimate: memory)
+            return ctx.data.laplace_partition_spread(bins, ctx.budget)
         noisy = ctx.data.laplace_partition(bins, ctx.budget)
         if bins.is_plain() and isinstance(noisy, np.ndarray) and noisy.dtype == np.float64:
             return noisy   # singletons in domain order: the measurement is the estimate (a fresh array, no copy)

@@ -144,6 +144,25 @@ class SeededLaplace:
             return _compiled_laplace_taken(self.rng, scale, values, index)
         return self.laplace_mechanism(values[index], sensitivity, epsilon, integral=integral, support=support)
 
+    def laplace_mechanism_spread(self, values, index, sensitivity, epsilon, *, consume=False, integral=False,
+                                 support=None):
+        """``out`` with ``out[index] = laplace_mechanism(values[index])``: the noisy values of the bins listed in
+        ``index`` (a checked permutation) put back in domain order, the same floats and the same state of
+        ``rng``.  On the compiled route the draws are added to the bins' values where the bins are
+        (``draw + value``: a block of bins gathered, ``laplace_add_into``, put back), uniforms drawn a block
+        at a time; with ``consume`` (int64 ``values`` the caller hands over) in the values' own memory: no array
+        of N floats beside them.  A uniform equal to 0 stops the loop: the values before it are numpy's (the
+        same stream), and numpy's ``laplace`` draws the rest from just after that uniform, as its one call
+        does."""
+        scale = float(sensitivity) / float(epsilon)
+        if (type(self.rng) is np.random.Generator and 0.0 <= scale < math.inf and values.dtype == np.int64
+                and index.ndim == 1 and _compiled(index.size)):
+            return _compiled_laplace_spread(self.rng, scale, values, index, consume)
+        noisy = self.laplace_mechanism(values[index], sensitivity, epsilon, integral=integral, support=support)
+        out = np.empty_like(noisy)
+        out[index] = noisy
+        return out
+
     def exponential_mechanism(self, scores, sensitivity, epsilon, *, monotonic=False):
         # Gumbel-max: argmax(c * s + Gumbel) is distributed as the exponential mechanism.
         factor = 1.0 if monotonic else 2.0
@@ -257,6 +276,33 @@ def _compiled_laplace_taken(rng: np.random.Generator, scale: float, values: np.n
         rng.bit_generator.state = state
         out = rng.laplace(0.0, scale, size=index.shape)
         out += values[index]
+    return out
+
+
+def _compiled_laplace_spread(rng: np.random.Generator, scale: float, values: np.ndarray, index: np.ndarray,
+                             consume: bool) -> np.ndarray:
+    """:meth:`SeededLaplace.laplace_mechanism_spread` on the compiled route (see there).  Each block of bins
+    is gathered from the int64 values, turned into ``draw + value`` and put back as floats: with ``consume``
+    into the values' own memory viewed as float64 (the index is a permutation, so every bin is read as an
+    integer before its float is written)."""
+    n = index.size
+    out = values.view(np.float64) if consume and values.flags.c_contiguous else np.empty(n)
+    noisy = np.empty(min(_TAKE_BLOCK, n))
+    for lo in range(0, n, _TAKE_BLOCK):
+        state = rng.bit_generator.state
+        u = rng.random(min(_TAKE_BLOCK, n - lo))
+        at = index[lo:lo + u.size]
+        block = noisy[:u.size]
+        if _SAMPLER.laplace_add_into(u, scale, values[at], block):
+            # a uniform equal to 0: numpy redraws it, and the rest of its stream shifts
+            first = int(np.flatnonzero(u == 0.0)[0])
+            out[at[:first]] = block[:first]
+            rng.bit_generator.state = state
+            rng.random(first + 1)
+            rest = index[lo + first:]
+            out[rest] = rng.laplace(0.0, scale, size=rest.size) + values[rest]
+            break
+        out[at] = block
     return out
 
 

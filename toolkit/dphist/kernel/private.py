@@ -74,6 +74,7 @@ from __future__ import annotations
 import contextvars
 import math
 import re
+import sys
 import weakref
 from contextlib import contextmanager
 from dataclasses import replace
@@ -83,9 +84,9 @@ from typing import Callable
 import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
-from ..partition import Partition, PlainPartition
+from ..partition import Partition, PlainPartition, SingletonPartition
 from ..partition_blocks import BlockPartition, block_sums, checked_block_partition
-from ..validation import (are_strict_bounds, frozen_int64, identity_vectors, is_identity, is_permutation,
+from ..validation import (are_strict_bounds, frozen_int64, frozen_taken, identity_vectors, is_identity, is_permutation,
                           is_shared_identity, is_whole_bounds)
 from .ledger import Ledger, LedgerEntry
 from .noise import NoiseSource
@@ -387,6 +388,9 @@ def is_plain_partition(partition, n: int) -> bool:
     in O(1), without building its arrays."""
     if type(partition) is PlainPartition:
         return partition.n_bins == n
+    if type(partition) is SingletonPartition:   # singletons whatever the order: only the order is read
+        order = partition.order
+        return isinstance(order, np.ndarray) and order.dtype.kind in "iu" and is_identity(order, n)
     if not isinstance(partition, Partition):
         return False
     order, bounds = partition.order, partition.bounds
@@ -407,6 +411,8 @@ def is_whole_partition(partition, n: int) -> bool:
     PlainPartition` is one group only for one bin (O(1), its arrays not built)."""
     if type(partition) is PlainPartition:
         return n == 1 and partition.n_bins == 1
+    if type(partition) is SingletonPartition:   # one group only for one bin: the order is [0]
+        return n == 1 and is_plain_partition(partition, 1)
     if not isinstance(partition, Partition):
         return False
     order, bounds = partition.order, partition.bounds
@@ -432,15 +438,80 @@ def checked_partition(partition, n: int) -> tuple[np.ndarray, np.ndarray]:
 def checked_partition_in_order(partition, n: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """:func:`checked_partition` and whether the checked order is the domain order (found by the check
     itself: no second pass)."""
-    return _checked_against(partition, n, None)[:3]
+    order, bounds, in_order = _checked_against(partition, n, None)[:3]
+    return order, (identity_vectors(n)[1] if bounds is None else bounds), in_order
+
+
+#: from this many bins the kernel's check takes a partition's fresh order (:func:`taken_order`) instead of
+#: copying it
+TAKE_MIN_BINS = 1 << 16
+
+
+def taken_order(partition, n: int) -> np.ndarray | None:
+    """The kernel's immutable checked order made of ``partition``'s own order array, without a copy, when
+    nothing else can reach that array's memory; else None (the caller copies it, :func:`_frozen_copy`).
+
+    Taken: a C-contiguous int64 vector of ``n`` bins (``n`` at least :data:`TAKE_MIN_BINS`), writeable, held
+    by the slot of a :class:`~dphist.partition.Partition` or :class:`~dphist.partition.SingletonPartition`
+    (exactly these classes: no property can hand out another array) and by nothing else: it owns its memory
+    and its only references are that slot and this function's (``sys.getrefcount``), or it is the one view
+    of the whole memory of an array that owns it and is referenced by that view alone (a sorter's order read
+    out in place of its sort's words, :func:`dphist.partition.packed_stable_argsort`).  Every other holder
+    of the memory (a variable, a view, a buffer export, another slot) holds a reference, so the counts prove
+    that no component can write the order after its check.  The memory is then made immutable in place
+    (:func:`dphist.validation.frozen_taken`) and the partition's slot set to the immutable vector: the caller
+    sees the same values, read-only.  (Python 3.11's reference counts; an interpreter that counts fewer
+    references gets the copy.)"""
+    if n < TAKE_MIN_BINS or type(partition) not in (Partition, SingletonPartition):
+        return None
+    arr = partition.order
+    if not (type(arr) is np.ndarray and arr.dtype == np.int64 and arr.shape == (n,)
+            and arr.flags.c_contiguous and arr.flags.writeable) or sys.getrefcount(arr) != _ORDER_REFS:
+        return None
+    owner = arr.base
+    if owner is None:
+        if not arr.flags.owndata:
+            return None
+        owner = arr
+    elif not (type(owner) is np.ndarray and owner.base is None and owner.flags.owndata
+              and owner.flags.writeable and owner.flags.c_contiguous and owner.nbytes == arr.nbytes
+              and owner.__array_interface__["data"][0] == arr.__array_interface__["data"][0]
+              and sys.getrefcount(owner) == _OWNER_REFS):
+        return None
+    frozen = frozen_taken(owner)
+    del owner, arr
+    partition.order = frozen
+    return frozen
+
+
+#: the references of a taken order inside :func:`taken_order`: the partition's slot, ``arr`` and
+#: ``sys.getrefcount``'s argument; of the array owning a view's memory: the view's base, ``owner``, the argument
+_ORDER_REFS = 3
+_OWNER_REFS = 3
+
+
+def _bounds_of(partition):
+    """``partition.bounds``, or None for a :class:`~dphist.partition.SingletonPartition` (singleton bounds
+    ``0..n``, not built)."""
+    return None if type(partition) is SingletonPartition else partition.bounds
 
 
 def _is_known(partition, known, n: int) -> bool:
     """Whether ``partition`` holds the very arrays of the remembered ``(order, bounds, in_order)`` (O(1)):
-    the kernel's immutable copies (:func:`dphist.validation.frozen_int64`) or the shared domain order, which
-    cannot have changed since they were checked."""
-    return (known is not None and isinstance(partition, Partition) and partition.bounds is known[1]
+    the kernel's immutable copies (:func:`dphist.validation.frozen_int64`, :func:`dphist.validation.
+    frozen_taken`) or the shared domain order, which cannot have changed since they were checked; remembered
+    bounds None (singletons) are those of a :class:`~dphist.partition.SingletonPartition`."""
+    return (known is not None and isinstance(partition, Partition) and _bounds_of(partition) is known[1]
             and (partition.order is known[0] if known[0] is not None else is_shared_identity(partition.order, n)))
+
+
+def _bounds_equal(bounds, known_bounds, n: int) -> bool:
+    """Whether integer ``bounds`` (None: singletons) equal the remembered ones (None: singletons, ``0..n``)."""
+    if known_bounds is None:
+        return bounds is None or (bounds.shape == (n + 1,) and is_identity(bounds, n + 1))
+    if bounds is None:
+        return known_bounds.shape == (n + 1,) and is_identity(known_bounds, n + 1)
+    return bounds.shape == known_bounds.shape and bool((bounds == known_bounds).all())
 
 
 def _equals_known(partition, known, n: int) -> bool:
@@ -448,11 +519,10 @@ def _equals_known(partition, known, n: int) -> bool:
     element (read in place, nothing copied; the remembered arrays are immutable)."""
     if not isinstance(partition, Partition):
         return False
-    order, bounds = partition.order, partition.bounds
-    return (isinstance(order, np.ndarray) and isinstance(bounds, np.ndarray)
-            and order.dtype.kind in "iu" and bounds.dtype.kind in "iu"
-            and order.shape == (n,) and bounds.shape == known[1].shape
-            and bool((bounds == known[1]).all())
+    order, bounds = partition.order, _bounds_of(partition)
+    return (isinstance(order, np.ndarray) and (bounds is None or isinstance(bounds, np.ndarray))
+            and order.dtype.kind in "iu" and (bounds is None or bounds.dtype.kind in "iu")
+            and order.shape == (n,) and _bounds_equal(bounds, known[1], n)
             and (is_identity(order, n) if known[0] is None else bool((order == known[0]).all())))
 
 
@@ -478,11 +548,14 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
     # permutation and cannot have changed: neither copied nor counted again, only the bounds are checked
     same_order = known is not None and known[0] is not None and partition.order is known[0]
     try:
-        order = partition.order
-        if not same_order and not is_shared_identity(order, n):
-            order = _frozen_copy(order)
-        bounds = partition.bounds
-        if not is_shared_identity(bounds, n + 1):
+        # a fresh order nothing else reaches is made immutable where it is (no copy: taken_order)
+        order = None if same_order or is_shared_identity(partition.order, n) else taken_order(partition, n)
+        if order is None:
+            order = partition.order
+            if not same_order and not is_shared_identity(order, n):
+                order = _frozen_copy(order)
+        bounds = _bounds_of(partition)      # None: a SingletonPartition's 0..n, not built
+        if bounds is not None and not is_shared_identity(bounds, n + 1):
             bounds = _frozen_copy(bounds)
     except (TypeError, ValueError, OverflowError):
         raise InvalidParameter("partition order and bounds must be integer arrays") from None
@@ -490,7 +563,7 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         raise InvalidParameter(f"partition covers {order.size} bins, the domain has {n}")
     # element by element against the remembered arrays (both orders have shape (n,): no array_equal
     # checks); a remembered domain order (None) is checked as one
-    if (known is not None and bounds.shape == known[1].shape and bool((bounds == known[1]).all())
+    if (known is not None and _bounds_equal(bounds, known[1], n)
             and (is_identity(order, n) if known[0] is None else bool((order == known[0]).all()))):
         return (order if known[0] is None else known[0]), known[1], known[2], True
     in_order = known[2] if same_order else is_identity(order, n)
@@ -500,10 +573,10 @@ def _checked_against(partition, n: int, known) -> tuple[np.ndarray, np.ndarray, 
         what = (f"bin {int(np.flatnonzero(seen > 1)[0])} appears twice" if (seen > 1).any() else
                 "a bin outside the domain" if inside.size < order.size else "some bin is missing")
         raise InvalidParameter(f"partition order is not a permutation: {what}")
-    if not are_strict_bounds(bounds, n):
+    if bounds is not None and not are_strict_bounds(bounds, n):
         raise InvalidParameter(f"partition bounds must increase strictly from 0 to {n}")
-    if bounds.size == n + 1:     # valid singleton bounds are 0..n: the shared vector, not a copy
-        bounds = identity_vectors(n)[1]
+    if bounds is not None and bounds.size == n + 1:     # valid singleton bounds are 0..n: None, not a copy
+        bounds = None
     return order, bounds, in_order, False
 
 
@@ -591,7 +664,9 @@ class PrivateKernel:
         finalizer's measurement of it is then recognised by their identity, in O(1) (validated once, not
         twice); a partition of other arrays equal to them by one comparison pass.
 
-        ``kernel_use``: the arrays are read by a primitive and dropped, never handed to other code: a
+        The bounds are None for singleton groups (``0..n``, valid by themselves: not built or kept; a
+        :class:`~dphist.partition.SingletonPartition` of the order hands them on).  ``kernel_use``: the
+        arrays are read by a primitive and dropped, never handed to other code: a
         partition equal to the remembered one is then compared in place (the caller's integer arrays read
         once, no copies) and answered with the remembered arrays themselves (the order is None when it is
         the domain order, which such a caller does not read)."""
@@ -652,6 +727,22 @@ class PrivateKernel:
         if handle._kernel is not self:
             raise InvalidParameter("a handle of another kernel")
         self.__last_account = handle._account
+
+    def _counts_to_consume(self) -> tuple[np.ndarray, bool]:
+        """The counts for a measurement that may write over them, and whether it may: the kernel's own copy
+        itself (made writeable), dropped by the kernel, when this read is the run's last (the last share is
+        charged: the gate frees the counts when it closes, and every later charge is refused) and nothing but
+        the kernel references the copy (``sys.getrefcount``: the kernel's slot, the local and the argument);
+        else the counts, not to be written.  Read through the gate like :meth:`_true_counts`."""
+        counts = self._true_counts()
+        if (self._gate.on_close is not None and type(counts) is np.ndarray and counts.base is None
+                and counts.flags.owndata and sys.getrefcount(counts) == 3):
+            self.__counts = None      # the run's last read: the copy is the caller's from here
+            counts.setflags(write=True)      # the kernel's read-only copy: its own memory, no one else's
+            self.__prefix = None
+            self.__level_sums = None
+            return counts, True
+        return counts, False
 
     def _free_counts(self) -> None:
         self.__counts = None
@@ -1019,20 +1110,39 @@ class DataHandle:
             with self._kernel._gate:
                 return self._noisy(self._kernel._true_counts(), 1.0, eps, integral=True, support=1)
         order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)   # in domain order: no gather
-        self._charge("laplace.partition", eps, 1.0, bounds.size - 1)
+        self._charge("laplace.partition", eps, 1.0, self.n if bounds is None else bounds.size - 1)
         with self._kernel._gate:
             counts = self._kernel._true_counts()
             taken = getattr(self._kernel.noise, "laplace_mechanism_taken", None)
-            if bounds.size == counts.size + 1 and not in_order and taken is not None:
+            if bounds is None and not in_order and taken is not None:
                 # checked singleton bounds in another order: the counts gathered by the noise source a block at
                 # a time into the noise's buffer (no gathered copy of N counts beside it: memory)
                 return taken(counts, order, 1.0, eps, integral=True, support=1)
-            if bounds.size == counts.size + 1:      # checked singleton bounds: the sums are the counts in order
+            if bounds is None:      # checked singleton bounds (None: 0..n): the sums are the counts in order
                 sums = counts if in_order else counts[order]
             else:
                 sums = np.add.reduceat(counts if in_order else counts[order], bounds[:-1])
             del counts
             return self._noisy(sums, 1.0, eps, integral=True, support=1)
+
+    def laplace_partition_spread(self, partition, epsilon) -> np.ndarray:
+        """:meth:`laplace_partition`'s answers spread evenly over each group's bins, in domain order
+        (``partition.spread`` of them: post-processing of the same measurement, the same ledger row and the
+        same floats).  Singleton groups in another order (a :class:`~dphist.partition.SingletonPartition`)
+        with a noise source that spreads as it draws (research mode's ``laplace_mechanism_spread``) are
+        measured without the answers in the partition's order: each bin's count and its draw added where the
+        bin is, in the memory of the kernel's copy of the counts when this read is the run's last
+        (:meth:`PrivateKernel._counts_to_consume`).  Anything else: ``partition.spread(laplace_partition)``."""
+        spread = getattr(self._kernel.noise, "laplace_mechanism_spread", None)
+        if spread is not None and type(partition) is SingletonPartition and not is_plain_partition(partition, self.n):
+            eps = validate_epsilon(epsilon, "epsilon for laplace.partition")
+            order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)
+            if bounds is None and not in_order:
+                self._charge("laplace.partition", eps, 1.0, self.n)
+                with self._kernel._gate:
+                    counts, consume = self._kernel._counts_to_consume()
+                    return spread(counts, order, 1.0, eps, consume=consume, integral=True, support=1)
+        return partition.spread(self.laplace_partition(partition, epsilon))
 
     def laplace_intervals(self, starts, ends, epsilon, order=None, sensitivity=None) -> np.ndarray:
         """Sums over position intervals ``[start, end)`` of the bins arranged in ``order``.
@@ -1077,6 +1187,8 @@ class DataHandle:
             groups, bounds, order, in_order = n, None, None, True
         else:
             order, bounds, in_order = self._kernel._checked_partition(partition, kernel_use=True)
+            if bounds is None:    # checked singletons: their bounds 0..n, the shared vector
+                bounds = identity_vectors(n)[1]
             groups = bounds.size - 1
         runs = -(-groups // width)
         self._charge("laplace.intervals", eps, 1.0, runs)
