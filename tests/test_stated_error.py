@@ -42,10 +42,14 @@ def test_every_linear_preset_states_the_variance_of_its_own_release(name, params
     pipe = dphist.make_algorithm(name, **params)
     cov = probed_covariance(pipe, X13, 0.7)
     release = pipe.run(X13, 0.7, seed=3)
-    np.testing.assert_allclose(release.bin_variances(), np.diag(cov), rtol=1e-9)
+    # OPT on two ranges barely measures single bins: a nearly singular strategy turns the measurements'
+    # variance of about 4 into 2e10 on bins 3-12, where the closed form and the probe agree to 1.2e-9 with
+    # numpy 2.4; each mutation named above moves a variance by far more than 1e-7
+    rtol = 1e-7 if name == "OPT" else 1e-9
+    np.testing.assert_allclose(release.bin_variances(), np.diag(cov), rtol=rtol)
     Q = np.random.default_rng(1).normal(size=(4, X13.size))
-    np.testing.assert_allclose(release.variance(Q), np.einsum("ij,jk,ik->i", Q, cov, Q), rtol=1e-9)
-    assert release.variance((2, 9)) == pytest.approx(cov[2:9, 2:9].sum(), rel=1e-9)
+    np.testing.assert_allclose(release.variance(Q), np.einsum("ij,jk,ik->i", Q, cov, Q), rtol=rtol)
+    assert release.variance((2, 9)) == pytest.approx(cov[2:9, 2:9].sum(), rel=rtol)
     expected_kind = "noise-only" if name == "uniform" else "exact"
     assert release.stated.kind == expected_kind
 
