@@ -175,12 +175,48 @@ def heap_frozen(on: bool = True):
 
 @contextmanager
 def forks_prepared():
-    """What the forked workers of :func:`run_processes` are forked inside: one BLAS thread (they inherit
-    the limit) and the parent's heap frozen.  The parent's limit is restored as soon as the workers
-    exist, so the restore and the end of the OpenBLAS threads it starts (:func:`blas_threads_limited`)
-    overlap the workers' first cells instead of following their last."""
-    with blas_threads_limited(1), heap_frozen():
-        yield
+    """What the forked workers of :func:`run_processes` are forked inside: the parent's heap frozen, and
+    each worker on one BLAS thread.  Yields what a worker calls first (None: nothing).
+
+    Where every BLAS library above one thread is a pthreads OpenBLAS that exports its thread count
+    ``blas_cpu_number`` (numpy's and scipy's wheels), the worker writes 1 there: OpenBLAS then runs
+    its calls on the calling thread and starts no thread (measured in a forked child: no thread after
+    the write and after 600 x 600 products; ``openblas_set_num_threads(1)`` there starts the pool, whose
+    threads then busy-wait), and the parent's limit is never touched (a limit and its restore in the
+    parent cost 1-26 ms of set-up, thread starts and joins, load 3.5-5: :func:`blas_threads_limited`).
+    A fork already ends the parent's OpenBLAS threads (the library's own fork handler), so a worker
+    inherits none.  Elsewhere the workers are forked inside :func:`blas_threads_limited` (they inherit
+    the limit), restored as soon as they exist.
+    """
+    counts = _openblas_counts(1)
+    if counts is None:
+        with blas_threads_limited(1), heap_frozen():
+            yield None
+        return
+    with heap_frozen():
+        yield (lambda: _write_counts(counts, 1)) if counts else None
+
+
+def _openblas_counts(n: int):
+    """``blas_cpu_number`` of each loaded BLAS library above ``n`` threads (ctypes views), or None when
+    one of them is not a pthreads OpenBLAS exporting it."""
+    import ctypes
+    views = []
+    for lib in _blas_controller().lib_controllers:
+        if lib.num_threads <= n:
+            continue
+        if lib.internal_api != "openblas" or getattr(lib, "threading_layer", None) != "pthreads":
+            return None
+        try:
+            views.append(ctypes.c_int.in_dll(lib.dynlib, "blas_cpu_number"))
+        except (ValueError, AttributeError):
+            return None
+    return views
+
+
+def _write_counts(views, n: int) -> None:
+    for view in views:
+        view.value = n
 
 
 def one_search_thread() -> None:

@@ -77,11 +77,14 @@ def _send(fd: int, message: tuple) -> None:
     _write_all(fd, len(data).to_bytes(_LENGTH, "little") + data)
 
 
-def _worker(numbers: int, out: int, batches: list[list[Cell]], job: Job, parent: int, close: list[int]) -> None:
-    """A forked worker's life: close the parent's pipe ends ``close``, run the batches whose numbers it
-    reads, send their rows, ``os._exit``."""
+def _worker(numbers: int, out: int, batches: list[list[Cell]], job: Job, parent: int, close: list[int],
+            first: Callable[[], None] | None) -> None:
+    """A forked worker's life: ``first()``, close the parent's pipe ends ``close``, run the batches whose
+    numbers it reads, send their rows, ``os._exit``."""
     status = 1
     try:
+        if first is not None:
+            first()
         for fd in close:
             os.close(fd)
         from .executors import one_search_thread
@@ -153,7 +156,7 @@ class _Workers:
         self.written = 0                         # batch numbers written to the pipe
         self.closed = False
 
-    def fork(self, job: Job) -> None:
+    def fork(self, job: Job, first: Callable[[], None] | None = None) -> None:
         out_read, out_write = os.pipe()
         for stream in (sys.stdout, sys.stderr):   # nothing buffered for the child to inherit
             stream.flush()
@@ -161,7 +164,7 @@ class _Workers:
         pid = os.fork()
         if pid == 0:   # the parent's ends of the pipes closed in the worker (never returns)
             _worker(self.numbers_read, out_write, self.batches, job, parent,
-                    [out_read, *self.pids, *([] if self.closed else [self.numbers_write])])
+                    [out_read, *self.pids, *([] if self.closed else [self.numbers_write])], first)
         os.close(out_write)
         self.pids[out_read] = pid
         self.poll.register(out_read, select.POLLIN)
@@ -242,8 +245,9 @@ def run_forked(batches: list[list[Cell]], job: Job, workers: int, queued_per_wor
     results).  With it, ``admit(batch)`` is asked in batch order and at most ``queued_per_worker *
     workers`` admitted batches are unfinished at any time; the first refusal closes the queue.
 
-    ``around_forks``: a context manager factory entered around the forks (the executor's
-    :func:`~.executors.forks_prepared`: one BLAS thread, the heap frozen).
+    ``around_forks``: a context manager factory entered around the forks, yielding what each worker
+    calls first or None (the executor's :func:`~.executors.forks_prepared`: one BLAS thread, the heap
+    frozen).
 
     Ctrl-C (a KeyboardInterrupt in the parent, or a worker reporting that one reached it first): the
     queue is closed, the workers get SIGINT (each abandons its cell in progress and sends the cells it
@@ -271,9 +275,9 @@ def run_forked(batches: list[list[Cell]], job: Job, workers: int, queued_per_wor
     pool = _Workers(batches)
     try:
         top_up(pool)                  # the first batches are queued before the forks: no worker waits
-        with around_forks() if around_forks is not None else nullcontext():
+        with around_forks() if around_forks is not None else nullcontext() as first:
             for _ in range(min(workers, max(1, pool.written))):
-                pool.fork(job)
+                pool.fork(job, first)
         try:
             while pool.pids and not (pool.closed and finished == pool.written):
                 for message in pool.messages():
