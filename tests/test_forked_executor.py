@@ -71,8 +71,9 @@ def _slow_first_cells(monkeypatch, trial: int = 0, seconds: float = 0.3):
 @pytest.mark.parametrize("queue_cap", [None, 2])
 def test_two_workers_give_the_serial_table_row_for_row(monkeypatch, queue_cap):
     """Kills: the table's rows in the order the batches finish (the first batch here finishes after
-    later ones: its first cell sleeps), and, with a queue of 2 batch numbers ahead, a pipe of numbers
-    not topped up as results come back (the sweep would end with batches never run)."""
+    later ones: its first cell sleeps); with a queue of 2 batch numbers ahead, a pipe of numbers not
+    topped up as results come back (the sweep would end with batches never run); `workers_ended`
+    returning while the workers it reaps are still alive (the sweep returns before they exit)."""
     from dphist.experiments import engine, forking
     if queue_cap is not None:
         monkeypatch.setattr(forking, "_QUEUE_CAP", queue_cap)
@@ -85,7 +86,7 @@ def test_two_workers_give_the_serial_table_row_for_row(monkeypatch, queue_cap):
     process = run_sweep(cfg, output=False, progress=False)
     assert process.cells_run == 48 and len(serial) == 2 * 2 * 2 * 2 * 3 * 3 * 1.5
     assert table(process.results) == table(serial)
-    assert _no_children_left(before)
+    assert forking.workers_ended(timeout=5.0) and not _children() - before     # reaped, none left
 
 
 def test_the_time_budget_admits_batches_as_results_come_back():

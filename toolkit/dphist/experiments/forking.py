@@ -126,6 +126,23 @@ def _send_error(out: int, i: int, exc: Exception) -> None:
     _send(out, (i, None, exc, text))
 
 
+#: the daemon threads reaping the workers of finished sweeps (:func:`workers_ended`)
+_reapers: list = []
+
+
+def workers_ended(timeout: float | None = None) -> bool:
+    """Wait until the workers of every finished sweep have ended (at most ``timeout`` seconds); whether
+    they all have.  A sweep returns at its last result, while its workers are still exiting (the
+    benchmark waits here, untimed, so the next timed run does not share the cores with their exit)."""
+    end = None if timeout is None else time.monotonic() + timeout
+    while _reapers:
+        _reapers[0].join(None if end is None else max(0.0, end - time.monotonic()))
+        if _reapers[0].is_alive():
+            return False
+        _reapers.pop(0)
+    return True
+
+
 def _reap(pids: list[int]) -> None:
     for pid in pids:
         try:
@@ -218,7 +235,9 @@ class _Workers:
         pids, self.pids = list(self.pids.values()), {}
         if pids:
             import threading
-            threading.Thread(target=_reap, args=(pids,), name="dphist-reap-workers", daemon=True).start()
+            reaper = threading.Thread(target=_reap, args=(pids,), name="dphist-reap-workers", daemon=True)
+            _reapers.append(reaper)
+            reaper.start()
 
     def kill(self) -> None:
         """End every worker still running (SIGKILL), reap them and close every pipe."""
@@ -332,4 +351,4 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-__all__ = ["RemoteTraceback", "WorkerDied", "run_forked"]
+__all__ = ["RemoteTraceback", "WorkerDied", "run_forked", "workers_ended"]
