@@ -15,6 +15,9 @@ A relative target (an overhead, a speed-up) is a *paired* case: it also has
 
 * ``reference`` - callable taking the same arguments (timed);
 * ``factor``    - the target is ``factor`` x the reference's best time;
+* ``settle``    - optional callable run untimed after every timed call of either side (work a call
+  leaves running in the background, such as exiting worker processes, must not be timed in the
+  other side's next call);
 
 or, for a reference timed in another process (another Python, e.g. the DPBench code),
 
@@ -74,20 +77,25 @@ def time_case(case: dict) -> float:
     remote = "reference_seconds" in case
     paired = "reference" in case or remote
     reference = case["reference_seconds"] if remote else (lambda *a: _timed(case["reference"], a))
+    settle = case.get("settle", lambda: None)
     if paired:
         if reference(*args) is None:     # warm-up; a reference that cannot run leaves the case unpaired
             paired = False
             case["target"] = None
+        settle()
     if case.get("warmup", True):  # a long case whose imports are warm anyway may skip it
         case["run"](*args)
+        settle()
     repeat = case.get("repeat", 3)
     best = best_reference = float("inf")
     for _ in range(repeat):
         args = case["setup"]() if case.get("fresh_setup") else args
         if paired:
             seconds = reference(*args)
+            settle()
             best_reference = min(best_reference, float("inf") if seconds is None else seconds)
         best = min(best, _timed(case["run"], args))
+        settle()
     if paired:
         case["target"] = float(f"{case['factor'] * best_reference:.4g}")   # 4 significant digits: a rounded sub-ms target must not flip the verdict
         case["ratio"] = best / best_reference

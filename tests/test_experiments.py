@@ -218,7 +218,8 @@ def test_forked_workers_run_apart_with_the_parents_heap_frozen_and_one_blas_thre
     from dphist.experiments.cells import Job
     if multiprocessing.get_start_method() != "fork":
         pytest.skip("the heap is inherited only by forked workers")
-    monkeypatch.setattr(executors, "run_installed_batch", _worker_state)
+    from dphist.experiments import forking
+    monkeypatch.setattr(forking, "run_cells", lambda cells, job, stop_on_interrupt: _worker_state(cells))
     job = Job({}, {}, (), ("kl",), False)     # one row per cell
     cells = [Cell("identity", "d", 16, 100, False, 0.1, t, 0) for t in range(4)]
     rows = [r for _, batch_rows in executors.run_processes([cells[:2], cells[2:]], job, workers=2)

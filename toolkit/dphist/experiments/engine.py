@@ -258,12 +258,17 @@ def _batch_sizes(n: int, workers: int, executor: str) -> list[int]:
     return sizes
 
 
-def _batches(cells: list[Cell], workers: int, executor: str) -> list[list[Cell]]:
+def _in_order(cells: list[Cell]) -> list[Cell]:
+    """The order a sweep runs its cells in and gives its table's rows in, whatever the executor."""
     # cells of one data variant together, so the worker's data and workload caches hit; the data of an
     # unsampled variant are the same in every trial, so there one algorithm's cells run back to back
     # (measured: interleaving the algorithms made the same pipeline runs 0.5% slower)
-    ordered = sorted(cells, key=lambda c: (c.dataset, c.domain, c.scale, c.trial if c.sampled else -1,
-                                           c.algorithm, c.epsilon, c.trial))
+    return sorted(cells, key=lambda c: (c.dataset, c.domain, c.scale, c.trial if c.sampled else -1,
+                                        c.algorithm, c.epsilon, c.trial))
+
+
+def _batches(cells: list[Cell], workers: int, executor: str) -> list[list[Cell]]:
+    ordered = _in_order(cells)
     out, start = [], 0
     for size in _batch_sizes(len(ordered), workers, executor):
         out.append(ordered[start:start + size])
@@ -309,7 +314,10 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
             kwargs.update(admit=deadline.admit)
         ran_keys: set = set()
         appender = CsvAppender(out_dir / RESULTS_CSV) if out_dir is not None else None
-        new_rows: list[dict] = []
+        # each batch's rows under its place in the plan: the table's rows in plan order whatever order
+        # the executor's batches finish in (a batch is known by its first cell)
+        place = {b[0].key: i for i, b in enumerate(batches)}
+        batch_rows: dict[int, list[dict]] = {}
         algorithm_seconds = 0.0
         bar = _progress(len(todo), progress, config)
         try:
@@ -317,7 +325,8 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
                 nonlocal algorithm_seconds
                 if appender is not None:
                     appender.append(rows)
-                new_rows.extend(rows)
+                if batch:
+                    batch_rows[place[batch[0].key]] = rows
                 algorithm_seconds += _cell_seconds(batch, rows, the_plan.job)
                 ran_keys.update(c.key for c in batch)
                 if deadline is not None:
@@ -347,11 +356,13 @@ def run_sweep(config: SweepConfig, output=None, progress: bool = True, force: bo
     # finished earlier and cut by this plan's limits: still results (a limit saves work, it hides none)
     kept = [c for c in the_plan.limited if c.key in done]
     keys = {c.key for c in the_plan.cells} | {c.key for c in kept}
-    if out_dir is not None and done:  # resumed: the table is what the file holds for this plan
+    if out_dir is not None and done:  # resumed: the table is what the file holds for this plan, in plan order
         all_rows, _ = read_csv_rows(out_dir / RESULTS_CSV)
-        results = Results.from_rows([r for r in all_rows if cell_key(r) in keys])
+        rank = {c.key: i for i, c in enumerate(_in_order(the_plan.cells + kept))}
+        results = Results.from_rows(sorted((r for r in all_rows if cell_key(r) in keys),
+                                           key=lambda r: rank[cell_key(r)]))
     else:
-        results = Results.from_rows(new_rows)
+        results = Results.from_rows([r for i in sorted(batch_rows) for r in batch_rows[i]])
     missing = {(c.algorithm, c.dataset, c.domain) for c in the_plan.limited if c.key not in done}
     earlier: dict[tuple, int] = {}
     for c in kept:

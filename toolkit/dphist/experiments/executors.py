@@ -84,13 +84,31 @@ def blas_threads_limited(n: int = 1):
     restored and OpenBLAS starts its threads at the next call that has work
     for them (0.1 ms of CPU left in the next 0.3 s).
     """
-    blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
+    blas = _blas_controller()
     above = [lib.filepath for lib in blas.lib_controllers if lib.internal_api == "openblas" and lib.num_threads > n]
     forks = _forks
     with blas.limit(limits=n):
         yield
     if above and _forks != forks:
         _stop_idle_blas_threads(above)
+
+
+_controller: tuple[int, object] | None = None
+
+
+def _blas_controller():
+    """threadpoolctl's controller of the loaded BLAS libraries, kept while ``sys.modules`` keeps its size.
+
+    Building one scans every loaded shared library (1-10 ms in a sweep's parent with numba loaded, load
+    3.5), once per process sweep.  A BLAS library is loaded by importing the extension module that
+    links it (numpy, scipy), which adds to ``sys.modules``, so a module count unchanged since the last
+    scan means the same libraries; thread counts are read from the libraries at every use, never kept.
+    """
+    global _controller
+    import sys
+    if _controller is None or _controller[0] != len(sys.modules):
+        _controller = (len(sys.modules), threadpoolctl.ThreadpoolController().select(user_api="blas"))
+    return _controller[1]
 
 
 def _stop_idle_blas_threads(paths: list[str]) -> None:
@@ -155,6 +173,52 @@ def heap_frozen(on: bool = True):
         gc.unfreeze()
 
 
+@contextmanager
+def forks_prepared():
+    """What the forked workers of :func:`run_processes` are forked inside: the parent's heap frozen, and
+    each worker on one BLAS thread.  Yields what a worker calls first (None: nothing).
+
+    Where every BLAS library above one thread is a pthreads OpenBLAS that exports its thread count
+    ``blas_cpu_number`` (numpy's and scipy's wheels), the worker writes 1 there: OpenBLAS then runs
+    its calls on the calling thread and starts no thread (measured in a forked child: no thread after
+    the write and after 600 x 600 products; ``openblas_set_num_threads(1)`` there starts the pool, whose
+    threads then busy-wait), and the parent's limit is never touched (a limit and its restore in the
+    parent cost 1-26 ms of set-up, thread starts and joins, load 3.5-5: :func:`blas_threads_limited`).
+    A fork already ends the parent's OpenBLAS threads (the library's own fork handler), so a worker
+    inherits none.  Elsewhere the workers are forked inside :func:`blas_threads_limited` (they inherit
+    the limit), restored as soon as they exist.
+    """
+    counts = _openblas_counts(1)
+    if counts is None:
+        with blas_threads_limited(1), heap_frozen():
+            yield None
+        return
+    with heap_frozen():
+        yield (lambda: _write_counts(counts, 1)) if counts else None
+
+
+def _openblas_counts(n: int):
+    """``blas_cpu_number`` of each loaded BLAS library above ``n`` threads (ctypes views), or None when
+    one of them is not a pthreads OpenBLAS exporting it."""
+    import ctypes
+    views = []
+    for lib in _blas_controller().lib_controllers:
+        if lib.num_threads <= n:
+            continue
+        if lib.internal_api != "openblas" or getattr(lib, "threading_layer", None) != "pthreads":
+            return None
+        try:
+            views.append(ctypes.c_int.in_dll(lib.dynlib, "blas_cpu_number"))
+        except (ValueError, AttributeError):
+            return None
+    return views
+
+
+def _write_counts(views, n: int) -> None:
+    for view in views:
+        view.value = n
+
+
 def one_search_thread() -> None:
     """In a worker of a pool: the quadratic searches of :mod:`dphist.segmentation` on one thread
     (the pool's processes already share the cores; set through the environment so that a worker
@@ -194,6 +258,12 @@ def run_processes(batches, job: Job, workers=None,
         return
     context = multiprocessing.get_context()   # the default start method, named so that it can be asked
     forked = context.get_start_method() == "fork"
+    if forked:   # os.fork and pipes (:mod:`.forking`): no pool manager, no round trip per batch
+        from .forking import run_forked
+        yield from run_forked(batches, job, workers, QUEUED_PER_WORKER,
+                              lambda i, rows: (finished_prefix(batches[i], rows, job), rows),
+                              admit=admit, grace=INTERRUPT_GRACE, around_forks=forks_prepared)
+        return
     with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                                       initializer=_process_worker_init,
                                                       initargs=(job, os.getpid(), forked)) as pool:
