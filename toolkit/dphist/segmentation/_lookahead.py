@@ -8,9 +8,17 @@ bins then finishes before numba would have been imported (``dphist run -a AHP`` 
 :func:`dphist.segmentation.search.greedy`).  Both execute the same IEEE double operations in the
 same order, so they return the same cuts and the same total, bit for bit (a test compares them).
 
+The values may also come with their longest run of zeros left out (:func:`scan_taken`,
+:func:`gather_outside`): ``x`` is then ``(kept, a, b)``, the values outside the run ``[a, b)`` of ``+0.0``,
+and ``prefix`` is ``(sums, a, b)``, their prefix sums (:func:`value`, :func:`prefix_at`).  AHP's
+thresholded H~ sorted is mostly such a run (95% of 2^24 bins), so the scans hold a few floats, not two
+arrays of n, and never read the run.
+
 This module imports no numba.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -28,19 +36,126 @@ def share(shares, m):
     """A position's share of the penalty of a group of m: ``shares[m]``, or c / m^2 (see penalty)."""
     return shares / (m * m) if isinstance(shares, float) else shares[m]
 
+def value(x, j):
+    """x_j: ``x[j]``, or from ``x = (kept, a, b)``, values whose positions ``[a, b)`` hold ``+0.0`` and the
+    others ``kept`` in order (:func:`gather_outside`): ``kept[j]`` before the run, ``kept[j - (b - a)]``
+    after it."""
+    if isinstance(x, tuple):
+        kept, a, b = x
+        if j < a:
+            return kept[j]
+        return 0.0 if j < b else kept[j - (b - a)]
+    return x[j]
+
+
+def length(x):
+    """The number of positions of ``x`` (see :func:`value`)."""
+    if isinstance(x, tuple):
+        return len(x[0]) + (x[2] - x[1])
+    return len(x)
+
+
+def prefix_at(prefix, l):
+    """x_0 + ... + x_{l-1}, as ``numpy.cumsum`` adds them: ``prefix[l]``, or from ``prefix = (sums, a, b)``
+    (:func:`gather_outside`), the prefix sums with the run of zeros ``[a, b)`` left out: adding the run's
+    zeros leaves a sum unchanged, so every ``prefix[l]`` with ``a <= l <= b`` is ``sums[a]``."""
+    if isinstance(prefix, tuple):
+        sums, a, b = prefix
+        if l <= a:
+            return sums[l]
+        return sums[a] if l <= b else sums[l - (b - a)]
+    return prefix[l]
+
+
+def known_run_end(x, j):
+    """The last position of the run of zeros ``[a, b)`` of ``x = (kept, a, b)`` when it holds j, else -1."""
+    if isinstance(x, tuple) and x[1] <= j < x[2]:
+        return x[2] - 1
+    return -1
+
+
 def run_stop(x, j):
     """The last position of x_j's run of equal neighbours (x_j itself when x_{j+1} differs): read where the
-    scans need it, one run at a time, instead of a vector of n run ends (memory)."""
-    n = len(x)
+    scans need it, one run at a time, instead of a vector of n run ends (memory); the known run of zeros
+    of ``x = (kept, a, b)`` is not read at all (:func:`known_run_end`)."""
+    k = known_run_end(x, j)
+    if k >= 0:
+        return k
+    n = length(x)
     k = j
-    while k + 1 < n and x[k + 1] == x[k]:
+    while k + 1 < n and value(x, k + 1) == value(x, k):
         k += 1
     return k
 
 
+def scan_taken(values, order):
+    """One pass over ``values[order]`` (``values`` when ``order`` is None), read through the order:
+    ``(finite, non_decreasing, non_increasing, a, b)``, ``[a, b)`` the longest run of zeros (the first of
+    equal lengths) whose neighbours are not 0, every zero of it ``+0.0`` (``a = b = 0`` when there is
+    none).  Neighbours are compared as :func:`dphist.segmentation.search._is_monotone` compares them."""
+    n = len(values) if order is None else len(order)
+    finite = True
+    up = True
+    down = True
+    best_a = 0
+    best_b = 0
+    start = -1                  # the first position of the current run of zeros, -1 outside one
+    plain = True                # whether every zero of the current run is +0.0
+    prev = 0.0
+    for i in range(n):
+        v = values[i] if order is None else values[order[i]]
+        if not (v - v == 0.0):          # inf - inf and NaN - NaN are NaN: not finite
+            finite = False
+        if i > 0:
+            if not (v >= prev):
+                up = False
+            if not (v <= prev):
+                down = False
+        if v == 0.0:
+            if start < 0:
+                start = i
+                plain = True
+            if math.copysign(1.0, v) < 0.0:
+                plain = False
+        elif start >= 0:
+            if plain and i - start > best_b - best_a:
+                best_a = start
+                best_b = i
+            start = -1
+        prev = v
+    if start >= 0 and plain and n - start > best_b - best_a:
+        best_a = start
+        best_b = n
+    return finite, up, down, best_a, best_b
+
+
+def gather_outside(values, order, a, b, kept, sums):
+    """The values ``values[order]`` (``values`` when ``order`` is None) outside their run of zeros ``[a, b)``
+    (:func:`scan_taken`) written in order into ``kept`` (``n - (b - a)`` floats), and their prefix sums into
+    ``sums`` (one more): ``sums[l]`` for ``l <= a`` and ``sums[l - (b - a)]`` for ``l >= b`` are
+    ``numpy.cumsum``'s sums of all the values (its first sum the first value itself, then one addition a
+    value, in order).  Adding ``+0.0`` to a sum leaves it unchanged unless the sum is ``-0.0``: returns False
+    in that case (the caller then leaves no run out), else True."""
+    n = len(values) if order is None else len(order)
+    sums[0] = 0.0
+    s = 0.0
+    k = 0
+    for i in range(n):
+        if a <= i < b:
+            continue
+        v = values[i] if order is None else values[order[i]]
+        s = v if i == 0 else s + v
+        kept[k] = v
+        k += 1
+        sums[k] = s
+        if i + 1 == a and s == 0.0 and math.copysign(1.0, s) < 0.0:
+            return False
+    return True
+
+
 def _deviation_sq(x, prefix, j, l):
     m = l - j + 1
-    d = x[j] - (prefix[l + 1] - prefix[j]) / m
+    d = value(x, j) - (prefix_at(prefix, l + 1) - prefix_at(prefix, j)) / m
     return d * d
 
 
@@ -53,7 +168,7 @@ def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     """err*(x_j) = min_{l >= j} f_j(l) by scanning l upwards (AHP Section 4.2), with the paper's
     early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum.
     ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
-    n = len(x)
+    n = length(x)
     le_min = share(shares, n - j)
     l = stop
     m = l - j + 1
@@ -77,7 +192,7 @@ def lower_bound_exceeds(x, prefix, j, stop, shares, target):
     """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
     branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target.
     ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
-    n = len(x)
+    n = length(x)
     le_min = share(shares, n - j)
     lo = stop
     if share(shares, lo - j + 1) <= target:
@@ -124,9 +239,9 @@ def lower_bound_exceeds(x, prefix, j, stop, shares, target):
 
 
 def all_lower_bounds(x, prefix, shares, early_stop):
-    out = np.empty(len(x))
+    out = np.empty(length(x))
     stop = -1
-    for j in range(len(x)):
+    for j in range(length(x)):
         if j > stop:                # the first position of a run: its end, shared by the rest of the run
             stop = run_stop(x, j)
         out[j] = scan_lower_bound(x, prefix, j, stop, shares, early_stop)
@@ -146,11 +261,11 @@ def greedy_lookahead(x, prefix, pen, shares, early_stop, decide_early, skip_runs
     decides.  The mean and the SSE stay what they were (adding 0 to them; at most a zero's sign, which no
     comparison and no sum with the positive penalties sees): the same cuts and the same total.  AHP's
     thresholded H~ sorted is mostly one run of zeros (91% of 2^20 bins)."""
-    n = len(x)
+    n = length(x)
     cut = np.zeros(n + 1, dtype=np.bool_)   # one flag per position (an eighth of a vector of n + 1 cuts: memory)
     cut[0] = True
     m = 1
-    mean = x[0]
+    mean = value(x, 0)
     ssd = 0.0
     total = 0.0                 # the cost of the closed groups (their running SSE + penalty)
     j = 0
@@ -159,7 +274,7 @@ def greedy_lookahead(x, prefix, pen, shares, early_stop, decide_early, skip_runs
         j += 1
         if j > stop:
             stop = run_stop(x, j)
-        xj = x[j]
+        xj = value(x, j)
         d = xj - mean
         grown = ssd + m / (m + 1.0) * d * d + penalty(pen, m + 1)
         kept = ssd + penalty(pen, m)
