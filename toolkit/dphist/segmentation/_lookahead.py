@@ -104,7 +104,7 @@ def scan_taken(values, order):
     prev = 0.0
     for i in range(n):
         v = values[i] if order is None else values[order[i]]
-        if not (v - v == 0.0):          # inf - inf and NaN - NaN are NaN: not finite
+        if not math.isfinite(v):
             finite = False
         if i > 0:
             if not (v >= prev):
@@ -134,8 +134,9 @@ def gather_outside(values, order, a, b, kept, sums):
     (:func:`scan_taken`) written in order into ``kept`` (``n - (b - a)`` floats), and their prefix sums into
     ``sums`` (one more): ``sums[l]`` for ``l <= a`` and ``sums[l - (b - a)]`` for ``l >= b`` are
     ``numpy.cumsum``'s sums of all the values (its first sum the first value itself, then one addition a
-    value, in order).  Adding ``+0.0`` to a sum leaves it unchanged unless the sum is ``-0.0``: returns False
-    in that case (the caller then leaves no run out), else True."""
+    value, in order).  Adding the run's ``+0.0`` leaves a sum unchanged unless the sum is ``-0.0``, and a
+    rounded sum is ``-0.0`` only when every term is: x_{a-1} would then be a zero next to the run, which
+    :func:`scan_taken`'s runs of zeros (all ``+0.0``, neighbours not 0) exclude."""
     n = len(values) if order is None else len(order)
     sums[0] = 0.0
     s = 0.0
@@ -148,9 +149,6 @@ def gather_outside(values, order, a, b, kept, sums):
         kept[k] = v
         k += 1
         sums[k] = s
-        if i + 1 == a and s == 0.0 and math.copysign(1.0, s) < 0.0:
-            return False
-    return True
 
 
 def _deviation_sq(x, prefix, j, l):

@@ -650,10 +650,7 @@ def greedy_lookahead_taken(values, order, coefficient: float, *, unsorted_max: i
     if not finite or (unsorted_max is not None and n > unsorted_max and not monotone):
         return None
     kept, sums = np.empty(n - (b - a)), np.empty(n - (b - a) + 1)
-    if not kernels.gather_outside(values, order, a, b, kept, sums):   # a sum of -0.0 before the run
-        a = b = 0
-        kept, sums = np.empty(n), np.empty(n + 1)
-        kernels.gather_outside(values, order, a, b, kept, sums)
+    kernels.gather_outside(values, order, a, b, kept, sums)
     # the generic route's arguments (_lookahead_inputs, _penalty_args): the share c / m^2 never grows
     cuts, total = kernels.greedy_lookahead((kept, int(a), int(b)), (sums, int(a), int(b)), c, c, monotone, True,
                                            _skips_runs(c, c))
