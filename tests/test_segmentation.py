@@ -338,7 +338,7 @@ def test_greedy_lookahead_taken_equals_the_generic_route(monkeypatch):
     generic look-ahead greedy's cuts and total on the gathered values, bit for bit: sorted both ways,
     unsorted, with and without runs of zeros, through a random order and without one (``order=None``),
     compiled and with the Python accessors on the same tuples.  Kills: ``value`` or ``prefix_at`` mapping a
-    position past the run one off (``j - (b - a) + 1``, ``l < b`` for ``l <= b``), the run's end read as
+    position past the run one off (``j - (b - a) + 1``, ``l - (b - a) - 1``), the run's end read as
     ``b`` (``known_run_end``), the run's first zero or a -0.0 left out (``scan_taken``), ``gather_outside``'s
     first sum as ``0.0 + x_0`` (a -0.0 read back as +0.0), the Python accessors and the typed overloads
     disagreeing."""

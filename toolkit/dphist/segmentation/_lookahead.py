@@ -83,7 +83,8 @@ def run_stop(x, j):
         return k
     n = length(x)
     k = j
-    while k + 1 < n and value(x, k + 1) == value(x, k):
+    v = value(x, j)
+    while k + 1 < n and value(x, k + 1) == v:     # == is transitive on floats: the neighbours' test
         k += 1
     return k
 
@@ -151,15 +152,16 @@ def gather_outside(values, order, a, b, kept, sums):
         sums[k] = s
 
 
-def _deviation_sq(x, prefix, j, l):
+def _deviation_sq(xj, pj, prefix, j, l):
+    """(x_j - mean(x_j..x_l))^2 from x_j and ``pj``, the sum before x_j (read once by the caller)."""
     m = l - j + 1
-    d = value(x, j) - (prefix_at(prefix, l + 1) - prefix_at(prefix, j)) / m
+    d = xj - (prefix_at(prefix, l + 1) - pj) / m
     return d * d
 
 
-def _candidate(x, prefix, shares, j, l):
+def _candidate(xj, pj, prefix, shares, j, l):
     """f_j(l) = (x_j - mean(x_j..x_l))^2 + share(l - j + 1): x_j's part of the group [j, l]."""
-    return _deviation_sq(x, prefix, j, l) + share(shares, l - j + 1)
+    return _deviation_sq(xj, pj, prefix, j, l) + share(shares, l - j + 1)
 
 
 def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
@@ -167,6 +169,8 @@ def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum.
     ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
     n = length(x)
+    xj = value(x, j)
+    pj = prefix_at(prefix, j)
     le_min = share(shares, n - j)
     l = stop
     m = l - j + 1
@@ -174,7 +178,7 @@ def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     le = share(shares, m)
     best = ae + le
     while l + 1 < n:
-        ae_next = _deviation_sq(x, prefix, j, l + 1)
+        ae_next = _deviation_sq(xj, pj, prefix, j, l + 1)
         if early_stop and ae_next - ae >= le - le_min:
             break
         l += 1
@@ -186,10 +190,11 @@ def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     return best
 
 
-def lower_bound_exceeds(x, prefix, j, stop, shares, target):
+def lower_bound_exceeds(x, prefix, j, stop, shares, target, stack):
     """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
     branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target.
-    ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
+    ``stop``: the end of x_j's run of equal values (:func:`run_stop`); ``stack``: the branch and bound's
+    intervals, a (128, 2) int64 array of the caller's, reused by every call (no allocation per decision)."""
     n = length(x)
     le_min = share(shares, n - j)
     lo = stop
@@ -198,18 +203,19 @@ def lower_bound_exceeds(x, prefix, j, stop, shares, target):
     limit = target - le_min
     if limit < 0.0:
         return True
+    xj = value(x, j)
+    pj = prefix_at(prefix, j)
     hi = lo
     step = 1
-    while hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+    while hi + step < n and _deviation_sq(xj, pj, prefix, j, hi + step) <= limit:
         hi += step
         step *= 2
     while step > 1:
         step //= 2
-        if hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+        if hi + step < n and _deviation_sq(xj, pj, prefix, j, hi + step) <= limit:
             hi += step
     if hi <= lo:
         return True
-    stack = np.empty((128, 2), dtype=np.int64)
     stack[0, 0] = lo + 1
     stack[0, 1] = hi
     top = 1
@@ -217,13 +223,13 @@ def lower_bound_exceeds(x, prefix, j, stop, shares, target):
         top -= 1
         a = stack[top, 0]
         b = stack[top, 1]
-        if _candidate(x, prefix, shares, j, b) <= target:
+        if _candidate(xj, pj, prefix, shares, j, b) <= target:
             return False
-        if _deviation_sq(x, prefix, j, a) + share(shares, b - j + 1) > target:
+        if _deviation_sq(xj, pj, prefix, j, a) + share(shares, b - j + 1) > target:
             continue
         if b - a < 8:
             for l in range(a, b):
-                if _candidate(x, prefix, shares, j, l) <= target:
+                if _candidate(xj, pj, prefix, shares, j, l) <= target:
                     return False
             continue
         mid = (a + b) // 2
@@ -262,6 +268,7 @@ def greedy_lookahead(x, prefix, pen, shares, early_stop, decide_early, skip_runs
     n = length(x)
     cut = np.zeros(n + 1, dtype=np.bool_)   # one flag per position (an eighth of a vector of n + 1 cuts: memory)
     cut[0] = True
+    stack = np.empty((128, 2), dtype=np.int64)   # lower_bound_exceeds' intervals
     m = 1
     mean = value(x, 0)
     ssd = 0.0
@@ -278,7 +285,7 @@ def greedy_lookahead(x, prefix, pen, shares, early_stop, decide_early, skip_runs
         kept = ssd + penalty(pen, m)
         target = grown - kept
         if decide_early and early_stop:
-            merge = lower_bound_exceeds(x, prefix, j, stop, shares, target)
+            merge = lower_bound_exceeds(x, prefix, j, stop, shares, target, stack)
         else:
             merge = scan_lower_bound(x, prefix, j, stop, shares, early_stop) > target
         if merge:
