@@ -315,6 +315,118 @@ def test_greedy_lookahead_skips_runs_of_equal_values_to_the_same_result(monkeypa
             assert np.array_equal(got[0].bounds, got[1].bounds) and got[0].cost == got[1].cost, (trial, early)
 
 
+def _taken_cases():
+    """Values for the taken route: AHP-like sorted noisy counts with a run of zeros at either end, no zeros,
+    all zeros, a run of -0.0 (never left out), runs of zeros inside unsorted values, ties of longest runs."""
+    yield np.zeros(5)
+    yield np.array([3.0, 2.0, 2.0, 1.0])
+    yield np.array([4.0, -0.0, -0.0, 0.0, 0.0])
+    yield np.array([0.0, 0.0, 5.0, 0.0, 0.0, 1.0])           # two longest runs: the first is left out
+    yield np.array([-0.0, 0.0, 0.0, 0.0, 2.0, 7.0])
+    for trial in range(30):
+        n = int(RNG.integers(1, 400))
+        x = np.where(RNG.random(n) < RNG.random(), 0.0, RNG.poisson(40, n) + RNG.laplace(0, 3, n))
+        if trial % 5 == 4:
+            x[RNG.random(n) < 0.2] = -0.0
+        if trial % 3 == 0:
+            x = np.round(x / 10) * 10                      # plateaus: runs of equal non-zero values
+        yield np.sort(x)[::-1] if trial % 2 else (np.sort(x) if trial % 4 == 1 else x)
+
+
+def test_greedy_lookahead_taken_equals_the_generic_route(monkeypatch):
+    """``greedy_lookahead_taken`` (values read through an order, the run of zeros left out) returns the
+    generic look-ahead greedy's cuts and total on the gathered values, bit for bit: sorted both ways,
+    unsorted, with and without runs of zeros, through a random order and without one (``order=None``),
+    compiled and with the Python accessors on the same tuples.  Kills: ``value`` or ``prefix_at`` mapping a
+    position past the run one off (``j - (b - a) + 1``, ``l - (b - a) - 1``), the run's end read as
+    ``b`` (``known_run_end``), the run's first zero or a -0.0 left out (``scan_taken``), ``gather_outside``'s
+    first sum as ``0.0 + x_0`` (a -0.0 read back as +0.0), the Python accessors and the typed overloads
+    disagreeing."""
+    from dphist.segmentation import _lookahead, kernels, search
+    monkeypatch.setattr(search, "_runs_interpreted", lambda n: False)
+    for x in _taken_cases():
+        n = x.size
+        c = 2 / float(RNG.choice([0.05, 0.15, 1.0])) ** 2
+        want = S.greedy(S.SSEPenalty.inverse_size(x, c), bound="lookahead")
+        perm = RNG.permutation(n)
+        values = np.empty(n)
+        values[perm] = x                                      # values[perm] is x
+        for vals, order in ((x, None), (values, perm), (values, perm.astype(np.int32))):
+            got = S.greedy_lookahead_taken(vals, order, c)
+            assert np.array_equal(got.bounds, want.bounds), (x, got.bounds, want.bounds)
+            assert got.cost == want.cost
+        finite, up, down, a, b = kernels.scan_taken(values, perm)
+        assert (finite, up, down, a, b) == _lookahead.scan_taken(values, perm)
+        kept, sums = np.empty(n - (b - a)), np.empty(n - (b - a) + 1)
+        kernels.gather_outside(values, perm, a, b, kept, sums)
+        prefix = np.zeros(n + 1)
+        np.cumsum(x, out=prefix[1:])
+        for l in range(n + 1):        # the prefix sums and values read back bit for bit, compiled and in Python
+            assert _lookahead.prefix_at((sums, a, b), l) == prefix[l]
+            assert np.signbit(_lookahead.prefix_at((sums, a, b), l)) == np.signbit(prefix[l])
+        for j in range(n):
+            assert np.float64(_lookahead.value((kept, a, b), j)).tobytes() == x[j].tobytes()
+        args = ((kept, a, b), (sums, a, b), c, c, bool(up or down), True, search._skips_runs(c, c))
+        python = _lookahead.greedy_lookahead(*args)
+        compiled = kernels.greedy_lookahead(*args)
+        assert np.array_equal(python[0], compiled[0]) and python[1] == compiled[1] == want.cost
+
+
+def test_scan_taken_finds_the_longest_plain_run_of_zeros():
+    """``scan_taken``'s flags and run against numpy: finite, both monotone directions as ``_is_monotone``
+    compares neighbours, the longest maximal run of zeros holding no -0.0 (the first of equal length).
+    Kills: a run of zeros that ends at the last position not counted, a run with a -0.0 accepted, the later
+    of two equal runs chosen, NaN read as finite."""
+    from dphist.segmentation import _lookahead, kernels, search
+    cases = list(_taken_cases()) + [np.array([1.0, np.nan, 0.0]), np.array([np.inf, 0.0, 0.0]),
+                                    np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])]
+    for x in cases:
+        want_runs = []
+        i = 0
+        while i < x.size:
+            if x[i] == 0.0:
+                j = i
+                while j < x.size and x[j] == 0.0:
+                    j += 1
+                if not np.signbit(x[i:j]).any():
+                    want_runs.append((j - i, -i, i, j))
+                i = j
+            else:
+                i += 1
+        a, b = max(want_runs)[2:] if want_runs else (0, 0)
+        want = (bool(np.isfinite(x).all()), bool(np.all(x[1:] >= x[:-1])), bool(np.all(x[1:] <= x[:-1])), a, b)
+        assert kernels.scan_taken(x, None) == want, (x, kernels.scan_taken(x, None), want)
+        assert _lookahead.scan_taken(x, None) == want
+        if want[0]:
+            assert search._is_monotone(x) == (want[1] or want[2])
+
+
+def test_greedy_lookahead_taken_leaves_other_inputs_to_the_generic_route(monkeypatch):
+    """None (the caller's generic route) for what the taken route does not serve: interpreted sizes, values
+    that are not a float64 vector, an order that is not an integer vector of their length, a value that is
+    not finite (the generic route raises its error), unsorted values beyond ``unsorted_max`` (the caller
+    refuses them).  Kills: the finiteness or the ``unsorted_max`` check dropped, the interpreted route
+    replaced by the compiled one (numba imported for ``dphist run -a AHP`` on a few thousand bins)."""
+    from dphist.segmentation import search
+    x = np.array([5.0, 3.0, 0.0, 0.0])
+    monkeypatch.setattr(search, "_runs_interpreted", lambda n: True)
+    assert S.greedy_lookahead_taken(x, None, 1.0) is None
+    monkeypatch.setattr(search, "_runs_interpreted", lambda n: False)
+    assert S.greedy_lookahead_taken(x, None, 1.0) is not None
+    assert S.greedy_lookahead_taken(x.astype(np.float32), None, 1.0) is None
+    assert S.greedy_lookahead_taken(x.astype(np.int64), None, 1.0) is None
+    assert S.greedy_lookahead_taken(x, np.arange(3), 1.0) is None
+    assert S.greedy_lookahead_taken(x, np.arange(4.0), 1.0) is None
+    assert S.greedy_lookahead_taken(np.array([5.0, np.inf, 0.0]), None, 1.0) is None
+    assert S.greedy_lookahead_taken(np.array([5.0, np.nan, 0.0]), None, 1.0) is None
+    unsorted = np.array([1.0, 3.0, 2.0, 0.0])
+    assert S.greedy_lookahead_taken(unsorted, None, 1.0, unsorted_max=3) is None
+    assert S.greedy_lookahead_taken(unsorted, None, 1.0, unsorted_max=4) is not None
+    assert S.greedy_lookahead_taken(x, None, 1.0, unsorted_max=3) is not None      # sorted: served
+    with pytest.raises(InvalidParameter, match="coefficient"):
+        S.greedy_lookahead_taken(x, None, -1.0)
+
+
 # ------------------------------------------------------------------ tie rules
 def test_tie_rules_are_the_documented_ones():
     """On an all-zero vector every split of SSE + a constant per group ties only where the group

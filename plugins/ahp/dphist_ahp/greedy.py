@@ -18,7 +18,16 @@ import numpy as np
 
 from dphist import segmentation
 
-from .group_error import group_cost
+from .group_error import check_eps2, group_cost
+
+
+def greedy_cuts_taken(values, order, eps_2, unsorted_max: int | None = None) -> np.ndarray | None:
+    """:func:`greedy_cuts` of ``values[order]`` (``values`` when ``order`` is None) read through the order,
+    without the gathered copy (:func:`dphist.segmentation.greedy_lookahead_taken`): the same boundaries.
+    None where the generic route is to be taken (see that function)."""
+    seg = segmentation.greedy_lookahead_taken(values, order, 2.0 / check_eps2(eps_2) ** 2,
+                                              unsorted_max=unsorted_max)
+    return None if seg is None else seg.bounds
 
 
 def greedy_cuts(values, eps_2, decide_early: bool = True) -> np.ndarray:

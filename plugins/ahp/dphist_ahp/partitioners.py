@@ -13,9 +13,10 @@ import numpy as np
 
 from dphist import InvalidParameter, Partitioner
 from dphist.params import Interval, Options
+from dphist.partition import PlainPartition
 
 from .group_error import is_monotone
-from .greedy import greedy_cuts
+from .greedy import greedy_cuts, greedy_cuts_taken
 from .segmentation import RULES, empirical_cuts, optimal_cuts
 from .threshold import CITATION
 
@@ -23,15 +24,19 @@ from .threshold import CITATION
 class _AHPGrouping(Partitioner):
     spends = False
 
-    def _noisy_values(self, bins, ctx) -> tuple[np.ndarray, float]:
+    def _eps_2(self, ctx) -> float:
         if ctx.noisy is None:
             raise InvalidParameter(f"{self.name} groups the noisy histogram H~: give the pipeline an "
                                    "initializer with gamma_in > 0 (e.g. ahp.threshold)")
         if ctx.eps_f <= 0:
             raise InvalidParameter(f"{self.name} weighs groups by the final Laplace error 2/(|C| eps_2^2): "
                                    "the finalizer's share gamma_f must be > 0")
+        return float(ctx.eps_f)
+
+    def _noisy_values(self, bins, ctx) -> tuple[np.ndarray, float]:
+        eps_2 = self._eps_2(ctx)
         # Post-processing of H~ (free): one noisy value per current group, in group order.
-        return bins.means(ctx.noisy), float(ctx.eps_f)
+        return bins.means(ctx.noisy), eps_2
 
     @staticmethod
     def _check_limit(name: str, n: int, max_bins) -> None:
@@ -56,7 +61,13 @@ class GreedyPartitioner(_AHPGrouping):
     UNSORTED_LIMIT = 32768
 
     def partition(self, bins, ctx):
-        values, eps_2 = self._noisy_values(bins, ctx)
+        eps_2 = self._eps_2(ctx)
+        if bins.n_groups == bins.n_bins:   # singletons: each group's mean is its value, read through the order
+            order = None if type(bins) is PlainPartition else bins.order
+            cuts = greedy_cuts_taken(ctx.noisy, order, eps_2, unsorted_max=self.UNSORTED_LIMIT)
+            if cuts is not None:
+                return bins.merge(cuts)
+        values = bins.means(ctx.noisy)
         if values.size > self.UNSORTED_LIMIT and not is_monotone(values):
             raise InvalidParameter(
                 f"ahp.greedy on unsorted values scans every candidate group (O(n^2)) and is limited to "

@@ -58,6 +58,74 @@ def test_threshold_runs_on_the_noisy_answer_only():
     assert 0 < np.count_nonzero(out == 0) < 8                    # the threshold did act
 
 
+class KeepingHandle(RecordingHandle):
+    """Answers with an array it keeps a reference to (a noise source may)."""
+
+    def laplace_identity(self, epsilon):
+        self.calls.append(("laplace_identity", epsilon))
+        self.kept = self.answer.copy()
+        return self.kept
+
+
+def test_threshold_is_written_over_the_answer_only_when_nothing_else_holds_it():
+    """The initializer thresholds the kernel's answer in place when it owns it alone (the same floats as
+    ``apply_threshold``: NaN, -0.0 and values just below theta become +0.0, theta itself stays), and leaves an
+    answer that another object references untouched.  Kills: the threshold written in place without the
+    ownership test (the kept array changes), ``noisy < theta`` for ``not noisy >= theta`` (NaN kept), a
+    zero written as ``noisy * 0`` (-0.0 for negatives)."""
+    from dphist_ahp.threshold import threshold_in_place
+    eps = 0.5
+    theta = 0.35 * math.log(8) / eps
+    noisy = np.array([-3.0, np.nan, -0.0, theta, np.nextafter(theta, 0), 100.0, 1.0, 7.0])
+    want = np.where(noisy >= theta, noisy, 0.0)
+    for handle_cls in (RecordingHandle, KeepingHandle):
+        handle = handle_cls(noisy, budget=eps)
+        ctx = Context(n=8, epsilon=1.0, gamma_in=0.5, gamma_p=0.0, gamma_f=0.5,
+                      rng=np.random.default_rng(0), data=handle)
+        out = ThresholdInitializer(eta=0.35).initialize(ctx)
+        assert out.tobytes() == want.tobytes()
+        if handle_cls is KeepingHandle:
+            assert out is not handle.kept and handle.kept.tobytes() == noisy.tobytes()
+    copy = noisy.copy()
+    assert threshold_in_place(copy, 8, 0.35, eps) is copy and copy.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("sorted_first", [True, False])
+def test_greedy_reads_sorted_values_through_the_order_to_the_same_release(monkeypatch, sorted_first):
+    """AHP's greedy on singletons reads H~ through the sorted order with its run of zeros left out
+    (``greedy_cuts_taken``); its releases (estimate, partition, H~, ledger) equal those of the generic route
+    (the gathered copy ``bins.means``), on a power law past the compiled threshold sorted both ways, and in
+    domain order without a sorter (a ``PlainPartition``: ``order=None``).  Kills: ``None`` passed for a
+    sorted partition's order (its values read in domain order: on 5,000 bins different groups; on 40,000
+    they are refused as unsorted and the generic route runs)."""
+    import dphist_ahp.partitioners as P
+    from dphist.datasets import load
+    from dphist.segmentation import search
+    monkeypatch.setattr(search, "_runs_interpreted", lambda n: False)
+    if sorted_first:
+        cases = [(load("synthetic", shape="zipf", n=n, scale=10 * n, seed=3).counts, pipe)
+                 for n in (5000, 40000) for pipe in (make_algorithm("AHP"), make_algorithm("AHP", descending=False))]
+    else:
+        x = np.sort(np.random.default_rng(2).poisson(3, 3000))[::-1]
+        cases = [(x, Pipeline("ahp.threshold", None, "ahp.greedy", "group-mean", (0.85, 0, 0.15)))]
+    taken = []
+    monkeypatch.setattr(P, "greedy_cuts_taken", lambda *a, **k: taken.append(1) or real(*a, **k))
+    real = __import__("dphist_ahp.greedy", fromlist=["x"]).greedy_cuts_taken
+    for x, pipe in cases:
+        for seed in (1, 2):
+            got = pipe.run(x, 1.0, seed=seed)
+            assert taken, "the taken route ran"
+            with monkeypatch.context() as m:
+                m.setattr(P, "greedy_cuts_taken", lambda *a, **k: None)
+                want = pipe.run(x, 1.0, seed=seed)
+            assert got.estimate.tobytes() == want.estimate.tobytes()
+            assert got.noisy.tobytes() == want.noisy.tobytes()
+            assert np.array_equal(got.partition.order, want.partition.order)
+            assert np.array_equal(got.partition.bounds, want.partition.bounds)
+            assert got.ledger.to_records() == want.ledger.to_records()
+            assert got.partition.n_groups > 1
+
+
 def test_threshold_value_and_boundary():
     theta = threshold_value(1000, 0.35, 0.2)
     assert theta == pytest.approx(0.35 * math.log(1000) / 0.2)

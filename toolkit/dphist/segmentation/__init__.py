@@ -54,6 +54,8 @@ Interpreted: mode (e) with the look-ahead bound on sorted values (AHP's greedy g
 Python on up to ``search.INTERPRETED_MAX`` positions while numba is not imported yet (:mod:`._lookahead`,
 the same source the kernels compile; the same cuts and total, bit for bit): ``dphist run -a AHP`` on
 4,096 bins then never imports numba (about 0.05 s of scan against 0.3-0.5 s for numba's import and cache).
+Compiled, the same scan reads sorted values through their order (:func:`.search.greedy_lookahead_taken`: no
+gathered copy, prefix sums without the run of zeros).
 ``import dphist.segmentation`` itself imports no numba (:mod:`._lazy`).
 
 Threads: the exact mode (a) on at least ``search.PARALLEL_MIN_UNITS`` units runs on every core
@@ -72,11 +74,11 @@ post-processing; running it on true counts is allowed only inside the kernel, wh
 from .costs import (Cost, GroupCost, IntervalCost, L1Deviation, Perturbed, RelativeError, SSEPenalty,
                     as_cost)
 from . import parallel
-from .search import (Segmentation, greedy, k_groups, lookahead_bounds, monge_violation, optimal,
-                     power_of_two_shared, total_cost, tree, units_of)
+from .search import (Segmentation, greedy, greedy_lookahead_taken, k_groups, lookahead_bounds, monge_violation,
+                     optimal, power_of_two_shared, total_cost, tree, units_of)
 
 __all__ = [
     "Cost", "GroupCost", "IntervalCost", "L1Deviation", "Perturbed", "RelativeError", "SSEPenalty",
-    "Segmentation", "as_cost", "greedy", "parallel", "k_groups", "lookahead_bounds", "monge_violation", "optimal",
+    "Segmentation", "as_cost", "greedy", "greedy_lookahead_taken", "parallel", "k_groups", "lookahead_bounds", "monge_violation", "optimal",
     "power_of_two_shared", "total_cost", "tree", "units_of",
 ]

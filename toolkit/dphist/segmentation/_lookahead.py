@@ -8,9 +8,17 @@ bins then finishes before numba would have been imported (``dphist run -a AHP`` 
 :func:`dphist.segmentation.search.greedy`).  Both execute the same IEEE double operations in the
 same order, so they return the same cuts and the same total, bit for bit (a test compares them).
 
+The values may also come with their longest run of zeros left out (:func:`scan_taken`,
+:func:`gather_outside`): ``x`` is then ``(kept, a, b)``, the values outside the run ``[a, b)`` of ``+0.0``,
+and ``prefix`` is ``(sums, a, b)``, their prefix sums (:func:`value`, :func:`prefix_at`).  AHP's
+thresholded H~ sorted is mostly such a run (95% of 2^24 bins), so the scans hold a few floats, not two
+arrays of n, and never read the run.
+
 This module imports no numba.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -28,32 +36,141 @@ def share(shares, m):
     """A position's share of the penalty of a group of m: ``shares[m]``, or c / m^2 (see penalty)."""
     return shares / (m * m) if isinstance(shares, float) else shares[m]
 
+def value(x, j):
+    """x_j: ``x[j]``, or from ``x = (kept, a, b)``, values whose positions ``[a, b)`` hold ``+0.0`` and the
+    others ``kept`` in order (:func:`gather_outside`): ``kept[j]`` before the run, ``kept[j - (b - a)]``
+    after it."""
+    if isinstance(x, tuple):
+        kept, a, b = x
+        if j < a:
+            return kept[j]
+        return 0.0 if j < b else kept[j - (b - a)]
+    return x[j]
+
+
+def length(x):
+    """The number of positions of ``x`` (see :func:`value`)."""
+    if isinstance(x, tuple):
+        return len(x[0]) + (x[2] - x[1])
+    return len(x)
+
+
+def prefix_at(prefix, l):
+    """x_0 + ... + x_{l-1}, as ``numpy.cumsum`` adds them: ``prefix[l]``, or from ``prefix = (sums, a, b)``
+    (:func:`gather_outside`), the prefix sums with the run of zeros ``[a, b)`` left out: adding the run's
+    zeros leaves a sum unchanged, so every ``prefix[l]`` with ``a <= l <= b`` is ``sums[a]``."""
+    if isinstance(prefix, tuple):
+        sums, a, b = prefix
+        if l <= a:
+            return sums[l]
+        return sums[a] if l <= b else sums[l - (b - a)]
+    return prefix[l]
+
+
+def known_run_end(x, j):
+    """The last position of the run of zeros ``[a, b)`` of ``x = (kept, a, b)`` when it holds j, else -1."""
+    if isinstance(x, tuple) and x[1] <= j < x[2]:
+        return x[2] - 1
+    return -1
+
+
 def run_stop(x, j):
     """The last position of x_j's run of equal neighbours (x_j itself when x_{j+1} differs): read where the
-    scans need it, one run at a time, instead of a vector of n run ends (memory)."""
-    n = len(x)
+    scans need it, one run at a time, instead of a vector of n run ends (memory); the known run of zeros
+    of ``x = (kept, a, b)`` is not read at all (:func:`known_run_end`)."""
+    k = known_run_end(x, j)
+    if k >= 0:
+        return k
+    n = length(x)
     k = j
-    while k + 1 < n and x[k + 1] == x[k]:
+    v = value(x, j)
+    while k + 1 < n and value(x, k + 1) == v:     # == is transitive on floats: the neighbours' test
         k += 1
     return k
 
 
-def _deviation_sq(x, prefix, j, l):
+def scan_taken(values, order):
+    """One pass over ``values[order]`` (``values`` when ``order`` is None), read through the order:
+    ``(finite, non_decreasing, non_increasing, a, b)``, ``[a, b)`` the longest run of zeros (the first of
+    equal lengths) whose neighbours are not 0, every zero of it ``+0.0`` (``a = b = 0`` when there is
+    none).  Neighbours are compared as :func:`dphist.segmentation.search._is_monotone` compares them."""
+    n = len(values) if order is None else len(order)
+    finite = True
+    up = True
+    down = True
+    best_a = 0
+    best_b = 0
+    start = -1                  # the first position of the current run of zeros, -1 outside one
+    plain = True                # whether every zero of the current run is +0.0
+    prev = 0.0
+    for i in range(n):
+        v = values[i] if order is None else values[order[i]]
+        if not math.isfinite(v):
+            finite = False
+        if i > 0:
+            if not (v >= prev):
+                up = False
+            if not (v <= prev):
+                down = False
+        if v == 0.0:
+            if start < 0:
+                start = i
+                plain = True
+            if math.copysign(1.0, v) < 0.0:
+                plain = False
+        elif start >= 0:
+            if plain and i - start > best_b - best_a:
+                best_a = start
+                best_b = i
+            start = -1
+        prev = v
+    if start >= 0 and plain and n - start > best_b - best_a:
+        best_a = start
+        best_b = n
+    return finite, up, down, best_a, best_b
+
+
+def gather_outside(values, order, a, b, kept, sums):
+    """The values ``values[order]`` (``values`` when ``order`` is None) outside their run of zeros ``[a, b)``
+    (:func:`scan_taken`) written in order into ``kept`` (``n - (b - a)`` floats), and their prefix sums into
+    ``sums`` (one more): ``sums[l]`` for ``l <= a`` and ``sums[l - (b - a)]`` for ``l >= b`` are
+    ``numpy.cumsum``'s sums of all the values (its first sum the first value itself, then one addition a
+    value, in order).  Adding the run's ``+0.0`` leaves a sum unchanged unless the sum is ``-0.0``, and a
+    rounded sum is ``-0.0`` only when every term is: x_{a-1} would then be a zero next to the run, which
+    :func:`scan_taken`'s runs of zeros (all ``+0.0``, neighbours not 0) exclude."""
+    n = len(values) if order is None else len(order)
+    sums[0] = 0.0
+    s = 0.0
+    k = 0
+    for i in range(n):
+        if a <= i < b:
+            continue
+        v = values[i] if order is None else values[order[i]]
+        s = v if i == 0 else s + v
+        kept[k] = v
+        k += 1
+        sums[k] = s
+
+
+def _deviation_sq(xj, pj, prefix, j, l):
+    """(x_j - mean(x_j..x_l))^2 from x_j and ``pj``, the sum before x_j (read once by the caller)."""
     m = l - j + 1
-    d = x[j] - (prefix[l + 1] - prefix[j]) / m
+    d = xj - (prefix_at(prefix, l + 1) - pj) / m
     return d * d
 
 
-def _candidate(x, prefix, shares, j, l):
+def _candidate(xj, pj, prefix, shares, j, l):
     """f_j(l) = (x_j - mean(x_j..x_l))^2 + share(l - j + 1): x_j's part of the group [j, l]."""
-    return _deviation_sq(x, prefix, j, l) + share(shares, l - j + 1)
+    return _deviation_sq(xj, pj, prefix, j, l) + share(shares, l - j + 1)
 
 
 def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     """err*(x_j) = min_{l >= j} f_j(l) by scanning l upwards (AHP Section 4.2), with the paper's
     early stop when ``early_stop`` (sorted values and a non-increasing share); the running minimum.
     ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
-    n = len(x)
+    n = length(x)
+    xj = value(x, j)
+    pj = prefix_at(prefix, j)
     le_min = share(shares, n - j)
     l = stop
     m = l - j + 1
@@ -61,7 +178,7 @@ def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     le = share(shares, m)
     best = ae + le
     while l + 1 < n:
-        ae_next = _deviation_sq(x, prefix, j, l + 1)
+        ae_next = _deviation_sq(xj, pj, prefix, j, l + 1)
         if early_stop and ae_next - ae >= le - le_min:
             break
         l += 1
@@ -73,11 +190,12 @@ def scan_lower_bound(x, prefix, j, stop, shares, early_stop):
     return best
 
 
-def lower_bound_exceeds(x, prefix, j, stop, shares, target):
+def lower_bound_exceeds(x, prefix, j, stop, shares, target, stack):
     """Whether err*(x_j) > target on sorted values (galloping on the monotone deviation term, then
     branch and bound on [a, b] with the bound dev(a) + share(b)); equals scan_lower_bound > target.
-    ``stop``: the end of x_j's run of equal values (:func:`run_stop`)."""
-    n = len(x)
+    ``stop``: the end of x_j's run of equal values (:func:`run_stop`); ``stack``: the branch and bound's
+    intervals, a (128, 2) int64 array of the caller's, reused by every call (no allocation per decision)."""
+    n = length(x)
     le_min = share(shares, n - j)
     lo = stop
     if share(shares, lo - j + 1) <= target:
@@ -85,18 +203,19 @@ def lower_bound_exceeds(x, prefix, j, stop, shares, target):
     limit = target - le_min
     if limit < 0.0:
         return True
+    xj = value(x, j)
+    pj = prefix_at(prefix, j)
     hi = lo
     step = 1
-    while hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+    while hi + step < n and _deviation_sq(xj, pj, prefix, j, hi + step) <= limit:
         hi += step
         step *= 2
     while step > 1:
         step //= 2
-        if hi + step < n and _deviation_sq(x, prefix, j, hi + step) <= limit:
+        if hi + step < n and _deviation_sq(xj, pj, prefix, j, hi + step) <= limit:
             hi += step
     if hi <= lo:
         return True
-    stack = np.empty((128, 2), dtype=np.int64)
     stack[0, 0] = lo + 1
     stack[0, 1] = hi
     top = 1
@@ -104,13 +223,13 @@ def lower_bound_exceeds(x, prefix, j, stop, shares, target):
         top -= 1
         a = stack[top, 0]
         b = stack[top, 1]
-        if _candidate(x, prefix, shares, j, b) <= target:
+        if _candidate(xj, pj, prefix, shares, j, b) <= target:
             return False
-        if _deviation_sq(x, prefix, j, a) + share(shares, b - j + 1) > target:
+        if _deviation_sq(xj, pj, prefix, j, a) + share(shares, b - j + 1) > target:
             continue
         if b - a < 8:
             for l in range(a, b):
-                if _candidate(x, prefix, shares, j, l) <= target:
+                if _candidate(xj, pj, prefix, shares, j, l) <= target:
                     return False
             continue
         mid = (a + b) // 2
@@ -124,9 +243,9 @@ def lower_bound_exceeds(x, prefix, j, stop, shares, target):
 
 
 def all_lower_bounds(x, prefix, shares, early_stop):
-    out = np.empty(len(x))
+    out = np.empty(length(x))
     stop = -1
-    for j in range(len(x)):
+    for j in range(length(x)):
         if j > stop:                # the first position of a run: its end, shared by the rest of the run
             stop = run_stop(x, j)
         out[j] = scan_lower_bound(x, prefix, j, stop, shares, early_stop)
@@ -146,11 +265,12 @@ def greedy_lookahead(x, prefix, pen, shares, early_stop, decide_early, skip_runs
     decides.  The mean and the SSE stay what they were (adding 0 to them; at most a zero's sign, which no
     comparison and no sum with the positive penalties sees): the same cuts and the same total.  AHP's
     thresholded H~ sorted is mostly one run of zeros (91% of 2^20 bins)."""
-    n = len(x)
+    n = length(x)
     cut = np.zeros(n + 1, dtype=np.bool_)   # one flag per position (an eighth of a vector of n + 1 cuts: memory)
     cut[0] = True
+    stack = np.empty((128, 2), dtype=np.int64)   # lower_bound_exceeds' intervals
     m = 1
-    mean = x[0]
+    mean = value(x, 0)
     ssd = 0.0
     total = 0.0                 # the cost of the closed groups (their running SSE + penalty)
     j = 0
@@ -159,13 +279,13 @@ def greedy_lookahead(x, prefix, pen, shares, early_stop, decide_early, skip_runs
         j += 1
         if j > stop:
             stop = run_stop(x, j)
-        xj = x[j]
+        xj = value(x, j)
         d = xj - mean
         grown = ssd + m / (m + 1.0) * d * d + penalty(pen, m + 1)
         kept = ssd + penalty(pen, m)
         target = grown - kept
         if decide_early and early_stop:
-            merge = lower_bound_exceeds(x, prefix, j, stop, shares, target)
+            merge = lower_bound_exceeds(x, prefix, j, stop, shares, target, stack)
         else:
             merge = scan_lower_bound(x, prefix, j, stop, shares, early_stop) > target
         if merge:

@@ -17,7 +17,7 @@ from numba import njit, types
 from numba.extending import overload, register_jitable
 
 from . import _lookahead
-from ._lookahead import penalty, share
+from ._lookahead import known_run_end, length, penalty, prefix_at, share, value
 
 
 @njit(cache=True, inline="always")
@@ -40,6 +40,34 @@ def _share_typed(shares, m):
     if isinstance(shares, types.Float):
         return lambda shares, m: shares / (m * m)
     return lambda shares, m: shares[m]
+
+
+@overload(value)
+def _value_typed(x, j):
+    if isinstance(x, types.BaseTuple):
+        return lambda x, j: x[0][j] if j < x[1] else (0.0 if j < x[2] else x[0][j - (x[2] - x[1])])
+    return lambda x, j: x[j]
+
+
+@overload(length)
+def _length_typed(x):
+    if isinstance(x, types.BaseTuple):
+        return lambda x: len(x[0]) + (x[2] - x[1])
+    return lambda x: len(x)
+
+
+@overload(prefix_at)
+def _prefix_at_typed(prefix, l):
+    if isinstance(prefix, types.BaseTuple):
+        return lambda prefix, l: prefix[0][l if l <= prefix[1] else max(prefix[1], l - (prefix[2] - prefix[1]))]
+    return lambda prefix, l: prefix[l]
+
+
+@overload(known_run_end)
+def _known_run_end_typed(x, j):
+    if isinstance(x, types.BaseTuple):
+        return lambda x, j: x[2] - 1 if x[1] <= j < x[2] else -1
+    return lambda x, j: -1
 
 
 @njit(cache=True, inline="always")
@@ -345,14 +373,17 @@ def exactly_k_groups(bounds, p, p2, pen, matrix, k_max, monge, penalty_last):
 
 # ------------------------------------------------- mode (e): AHP's look-ahead lower bound
 # The loops live in :mod:`._lookahead` (plain Python, also run interpreted); compiled here.  numba's cache of
-# these is keyed to the content of ``_lookahead.py`` alone: after changing ``_penalty_typed``, ``_share_typed``
-# or the registrations below, empty the cache (``dphist.cache.numba_cache_dir()``).
+# these is keyed to the content of ``_lookahead.py`` alone: after changing ``_penalty_typed``, ``_share_typed``,
+# the typed accessors of taken values (``_value_typed`` ... ``_known_run_end_typed``) or the registrations below,
+# empty the cache (``dphist.cache.numba_cache_dir()``).
 for _helper in (_lookahead._deviation_sq, _lookahead._candidate):
     register_jitable(inline="always")(_helper)
 for _helper in (_lookahead.run_stop, _lookahead.scan_lower_bound, _lookahead.lower_bound_exceeds):
     register_jitable(_helper)
 all_lower_bounds = njit(cache=True)(_lookahead.all_lower_bounds)
 greedy_lookahead = njit(cache=True)(_lookahead.greedy_lookahead)
+scan_taken = njit(cache=True)(_lookahead.scan_taken)
+gather_outside = njit(cache=True)(_lookahead.gather_outside)
 
 
 @njit(cache=True)

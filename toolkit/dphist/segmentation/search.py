@@ -615,6 +615,48 @@ def lookahead_bounds(cost: SSEPenalty, *, early_stop: bool = True) -> np.ndarray
     return kernels.all_lower_bounds(x, prefix, _penalty_args(cost)[1], bool(early_stop and can_stop))
 
 
+def greedy_lookahead_taken(values, order, coefficient: float, *, unsorted_max: int | None = None
+                           ) -> Segmentation | None:
+    """:func:`greedy` with ``bound="lookahead"`` on ``SSEPenalty.inverse_size(values[order], coefficient)``
+    (``values`` itself when ``order`` is None), on the compiled route, without a gathered copy of n values:
+    the same cuts and total.  One pass reads the values through the order, checks them (finite, monotone)
+    and finds their longest run of zeros (:func:`._lookahead.scan_taken`); a second gathers the values
+    outside that run and their prefix sums (:func:`._lookahead.gather_outside`), which the scan reads with the
+    run left out (AHP's sorted H~ is mostly zeros: a few floats instead of two arrays of n), never reading
+    the run itself.
+
+    Returns None, having read nothing, when the generic route is the one to take: the values run
+    interpreted (at most ``INTERPRETED_MAX`` while numba is not imported), or they are not a float64
+    vector with an integer order of the same length; and None after the check when a value is not finite,
+    or the values are not monotone and more than ``unsorted_max`` (the generic route then raises its errors,
+    or the caller refuses them in its own words)."""
+    values = np.asarray(values)
+    if values.dtype != np.float64 or values.ndim != 1:
+        return None
+    if order is not None:
+        order = np.asarray(order)
+        if order.dtype.kind not in "iu" or order.shape != values.shape:
+            return None
+    n = values.size
+    if n == 0 or _runs_interpreted(n):
+        return None
+    c = float(coefficient)
+    if not np.isfinite(c) or c < 0:
+        raise InvalidParameter(f"the inverse-size penalty needs a finite coefficient >= 0, got {coefficient!r}")
+    values = np.ascontiguousarray(values)
+    order = None if order is None else np.ascontiguousarray(order)
+    finite, up, down, a, b = kernels.scan_taken(values, order)
+    monotone = bool(up or down)
+    if not finite or (unsorted_max is not None and n > unsorted_max and not monotone):
+        return None
+    kept, sums = np.empty(n - (b - a)), np.empty(n - (b - a) + 1)
+    kernels.gather_outside(values, order, a, b, kept, sums)
+    # the generic route's arguments (_lookahead_inputs, _penalty_args): the share c / m^2 never grows
+    cuts, total = kernels.greedy_lookahead((kept, int(a), int(b)), (sums, int(a), int(b)), c, c, monotone, True,
+                                           _skips_runs(c, c))
+    return Segmentation(cuts, float(total))
+
+
 def _skips_runs(pen, shares) -> bool:
     """Whether the look-ahead greedy may join runs of equal values without the test: a penalty c / size with
     c a normal positive float (:func:`._lookahead.greedy_lookahead`)."""
