@@ -242,3 +242,46 @@ def test_interval_queries_sensitivity_and_support_match_the_dense_matrix():
         got = check_queries(IntervalQueries(np.array(s), np.array(e), np.array(w)), n)
         assert got.sensitivity == np.abs(dense).sum(axis=0).max()
         assert got.support == np.count_nonzero(dense, axis=0).max()
+
+
+def test_sorted_group_sums_block_by_block_are_reduceats_integers():
+    """The kernel's group sums of a sorted partition of int64 counts (``_group_sums_gathered``, no gathered
+    copy of the counts) are ``add.reduceat(counts[order], bounds[:-1])`` exactly.  Kills: a block's first
+    group summed from its own start instead of the block's (``starts[0] = 0`` dropped: that group's part
+    before the edge lost), a group's part added to the next group, the last block dropped; the wrap of int64
+    sums is checked too (integer additions in any order)."""
+    from dphist.kernel.private import _group_sums_gathered
+    from dphist.partition import ORDER_BLOCK
+    rng = np.random.default_rng(3)
+    n = 4 * ORDER_BLOCK + 7
+    order = rng.permutation(n)
+    for bounds in (np.array([0, n]), np.array([0, ORDER_BLOCK, n]),
+                   np.array([0, ORDER_BLOCK - 1, ORDER_BLOCK + 1, 3 * ORDER_BLOCK, n]),
+                   np.r_[0, np.sort(rng.choice(np.arange(1, n), 999, replace=False)), n]):
+        counts = rng.integers(0, 50, n)
+        assert np.array_equal(_group_sums_gathered(counts, order, bounds), np.add.reduceat(counts[order], bounds[:-1]))
+    counts = np.full(n, 2 ** 62, dtype=np.int64)        # sums past 2^63 wrap alike
+    bounds = np.array([0, 3, ORDER_BLOCK + 2, n])
+    with np.errstate(over="ignore"):
+        assert np.array_equal(_group_sums_gathered(counts, order, bounds), np.add.reduceat(counts[order], bounds[:-1]))
+
+
+def test_sorted_partition_measurement_takes_the_block_sums_only_for_large_int64_counts(monkeypatch):
+    """``laplace_partition`` of a sorted partition sums through ``_group_sums_gathered`` from ``ORDER_BLOCK``
+    bins (int64 counts) and gives the same release as the one gather; below it, the one gather.  Kills the
+    block sums never taken (the memory of the gather kept) or taken for small inputs."""
+    import dphist.kernel.private as private
+    from dphist.partition import ORDER_BLOCK
+    rng = np.random.default_rng(2)
+    calls = []
+    real = private._group_sums_gathered
+    monkeypatch.setattr(private, "_group_sums_gathered", lambda *a: calls.append(1) or real(*a))
+    for n, taken in ((ORDER_BLOCK - 1, False), (ORDER_BLOCK + 3, True)):
+        counts = rng.integers(0, 20, n)
+        part = Partition(rng.permutation(n), np.array([0, 1, 500, ORDER_BLOCK - 2, n]))
+        calls.clear()
+        got = kernel(counts, seed=9).handle("t", "finalize", 1.0).laplace_partition(part, 1.0)
+        assert bool(calls) is taken
+        sums = np.add.reduceat(counts[part.order], part.bounds[:-1])
+        expected = SeededLaplace(np.random.default_rng(9)).laplace_mechanism(sums, 1.0, 1.0, integral=True, support=1)
+        assert np.array_equal(got, expected)

@@ -170,3 +170,56 @@ def test_means_of_singletons_are_the_values_in_the_partitions_order():
     grouped = Partition(order, np.array([0, 2, 6]))
     assert np.array_equal(grouped.means(x), [(7.0 + 2.5) / 2, np.nan], equal_nan=True)
     assert single.means(np.arange(6)).dtype == np.float64                    # integers: the division's floats
+
+
+def _straddling_bounds(n, rng):
+    """Group bounds over ``n`` positions that put edges exactly at, just before and just after the
+    block edges of :func:`dphist.partition.order_blocks`, one group longer than a block, and random cuts."""
+    from dphist.partition import ORDER_BLOCK
+    edges = {ORDER_BLOCK - 1, ORDER_BLOCK, ORDER_BLOCK + 1, 3 * ORDER_BLOCK}   # group [B+1, 3B) spans a block
+    if n > 3 * ORDER_BLOCK + 500:
+        edges |= set(rng.choice(np.arange(3 * ORDER_BLOCK + 1, n), 500, replace=False).tolist())
+    return np.array([0, *sorted(e for e in edges if 0 < e < n), n])
+
+
+def test_expand_of_sorted_groups_block_by_block_equals_one_scatter():
+    """Kills, in the scatter a block at a time of sorted groups (``n_bins >= ORDER_BLOCK``): a group's size
+    not clipped to the block on either side (values shifted by one position at a block edge), the first group
+    found with ``searchsorted(side="left")`` (a group starting at a block's edge taken one too early), the last
+    block dropped (``range`` to ``n - ORDER_BLOCK``); and, with an empty group, sizes that are not zero for it."""
+    from dphist.partition import ORDER_BLOCK
+    rng = np.random.default_rng(5)
+    for n in (ORDER_BLOCK, 4 * ORDER_BLOCK + 777):
+        order = rng.permutation(n)
+        bounds = _straddling_bounds(n, rng)
+        values = rng.normal(size=bounds.size - 1)
+        expected = np.empty(n)
+        expected[order] = np.repeat(values, np.diff(bounds))
+        got = Partition(order, bounds).expand(values)
+        assert got.dtype == np.float64 and np.array_equal(got, expected)
+    # an empty group (equal bounds, built without validation) at a block's edge and inside a block
+    n = 2 * ORDER_BLOCK
+    order = rng.permutation(n)
+    bounds = np.array([0, 10, ORDER_BLOCK, ORDER_BLOCK, ORDER_BLOCK + 5, ORDER_BLOCK + 5, n])
+    values = np.arange(1.0, bounds.size)
+    expected = np.empty(n)
+    expected[order] = np.repeat(values, np.diff(bounds))
+    assert np.array_equal(Partition(order, bounds, validate=False).expand(values), expected)
+
+
+def test_expand_of_small_or_batched_sorted_groups_takes_the_one_scatter(monkeypatch):
+    """Kills the block route taken below ``ORDER_BLOCK`` bins or for a batch of value rows (its loop assumes
+    one vector): with ``order_blocks`` made to raise, both still expand."""
+    import dphist.partition as partition
+    def boom(*args):
+        raise AssertionError("block route taken")
+    monkeypatch.setattr(partition, "order_blocks", boom)
+    rng = np.random.default_rng(1)
+    n = partition.ORDER_BLOCK - 1
+    p = Partition(rng.permutation(n), np.array([0, 7, 1000, n]))
+    assert p.expand(np.array([1.0, 2.0, 3.0]))[p.order[8]] == 2.0
+    big = Partition(rng.permutation(2 * n + 2), np.array([0, 5, 2 * n + 2]))
+    rows = big.expand(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert rows.shape == (2, 2 * n + 2) and rows[1, big.order[6]] == 4.0
+    with pytest.raises(AssertionError, match="block route"):
+        big.expand(np.array([1.0, 2.0]))

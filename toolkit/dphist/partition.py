@@ -133,6 +133,21 @@ def _merge_cuts(cuts, k: int) -> np.ndarray:
     return cuts
 
 
+
+#: positions handled at a time by the gathers and scatters through an order that go a block at a time
+#: (:meth:`Partition.expand`, the kernel's group sums): 512 KiB of int64 or float64 values
+ORDER_BLOCK = 1 << 16
+
+
+def order_blocks(bounds: np.ndarray, n: int):
+    """``(lo, hi, first, stop)`` for the consecutive blocks ``[lo, hi)`` of ``ORDER_BLOCK`` positions of an
+    order of ``n`` bins grouped by ``bounds`` (non-decreasing, 0 to ``n``): the groups ``first .. stop - 1``
+    are those with positions in the block (an empty group at a block's edge is left out)."""
+    for lo in range(0, n, ORDER_BLOCK):
+        hi = min(lo + ORDER_BLOCK, n)
+        first = int(np.searchsorted(bounds, lo, side="right")) - 1
+        yield lo, hi, first, int(np.searchsorted(bounds, hi, side="left"))
+
 class Partition:
     """Disjoint groups covering ``range(n)`` exactly once, in a given order."""
 
@@ -281,6 +296,12 @@ class Partition:
             out[...] = group_values
         elif self.is_identity_order():         # groups of consecutive bins in domain order: no scatter
             out[...] = np.repeat(group_values, self.sizes, axis=-1)
+        elif group_values.ndim == 1 and self.n_bins >= ORDER_BLOCK:
+            # groups in another order, a block of positions at a time: no repeated copy of N values beside
+            # ``out`` (memory at a sorted partition's spread); the same assignments
+            for lo, hi, first, stop in order_blocks(self.bounds, self.n_bins):
+                sizes = np.minimum(self.bounds[first + 1:stop + 1], hi) - np.maximum(self.bounds[first:stop], lo)
+                out[self.order[lo:hi]] = np.repeat(group_values[first:stop], sizes)
         else:
             out[self._scatter_at(group_values)] = np.repeat(group_values, self.sizes, axis=-1)
         return out

@@ -84,7 +84,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
-from ..partition import Partition, PlainPartition, SingletonPartition
+from ..partition import ORDER_BLOCK, Partition, PlainPartition, SingletonPartition, order_blocks
 from ..partition_blocks import BlockPartition, block_sums, checked_block_partition
 from ..validation import (are_strict_bounds, frozen_int64, frozen_taken, identity_vectors, is_identity, is_permutation,
                           is_shared_identity, is_whole_bounds)
@@ -835,6 +835,21 @@ def _run_sums(values: np.ndarray, width: int) -> np.ndarray:
     return sums
 
 
+def _group_sums_gathered(counts: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """``add.reduceat(counts[order], bounds[:-1])`` for int64 counts, gathered a block of positions at a
+    time (:func:`~dphist.partition.order_blocks`): each block's part of every group it meets summed by
+    ``reduceat`` and added to that group's sum.  Integer sums do not depend on the order of their additions (wrapping included), so these are the same
+    integers, without a gathered copy of all the counts beside the kernel's own (one input of memory at
+    the peak of a sorted partition's measurement).  ``bounds`` is the checked partition's: strictly
+    increasing from 0 to ``order.size``."""
+    sums = np.zeros(bounds.size - 1, dtype=np.int64)
+    for lo, hi, first, stop in order_blocks(bounds, order.size):
+        starts = bounds[first:stop] - lo
+        starts[0] = 0                                  # group ``first`` holds position lo
+        sums[first:stop] += np.add.reduceat(counts[order[lo:hi]], starts)
+    return sums
+
+
 def _user_code(call: Callable) -> tuple[bool, object]:
     """Run code the kernel does not own on the data: ``(True, result)`` or ``(False, error name)``.
 
@@ -1120,6 +1135,8 @@ class DataHandle:
                 return taken(counts, order, 1.0, eps, integral=True, support=1)
             if bounds is None:      # checked singleton bounds (None: 0..n): the sums are the counts in order
                 sums = counts if in_order else counts[order]
+            elif not in_order and counts.dtype == np.int64 and order.size >= ORDER_BLOCK:
+                sums = _group_sums_gathered(counts, order, bounds)   # no gathered copy of N counts: memory
             else:
                 sums = np.add.reduceat(counts if in_order else counts[order], bounds[:-1])
             del counts
