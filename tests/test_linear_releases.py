@@ -123,6 +123,56 @@ def test_tree_levels_in_turn_sum_the_kept_level():
                                   data.laplace_intervals(starts, ends, 1.0, order=partition.order))
 
 
+def test_coarser_partitions_in_turn_sum_the_kept_groups(monkeypatch):
+    """One kernel measuring partitions in domain order, each a coarsening of the one before (the pruned tree's
+    levels), answers each as ``laplace_intervals`` does, through the walk over the kept groups' sums; a
+    partition whose bounds are not among the kept ones (not a coarsening), one that is not coarser, and the
+    route before numba is imported below ``COARSENED_MIN`` sums each take ``add.reduceat`` of the counts with
+    the same answers.  Kills: a run's last kept group dropped or the next run's first added, a start that is
+    no kept bound accepted (its run summed from the wrong group), the kept sums of another width coarsened,
+    the last run not summed up to n."""
+    from dphist import Partition
+    from dphist.kernel import PrivateKernel
+    from dphist.kernel import _sums_jit
+    import dphist.kernel.private as private
+    walked = []
+    real = _sums_jit.coarsened_sums
+
+    def counting(*args):
+        walked.append(real(*args))
+        return walked[-1]
+    monkeypatch.setattr(_sums_jit, "coarsened_sums", counting)
+    rng = np.random.default_rng(13)
+    n = 3000
+    x = rng.integers(0, 1 << 40, n) * (rng.random(n) < 0.7)
+    fine = np.r_[0, np.sort(rng.choice(np.arange(1, n), 900, replace=False)), n]
+    mid = np.r_[fine[:-1][rng.random(fine.size - 1) < 0.3], n]
+    mid[0] = 0
+    coarse = np.r_[mid[:-1][rng.random(mid.size - 1) < 0.2], n]
+    coarse[0] = 0
+    other = np.r_[0, np.sort(rng.choice(np.setdiff1d(np.arange(1, n), fine), 50, replace=False)), n]
+    for sequence, walks in (((fine, mid, coarse, np.array([0, n])), [True, True, True]),
+                            ((fine, other), [False]), ((fine, mid, mid.copy()), [True])):
+        walked.clear()
+        kernel = PrivateKernel(x, _NoNoise())
+        data = kernel.handle("test", "finalizer", 1e3)
+        for bounds in sequence:
+            partition = Partition(np.arange(n), bounds)
+            assert np.array_equal(data.laplace_blocks(partition, 1, 1.0),
+                                  data.laplace_intervals(bounds[:-1], bounds[1:], 1.0))
+        assert walked == walks
+    walked.clear()
+    with monkeypatch.context() as m:
+        m.delitem(__import__("sys").modules, "numba")
+        m.setattr(private, "COARSENED_MIN", n + 1)
+        kernel = PrivateKernel(x, _NoNoise())
+        data = kernel.handle("test", "finalizer", 1e3)
+        for bounds in (fine, mid):
+            assert np.array_equal(data.laplace_blocks(Partition(np.arange(n), bounds), 1, 1.0),
+                                  data.laplace_intervals(bounds[:-1], bounds[1:], 1.0))
+    assert walked == []
+
+
 def test_a_remembered_partition_is_compared_not_trusted():
     """The kernel answers a partition equal to the one it checked last from its own copies (no copy of
     the caller's arrays), and singleton bounds come back as None (``0..n``, neither built, copied nor

@@ -16,7 +16,9 @@ from dphist.segmentation import costs as C
 
 
 def _numpy_routes(monkeypatch):
+    from dphist.segmentation import search
     monkeypatch.setattr(C, "compiled_for", lambda size: False)
+    monkeypatch.setattr(search, "compiled_for", lambda size: False)
 
 
 def test_reduceat_sum_is_numpys_order():
@@ -133,3 +135,95 @@ def test_keep_prefix_sums_only():
     assert np.array_equal(got.bounds, want.bounds) and got.cost == want.cost
     with pytest.raises(InvalidParameter, match="look-ahead"):
         S.greedy(cost, bound="lookahead")
+
+
+def _marked_starts(takes, k, branching):
+    """The tree's bounds as its numpy route marks them: level by level from the root, a flag per node."""
+    is_start = np.zeros(k + 1, dtype=bool)
+    is_start[k] = True
+    active = np.ones(1, dtype=bool)
+    for h in range(len(takes) - 1, -1, -1):
+        chosen = active if takes[h] is None else active & takes[h]
+        is_start[np.flatnonzero(chosen) * branching ** h] = True
+        if h:
+            active = np.repeat(active & ~takes[h], branching)[:-(-k // branching ** (h - 1))]
+    return np.flatnonzero(is_start)
+
+
+@pytest.mark.parametrize("branching", [2, 3, 16])
+def test_traced_starts_equal_the_marks(branching):
+    """The compiled walk from the root gives the numpy route's marked bounds for random flags at every level,
+    short last nodes included.  Kills: children taken in the wrong order (bounds out of order), a leaf range
+    past the last leaf, a node's start at the wrong level's span, the count pass and the fill pass apart."""
+    from dphist.segmentation.search import _traced_starts
+    rng = np.random.default_rng(branching)
+    for k in (2, branching, branching + 1, branching ** 2 - 1, branching ** 3 + 5, 2000):
+        for density in (0.0, 0.3, 0.9, 1.0):
+            takes, size = [None], k
+            while size > 1:
+                size = -(-size // branching)
+                takes.append(rng.random(size) < density)
+            got = _traced_starts(takes, k, branching)
+            assert got.dtype == np.int64 and np.array_equal(got, _marked_starts(takes, k, branching)), (k, density)
+
+
+@pytest.mark.parametrize("branching", [2, 3, 16])
+def test_fused_leaves_equal_the_stored_prefix_sums(branching):
+    """An SSE cost over positions that still holds its values (the leaves in one pass, the levels above read
+    from the sums kept at their nodes) gives the tree, the cost and every level's node costs of the same cost
+    with its prefix sums stored whole, on lengths around multiples of the fan-out and with the penalty as a
+    function of the sizes asked (elementwise) and as a table.  Kills: the last partial run's sums not those at
+    the end, the first running sum as 0 + x, a node's end read one kept sum off, the leaves' penalty of
+    another size, the leaves' runs summed in another order."""
+    from dphist.segmentation.search import _AlignedSSE, _fused_leaves, _node_costs
+    rng = np.random.default_rng(10 + branching)
+
+    def elementwise(m):
+        return 9.0 - 0.5 * (np.asarray(m, dtype=float) - 1.0)
+    elementwise.elementwise = True
+    for n in (2, branching, branching + 1, branching ** 3 - 1, branching ** 3, 4099):
+        x = np.round(rng.laplace(0, 3, n) + np.repeat(rng.integers(0, 40, -(-n // 50)), 50)[:n]) + 0.25
+        for penalty in (elementwise, np.r_[0.0, 7.0 + np.sqrt(np.arange(1, n + 1))]):
+            stored = S.SSEPenalty(x.copy(), penalty)
+            stored.keep_prefix_sums_only()
+            fused = _fused_leaves(S.SSEPenalty(x.copy(), penalty), None, branching)
+            assert fused is not None
+            folded, aligned = fused
+            assert isinstance(aligned, _AlignedSSE)
+            assert np.array_equal(folded, _node_costs(stored, None, 1, n, fold=branching))
+            span = branching
+            while span < n * branching:
+                assert np.array_equal(_node_costs(aligned, None, span, n), _node_costs(stored, None, span, n))
+                span *= branching
+            got = S.tree(S.SSEPenalty(x.copy(), penalty), branching=branching)
+            want = S.tree(stored, branching=branching)
+            assert np.array_equal(got.bounds, want.bounds) and got.cost == want.cost
+
+
+def test_fused_leaves_only_where_they_apply(monkeypatch):
+    """The one-pass leaves are taken only by an SSE cost over positions that holds its values, on the compiled
+    route; units, an L1 cost, a cost with its prefix sums made and the numpy route take the generic route (the
+    one-pass loop made to fail shows which).  Kills: the one-pass leaves over units (positions read as unit
+    indices), on a cost whose values are gone, or on the numpy route."""
+    from dphist.segmentation import search
+
+    def fails(*args):
+        raise AssertionError("the one-pass leaves were taken")
+    x = np.round(np.random.default_rng(3).laplace(0, 3, 500) + 10)
+    pen = lambda m: 12.0 + 0.0 * m                                   # noqa: E731
+    units = np.r_[0, np.arange(3, 500, 3), 500]
+    made = S.SSEPenalty(x, pen)
+    made.keep_prefix_sums_only()
+    want = {"units": S.tree(S.SSEPenalty(x, pen), units, branching=4), "made": S.tree(made, branching=4)}
+    with monkeypatch.context() as m:
+        m.setattr(K, "sse_leaves", fails)
+        assert np.array_equal(S.tree(S.SSEPenalty(x, pen), units, branching=4).bounds, want["units"].bounds)
+        assert np.array_equal(S.tree(made, branching=4).bounds, want["made"].bounds)
+        S.tree(S.L1Deviation(x), branching=4)
+        _numpy_routes(m)
+        assert np.array_equal(S.tree(S.SSEPenalty(x, pen), branching=4).bounds, want["made"].bounds)
+        m.undo()
+    with monkeypatch.context() as m:
+        m.setattr(K, "sse_leaves", fails)
+        with pytest.raises(AssertionError, match="one-pass"):
+            S.tree(S.SSEPenalty(x, pen), branching=4)

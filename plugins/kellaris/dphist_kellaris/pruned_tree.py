@@ -119,13 +119,27 @@ def pruned_tree_intervals(bounds, n: int, branching: int, average_pruned: bool =
     Level 0's cuts are ``bounds`` itself (as int64); level ``h``'s are the bounds that are multiples of
     ``branching^h`` (or ``n``), :func:`level_intervals`, read from one pass that finds each bound's
     highest such level."""
+    levels, roots, _ = _pruned_levels(bounds, n, branching, average_pruned)
+    return levels, roots
+
+
+def _pruned_levels(bounds, n: int, branching: int, average_pruned: bool):
+    """:func:`pruned_tree_intervals` and, per level, the indices in ``bounds`` of its cuts (None for level
+    0, whose cuts are ``bounds``).  Level ``h``'s cuts are picked from level ``h - 1``'s (a bound at level
+    ``h`` or above is at ``h - 1`` or above; the order kept): one pass over the groups for level 1, then
+    passes over the fewer cuts of each level, and the cuts' positions among the groups without a search."""
     bounds = np.ascontiguousarray(bounds, dtype=np.int64)
     roots = root_levels(bounds, n, branching)
     height = tree_height(n, branching)
     aligned = _bound_levels(bounds, n, branching, height)
-    out = []
+    out, index = [], [None]
+    cuts, at = bounds, None
     for h in range(height + 1):
-        cuts = bounds if h == 0 else bounds[aligned >= h]
+        if h:
+            keep = aligned >= h
+            at = np.flatnonzero(keep) if at is None else at[keep]
+            cuts, aligned = cuts[keep], aligned[keep]
+            index.append(at)
         measured = np.ones(cuts.size - 1, dtype=bool)
         if not average_pruned:
             # an interval that is a single group whose root is above this level: a pruned sum
@@ -133,7 +147,7 @@ def pruned_tree_intervals(bounds, n: int, branching: int, average_pruned: bool =
             single = bounds[np.minimum(g + 1, bounds.size - 1)] == cuts[1:]
             measured = ~(single & (roots[np.minimum(g, roots.size - 1)] > h))
         out.append((cuts, measured))
-    return out, roots
+    return out, roots, index
 
 
 def least_squares_tree(levels, values, variance: float, compiled: bool | None = None):
@@ -246,7 +260,7 @@ class PrunedTreeFinalizer(Finalizer):
         if ctx.data is None or ctx.budget <= 0:
             raise InvalidParameter("kellaris.pruned-tree spends budget: give the finalizer a share gamma_f > 0")
         b, n = int(self.branching), bins.n_bins
-        levels, roots = pruned_tree_intervals(bins.bounds, n, b, bool(self.average_pruned))
+        levels, roots, index = _pruned_levels(bins.bounds, n, b, bool(self.average_pruned))
         eps_level = float(ctx.budget) / len(levels)
         values = []
         for h, (cuts, measured) in enumerate(levels):
@@ -256,7 +270,8 @@ class PrunedTreeFinalizer(Finalizer):
                 # a coarsening of the groups; ``laplace_blocks`` of it (width 1) answers exactly as
                 # ``laplace_intervals`` on its intervals (the same sums, noise and ledger row) from sums of
                 # the counts, without the kernel's prefix sums and copies of the bounds (memory)
-                level = bins if h == 0 else bins.merge(np.searchsorted(bins.bounds, cuts))
+                level = bins if h == 0 else bins.merge(index[h])     # the groups where the level's cuts are
+                index[h] = None
                 y = np.asarray(ctx.data.laplace_blocks(level, 1, eps_level), dtype=float)
             else:
                 y = np.zeros(cuts.size - 1)

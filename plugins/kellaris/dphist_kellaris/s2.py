@@ -89,9 +89,9 @@ def s2_grouping(noisy, eps_1: float, eps_2: float, *, mode: str = "optimal", bra
     """Cut points (unit indices 0..k) of the least-cost grouping of ``noisy`` under Eq. (2)
     (``publish_cost="tree"``: the pruned tree's noise on the group root instead of Eq. (2)'s flat term).
 
-    ``noisy`` may also be a one-element list holding the values: the list is emptied once the cost's
-    prefix sums are made (the tree mode reads only them), so the caller's last reference to the values
-    goes then (memory: 1x the input during the search)."""
+    ``noisy`` may also be a one-element list holding the values: the list is emptied once the cost is
+    made, so the cost holds the last reference to the values (memory: 1x the input during the search; over
+    units the tree mode's prefix sums are written over them)."""
     holder = noisy if isinstance(noisy, list) else [noisy]
     values = holder[0]
     levels = None
@@ -109,7 +109,10 @@ def s2_grouping(noisy, eps_1: float, eps_2: float, *, mode: str = "optimal", bra
     if mode == "optimal":
         return optimal(cost, bounds).bounds
     holder.clear()                  # the cost's reference is then the last: its prefix sums may take the values' memory
-    cost.keep_prefix_sums_only()
+    if bounds is not None:
+        cost.keep_prefix_sums_only()
+    # over positions the tree reads the values once for its leaves and keeps the prefix sums only at the nodes
+    # above them (dphist.segmentation.tree's compiled route; its numpy route makes the sums on first read)
     return tree(cost, bounds, branching=int(branching)).bounds
 
 

@@ -431,3 +431,21 @@ def test_pruned_tree_compiled_route_equals_numpy(monkeypatch, n, branching):
             m.setattr(pt, "compiled_for", lambda size, c=compiled: c)
             with pytest.raises(InvalidParameter, match=r"group \[0, 3\) is not"):
                 pt.root_levels(bad, n, branching)
+
+
+@pytest.mark.parametrize("n,branching", [(1000, 4), (4099, 16), (257, 2)])
+def test_pruned_levels_pick_each_level_from_the_one_below(n, branching):
+    """Each level's cuts, picked from the level below, are the bounds at that level by definition
+    (:func:`level_intervals`), and the indices the finalizer merges the groups at are where those cuts are
+    among the bounds.  Kills: a level's cuts picked with another level's flags, the indices not picked with
+    the cuts, a level's indices off by one group."""
+    import dphist_kellaris.pruned_tree as pt
+    rng = np.random.default_rng(n + branching)
+    for trial in range(4):
+        bounds = _random_tree_groups(rng, n, branching)
+        levels, _, index = pt._pruned_levels(bounds, n, branching, True)
+        assert index[0] is None and np.array_equal(levels[0][0], bounds)
+        for h in range(1, len(levels)):
+            cuts = levels[h][0]
+            assert np.array_equal(cuts, pt.level_intervals(bounds, n, branching, h))
+            assert np.array_equal(index[h], np.searchsorted(bounds, cuts))

@@ -801,7 +801,9 @@ class PrivateKernel:
         elif bounds is None:
             sums = _run_sums(counts, width)
         else:
-            sums = np.add.reduceat(counts, bounds[0:bounds.size - 1:width])
+            sums = _coarsened_sums(kept, bounds[0:bounds.size - 1:width])
+            if sums is None:
+                sums = np.add.reduceat(counts, bounds[0:bounds.size - 1:width])
         sums.setflags(write=False)
         self.__level_sums = (bounds, width, sums)   # holds ``bounds``: its identity cannot be reused
         return sums
@@ -812,6 +814,28 @@ class PrivateKernel:
             raise PrivacyViolation("the true counts can only be read by a kernel primitive; "
                                    "measure them through ctx.data")
         return self.__counts
+
+
+#: from this many kept group sums the kernel's level sums are coarsened by a compiled walk (numba's import
+#: is worth it), or from any number once numba is imported; below, the counts are summed by ``add.reduceat``
+COARSENED_MIN = 1 << 15
+
+
+def _coarsened_sums(kept, starts: np.ndarray) -> np.ndarray | None:
+    """The sums of the counts over ``[starts[i], starts[i + 1])`` (the last up to n) from the kept sums of a
+    finer partition in domain order (``kept``: its checked bounds, width 1, int64 sums) when each start is
+    one of its bounds: the groups each run covers summed (integers: exact, the sums ``add.reduceat`` of the
+    counts gives), one walk over the kept groups instead of a pass over the n counts (the levels of the pruned
+    tree: each level a coarsening of the one below).  None when nothing fine is kept, below
+    :data:`COARSENED_MIN` kept sums before numba is imported, or when a start is no kept bound."""
+    if kept is None or kept[0] is None or kept[1] != 1:
+        return None
+    fine, sums = kept[0], kept[2]
+    if not (sums.size >= COARSENED_MIN or "numba" in sys.modules) or starts.size >= fine.size - 1:
+        return None
+    from ._sums_jit import coarsened_sums
+    out = np.empty(starts.size, dtype=np.int64)
+    return out if coarsened_sums(fine, sums, np.ascontiguousarray(starts), out) else None
 
 
 #: the widest runs :func:`_run_sums` sums by strided adds (CPU over 2^24 int64 counts, one process: strided

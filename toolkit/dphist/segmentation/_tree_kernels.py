@@ -209,3 +209,109 @@ def centred_prefix_over(values, mean, p2):
         acc = acc + x
         p2[i + 1] = p2[i] + x * x
     return acc
+
+
+@njit(cache=True, nogil=True)
+def sse_leaves(values, mean, penalty_one, branching, q, q2, folded):
+    """The tree's leaves in one pass over ``values``, without the prefix sums stored whole: the running
+    sums of ``x = v - mean`` and ``x * x`` added as :func:`centred_prefix` adds them, each leaf's
+    :func:`sse_nodes` cost (one position, ``penalty_one`` its size's penalty) from them, the costs of each
+    run of ``branching`` leaves summed as ``numpy.add.reduceat`` sums them (:func:`reduceat_sum`) into
+    ``folded``, and the sums at every ``branching``-th position (and at the end) kept: ``q[j]`` is
+    ``p[j branching]``, the last entry ``p[n]``, the prefix sums the levels above read.  The same floats
+    as those functions' on the whole prefix sums."""
+    n = values.size
+    buf = np.empty(branching)
+    q[0] = 0.0
+    q2[0] = 0.0
+    pa = 0.0
+    p2a = 0.0
+    j = 0
+    g = 0
+    for i in range(n):
+        x = values[i] - mean
+        if i == 0:                 # the first running sum is the first value itself
+            pb = x
+            p2b = x * x
+        else:
+            pb = pa + x
+            p2b = p2a + x * x
+        s1 = pb - pa
+        v = (p2b - p2a) - s1 * s1 / 1.0
+        if not (v >= 0.0 or v != v):
+            v = 0.0
+        buf[j] = v + penalty_one
+        j += 1
+        pa = pb
+        p2a = p2b
+        if j == branching or i == n - 1:
+            folded[g] = reduceat_sum(buf, 0, j, 0.0, False)
+            g += 1
+            q[g] = pb
+            q2[g] = p2b
+            j = 0
+
+
+@njit(cache=True, nogil=True)
+def sse_nodes_coarse(q, q2, step, starts, ends, penalty, lo, out):
+    """:func:`sse_nodes` of ranges whose starts are multiples of ``step`` and whose ends are too or the
+    last position, from the prefix sums kept at those positions (:func:`sse_leaves`' ``q``, ``q2``:
+    position ``b`` is entry ``ceil(b / step)``): the same values, the same operations."""
+    for i in range(starts.size):
+        a = starts[i]
+        b = ends[i]
+        if b <= a:
+            v = 0.0
+        else:
+            ia = a // step
+            ib = -(-b // step)
+            s1 = q[ib] - q[ia]
+            v = (q2[ib] - q2[ia]) - s1 * s1 / float(b - a)
+            if not (v >= 0.0 or v != v):
+                v = 0.0
+        if lo >= 0:
+            v = v + penalty[b - a - lo]
+        out[i] = v
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tree_starts(takes, offsets, sizes, spans, k, out):
+    """The first units of the groups the tree search chose, in increasing order, and ``k`` after them:
+    from the root down, a node that keeps itself (``takes[offsets[h] + j]``; every leaf) starts a group at
+    ``j * spans[h]``, any other hands on to its children.  ``takes`` holds the flags of levels 1 to the
+    root one after the other (level ``h`` from ``offsets[h]``, ``sizes[h]`` nodes).  With an empty ``out``
+    only counts; returns the number of entries (groups + 1)."""
+    top = sizes.size - 1
+    room = top * (spans[1] // spans[0]) + 2       # at most a node's children per level pending
+    stack_h = np.empty(room, dtype=np.int64)
+    stack_j = np.empty(room, dtype=np.int64)
+    fill = out.size > 0
+    count = 0
+    stack_h[0] = top
+    stack_j[0] = 0
+    depth = 1
+    while depth > 0:
+        depth -= 1
+        h = stack_h[depth]
+        j = stack_j[depth]
+        if takes[offsets[h] + j]:
+            if fill:
+                out[count] = j * spans[h]
+            count += 1
+            continue
+        first = j * (spans[h] // spans[h - 1])
+        last = min(first + spans[h] // spans[h - 1], sizes[h - 1])
+        if h == 1:                 # every leaf a group of its own
+            for c in range(first, last):
+                if fill:
+                    out[count] = c
+                count += 1
+            continue
+        for c in range(last - 1, first - 1, -1):   # children pushed last first: popped in order
+            stack_h[depth] = h - 1
+            stack_j[depth] = c
+            depth += 1
+    if fill:
+        out[count] = k
+    return count + 1

@@ -11,7 +11,7 @@ from ..validation import are_strict_bounds
 from functools import partial
 
 from . import _lookahead, parallel
-from ._lazy import kernels
+from ._lazy import compiled_for, kernels
 from .costs import Cost, L1Deviation, Perturbed, SSEPenalty, as_cost
 
 LENGTHS = ("all", "power-of-two")
@@ -442,7 +442,67 @@ def _by_blocks(cost) -> bool:
     under transforms declaring no state and no randomness (``fn.thread_safe``, :class:`Perturbed`)."""
     if isinstance(cost, Perturbed):
         return bool(getattr(cost.fn, "thread_safe", False)) and _by_blocks(cost.inner)
-    return type(cost) in (SSEPenalty, L1Deviation)
+    return type(cost) in (SSEPenalty, L1Deviation, _AlignedSSE)
+
+
+class _AlignedSSE:
+    """An :class:`SSEPenalty` over positions read at the tree's aligned nodes only, from its prefix sums kept
+    at every ``step``-th position and at the end (:func:`._tree_kernels.sse_leaves`): the levels above the
+    leaves, whose nodes start at multiples of ``step`` and end at one or at the last position.  ``nodes``
+    gives :meth:`SSEPenalty.nodes`' values (the same sums, operations and penalty)."""
+
+    def __init__(self, cost: SSEPenalty, q: np.ndarray, q2: np.ndarray, step: int):
+        self.n, self._cost, self._q, self._q2, self._step = cost.n, cost, q, q2, int(step)
+
+    def nodes(self, starts, ends):
+        from ._tree_kernels import size_range, sse_nodes_coarse
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        ends = np.ascontiguousarray(ends, dtype=np.int64)
+        lo, hi = size_range(starts, ends)
+        q, q2, step, out = self._q, self._q2, self._step, np.empty(starts.size)
+        if hi - lo <= max(64, starts.size // 4):     # as SSEPenalty.nodes: the penalty of the sizes' range, read
+            table = self._cost._penalty_at(np.arange(lo, hi + 1, dtype=np.int64))
+            return sse_nodes_coarse(q, q2, step, starts, ends, table, lo, out)
+        out = sse_nodes_coarse(q, q2, step, starts, ends, np.zeros(1), -1, out)
+        out += self._cost._penalty_at(ends - starts)
+        return out
+
+
+def _fused_leaves(cost, units, branching: int):
+    """The leaves of :func:`tree` in one pass when ``cost`` is an :class:`SSEPenalty` over positions still
+    holding its values (no prefix sums made) and the compiled loops run: the leaves' children's totals of
+    :func:`_node_costs` (``fold=branching``) and an :class:`_AlignedSSE` for the levels above, the same
+    numbers, without the two prefix sums of n + 1 floats stored and read again (two input-sized arrays
+    written, then read, at every size: what grew faster than n once they outgrow the caches).  None
+    otherwise (the generic route)."""
+    if (units is not None or type(cost) is not SSEPenalty or cost._sums is not None or cost.values is None
+            or cost.n < 2 or not compiled_for(cost.n)):
+        return None
+    from ._tree_kernels import sse_leaves
+    values, n = cost.values, cost.n
+    runs = -(-n // branching)
+    q, q2, folded = np.empty(runs + 1), np.empty(runs + 1), np.empty(runs)
+    penalty_one = float(cost._penalty_at(np.arange(1, 2, dtype=np.int64))[0])
+    sse_leaves(values, values.mean(), penalty_one, int(branching), q, q2, folded)
+    return folded, _AlignedSSE(cost, q, q2, branching)
+
+
+def _traced_starts(takes, k: int, branching: int) -> np.ndarray:
+    """:func:`tree`'s group bounds from the levels' flags (``takes[h]``: which nodes of level ``h`` keep
+    themselves; ``takes[0]`` None, every leaf), from the root down: one compiled walk that counts, one that
+    writes the bounds in increasing order (no per-level flag vectors over the leaves, no marks of k + 1
+    bytes and no search of them: the same bounds as the marks' ``flatnonzero``)."""
+    from ._tree_kernels import tree_starts
+    levels = takes[1:]
+    sizes = np.array([k] + [t.size for t in levels], dtype=np.int64)
+    offsets = np.zeros(sizes.size, dtype=np.int64)     # level h's flags from offsets[h] (h >= 1)
+    np.cumsum(sizes[1:-1], out=offsets[2:])
+    flat = np.concatenate(levels)
+    spans = np.array([branching ** h for h in range(sizes.size)], dtype=np.int64)
+    count = tree_starts(flat, offsets, sizes, spans, int(k), np.empty(0, dtype=np.int64))
+    out = np.empty(count, dtype=np.int64)
+    tree_starts(flat, offsets, sizes, spans, int(k), out)
+    return out
 
 
 def _node_costs(cost, units, span: int, k: int, fold: int = 0) -> np.ndarray:
@@ -493,7 +553,11 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
         best = _node_costs(cost, units, 1, k)
     else:
         best = None
-        children = _node_costs(cost, units, 1, k, fold=branching)
+        fused = _fused_leaves(cost, units, branching)
+        if fused is None:
+            children = _node_costs(cost, units, 1, k, fold=branching)
+        else:                        # the leaves in one pass; the levels above from sums at their nodes
+            children, cost = fused
         span = branching
         while True:
             own = _node_costs(cost, units, span, k)
@@ -506,6 +570,8 @@ def tree(cost, bounds=None, *, branching: int = 2, n: int | None = None) -> Segm
             if best.size == 1:
                 break
             span *= branching
+    if len(takes) > 1 and compiled_for(k):
+        return Segmentation(_traced_starts(takes, k, branching), float(best[0]))
     is_start = np.zeros(k + 1, dtype=bool)     # the groups' first units, marked level by level (no sort)
     is_start[k] = True
     active = np.ones(1, dtype=bool)
