@@ -758,7 +758,7 @@ def _seed_words_class():
             return np.random.SeedSequence(self.seed, spawn_key=(0,))
 
         def generate_state(self, n_words, dtype=np.uint32):
-            if n_words == 4 and np.dtype(dtype) == np.uint64:
+            if n_words == 4 and (dtype is np.uint64 or np.dtype(dtype) == np.uint64):   # PCG64's request
                 return self._words
             return self._sequence().generate_state(n_words, dtype)
 
