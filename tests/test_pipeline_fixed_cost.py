@@ -314,6 +314,7 @@ def _generic(counts):
     lambda: np.arange(24, dtype=np.int64).reshape(4, 6)[:, ::2],          # not contiguous: flattened by a copy
     lambda: np.arange(12, dtype=np.int64).reshape(3, 4).T,
     lambda: np.array([[0, 1 << 41], [3, 2]], dtype=np.int64),           # above the cap: clamped
+    lambda: np.array([3, 2, 7, 1 << 41], dtype=np.int64),               # the largest in the last cell
 ])
 def test_checked_counts_common_route_is_validate_grids(make):
     """A native int64 ndarray of at most one block is checked and copied without validate_grid's generic

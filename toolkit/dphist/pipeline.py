@@ -134,6 +134,9 @@ def _plain(value):
     return value
 
 
+#: numpy's native float64 dtype: a float64 array's ``dtype`` is this very object
+_FLOAT64 = np.dtype(np.float64)
+
 #: the parameter types :meth:`Pipeline._run_spec` keeps a spec for (immutable: identity implies the same spec)
 _SCALARS = frozenset({int, float, str, bool, type(None), complex})
 
@@ -533,7 +536,8 @@ class Pipeline:
             histogram, bounded, binning = histogram.release_input()
         k = check_contributions(self.contributions if contributions is None else contributions)
         if contributions is None:
-            k = max(k, bounded)
+            if bounded > k:
+                k = bounded
         elif k < bounded:
             raise InvalidParameter(f"contributions={k} is below the histogram's max_contributions={bounded}: "
                                    "its persons may each have moved it by that many records")
@@ -641,7 +645,9 @@ class Pipeline:
         ctx.data = kernel.handle(self.finalizer.name, "finalizer", g_f * eps, vetted=_declared_vetted(self.finalizer))
         if frees_counts:   # the run's own kernel: its copy of the counts freed once the finalizer spent its share
             kernel._frees_counts_after(ctx.data)
-        estimate = np.asarray(self.finalizer.finalize(bins, ctx), dtype=float)
+        estimate = self.finalizer.finalize(bins, ctx)
+        if type(estimate) is not np.ndarray or estimate.dtype is not _FLOAT64:   # a float64 ndarray as it is
+            estimate = np.asarray(estimate, dtype=float)
         if estimate.shape != (n,):
             raise InvalidParameter(f"finalizer {self.finalizer.name} returned shape {estimate.shape}, expected ({n},)")
         timings["finalizer"] = time.perf_counter() - t
@@ -758,7 +764,7 @@ def _seed_words_class():
             return np.random.SeedSequence(self.seed, spawn_key=(0,))
 
         def generate_state(self, n_words, dtype=np.uint32):
-            if n_words == 4 and np.dtype(dtype) == np.uint64:
+            if n_words == 4 and (dtype is np.uint64 or np.dtype(dtype) == np.uint64):   # PCG64's request
                 return self._words
             return self._sequence().generate_state(n_words, dtype)
 

@@ -33,8 +33,13 @@ class WeightedHaarMeasurement(VettedMechanism):
     """The weighted Haar coefficients of the group sums plus Laplace((1 + m) / epsilon) each.
 
     ``levels`` (``m``) is fixed when the mechanism is made, so the ledger's sensitivity is known
-    before the charge; :meth:`check` refuses a partition whose padded size is not ``2^m``.
+    before the charge; :meth:`check` refuses a partition whose padded size is not ``2^m``.  Immutable:
+    its run on the kernel's probe histogram (all zeros) without groups is fixed by the domain size,
+    epsilon and the kind of noise source (``2^m`` finite floats), so it is declared ``probe_once`` and
+    the finalizer runs one shared object per ``m`` (:func:`weighted_haar_measurement`).
     """
+
+    __slots__ = ("levels",)
 
     name = "privelet.weighted-haar"
     #: the counts are read, never written, in any layout (a gather, ``reduceat``, the transform's pairs): above
@@ -47,17 +52,25 @@ class WeightedHaarMeasurement(VettedMechanism):
              "L1 sensitivity is 1 + m; Laplace((1 + m)/epsilon) on each is the Laplace mechanism "
              "(dphist_privelet.haar docstring; notebooks/privelet.ipynb Section 1).")
 
+    #: the probe's output (``2^m`` floats) depends on the domain size, epsilon and the noise kind only: the
+    #: kernel probes a shared object once per those and checks every output on the data against it
+    probe_once = True
+
     def __init__(self, levels: int = 0):
         if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 0:
             raise InvalidParameter(f"privelet.weighted-haar: levels must be an integer >= 0, got {levels!r}")
-        self.levels = int(levels)
+        object.__setattr__(self, "levels", int(levels))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{self.name} is immutable (make another for other levels)")
 
     @property
     def sensitivity(self) -> float:
         return float(1 + self.levels)
 
     def check(self, n: int, order=None, bounds=None) -> dict:
-        """``order`` and ``bounds`` of the groups (``None``: the bins in domain order, one group each)."""
+        """``order`` and ``bounds`` of the groups (``None``: the bins in domain order, one group each); no
+        arguments (``{}``) for the bins in domain order."""
         if order is not None or bounds is not None:
             order = np.arange(n) if order is None else np.array(order, dtype=np.int64, copy=True)
             bounds = np.arange(n + 1) if bounds is None else np.array(bounds, dtype=np.int64, copy=True)
@@ -66,7 +79,7 @@ class WeightedHaarMeasurement(VettedMechanism):
         if levels(k) != self.levels:
             raise InvalidParameter(f"privelet.weighted-haar: {k} groups pad to 2^{levels(k)}, "
                                    f"the mechanism was made for 2^{self.levels}")
-        return dict(order=order, bounds=bounds)
+        return {} if order is None and bounds is None else dict(order=order, bounds=bounds)
 
     def answers(self, n: int, order=None, bounds=None) -> int:
         return 1 << self.levels
@@ -82,6 +95,14 @@ class WeightedHaarMeasurement(VettedMechanism):
             padded[:sums.size] = sums
         m1 = 1 + self.levels
         return noise.laplace_mechanism(weighted_haar(padded), m1, epsilon, integral=True, support=m1)
+
+
+@functools.lru_cache(maxsize=64)
+def weighted_haar_measurement(m: int) -> WeightedHaarMeasurement:
+    """The finalizer's shared :class:`WeightedHaarMeasurement` of ``m`` levels (immutable): the kernel keeps
+    its probe per domain size, epsilon and noise kind (``probe_once``), so a run of the same size and share
+    is not probed again."""
+    return WeightedHaarMeasurement(m)
 
 
 def _haar_inverse_gram(n: int, weight: float, U):
@@ -230,7 +251,7 @@ class PriveletFinalizer(Finalizer):
         if len(shape) > 1 and bins.n_groups == bins.n_bins and bins.is_identity_order():
             return self._finalize_grid(bins, ctx, shape)     # the cells of a grid: the tensor-product transform
         k = bins.n_groups
-        mechanism = WeightedHaarMeasurement(levels(k))
+        mechanism = weighted_haar_measurement(levels(k))
         plain = k == bins.n_bins and bins.is_identity_order()   # bins in domain order, one group each (the preset)
         groups = {} if plain else dict(order=bins.order, bounds=bins.bounds)
         noisy = ctx.data.custom(mechanism, ctx.budget, **groups)

@@ -5,7 +5,7 @@ Each test names the mutation it kills.
 import numpy as np
 import pytest
 
-from dphist import InvalidParameter, Pipeline, make_algorithm, testing
+from dphist import InvalidParameter, Partitioner, Pipeline, make_algorithm, testing
 from dphist.kernel import SeededLaplace
 from dphist.partition import Partition
 from dphist_privelet.finalizer import PriveletFinalizer, WeightedHaarMeasurement
@@ -158,7 +158,7 @@ def test_sorted_bins_are_measured_in_their_sorted_order():
     assert np.array_equal(args["order"], r.partition.order)
     with recording_custom_calls() as calls:
         make_algorithm("Privelet").run(x, 1.0, seed=3)
-    assert calls[0][2]["order"] is None   # the preset's plain case skips the re-validation
+    assert calls[0][2] == {}   # the preset's plain case: no arguments (no re-validation; its probe kept)
 
 
 def test_grid_transform_is_the_tensor_product_and_inverts():
@@ -205,3 +205,53 @@ def test_privelet_on_a_grid_with_groups_takes_the_1d_route():
 def test_privelet_2d_conformance():
     """Kills: a 2-D preset that mis-spends or releases the wrong shape on grids (the kit)."""
     testing.check_algorithm("Privelet-2D")
+
+
+def test_the_shared_measurement_is_probed_once_per_size_epsilon_and_noise_kind(monkeypatch):
+    """The finalizer runs one immutable measurement per number of levels, declared ``probe_once``: the kernel
+    probes it on the first run of a domain size, epsilon and noise kind, not on the next (the release the
+    same), and again for another epsilon.  Kills: a new measurement object per run (the probe kept by the
+    object's identity is never found again), ``check`` returning ``order=None, bounds=None`` for the bins in
+    domain order (arguments: never kept)."""
+    from dphist.kernel import private
+    from dphist_privelet.finalizer import weighted_haar_measurement
+    calls = []
+    real = private._probe_counts
+    monkeypatch.setattr(private, "_probe_counts", lambda *a, **k: calls.append(a) or real(*a, **k))
+    x = testing.example_histograms(64)["power-law"]
+    pipe = make_algorithm("Privelet")
+    first = pipe.run(x, 0.7131, seed=3)      # an epsilon no other test runs: probed here
+    assert len(calls) == 1
+    second = pipe.run(x, 0.7131, seed=3)
+    assert np.array_equal(first.estimate, second.estimate) and len(calls) == 1
+    pipe.run(x, 0.3127, seed=3)
+    assert len(calls) == 2
+    assert weighted_haar_measurement(6) is weighted_haar_measurement(6)
+    assert weighted_haar_measurement(6).check(64) == {}
+
+
+class _ThreeGroups(Partitioner):
+    """Groups of 3, 3 and 6 bins (public, spends nothing)."""
+
+    name = "test.three-groups"
+
+    def partition(self, bins, ctx):
+        return Partition.from_sizes([3, 3, 6])
+
+
+def test_the_shared_measurement_is_immutable_and_groups_are_probed_every_time(monkeypatch):
+    """The shared measurement's levels cannot change (the kept probe's structure stays its own), and a
+    measurement of groups (``order`` and ``bounds`` arguments) takes the generic route: probed before every
+    charge.  Kills: a writable shared measurement, a probe kept for a call with arguments."""
+    from dphist.kernel import private
+    from dphist_privelet.finalizer import weighted_haar_measurement
+    with pytest.raises(AttributeError):
+        weighted_haar_measurement(3).levels = 4
+    calls = []
+    real = private._probe_counts
+    monkeypatch.setattr(private, "_probe_counts", lambda *a, **k: calls.append(a) or real(*a, **k))
+    x = np.arange(12)
+    pipe = Pipeline(partitioner=_ThreeGroups(), finalizer="privelet.haar", shares=(0, 0, 1))
+    for _ in range(2):
+        pipe.run(x, 1.0, seed=1)
+    assert len(calls) == 2

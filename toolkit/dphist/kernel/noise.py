@@ -124,7 +124,8 @@ class SeededLaplace:
         return _ProbeLaplace()
 
     def laplace_mechanism(self, values, sensitivity, epsilon, *, integral=False, support=None):
-        values = np.asarray(values)
+        if type(values) is not np.ndarray:   # an ndarray (the kernel's answers) as it is: asarray's identity
+            values = np.asarray(values)
         if values.dtype.kind not in "iuf":
             values = np.asarray(values, dtype=float)
         scale = float(sensitivity) / float(epsilon)

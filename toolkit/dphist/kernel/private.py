@@ -252,6 +252,8 @@ def validate_grid(counts, *, sign: bool = True) -> tuple[np.ndarray, tuple[int, 
 _SIGN_BLOCK = 1 << 15
 #: numpy's native int64 dtype: an int64 array's ``dtype`` is this very object (CheckedCounts' common case)
 _INT64 = np.dtype(np.int64)
+#: the unsigned view's dtype (an instance: ``view`` takes it without converting a type)
+_UINT64 = np.dtype(np.uint64)
 
 
 class CheckedCounts:
@@ -270,11 +272,15 @@ class CheckedCounts:
             # the common input (a non-empty native int64 ndarray of at most one block): what validate_grid
             # would do for it (at least one axis, none of length 0, the cells flattened), without its
             # generic checks; any other input takes validate_grid (tests/test_pipeline_fixed_cost.py)
+            # one copy (``flatten``: a new C-ordered vector, whatever the rank) and the largest value read as
+            # unsigned by ``argmax`` (a negative count reads 2**63 or more): the same value as the maximum's
+            # reduction, through numpy's shorter arg-function route; the cap is COUNT_CAP (count_cap of at
+            # most 2**15 cells)
             shape = counts.shape
             if shape:
-                private = counts.reshape(-1).copy()
-                largest = int(np.maximum.reduce(private.view(np.uint64)))
-                if largest >= count_cap(private.size):
+                private = counts.flatten()
+                bits = private.view(_UINT64)
+                if int(bits[bits.argmax()]) >= COUNT_CAP:
                     private = _clamped_int64(counts.reshape(-1), count_cap(private.size), shape)
                 private.setflags(write=False)
                 object.__setattr__(self, "counts", private)
