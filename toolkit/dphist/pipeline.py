@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import math
 import operator
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -616,9 +617,8 @@ class Pipeline:
         if self.initializer is not None:
             ctx.data = kernel.handle(self.initializer.name, "initializer", g_in * eps,
                                      vetted=_declared_vetted(self.initializer))
-            ctx.noisy = self.initializer.initialize(ctx)
+            ctx.noisy = _owned_noisy(self.initializer.initialize(ctx))
             if ctx.noisy is not None:
-                ctx.noisy = np.array(ctx.noisy, dtype=float)
                 if ctx.noisy.shape != (n,):
                     raise InvalidParameter(f"initializer {self.initializer.name} returned shape "
                                            f"{ctx.noisy.shape}, expected ({n},)")
@@ -852,6 +852,32 @@ def _statement(finalizer, bins: Partition, ctx, law, chosen: bool):
 #: :class:`Component`'s own ``check_input`` and ``check_shape``, which check nothing (every domain and shape
 #: accepted): :meth:`Pipeline.execute` calls a component's only when its class defines another
 _CHECK_INPUT, _CHECK_SHAPE = Component.check_input, Component.check_shape
+
+
+#: from this many bins an initializer's fresh H~ is kept without a copy (:func:`_owned_noisy`); below, the copy
+#: costs less than the check
+OWNED_NOISY_MIN_BINS = 1 << 16
+
+#: the references of an H~ that nothing else holds, inside :func:`_owned_noisy`: its argument and
+#: ``sys.getrefcount``'s
+_NOISY_REFS = 2
+
+
+def _owned_noisy(noisy):
+    """An initializer's H~ as the pipeline keeps it: ``np.array(noisy, dtype=float)``, a float64 array that no
+    component holds.  A C-contiguous, writeable float64 ``numpy.ndarray`` (exactly that type) of at least
+    :data:`OWNED_NOISY_MIN_BINS` values that owns its memory and that nothing but this call references
+    (``sys.getrefcount``: every variable, attribute, view or buffer export of it holds a reference) is that
+    copy already: it is returned as it is (the same values; no second array of N floats, whose fresh pages
+    cost a fault each at large N).  Anything else is copied.  None stays None."""
+    if noisy is None:
+        return None
+    if (type(noisy) is np.ndarray and noisy.dtype == _FLOAT64 and noisy.ndim == 1
+            and noisy.size >= OWNED_NOISY_MIN_BINS and noisy.base is None and noisy.flags.owndata
+            and noisy.flags.c_contiguous and noisy.flags.writeable
+            and sys.getrefcount(noisy) == _NOISY_REFS):
+        return noisy
+    return np.array(noisy, dtype=float)
 
 
 def _declared_vetted(component) -> tuple:
