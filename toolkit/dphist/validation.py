@@ -81,6 +81,8 @@ _IDENTITIES: dict = {}
 #: 32 MiB): repeated runs on one domain (a benchmark, the auditor) find them in the dictionary above
 _RECENT: list = []
 _KEEP, _KEEP_MAX_N = 4, 1 << 20
+#: from this many bins :func:`identity_vectors` makes its fresh ``arange`` immutable in place
+_TAKE_IDENTITY_MIN = 1 << 16
 
 
 def _forget(n: int, ref) -> None:
@@ -97,13 +99,17 @@ def shared_identity(n: int):
 def identity_vectors(n: int) -> tuple[np.ndarray, np.ndarray]:
     """``0, 1, ..., n-1`` and ``0, 1, ..., n`` as immutable int64 vectors (a singleton partition's order and
     bounds in domain order), one shared object per length while anything holds it: a pipeline builds
-    several such partitions per run.  A new pair is two views of one :func:`frozen_int64` ``arange(n + 1)``
-    (one allocation; no view of it can be made writable).  :func:`is_identity` recognises them by
+    several such partitions per run.  A new pair is two views of one immutable ``arange(n + 1)`` (one
+    allocation; no view of it can be made writable): from :data:`_TAKE_IDENTITY_MIN` bins the fresh arange's
+    own memory (:func:`frozen_taken`), below it :func:`frozen_int64`'s copy.  :func:`is_identity` recognises them by
     identity, without reading them."""
     n = int(n)
     order, bounds = shared_identity(n), shared_identity(n + 1)
     if order is None or bounds is None:
-        base = frozen_int64(np.arange(n + 1, dtype=np.int64))
+        base = np.arange(n + 1, dtype=np.int64)
+        # the fresh arange is referenced by nothing else: made immutable where it is (no copy, whose fresh
+        # pages cost a fault each at large n); small ones copied (ctypes stays unimported for small runs)
+        base = frozen_taken(base) if n >= _TAKE_IDENTITY_MIN else frozen_int64(base)
         order = base[:n] if order is None else order
         bounds = base[:] if bounds is None else bounds
         for size, vector in ((n, order), (n + 1, bounds)):
