@@ -252,9 +252,8 @@ def test_ctrl_c_keeps_the_finished_cells_of_running_batches_and_exits_at_once(tm
     proc = _start(tmp_path, 0.2, _bench(800))    # 1,600 cells, 64 per batch: 12.8 s a batch
     reaper(proc)
     csv = tmp_path / "out" / "results.csv"
-    # 2 workers: the parent and one forked worker
-    assert _poll(lambda: csv.exists() and len(_children(proc.pid)) == 1, 120), proc.stderr.read1().decode()
-    time.sleep(2.5)                              # each worker (the parent too) has finished ~12 cells of its first batch
+    assert _poll(lambda: csv.exists() and len(_children(proc.pid)) == 2, 120), proc.stderr.read1().decode()
+    time.sleep(2.5)                              # each worker has finished ~12 cells of its first batch
     if target == "group":
         os.killpg(proc.pid, signal.SIGINT)
     else:
@@ -277,8 +276,7 @@ def test_workers_end_when_their_parent_is_killed(tmp_path, reaper, what):
     argv = _bench(800) if what == "bench" else ["audit"]
     proc = _start(tmp_path, 0.2 if what == "bench" else 0.01, argv)
     reaper(proc)
-    forked = 1 if what == "bench" else 2         # the sweep's parent is its second worker
-    assert _poll(lambda: len(_children(proc.pid)) == forked, 120), proc.stderr.read1().decode()
+    assert _poll(lambda: len(_children(proc.pid)) == 2, 120), proc.stderr.read1().decode()
     workers = _children(proc.pid)
     time.sleep(1.0)
     assert all(_alive(w) for w in workers)      # the workers were busy, not finished

@@ -197,36 +197,6 @@ def forks_prepared():
         yield (lambda: _write_counts(counts, 1)) if counts else None
 
 
-@contextmanager
-def own_cells_prepared():
-    """What the parent of :func:`run_processes`'s forked workers runs its own cells inside (it is one of
-    the workers): one BLAS thread, as in its workers, and one search thread (``DPHIST_THREADS``); both
-    restored after.  Where every BLAS library above one thread is a pthreads OpenBLAS exporting
-    ``blas_cpu_number``, 1 is written there and the previous value written back after: no thread is
-    started by either write (the fork already ended the library's threads; it starts them again at its
-    next call with work), no threadpoolctl limit and restore.  Elsewhere :func:`blas_threads_limited`."""
-    counts = _openblas_counts(1)
-    previous = os.environ.get("DPHIST_THREADS")
-    os.environ["DPHIST_THREADS"] = "1"
-    try:
-        if counts is None:
-            with blas_threads_limited(1):
-                yield
-            return
-        saved = [view.value for view in counts]
-        _write_counts(counts, 1)
-        try:
-            yield
-        finally:
-            for view, value in zip(counts, saved):
-                view.value = value
-    finally:
-        if previous is None:
-            os.environ.pop("DPHIST_THREADS", None)
-        else:
-            os.environ["DPHIST_THREADS"] = previous
-
-
 def _openblas_counts(n: int):
     """``blas_cpu_number`` of each loaded BLAS library above ``n`` threads (ctypes views), or None when
     one of them is not a pthreads OpenBLAS exporting it."""
@@ -292,8 +262,7 @@ def run_processes(batches, job: Job, workers=None,
         from .forking import run_forked
         yield from run_forked(batches, job, workers, QUEUED_PER_WORKER,
                               lambda i, rows: (finished_prefix(batches[i], rows, job), rows),
-                              admit=admit, grace=INTERRUPT_GRACE, around_forks=forks_prepared,
-                              around_own=own_cells_prepared)
+                              admit=admit, grace=INTERRUPT_GRACE, around_forks=forks_prepared)
         return
     with blas_threads_limited(1), ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                                       initializer=_process_worker_init,

@@ -93,11 +93,7 @@ def _worker(numbers: int, out: int, batches: list[list[Cell]], job: Job, parent:
         stop_on_sigint()
         one_search_thread()
         while True:
-            try:
-                raw = os.read(numbers, _NUMBER)
-            except BlockingIOError:       # the pipe is non-blocking (the parent takes numbers too): wait
-                select.select([numbers], [], [])
-                continue
+            raw = os.read(numbers, _NUMBER)
             if len(raw) != _NUMBER:       # end of file: no batch left
                 break
             i = int.from_bytes(raw, "little")
@@ -261,14 +257,8 @@ class _Workers:
 
 def run_forked(batches: list[list[Cell]], job: Job, workers: int, queued_per_worker: int,
                result: Callable[[int, list[dict]], tuple], admit: Callable[[list[Cell]], bool] | None = None,
-               grace: float = 1.0, around_forks: Callable | None = None,
-               around_own: Callable | None = None) -> Iterator[tuple]:
-    """Yield ``result(batch number, rows)`` as the parent and ``workers - 1`` forked workers finish ``batches``.
-
-    The parent is a worker too: after its one fork (on 2 workers) it takes batch numbers from the same
-    pipe as its workers (the pipe non-blocking, so the parent, which also writes the numbers, never
-    waits on it) and runs them itself, reading its workers' results between its own batches (a
-    ``select.poll`` that does not wait), and waits for them only when no number is left for it.
+               grace: float = 1.0, around_forks: Callable | None = None) -> Iterator[tuple]:
+    """Yield ``result(batch number, rows)`` as ``workers`` forked workers finish ``batches``.
 
     Without ``admit`` every batch number is queued at once (at most ``_QUEUE_CAP`` ahead of the
     results).  With it, ``admit(batch)`` is asked in batch order and at most ``queued_per_worker *
@@ -276,12 +266,9 @@ def run_forked(batches: list[list[Cell]], job: Job, workers: int, queued_per_wor
 
     ``around_forks``: a context manager factory entered around the forks, yielding what each worker
     calls first or None (the executor's :func:`~.executors.forks_prepared`: one BLAS thread, the heap
-    frozen).  ``around_own``: one entered around everything the parent does from before the forks to
-    its last result (the executor's :func:`~.executors.own_cells_prepared`: the parent's cells on one
-    BLAS thread and one search thread, its settings restored after).
+    frozen).
 
-    Ctrl-C (a KeyboardInterrupt in the parent, in one of its own cells or between them, or a worker
-    reporting that one reached it first): the parent's finished cells of its batch are yielded, the
+    Ctrl-C (a KeyboardInterrupt in the parent, or a worker reporting that one reached it first): the
     queue is closed, the workers get SIGINT (each abandons its cell in progress and sends the cells it
     finished), what arrives within ``grace`` seconds is yielded, the rest are killed, and
     KeyboardInterrupt is raised again.
@@ -304,67 +291,36 @@ def run_forked(batches: list[list[Cell]], job: Job, workers: int, queued_per_wor
         if pool.written == len(batches):
             pool.close()
 
-    def took(i: int, rows: list[dict], interrupted: bool, pool: _Workers):
-        nonlocal finished
-        finished += 1
-        yield result(i, rows)
-        if interrupted:              # Ctrl-C cut the batch short (in a worker, or in the parent's own)
-            raise KeyboardInterrupt
-        if not pool.closed:
-            top_up(pool)
-
-    def arrived(pool: _Workers, timeout: float | None):
-        for message in pool.messages(timeout):
-            i, rows = message[:2]
-            if rows is None:         # (batch number, None, exception, traceback text)
-                exc = message[2]
-                exc.__cause__ = RemoteTraceback(message[3])
-                raise exc
-            yield from took(i, rows, message[2], pool)
-            if pool.closed and finished == pool.written:
-                return               # the last result: other pipes can only hold ends of file
-
     pool = _Workers(batches)
-    own = nullcontext() if around_own is None else around_own()
     try:
-        with own:
-            os.set_blocking(pool.numbers_read, False)
-            top_up(pool)              # the first batches are queued before the fork: no worker waits
-            with around_forks() if around_forks is not None else nullcontext() as first:
-                for _ in range(min(workers - 1, pool.written - 1)):
-                    pool.fork(job, first)
-            taking = True             # the parent takes numbers until the pipe's end of file
-            try:
-                while not (pool.closed and finished == pool.written):
-                    if not taking:            # nothing left for the parent: its workers' results
-                        if not pool.pids:
-                            break
-                        yield from arrived(pool, None)
-                        continue
-                    yield from arrived(pool, 0)
-                    if pool.closed and finished == pool.written:
-                        break
-                    try:
-                        raw = os.read(pool.numbers_read, _NUMBER)
-                    except BlockingIOError:   # every queued number taken: the workers' results top it up
-                        if not pool.pids:
-                            break
-                        yield from arrived(pool, None)
-                        continue
-                    if len(raw) != _NUMBER:
-                        taking = False
-                        continue
-                    i = int.from_bytes(raw, "little")
-                    rows, interrupted = run_cells(batches[i], job, stop_on_interrupt=True)
-                    yield from took(i, rows, interrupted, pool)
-            except KeyboardInterrupt:
-                for i, rows in _salvage(pool, grace):
+        top_up(pool)                  # the first batches are queued before the forks: no worker waits
+        with around_forks() if around_forks is not None else nullcontext() as first:
+            for _ in range(min(workers, max(1, pool.written))):
+                pool.fork(job, first)
+        try:
+            while pool.pids and not (pool.closed and finished == pool.written):
+                for message in pool.messages():
+                    i, rows = message[:2]
+                    if rows is None:         # (batch number, None, exception, traceback text)
+                        exc = message[2]
+                        exc.__cause__ = RemoteTraceback(message[3])
+                        raise exc
+                    finished += 1
                     yield result(i, rows)
-                raise
-            if finished < pool.written:   # every worker ended cleanly, yet a batch it took never came back
-                raise WorkerDied(f"the sweep's worker processes ended with {pool.written - finished} "
-                                 "batch(es) of cells unfinished")
-            pool.release()
+                    if message[2]:           # the terminal's Ctrl-C reached a worker first
+                        raise KeyboardInterrupt
+                    if not pool.closed:
+                        top_up(pool)
+                    elif finished == pool.written:
+                        break                # the last result: other pipes can only hold ends of file
+        except KeyboardInterrupt:
+            for i, rows in _salvage(pool, grace):
+                yield result(i, rows)
+            raise
+        if finished < pool.written:   # every worker ended cleanly, yet a batch it took never came back
+            raise WorkerDied(f"the sweep's worker processes ended with {pool.written - finished} batch(es) "
+                             "of cells unfinished")
+        pool.release()
     finally:
         pool.kill()
 
