@@ -17,7 +17,6 @@ import dataclasses
 import functools
 import math
 import operator
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -34,7 +33,7 @@ from .kernel.persons import check_contributions, unit_text
 from .noise_model import NoiseModel
 from .partition import Partition, SingletonPartition
 from .partition_blocks import BlockPartition, checked_block_partition
-from .validation import identity_vector
+from .validation import identity_vector, sole_float_vector
 from . import postprocess as _post
 from .registry import Registry, default_registry
 
@@ -858,24 +857,18 @@ _CHECK_INPUT, _CHECK_SHAPE = Component.check_input, Component.check_shape
 #: costs less than the check
 OWNED_NOISY_MIN_BINS = 1 << 16
 
-#: the references of an H~ that nothing else holds, inside :func:`_owned_noisy`: its argument and
-#: ``sys.getrefcount``'s
-_NOISY_REFS = 2
-
 
 def _owned_noisy(noisy):
     """An initializer's H~ as the pipeline keeps it: ``np.array(noisy, dtype=float)``, a float64 array that no
     component holds.  A C-contiguous, writeable float64 ``numpy.ndarray`` (exactly that type) of at least
     :data:`OWNED_NOISY_MIN_BINS` values that owns its memory and that nothing but this call references
-    (``sys.getrefcount``: every variable, attribute, view or buffer export of it holds a reference) is that
+    (:func:`dphist.validation.sole_float_vector`) is that
     copy already: it is returned as it is (the same values; no second array of N floats, whose fresh pages
     cost a fault each at large N).  Anything else is copied.  None stays None."""
     if noisy is None:
         return None
-    if (type(noisy) is np.ndarray and noisy.dtype == _FLOAT64 and noisy.ndim == 1
-            and noisy.size >= OWNED_NOISY_MIN_BINS and noisy.base is None and noisy.flags.owndata
-            and noisy.flags.c_contiguous and noisy.flags.writeable
-            and sys.getrefcount(noisy) == _NOISY_REFS):
+    # the one holder: this function's parameter (the initializer's return value, passed on directly)
+    if type(noisy) is np.ndarray and noisy.size >= OWNED_NOISY_MIN_BINS and sole_float_vector(noisy, holders=1):
         return noisy
     return np.array(noisy, dtype=float)
 

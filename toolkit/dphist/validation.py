@@ -15,6 +15,7 @@ the kernel and the layers above it.
 """
 from __future__ import annotations
 
+import sys
 import weakref
 
 import numpy as np
@@ -34,6 +35,18 @@ def frozen_int64(values) -> np.ndarray:
     it).  One copy, as ``np.array(values, dtype=np.int64)``.  The kernel keeps the arrays it checked in
     this form and recognises them later by identity (the object it checked is still what it checked)."""
     return np.frombuffer(np.ascontiguousarray(values, dtype=np.int64).tobytes(), dtype=np.int64)
+
+
+def sole_float_vector(arr, holders: int) -> bool:
+    """Whether ``arr`` is a writeable, C-contiguous float64 vector (exactly ``numpy.ndarray``) that owns its
+    memory and that nothing references but the caller's ``holders`` references (its variables and slots
+    holding it; ``sys.getrefcount`` also counts this call's argument and its own).  Every other holder of
+    the memory (a variable, an attribute, a view, a buffer export) holds a reference, so such an array may be
+    written over in place: the same floats as a copy's, without a second vector.  An interpreter that counts
+    more references only makes this answer False (the caller then copies)."""
+    return (type(arr) is np.ndarray and arr.dtype == np.float64 and arr.ndim == 1 and arr.base is None
+            and arr.flags.owndata and arr.flags.c_contiguous and arr.flags.writeable
+            and sys.getrefcount(arr) <= holders + 2)
 
 
 def frozen_taken(owner: np.ndarray) -> np.ndarray:

@@ -16,12 +16,12 @@ probability-zero event).
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 
 from dphist import Initializer, InvalidParameter
 from dphist.noise_model import NoiseModel
+from dphist.validation import sole_float_vector
 from dphist.params import Interval
 
 CITATION = "Zhang, Chen, Xu, Meng, Xie. Towards Accurate Histogram Publication under DP. SDM 2014"
@@ -40,14 +40,6 @@ def apply_threshold(noisy, n: int, eta: float, eps_1: float) -> np.ndarray:
     noisy = np.asarray(noisy, dtype=float)
     theta = threshold_value(n, eta, eps_1)
     return np.where(noisy >= theta, noisy, 0.0)
-
-
-def _owned(noisy) -> bool:
-    """Whether ``noisy`` is a writable contiguous float64 vector owning its memory that nothing but the
-    caller's variable references (``sys.getrefcount``: that variable, this call's argument and its own)."""
-    return (type(noisy) is np.ndarray and noisy.dtype == np.float64 and noisy.ndim == 1 and noisy.flags.owndata
-            and noisy.flags.c_contiguous and noisy.flags.writeable and noisy.base is None
-            and sys.getrefcount(noisy) <= 3)
 
 
 def threshold_in_place(noisy: np.ndarray, n: int, eta: float, eps_1: float) -> np.ndarray:
@@ -84,7 +76,7 @@ class ThresholdInitializer(Initializer):
         noisy = ctx.data.laplace_identity(eps_1)
         # Post-processing of the eps_1-DP vector (free): the Threshold procedure, written over the kernel's
         # answer when nothing else holds it (the same floats, one vector of n fewer: memory, page faults)
-        if _owned(noisy):
+        if sole_float_vector(noisy, holders=1):       # the variable above
             return threshold_in_place(noisy, ctx.n, self.eta, eps_1)
         return apply_threshold(noisy, ctx.n, self.eta, eps_1)
 

@@ -1,5 +1,6 @@
 """AHP's components and presets: conformance, privacy accounting, faithful finalizer, bad input."""
 import math
+import weakref
 
 import numpy as np
 import pytest
@@ -58,6 +59,16 @@ def test_threshold_runs_on_the_noisy_answer_only():
     assert 0 < np.count_nonzero(out == 0) < 8                    # the threshold did act
 
 
+class WatchingHandle(RecordingHandle):
+    """Answers with a fresh array it watches through a weak reference only (no reference of its own)."""
+
+    def laplace_identity(self, epsilon):
+        self.calls.append(("laplace_identity", epsilon))
+        answer = self.answer.copy()
+        self.watched = weakref.ref(answer)
+        return answer
+
+
 class KeepingHandle(RecordingHandle):
     """Answers with an array it keeps a reference to (a noise source may)."""
 
@@ -71,14 +82,15 @@ def test_threshold_is_written_over_the_answer_only_when_nothing_else_holds_it():
     """The initializer thresholds the kernel's answer in place when it owns it alone (the same floats as
     ``apply_threshold``: NaN, -0.0 and values just below theta become +0.0, theta itself stays), and leaves an
     answer that another object references untouched.  Kills: the threshold written in place without the
-    ownership test (the kept array changes), ``noisy < theta`` for ``not noisy >= theta`` (NaN kept), a
+    ownership test (the kept array changes), an ownership test that never holds (a fresh answer copied: the
+    returned array is not the watched answer), ``noisy < theta`` for ``not noisy >= theta`` (NaN kept), a
     zero written as ``noisy * 0`` (-0.0 for negatives)."""
     from dphist_ahp.threshold import threshold_in_place
     eps = 0.5
     theta = 0.35 * math.log(8) / eps
     noisy = np.array([-3.0, np.nan, -0.0, theta, np.nextafter(theta, 0), 100.0, 1.0, 7.0])
     want = np.where(noisy >= theta, noisy, 0.0)
-    for handle_cls in (RecordingHandle, KeepingHandle):
+    for handle_cls in (RecordingHandle, WatchingHandle, KeepingHandle):
         handle = handle_cls(noisy, budget=eps)
         ctx = Context(n=8, epsilon=1.0, gamma_in=0.5, gamma_p=0.0, gamma_f=0.5,
                       rng=np.random.default_rng(0), data=handle)
@@ -86,6 +98,8 @@ def test_threshold_is_written_over_the_answer_only_when_nothing_else_holds_it():
         assert out.tobytes() == want.tobytes()
         if handle_cls is KeepingHandle:
             assert out is not handle.kept and handle.kept.tobytes() == noisy.tobytes()
+        if handle_cls is WatchingHandle:                 # nothing else held it: thresholded where it is
+            assert out is handle.watched()
     copy = noisy.copy()
     assert threshold_in_place(copy, 8, 0.35, eps) is copy and copy.tobytes() == want.tobytes()
 

@@ -228,12 +228,10 @@ class SSEPenalty(Cost):
         self.values = None
 
     def _values_owned(self) -> bool:
-        """Whether this cost's values are a writable contiguous float64 vector owning its memory that
-        nothing else references (``sys.getrefcount``: the attribute and the call's own reference)."""
-        import sys
-        v = self.values
-        return (type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 and v.flags.owndata
-                and v.flags.c_contiguous and v.flags.writeable and v.base is None and sys.getrefcount(v) <= 3)
+        """Whether this cost's values are a float64 vector that nothing but the cost references
+        (:func:`dphist.validation.sole_float_vector`, the one holder its ``values`` attribute)."""
+        from ..validation import sole_float_vector
+        return sole_float_vector(self.values, holders=1)
 
     def nodes(self, starts, ends):
         if not compiled_for(self.n):
