@@ -1,4 +1,4 @@
-"""Core speed targets (issue 2): identity end to end, all-ranges MSE, pipeline overhead."""
+"""Core speed targets: identity end to end, all-ranges MSE, pipeline overhead."""
 import numpy as np
 
 import dphist

@@ -432,14 +432,15 @@ def test_a_negative_count_in_any_block_of_the_fused_copy_is_refused(at):
     assert CheckedCounts(x).counts[at] == 2 ** 40 and x[at] == 2 ** 45
 
 
-@pytest.mark.parametrize("n", [7, 2 ** 15 + 3])
+@pytest.mark.parametrize("n", [7, 2 ** 15 + 3, 2 ** 22 + 8])
 def test_the_copy_reads_every_count_as_unsigned_against_the_cap(n):
     """``CheckedCounts`` copies int64 counts and reads the copy's bits as unsigned in one reduction: only if
     the largest is below the cap are the counts left unclamped and unrefused.  A count of -1 alone (every
-    other count 0: the signed maximum is 0) is refused, in the one-block and the two-block case; counts at
-    ``cap - 1``, ``cap`` and ``cap + 1`` come out ``cap - 1``, ``cap``, ``cap``.  Kills (the first checked by
-    hand): the reduction read as signed (a negative count copied as it is), the fallback's clamp dropped (a
-    count above the cap kept), the reduction of the first block only (``n = 2 ** 15 + 3``, the -1 last)."""
+    other count 0: the signed maximum is 0) is refused; counts at ``cap - 1``, ``cap`` and ``cap + 1`` come
+    out ``cap - 1``, ``cap``, ``cap``.  Kills (the first checked by hand): the reduction read as signed (a
+    negative count copied as it is), the fallback's clamp dropped (a count above the cap kept), a part of
+    the copy left out of the reduction (the -1 last), the cap of small domains (2**40) used above 2**22
+    bins, where ``count_cap`` is lower."""
     from dphist.errors import InvalidHistogram
     from dphist.kernel.private import CheckedCounts, count_cap
     x = np.zeros(n, dtype=np.int64)

@@ -87,6 +87,33 @@ def test_permutation_rule(order, ok):
     assert validation.is_permutation(np.array(order, dtype=np.int64), 3) is ok
 
 
+@pytest.mark.parametrize("n", [1 << 16, (1 << 16) + 37])
+def test_permutation_rule_of_large_orders(n):
+    """The compiled bitmap pass (from 2^16 bins, ``validation._COMPILED_PERMUTATION``) gives the same answers
+    as the byte scatter, on a length that fills its last word of bits and one that does not, and for
+    read-only and strided orders.  Kills: a repeat not looked for (a repeat with a bin missing passes), the
+    range check dropped (bin n, bin -1: a write outside the bitmap), the size not compared (n - 1 entries),
+    the last partial word not allocated."""
+    from dphist import _order_jit
+    rng = np.random.default_rng(n)
+    good = rng.permutation(n)
+    assert validation.is_permutation(good, n) is True
+    assert _order_jit.is_permutation_bits(good, n)                       # the compiled route is the one taken
+    frozen = good.copy()
+    frozen.setflags(write=False)
+    assert validation.is_permutation(frozen, n) is True
+    wide = np.empty(2 * n, dtype=np.int64)
+    wide[::2] = good
+    assert validation.is_permutation(wide[::2], n) is True
+    for position, value in [(5, n - 1), (n - 1, 0), (7, n), (9, -1), (3, 1 << 40), (0, good[1])]:
+        bad = good.copy()
+        bad[position] = value if value != n - 1 else good[position + 1]   # a repeat: one bin twice, one missing
+        assert validation.is_permutation(bad, n) is False, (position, value)
+        assert not _order_jit.is_permutation_bits(bad, n)
+    assert validation.is_permutation(good[:-1], n) is False
+    assert validation.is_permutation(np.r_[good, 0], n) is False
+
+
 @pytest.mark.parametrize("bounds, ok", [([0, 2, 5], True), ([0, 5], True), ([1, 5], False), ([0, 2, 2, 5], False),
                                         ([0, 3], False), ([0, 4, 2, 5], False), ([0], False)])
 def test_bounds_rule(bounds, ok):

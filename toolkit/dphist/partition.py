@@ -148,6 +148,31 @@ def order_blocks(bounds: np.ndarray, n: int):
         first = int(np.searchsorted(bounds, lo, side="right")) - 1
         yield lo, hi, first, int(np.searchsorted(bounds, hi, side="left"))
 
+def gather_run(values: np.ndarray, order: np.ndarray, start: int, out: np.ndarray) -> np.ndarray:
+    """``out[:] = values[order[start:start + out.size]]`` by a compiled loop (:mod:`dphist._order_jit`: a
+    random read through a large order keeps more cache misses in flight than numpy's fancy indexing), into
+    a buffer the caller reuses block after block; returns ``out``.  ``values`` and ``out`` 1-D contiguous
+    arrays of one dtype, ``order`` int64 with at least ``start + out.size`` entries.  :class:`IndexError`
+    if an index is outside ``values``."""
+    from ._order_jit import take_into
+    bad = take_into(values, order, start, out)
+    if bad >= 0:
+        raise IndexError(f"index {int(order[start + bad])} at position {start + bad} of the order is outside "
+                         f"the {values.size} values")
+    return out
+
+
+def scatter_run(block: np.ndarray, order: np.ndarray, start: int, out: np.ndarray) -> np.ndarray:
+    """``out[order[start:start + block.size]] = block`` by a compiled loop (see :func:`gather_run`); returns
+    ``out``.  :class:`IndexError` if an index is outside ``out`` (the entries before it are written)."""
+    from ._order_jit import put_into
+    bad = put_into(block, order, start, out)
+    if bad >= 0:
+        raise IndexError(f"index {int(order[start + bad])} at position {start + bad} of the order is outside "
+                         f"the {out.size} values")
+    return out
+
+
 class Partition:
     """Disjoint groups covering ``range(n)`` exactly once, in a given order."""
 
@@ -301,7 +326,11 @@ class Partition:
             # ``out`` (memory at a sorted partition's spread); the same assignments
             for lo, hi, first, stop in order_blocks(self.bounds, self.n_bins):
                 sizes = np.minimum(self.bounds[first + 1:stop + 1], hi) - np.maximum(self.bounds[first:stop], lo)
-                out[self.order[lo:hi]] = np.repeat(group_values[first:stop], sizes)
+                block = np.repeat(group_values[first:stop], sizes)
+                if block.dtype == dtype:     # the compiled scatter (gather_run's twin); another dtype is cast by numpy
+                    scatter_run(block, self.order, lo, out)
+                else:
+                    out[self.order[lo:hi]] = block
         else:
             out[self._scatter_at(group_values)] = np.repeat(group_values, self.sizes, axis=-1)
         return out

@@ -40,6 +40,7 @@ from numba import njit
 
 from dphist import InvalidParameter, Partition, Partitioner
 from dphist.params import Interval
+from dphist.partition import gather_run
 
 CITATION = ("Kellaris, Papadopoulos, Practical differential privacy via grouping and smoothing, PVLDB 6(5) 2013 "
             "(reconstructed: see dphist_gs.grouping); Zhang et al., AHP, SDM 2014, Section 5 (GS without sampling)")
@@ -195,14 +196,17 @@ def sorted_mean(values, order) -> float:
     copy: numpy's sum of a contiguous vector is pairwise (above 128 terms the first half, rounded down to a
     multiple of 8, and the rest summed apart and added; below, fixed blocks), and the sum of a run depends only
     on its length, so the halves are split here down to runs of at most :data:`_MEAN_BLOCK` values, each
-    gathered and summed by ``numpy.add.reduce`` itself, and added as numpy adds them."""
-    def total(lo, n):
-        if n <= _MEAN_BLOCK:
-            return float(np.add.reduce(values[order[lo:lo + n]]))
-        half = n // 2
-        half -= half % 8
-        return total(lo, half) + total(lo + half, n - half)
+    gathered into one reused buffer (:func:`dphist.partition.gather_run`) and summed by ``numpy.add.reduce``
+    itself, and added as numpy adds them."""
     n = int(order.size)
+    buffer = np.empty(min(n, _MEAN_BLOCK), dtype=values.dtype)
+
+    def total(lo, m):
+        if m <= _MEAN_BLOCK:    # a run gathered into the reused buffer (gather_run: the compiled gather)
+            return float(np.add.reduce(gather_run(values, order, lo, buffer[:m])))
+        half = m // 2
+        half -= half % 8
+        return total(lo, half) + total(lo + half, m - half)
     return float(np.float64(total(0, n)) / n)
 
 
@@ -210,7 +214,8 @@ def _width_one_wins(noisy, order, mean, bound, noise_each) -> bool:
     """Whether :func:`_first_min_width` of the prefix pairs of ``x = noisy[order]`` (``_centred_prefix_pairs``,
     ``mean`` its ``x.mean()``: :func:`sorted_mean`) returns 1 because every wider width stops at its first
     group, found in one pass over ``x`` with neither the pairs nor a second pass over them (``x`` gathered
-    through ``order`` :data:`_MEAN_BLOCK` values at a time, :func:`_width_one_block`: no sorted copy): the
+    through ``order`` :data:`_MEAN_BLOCK` values at a time into one reused buffer, :func:`_width_one_block`: no
+    sorted copy): the
     pairs' running sums formed as :func:`_prefix_pairs_into` forms them, w = 1's total summed as the search
     sums it (each position's SSE clipped at 0, in order, then ``n`` noise terms), and for every w >= 2 its
     first group's clipped SSE, which is the search's partial total of w after one group (pairs ``[0, w)``,
@@ -222,8 +227,9 @@ def _width_one_wins(noisy, order, mean, bound, noise_each) -> bool:
     the search)."""
     state = np.array([0.0, 0.0, 0.0, 0.0, 0.0, np.inf, 1.0])
     n = int(order.size)
+    buffer = np.empty(min(n, _MEAN_BLOCK), dtype=noisy.dtype)
     for lo in range(0, n, _MEAN_BLOCK):
-        _width_one_block(noisy[order[lo:lo + _MEAN_BLOCK]], lo, mean, bound, state)
+        _width_one_block(gather_run(noisy, order, lo, buffer[:min(_MEAN_BLOCK, n - lo)]), lo, mean, bound, state)
     s2, total, first_min = state[1], state[4], state[5]
     total += n * (noise_each * 1.0)
     return bool(state[6]) and abs(s2) < np.inf and total < np.inf and first_min >= total

@@ -164,3 +164,21 @@ def test_fixed_width_groups_are_the_merge_of_every_w_th_cut(n):
         got = _fixed_width(bins, w)
         assert got == bins.merge(np.r_[np.arange(0, n, min(w, n)), n])
         got.validate()
+
+
+def test_the_passes_through_the_order_refuse_an_index_outside_the_values():
+    """The compiled passes read H~ through the order without numpy's bounds checks, so they check each index
+    themselves.  Kills: the check dropped from ``_gather_into`` or ``_width_one_pass`` (a read outside the
+    array, a mean or a decision made of whatever lies there)."""
+    import dphist_gs.grouping as grouping
+    values = np.arange(10.0)
+    for bad in (10, -1, 1 << 40):
+        order = np.arange(10)
+        order[7] = bad
+        with pytest.raises(IndexError, match="outside"):
+            grouping.sorted_mean(values, order)
+        with pytest.raises(IndexError, match="outside"):
+            grouping._width_one_wins(values, order, 4.5, grouping._FINITE_BOUND, 2.0)
+        order[0], order[7] = bad, 7     # the first index is read before the loop
+        with pytest.raises(IndexError, match="outside"):
+            grouping._width_one_wins(values, order, 4.5, grouping._FINITE_BOUND, 2.0)

@@ -71,6 +71,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import InvalidParameter, PrivacyViolation
+from ..partition import gather_run, scatter_run
 from . import exact
 
 MODES = ("research", "release")
@@ -265,14 +266,16 @@ _TAKE_BLOCK = 1 << 16
 def _compiled_laplace_taken(rng: np.random.Generator, scale: float, values: np.ndarray,
                             index: np.ndarray) -> np.ndarray:
     """:func:`_compiled_laplace` of ``values[index]``: the uniforms drawn at once, then each block's draws
-    turned into Laplace noise plus ``values[index[block]]`` (``laplace_add_into`` works element by element, so
-    the blocks give the floats of one call on the whole gathered vector)."""
+    turned into Laplace noise plus ``values[index[block]]``, gathered into one reused buffer by the compiled
+    gather (:func:`dphist.partition.gather_run`); ``laplace_add_into`` works element by element, so the blocks
+    give the floats of one call on the whole gathered vector."""
     state = rng.bit_generator.state
     out = rng.random(index.shape)
     zeros = 0
+    gathered = np.empty(min(_TAKE_BLOCK, index.size), dtype=values.dtype)
     for lo in range(0, index.size, _TAKE_BLOCK):
         block = out[lo:lo + _TAKE_BLOCK]
-        zeros += _SAMPLER.laplace_add_into(block, scale, values[index[lo:lo + _TAKE_BLOCK]], block)
+        zeros += _SAMPLER.laplace_add_into(block, scale, gather_run(values, index, lo, gathered[:block.size]), block)
     if zeros:                    # a uniform equal to 0 (numpy redraws it): drawn again by numpy, as there
         rng.bit_generator.state = state
         out = rng.laplace(0.0, scale, size=index.shape)
@@ -283,27 +286,29 @@ def _compiled_laplace_taken(rng: np.random.Generator, scale: float, values: np.n
 def _compiled_laplace_spread(rng: np.random.Generator, scale: float, values: np.ndarray, index: np.ndarray,
                              consume: bool) -> np.ndarray:
     """:meth:`SeededLaplace.laplace_mechanism_spread` on the compiled route (see there).  Each block of bins
-    is gathered from the int64 values, turned into ``draw + value`` and put back as floats: with ``consume``
-    into the values' own memory viewed as float64 (the index is a permutation, so every bin is read as an
-    integer before its float is written)."""
+    is gathered from the int64 values, turned into ``draw + value`` and put back as floats, the gather and
+    the scatter by the compiled loops (:func:`dphist.partition.gather_run`, ``scatter_run``) through reused
+    buffers: with ``consume`` into the values' own memory viewed as float64 (the index is a permutation,
+    so every bin is read as an integer before its float is written)."""
     n = index.size
     out = values.view(np.float64) if consume and values.flags.c_contiguous else np.empty(n)
-    noisy = np.empty(min(_TAKE_BLOCK, n))
+    size = min(_TAKE_BLOCK, n)
+    uniforms, gathered, noisy = np.empty(size), np.empty(size, dtype=values.dtype), np.empty(size)
     for lo in range(0, n, _TAKE_BLOCK):
         state = rng.bit_generator.state
-        u = rng.random(min(_TAKE_BLOCK, n - lo))
-        at = index[lo:lo + u.size]
-        block = noisy[:u.size]
-        if _SAMPLER.laplace_add_into(u, scale, values[at], block):
+        m = min(_TAKE_BLOCK, n - lo)
+        u, block = uniforms[:m], noisy[:m]
+        rng.random(out=u)
+        if _SAMPLER.laplace_add_into(u, scale, gather_run(values, index, lo, gathered[:m]), block):
             # a uniform equal to 0: numpy redraws it, and the rest of its stream shifts
             first = int(np.flatnonzero(u == 0.0)[0])
-            out[at[:first]] = block[:first]
+            scatter_run(block[:first], index, lo, out)
             rng.bit_generator.state = state
             rng.random(first + 1)
             rest = index[lo + first:]
             out[rest] = rng.laplace(0.0, scale, size=rest.size) + values[rest]
             break
-        out[at] = block
+        scatter_run(block, index, lo, out)
     return out
 
 

@@ -84,7 +84,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import BudgetExceeded, InvalidHistogram, InvalidParameter, PrivacyViolation
-from ..partition import ORDER_BLOCK, Partition, PlainPartition, SingletonPartition, order_blocks
+from ..partition import ORDER_BLOCK, Partition, PlainPartition, SingletonPartition, gather_run, order_blocks
 from ..partition_blocks import BlockPartition, block_sums, checked_block_partition
 from ..validation import (are_strict_bounds, frozen_int64, frozen_taken, identity_vectors, is_identity, is_permutation,
                           is_shared_identity, is_whole_bounds)
@@ -248,8 +248,11 @@ def validate_grid(counts, *, sign: bool = True) -> tuple[np.ndarray, tuple[int, 
     return flat, shape
 
 
-#: counts per block of :class:`CheckedCounts`' fused copy, clamp and sign check (256 KiB: in cache)
+#: counts per block of the blocked copies' fused copy, clamp and sign check (256 KiB: in cache)
 _SIGN_BLOCK = 1 << 15
+#: counts copied whole by :class:`CheckedCounts` (at most 32 MiB: the copy and its reduction stay in cache);
+#: larger ones are copied in blocks (:func:`_checked_copy` says why)
+_WHOLE_COPY_CELLS = 1 << 22
 #: numpy's native int64 dtype: an int64 array's ``dtype`` is this very object (CheckedCounts' common case)
 _INT64 = np.dtype(np.int64)
 #: the unsigned view's dtype (an instance: ``view`` takes it without converting a type)
@@ -260,7 +263,8 @@ class CheckedCounts:
     """A histogram checked and copied by the kernel, once: ``counts``, a private read-only int64 copy of
     its cells (flattened in row-major order) clamped at :func:`count_cap`, and its ``shape``.
 
-    Made only by its constructor, which runs :func:`validate_grid` and copies and clamps in one pass;
+    Made only by its constructor, which runs :func:`validate_grid` (its generic checks skipped for a native
+    int64 ndarray), copies the counts and checks the copy in one reduction (:func:`_checked_copy`);
     :class:`PrivateKernel` takes one as it is (no second check, no second copy).  The pipeline checks
     its input this way before it chooses the mode and the noise, then hands it to the kernel.
     """
@@ -268,52 +272,64 @@ class CheckedCounts:
     __slots__ = ("counts", "shape")
 
     def __init__(self, counts):
-        if type(counts) is np.ndarray and counts.dtype is _INT64 and 0 < counts.size <= _SIGN_BLOCK:
-            # the common input (a non-empty native int64 ndarray of at most one block): what validate_grid
-            # would do for it (at least one axis, none of length 0, the cells flattened), without its
-            # generic checks; any other input takes validate_grid (tests/test_pipeline_fixed_cost.py)
-            # one copy (``flatten``: a new C-ordered vector, whatever the rank) and the largest value read as
-            # unsigned by ``argmax`` (a negative count reads 2**63 or more): the same value as the maximum's
-            # reduction, through numpy's shorter arg-function route; the cap is COUNT_CAP (count_cap of at
-            # most 2**15 cells)
-            shape = counts.shape
-            if shape:
-                private = counts.flatten()
-                bits = private.view(_UINT64)
-                if int(bits[bits.argmax()]) >= COUNT_CAP:
-                    private = _clamped_int64(counts.reshape(-1), count_cap(private.size), shape)
-                private.setflags(write=False)
-                object.__setattr__(self, "counts", private)
-                object.__setattr__(self, "shape", shape)
-                return
-        flat, shape = validate_grid(counts, sign=False)
-        # a new array (never the caller's), clamped at the cap (1-Lipschitz); int64 counts copied block by
-        # block (32,768 counts, 256 KiB: in cache), each block's bits read as unsigned in one reduction while
-        # it is in cache: a negative count reads 2**63 or more, so the largest value is below the cap only if
-        # every count is in [0, cap), and then the clamp changes nothing; otherwise the fused clamp and sign
-        # check (_clamped_int64: the same copy, the same errors)
-        cap = count_cap(flat.size)
-        if flat.dtype == np.int64:
-            if flat.size <= _SIGN_BLOCK:   # one block: one copy and one reduction, no slices
-                private = flat.copy()
-                largest = int(np.maximum.reduce(private.view(np.uint64)))
+        if type(counts) is np.ndarray and counts.dtype is _INT64 and counts.size > 0 and counts.shape:
+            # the common input (a non-empty native int64 ndarray with at least one axis, so none of length 0):
+            # what validate_grid would do for it, without its generic checks; any other input takes
+            # validate_grid (tests/test_pipeline_fixed_cost.py)
+            if counts.size > _WHOLE_COPY_CELLS and counts.flags.c_contiguous:
+                private = _blocked_checked_copy(counts.reshape(-1), counts.shape)
             else:
-                private = np.empty(flat.size, dtype=np.int64)
-                bits = private.view(np.uint64)
-                largest = 0
-                for a in range(0, flat.size, _SIGN_BLOCK):
-                    np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
-                    largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
-            if largest >= cap:
-                private = _clamped_int64(flat, cap, shape)
+                private = _checked_copy(counts.flatten(), counts, counts.shape)   # a new C-ordered vector
+            object.__setattr__(self, "counts", private)
+            object.__setattr__(self, "shape", counts.shape)
+            return
+        flat, shape = validate_grid(counts, sign=False)
+        # a new array (never the caller's), clamped at the cap (1-Lipschitz)
+        if flat.dtype == np.int64:
+            private = (_blocked_checked_copy(flat, shape) if flat.size > _WHOLE_COPY_CELLS and flat.flags.c_contiguous
+                       else _checked_copy(flat.copy(), flat, shape))
         else:
-            private = np.minimum(flat, cap)
-        private.setflags(write=False)
+            private = np.minimum(flat, count_cap(flat.size))
+            private.setflags(write=False)
         object.__setattr__(self, "counts", private)
         object.__setattr__(self, "shape", shape)
 
     def __setattr__(self, name, value):
         raise AttributeError("CheckedCounts is read-only")
+
+
+def _checked_copy(private: np.ndarray, flat: np.ndarray, shape) -> np.ndarray:
+    """``private`` (a new int64 copy of the counts ``flat``), read-only, when every count is in ``[0, cap)``;
+    else the fused clamp and sign check of ``flat`` (:func:`_clamped_int64`: the same copy, the same errors).
+    One reduction over the copy: its bits read as unsigned (a negative count reads 2**63 or more), so the
+    largest is below the cap only if every count is in range, and then the clamp changes nothing.
+
+    The copy is made whole, by one call, up to :data:`_WHOLE_COPY_CELLS` counts: copying in blocks that stay
+    in cache for the reduction was up to 7x slower on this machine at 2^16-2^20 bins (each 256 KiB block
+    copied by ``memcpy``'s ``rep movsb``, whose speed depends on where the two blocks lie), while above that
+    the copy streams from memory and the blocks (:func:`_blocked_checked_copy`) save the reduction's second
+    read (``BENCHMARKS.md``, order)."""
+    bits = private.view(_UINT64)
+    if int(bits[bits.argmax()]) >= count_cap(private.size):   # argmax: numpy's shorter route for small arrays
+        private = _clamped_int64(flat.reshape(-1), count_cap(private.size), shape)
+    private.setflags(write=False)
+    return private
+
+
+def _blocked_checked_copy(flat: np.ndarray, shape) -> np.ndarray:
+    """:func:`_checked_copy` of a contiguous int64 ``flat`` copied 256 KiB at a time, each block's bits reduced
+    as unsigned while it is in cache: the same array and the same errors."""
+    cap = count_cap(flat.size)
+    private = np.empty(flat.size, dtype=np.int64)
+    bits = private.view(_UINT64)
+    largest = 0
+    for a in range(0, flat.size, _SIGN_BLOCK):
+        np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
+        largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
+    if largest >= cap:
+        private = _clamped_int64(flat, cap, shape)
+    private.setflags(write=False)
+    return private
 
 
 def _clamped_int64(flat: np.ndarray, cap: int, shape) -> np.ndarray:
@@ -867,16 +883,18 @@ def _run_sums(values: np.ndarray, width: int) -> np.ndarray:
 
 def _group_sums_gathered(counts: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """``add.reduceat(counts[order], bounds[:-1])`` for int64 counts, gathered a block of positions at a
-    time (:func:`~dphist.partition.order_blocks`): each block's part of every group it meets summed by
+    time (:func:`~dphist.partition.order_blocks`, gathered by :func:`~dphist.partition.gather_run` into one
+    reused buffer): each block's part of every group it meets summed by
     ``reduceat`` and added to that group's sum.  Integer sums do not depend on the order of their additions (wrapping included), so these are the same
     integers, without a gathered copy of all the counts beside the kernel's own (one input of memory at
     the peak of a sorted partition's measurement).  ``bounds`` is the checked partition's: strictly
     increasing from 0 to ``order.size``."""
     sums = np.zeros(bounds.size - 1, dtype=np.int64)
+    gathered = np.empty(min(ORDER_BLOCK, order.size), dtype=counts.dtype)
     for lo, hi, first, stop in order_blocks(bounds, order.size):
         starts = bounds[first:stop] - lo
         starts[0] = 0                                  # group ``first`` holds position lo
-        sums[first:stop] += np.add.reduceat(counts[order[lo:hi]], starts)
+        sums[first:stop] += np.add.reduceat(gather_run(counts, order, lo, gathered[:hi - lo]), starts)
     return sums
 
 
