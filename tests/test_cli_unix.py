@@ -144,3 +144,26 @@ def test_warm_runs_presets_of_every_dimension(monkeypatch, capsys):
     assert main(["warm", "--bins", "16"]) == 0
     assert ("UG", (4, 4), True) in runs and ("identity", (16,), True) in runs
     assert "2 presets compiled" in capsys.readouterr().err
+
+
+def test_warm_compiles_the_order_loops_a_large_run_uses():
+    """Runs of 2^16 bins and more gather, scatter and check orders through ``dphist._order_jit``, on arrays
+    that are read-only (the kernel's counts and checked orders) or not: ``dphist warm`` compiles each kind,
+    so such a run finds every signature it uses already compiled.  In a fresh interpreter (this one's
+    dispatchers may hold signatures other tests compiled).  Kills: warm compiling the writeable arrays only,
+    or one dtype only (the run then compiles a new signature)."""
+    import subprocess
+    import sys
+    script = (
+        "import numpy as np\n"
+        "from dphist import _order_jit, make_algorithm\n"
+        "from dphist.cli import _warm_order_loops\n"
+        "_warm_order_loops()\n"
+        "loops = (_order_jit.take_into, _order_jit.put_into, _order_jit.is_permutation_bits)\n"
+        "before = [set(f.signatures) for f in loops]\n"
+        "counts = np.random.default_rng(5).poisson(3, 1 << 16)\n"
+        "for name in ('GS', 'AHP', 'H'):\n"
+        "    make_algorithm(name).run(counts, 1.0, seed=1)\n"
+        "print([sorted(map(str, set(f.signatures) - b)) for f, b in zip(loops, before)])\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[[], [], []]", out

@@ -328,6 +328,29 @@ def _output_header(release, name: str) -> str:
 
 
 # ----------------------------------------------------------------- warm
+def _warm_order_loops() -> None:
+    """Compile the loops through an order that runs of 2^16 bins and more use (``dphist._order_jit``), for the
+    arrays they meet: int64 counts and float64 values, each writeable and read-only (the kernel's counts and
+    checked orders are immutable; numba compiles each kind apart)."""
+    import numpy as np
+
+    from ._order_jit import is_permutation_bits
+    from .partition import gather_run, scatter_run
+
+    order = np.array([1, 0], dtype=np.int64)
+    frozen = order.copy()
+    frozen.setflags(write=False)
+    for dtype in (np.int64, np.float64):
+        writeable, read_only = np.zeros(2, dtype=dtype), np.zeros(2, dtype=dtype)
+        read_only.setflags(write=False)
+        for vals in (writeable, read_only):
+            for ordr in (order, frozen):
+                gather_run(vals, ordr, 0, np.empty(2, dtype=dtype))
+                scatter_run(vals, ordr, 0, np.empty(2, dtype=dtype))
+    for ordr in (order, frozen):
+        is_permutation_bits(ordr, 2)
+
+
 def cmd_warm(args) -> int:
     """Fill numba's cache: every available preset once on a small synthetic histogram, in research and in
     release mode, so that each kernel a run uses is compiled and written (``make install`` runs this)."""
@@ -359,6 +382,7 @@ def cmd_warm(args) -> int:
     _compiled(COMPILED_IMPORT_DRAWS)   # research mode's Laplace loops (used from 4,096 draws: more than --bins)
     from .partition import packed_stable_argsort
     packed_stable_argsort(np.array([1.0, 0.0]))   # the sorter's packed argsort (from 2^15 keys: more than --bins)
+    _warm_order_loops()                            # the loops through an order (from 2^16 bins: more than --bins)
     print(f"dphist warm: {len(names)} presets compiled into {numba_cache_dir()} in "
           f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
