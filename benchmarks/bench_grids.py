@@ -88,3 +88,30 @@ CASES += [
                              (resampled(128, 10_000), "128x128, 10^4 records"),
                              (resampled(128, 1_000_000), "128x128, 10^6 records"))
 ]
+
+
+def _ug_numpy_floor(pipeline, counts, epsilon):
+    """The numpy operations a UG run cannot do without, and nothing else (no pipeline, no checks, no ledger; a
+    timing, not a release: the grid is sized from the true total): a copy of the counts and its largest value,
+    a noisy total, the block sums by two ``reduceat``s, their noise, the block means spread back by two
+    ``repeat``s.  Paired with the same DPBench run as UG's case, its ratio is the least any numpy code of UG can
+    read there (the run / reference target is 0.1)."""
+    from dphist_grids.grid import DEFAULT_C, cell_side
+    rng = np.random.Generator(np.random.PCG64(7))
+    private = counts.flatten()
+    bits = private.view(np.uint64)
+    int(bits[bits.argmax()])
+    total = float(np.add.reduce(private)) + rng.laplace(0.0, 1.0 / (0.05 * epsilon))
+    side = cell_side(counts.shape, total * 0.95 * epsilon / DEFAULT_C)
+    starts = [np.arange(0, n, side) for n in counts.shape]
+    sums = np.add.reduceat(np.add.reduceat(private.reshape(counts.shape), starts[0], axis=0), starts[1], axis=1)
+    noisy = sums + rng.laplace(0.0, 1.0 / (0.95 * epsilon), size=sums.shape)
+    widths = [np.diff(np.r_[s, n]) for s, n in zip(starts, counts.shape)]
+    means = noisy / np.multiply.outer(widths[0], widths[1])
+    return np.repeat(np.repeat(means, widths[0], axis=0), widths[1], axis=1)
+
+
+_FLOOR = paired_with_dpbench("UG", resampled(128, 10_000), "128x128, 10^4 records", repeat=15)
+_FLOOR.update(name="UG's numpy operations alone (no pipeline: the floor), 128x128, 10^4 records, eps=0.01: "
+                   "vs DPBench's UG (information; UG's target applied: a tenth of its time)", run=_ug_numpy_floor)
+CASES.append(_FLOOR)
