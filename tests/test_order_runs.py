@@ -38,3 +38,18 @@ def test_an_index_outside_the_array_is_refused():
         with pytest.raises(IndexError, match="position 6"):
             scatter_run(values, order, 0, target)
         assert target[:6].tolist() == list(range(6)) and not target[6:].any()   # written up to the bad index
+
+
+def test_positions_past_the_order_are_refused():
+    """The loops read the order's positions unchecked, so the wrappers check the run lies inside it.  Kills:
+    the check dropped (entries read past the order's end, or before its start)."""
+    values = np.arange(10, dtype=np.int64)
+    order = np.arange(10)
+    for start, size in [(8, 3), (-1, 2), (10, 1)]:
+        with pytest.raises(IndexError, match="outside the order"):
+            gather_run(values, order, start, np.empty(size, dtype=np.int64))
+        target = np.zeros(10, dtype=np.int64)
+        with pytest.raises(IndexError, match="outside the order"):
+            scatter_run(np.ones(size, dtype=np.int64), order, start, target)
+        assert not target.any()
+    assert gather_run(values, order, 7, np.empty(3, dtype=np.int64)).tolist() == [7, 8, 9]

@@ -148,13 +148,21 @@ def order_blocks(bounds: np.ndarray, n: int):
         first = int(np.searchsorted(bounds, lo, side="right")) - 1
         yield lo, hi, first, int(np.searchsorted(bounds, hi, side="left"))
 
+
+def _check_run(order: np.ndarray, start: int, size: int) -> None:
+    """The positions ``start .. start + size - 1`` inside ``order`` (the compiled loops read them unchecked)."""
+    if start < 0 or start + size > order.shape[0] or order.ndim != 1:
+        raise IndexError(f"positions {start} to {start + size - 1} are outside the order of {order.size} entries")
+
+
 def gather_run(values: np.ndarray, order: np.ndarray, start: int, out: np.ndarray) -> np.ndarray:
     """``out[:] = values[order[start:start + out.size]]`` by a compiled loop (:mod:`dphist._order_jit`: a
     random read through a large order keeps more cache misses in flight than numpy's fancy indexing), into
     a buffer the caller reuses block after block; returns ``out``.  ``values`` and ``out`` 1-D contiguous
-    arrays of one dtype, ``order`` int64 with at least ``start + out.size`` entries.  :class:`IndexError`
-    if an index is outside ``values``."""
+    arrays of one dtype, ``order`` an int64 vector.  :class:`IndexError` if the positions run past the order
+    or an index is outside ``values``."""
     from ._order_jit import take_into
+    _check_run(order, start, out.size)
     bad = take_into(values, order, start, out)
     if bad >= 0:
         raise IndexError(f"index {int(order[start + bad])} at position {start + bad} of the order is outside "
@@ -164,8 +172,10 @@ def gather_run(values: np.ndarray, order: np.ndarray, start: int, out: np.ndarra
 
 def scatter_run(block: np.ndarray, order: np.ndarray, start: int, out: np.ndarray) -> np.ndarray:
     """``out[order[start:start + block.size]] = block`` by a compiled loop (see :func:`gather_run`); returns
-    ``out``.  :class:`IndexError` if an index is outside ``out`` (the entries before it are written)."""
+    ``out``.  :class:`IndexError` if the positions run past the order (nothing written) or an index is outside
+    ``out`` (the entries before it are written)."""
     from ._order_jit import put_into
+    _check_run(order, start, block.size)
     bad = put_into(block, order, start, out)
     if bad >= 0:
         raise IndexError(f"index {int(order[start + bad])} at position {start + bad} of the order is outside "

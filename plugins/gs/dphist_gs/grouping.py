@@ -214,12 +214,11 @@ def _width_one_wins(noisy, order, mean, bound, noise_each) -> bool:
     """Whether :func:`_first_min_width` of the prefix pairs of ``x = noisy[order]`` (``_centred_prefix_pairs``,
     ``mean`` its ``x.mean()``: :func:`sorted_mean`) returns 1 because every wider width stops at its first
     group, found in one pass over ``x`` with neither the pairs nor a second pass over them (``x`` gathered
-    through ``order`` :data:`_MEAN_BLOCK` values at a time into one reused buffer, :func:`_width_one_block`: no
-    sorted copy): the
-    pairs' running sums formed as :func:`_prefix_pairs_into` forms them, w = 1's total summed as the search
-    sums it (each position's SSE clipped at 0, in order, then ``n`` noise terms), and for every w >= 2 its
-    first group's clipped SSE, which is the search's partial total of w after one group (pairs ``[0, w)``,
-    ``0.0 +`` that SSE).  The search is taken only on bounded pairs (``_bounded``), so the same condition is
+    through ``order`` :data:`_MEAN_BLOCK` values at a time into one reused buffer, :func:`_width_one_block`:
+    no sorted copy): the pairs' running sums formed as :func:`_prefix_pairs_into` forms them, w = 1's total
+    summed as the search sums it (each position's SSE clipped at 0, in order, then ``n`` noise terms), and for
+    every w >= 2 its first group's clipped SSE, which is the search's partial total of w after one group (pairs
+    ``[0, w)``, ``0.0 +`` that SSE).  The search is taken only on bounded pairs (``_bounded``), so the same condition is
     required here.  When w = 1's total is finite, the search's best is that total after w = 1, and the best
     only decreases, so it is at most that total at every w >= 2; a width whose first group reaches w = 1's
     total reaches the best, stops there and leaves the best unchanged.  When every w >= 2 does (their minimum
