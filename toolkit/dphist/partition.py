@@ -149,10 +149,17 @@ def order_blocks(bounds: np.ndarray, n: int):
         yield lo, hi, first, int(np.searchsorted(bounds, hi, side="left"))
 
 
-def _check_run(order: np.ndarray, start: int, size: int) -> None:
-    """The positions ``start .. start + size - 1`` inside ``order`` (the compiled loops read them unchecked)."""
-    if start < 0 or start + size > order.shape[0] or order.ndim != 1:
+def _through_order(loop, data: np.ndarray, order: np.ndarray, start: int, size: int, target: np.ndarray,
+                   indexed: np.ndarray) -> None:
+    """``loop(data, order, start, target)`` (a loop of :mod:`dphist._order_jit` over ``size`` positions) after
+    checking that the positions lie inside ``order`` (the loops read them unchecked); :class:`IndexError`
+    naming the first index the loop found outside ``indexed``, the array it indexes."""
+    if order.ndim != 1 or start < 0 or start + size > order.shape[0]:
         raise IndexError(f"positions {start} to {start + size - 1} are outside the order of {order.size} entries")
+    bad = loop(data, order, start, target)
+    if bad >= 0:
+        raise IndexError(f"index {int(order[start + bad])} at position {start + bad} of the order is outside "
+                         f"the {indexed.size} values")
 
 
 def gather_run(values: np.ndarray, order: np.ndarray, start: int, out: np.ndarray) -> np.ndarray:
@@ -162,11 +169,7 @@ def gather_run(values: np.ndarray, order: np.ndarray, start: int, out: np.ndarra
     arrays of one dtype, ``order`` an int64 vector.  :class:`IndexError` if the positions run past the order
     or an index is outside ``values``."""
     from ._order_jit import take_into
-    _check_run(order, start, out.size)
-    bad = take_into(values, order, start, out)
-    if bad >= 0:
-        raise IndexError(f"index {int(order[start + bad])} at position {start + bad} of the order is outside "
-                         f"the {values.size} values")
+    _through_order(take_into, values, order, start, out.size, out, values)
     return out
 
 
@@ -175,11 +178,7 @@ def scatter_run(block: np.ndarray, order: np.ndarray, start: int, out: np.ndarra
     ``out``.  :class:`IndexError` if the positions run past the order (nothing written) or an index is outside
     ``out`` (the entries before it are written)."""
     from ._order_jit import put_into
-    _check_run(order, start, block.size)
-    bad = put_into(block, order, start, out)
-    if bad >= 0:
-        raise IndexError(f"index {int(order[start + bad])} at position {start + bad} of the order is outside "
-                         f"the {out.size} values")
+    _through_order(put_into, block, order, start, block.size, out, out)
     return out
 
 

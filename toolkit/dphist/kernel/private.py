@@ -276,18 +276,13 @@ class CheckedCounts:
             # the common input (a non-empty native int64 ndarray with at least one axis, so none of length 0):
             # what validate_grid would do for it, without its generic checks; any other input takes
             # validate_grid (tests/test_pipeline_fixed_cost.py)
-            if counts.size > _WHOLE_COPY_CELLS and counts.flags.c_contiguous:
-                private = _blocked_checked_copy(counts.reshape(-1), counts.shape)
-            else:
-                private = _checked_copy(counts.flatten(), counts, counts.shape)   # a new C-ordered vector
-            object.__setattr__(self, "counts", private)
+            object.__setattr__(self, "counts", _checked_copy(counts, counts.shape))
             object.__setattr__(self, "shape", counts.shape)
             return
         flat, shape = validate_grid(counts, sign=False)
         # a new array (never the caller's), clamped at the cap (1-Lipschitz)
         if flat.dtype == np.int64:
-            private = (_blocked_checked_copy(flat, shape) if flat.size > _WHOLE_COPY_CELLS and flat.flags.c_contiguous
-                       else _checked_copy(flat.copy(), flat, shape))
+            private = _checked_copy(flat, shape)
         else:
             private = np.minimum(flat, count_cap(flat.size))
             private.setflags(write=False)
@@ -298,36 +293,32 @@ class CheckedCounts:
         raise AttributeError("CheckedCounts is read-only")
 
 
-def _checked_copy(private: np.ndarray, flat: np.ndarray, shape) -> np.ndarray:
-    """``private`` (a new int64 copy of the counts ``flat``), read-only, when every count is in ``[0, cap)``;
-    else the fused clamp and sign check of ``flat`` (:func:`_clamped_int64`: the same copy, the same errors).
-    One reduction over the copy: its bits read as unsigned (a negative count reads 2**63 or more), so the
+def _checked_copy(counts: np.ndarray, shape) -> np.ndarray:
+    """A new read-only int64 vector of the int64 ``counts`` (any rank, flattened in row-major order) when every
+    count is in ``[0, cap)``; else the fused clamp and sign check (:func:`_clamped_int64`: the same copy, the
+    same errors).  The copy's bits are reduced as unsigned (a negative count reads 2**63 or more), so the
     largest is below the cap only if every count is in range, and then the clamp changes nothing.
 
-    The copy is made whole, by one call, up to :data:`_WHOLE_COPY_CELLS` counts: copying in blocks that stay
-    in cache for the reduction was up to 7x slower on this machine at 2^16-2^20 bins (each 256 KiB block
-    copied by ``memcpy``'s ``rep movsb``, whose speed depends on where the two blocks lie), while above that
-    the copy streams from memory and the blocks (:func:`_blocked_checked_copy`) save the reduction's second
-    read (``BENCHMARKS.md``, order)."""
-    bits = private.view(_UINT64)
-    if int(bits[bits.argmax()]) >= count_cap(private.size):   # argmax: numpy's shorter route for small arrays
-        private = _clamped_int64(flat.reshape(-1), count_cap(private.size), shape)
-    private.setflags(write=False)
-    return private
-
-
-def _blocked_checked_copy(flat: np.ndarray, shape) -> np.ndarray:
-    """:func:`_checked_copy` of a contiguous int64 ``flat`` copied 256 KiB at a time, each block's bits reduced
-    as unsigned while it is in cache: the same array and the same errors."""
-    cap = count_cap(flat.size)
-    private = np.empty(flat.size, dtype=np.int64)
-    bits = private.view(_UINT64)
-    largest = 0
-    for a in range(0, flat.size, _SIGN_BLOCK):
-        np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
-        largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
+    Up to :data:`_WHOLE_COPY_CELLS` counts the copy is made whole, by one call, then reduced: copying in blocks
+    that stay in cache for the reduction was up to 7x slower on this machine at 2^16-2^20 bins (each 256 KiB
+    block copied by ``memcpy``'s ``rep movsb``, whose speed depends on where the two blocks lie).  Above it the
+    copy streams from memory, and contiguous counts are copied 256 KiB at a time, each block reduced while in
+    cache, which saves the reduction's second read (``BENCHMARKS.md``, order)."""
+    cap = count_cap(counts.size)
+    if counts.size > _WHOLE_COPY_CELLS and counts.flags.c_contiguous:
+        flat = counts.reshape(-1)
+        private = np.empty(flat.size, dtype=np.int64)
+        bits = private.view(_UINT64)
+        largest = 0
+        for a in range(0, flat.size, _SIGN_BLOCK):
+            np.copyto(private[a:a + _SIGN_BLOCK], flat[a:a + _SIGN_BLOCK])
+            largest = max(largest, int(np.maximum.reduce(bits[a:a + _SIGN_BLOCK])))
+    else:
+        private = counts.flatten()
+        bits = private.view(_UINT64)
+        largest = int(bits[bits.argmax()])   # argmax: numpy's shorter route for small arrays
     if largest >= cap:
-        private = _clamped_int64(flat, cap, shape)
+        private = _clamped_int64(counts.reshape(-1), cap, shape)
     private.setflags(write=False)
     return private
 
