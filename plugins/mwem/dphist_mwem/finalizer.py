@@ -302,7 +302,7 @@ class MWEMFinalizer(ReferenceCalibration, Finalizer):
 
             def select(estimated, candidates):
                 def score(counts):   # runs in the kernel; the estimate's answers and the candidates are public
-                    return rectangle_errors(counts, shape, estimated, lo[candidates], hi[candidates])
+                    return rectangle_errors(counts, shape, estimated, lo, hi, candidates)
                 return ctx.data.exponential(score, candidates.size, 1.0, eps_select)
 
             def measure(j):

@@ -78,6 +78,38 @@ def _block_passes(w, sizes, r0, r1, c0, c1, answers, passes, total, max_exponent
                         w[i, j] *= scale
 
 
+@njit(cache=True, nogil=True)
+def _corner(table, across, down, w, row_cuts, col_cuts, row_block, col_block, r, c):
+    # the table of a grid constant on blocks at point (r, c): the full blocks before it, the partial
+    # row and column strips of its block, the partial block (the order of the terms is fixed: the
+    # numbers match the vectorised form term for term)
+    i, j = row_block[r], col_block[c]
+    dr, dc = r - row_cuts[i], c - col_cuts[j]
+    return table[i, j] + dr * across[i, j] + dc * down[i, j] + dr * dc * w[i, j]
+
+
+@njit(cache=True, nogil=True)
+def _rectangle_sums(table, across, down, w, row_cuts, col_cuts, row_block, col_block, lo, hi, rows):
+    out = np.empty(rows.size)
+    for k in range(rows.size):
+        m = rows[k]
+        a, b, c, d = lo[m, 0], lo[m, 1], hi[m, 0], hi[m, 1]
+        out[k] = (_corner(table, across, down, w, row_cuts, col_cuts, row_block, col_block, c, d)
+                  - _corner(table, across, down, w, row_cuts, col_cuts, row_block, col_block, a, d)
+                  - _corner(table, across, down, w, row_cuts, col_cuts, row_block, col_block, c, b)
+                  + _corner(table, across, down, w, row_cuts, col_cuts, row_block, col_block, a, b))
+    return out
+
+
+def _check_rectangles(lo, hi, rows, shape) -> None:
+    if lo.ndim != 2 or lo.shape[1] != 2 or hi.shape != lo.shape:
+        raise ValueError(f"rectangles are two (m, 2) arrays of corners; got shapes {lo.shape} and {hi.shape}")
+    if rows.size and (rows.min() < 0 or rows.max() >= lo.shape[0]):
+        raise IndexError(f"rectangle rows must lie in [0, {lo.shape[0]}); got {rows.min()}..{rows.max()}")
+    if lo.size and (lo.min() < 0 or (hi - lo).min() < 0 or hi[:, 0].max() > shape[0] or hi[:, 1].max() > shape[1]):
+        raise ValueError(f"rectangles [lo, hi) must satisfy 0 <= lo <= hi <= {shape} on both axes")
+
+
 class BlockWeights:
     """A grid estimate constant on the blocks cut by ``row_cuts`` x ``col_cuts`` (sorted, from 0 to
     the axis' length): ``weights[i, j]`` is the value of every cell of block ``(i, j)``."""
@@ -103,9 +135,10 @@ class BlockWeights:
         return (np.searchsorted(self.row_cuts, lo[:, 0]), np.searchsorted(self.row_cuts, hi[:, 0]),
                 np.searchsorted(self.col_cuts, lo[:, 1]), np.searchsorted(self.col_cuts, hi[:, 1]))
 
-    def rectangle_sums(self, lo, hi) -> np.ndarray:
+    def rectangle_sums(self, lo, hi, rows=None) -> np.ndarray:
         """The estimate's sum over each rectangle ``[lo, hi)``, O(1) each after O(blocks): the
-        summed-area table of a grid constant on blocks, read at any point in closed form."""
+        summed-area table of a grid constant on blocks, read at any point in closed form.  ``rows``
+        (indices into ``lo`` and ``hi``) picks the rectangles to answer without copying them out."""
         w, rs, cs = self.weights, np.diff(self.row_cuts), np.diff(self.col_cuts)
         mass = w * np.outer(rs, cs)
         table = np.zeros((w.shape[0] + 1, w.shape[1] + 1))
@@ -114,13 +147,17 @@ class BlockWeights:
         across[:, 1:] = np.cumsum(w * cs, axis=1)
         down = np.zeros((w.shape[0] + 1, w.shape[1]))       # one column of block j, full blocks i' < i
         down[1:, :] = np.cumsum(w * rs[:, None], axis=0)
-
-        def at(r, c):
-            i = np.minimum(np.searchsorted(self.row_cuts, r, side="right") - 1, w.shape[0] - 1)
-            j = np.minimum(np.searchsorted(self.col_cuts, c, side="right") - 1, w.shape[1] - 1)
-            dr, dc = r - self.row_cuts[i], c - self.col_cuts[j]
-            return table[i, j] + dr * across[i, j] + dc * down[i, j] + dr * dc * w[i, j]
-        return at(hi[:, 0], hi[:, 1]) - at(lo[:, 0], hi[:, 1]) - at(hi[:, 0], lo[:, 1]) + at(lo[:, 0], lo[:, 1])
+        # the block of every boundary 0..n of each axis (the last boundary in the last block): one lookup
+        # per corner in the compiled loop instead of a binary search
+        row_block = np.minimum(np.searchsorted(self.row_cuts, np.arange(self.shape[0] + 1), side="right") - 1,
+                               w.shape[0] - 1)
+        col_block = np.minimum(np.searchsorted(self.col_cuts, np.arange(self.shape[1] + 1), side="right") - 1,
+                               w.shape[1] - 1)
+        lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+        rows = np.arange(lo.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+        _check_rectangles(lo, hi, rows, self.shape)    # the compiled loop reads without bounds checks
+        return _rectangle_sums(table, across, down, w, self.row_cuts, self.col_cuts, row_block, col_block,
+                               lo, hi, rows)
 
     def sizes(self) -> np.ndarray:
         return np.outer(np.diff(self.row_cuts), np.diff(self.col_cuts)).astype(np.float64)
@@ -140,16 +177,30 @@ def grid_multiplicative_weights(blocks: BlockWeights, lo, hi, answers, passes: i
                   int(passes), float(total), MAX_EXPONENT)
 
 
-def rectangle_answers(table: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Sums of the rectangles ``[lo, hi)`` from a 2-D summed-area table: four gathers each."""
-    return (table[hi[:, 0], hi[:, 1]] - table[lo[:, 0], hi[:, 1]]
-            - table[hi[:, 0], lo[:, 1]] + table[lo[:, 0], lo[:, 1]])
+@njit(cache=True, nogil=True)
+def _rectangle_answers(table, lo, hi, rows):
+    out = np.empty(rows.size)
+    for k in range(rows.size):
+        m = rows[k]
+        a, b, c, d = lo[m, 0], lo[m, 1], hi[m, 0], hi[m, 1]
+        out[k] = table[c, d] - table[a, d] - table[c, b] + table[a, b]
+    return out
 
 
-def rectangle_errors(cells, shape, estimated: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``|q(x) - q(A)|`` for every rectangle, ``estimated`` being the ``q(A)``
+def rectangle_answers(table: np.ndarray, lo: np.ndarray, hi: np.ndarray, rows=None) -> np.ndarray:
+    """Sums of the rectangles ``[lo, hi)`` from a 2-D summed-area table: four reads each (inclusion-
+    exclusion).  ``rows`` (indices into ``lo`` and ``hi``) picks the rectangles to answer."""
+    table = np.asarray(table, dtype=np.float64)
+    lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+    rows = np.arange(lo.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    _check_rectangles(lo, hi, rows, (table.shape[0] - 1, table.shape[1] - 1))
+    return _rectangle_answers(table, lo, hi, rows)
+
+
+def rectangle_errors(cells, shape, estimated: np.ndarray, lo: np.ndarray, hi: np.ndarray, rows=None) -> np.ndarray:
+    """``|q(x) - q(A)|`` for every rectangle (or those ``rows`` picks), ``estimated`` being the ``q(A)``
     (:meth:`BlockWeights.rectangle_sums`): one summed-area table of ``x``, O(N + m)."""
-    return np.abs(rectangle_answers(summed_area_table(cells, shape), lo, hi) - estimated)
+    return np.abs(rectangle_answers(summed_area_table(cells, shape), lo, hi, rows) - estimated)
 
 
 def mwem_grid_loop(shape, total: float, lo: np.ndarray, hi: np.ndarray, rounds: int, updates: int,
@@ -169,7 +220,7 @@ def mwem_grid_loop(shape, total: float, lo: np.ndarray, hi: np.ndarray, rounds: 
     answers: list[float] = []
     for _ in range(rounds):
         candidates = np.flatnonzero(open_)
-        j = int(candidates[select(blocks.rectangle_sums(lo[candidates], hi[candidates]), candidates)])
+        j = int(candidates[select(blocks.rectangle_sums(lo, hi, candidates), candidates)])
         open_[j] = False
         chosen.append(j)
         answers.append(float(measure(j)))

@@ -10,7 +10,7 @@ from dphist import InvalidParameter, Pipeline, make_algorithm, testing
 from dphist import workloads as wl
 from dphist.kernel.private import recording_kernel_calls
 from dphist_mwem.finalizer import MWEMFinalizer
-from dphist_mwem.grid import BlockWeights, grid_multiplicative_weights
+from dphist_mwem.grid import BlockWeights, grid_multiplicative_weights, rectangle_answers, rectangle_errors
 
 
 def _rectangles(shape, m, seed):
@@ -60,6 +60,45 @@ def test_rectangle_sums_in_closed_form():
     qlo, qhi = np.vstack([qlo, [[0, 0]]]), np.vstack([qhi, [[17, 11]]])
     want = wl.RectangleWorkload(shape, qlo, qhi).answer(blocks.grid())
     assert np.allclose(blocks.rectangle_sums(qlo, qhi), want, rtol=1e-12, atol=1e-9)
+
+
+def test_rows_pick_rectangles_and_answers_match_the_workload():
+    """Kills: a compiled loop reading rectangle ``k`` instead of ``rows[k]`` (MWEM's open candidates), the
+    four corners of inclusion-exclusion with a sign or an axis swapped: the picked rows equal the whole
+    answer at those rows, and the answers of a summed-area table equal the workload's own answers."""
+    shape = (17, 11)
+    blocks = BlockWeights(shape, 900.0)
+    lo, hi = _rectangles(shape, 4, 3)
+    grid_multiplicative_weights(blocks, lo, hi, [10.0, 400.0, 3.0, 80.0], 5, 900.0)
+    qlo, qhi = _rectangles(shape, 200, 5)
+    rows = np.array([199, 3, 3, 0, 57])
+    assert np.array_equal(blocks.rectangle_sums(qlo, qhi, rows), blocks.rectangle_sums(qlo, qhi)[rows])
+    x = np.random.default_rng(6).poisson(4, shape)
+    table = wl.summed_area_table(x, shape)
+    want = wl.RectangleWorkload(shape, qlo, qhi).answer(x.ravel())
+    assert np.allclose(rectangle_answers(table, qlo, qhi), want, rtol=0, atol=1e-9)
+    assert np.array_equal(rectangle_errors(x, shape, np.zeros(rows.size), qlo, qhi, rows),
+                          np.abs(rectangle_answers(table, qlo, qhi)[rows]))
+
+
+@pytest.mark.parametrize("lo, hi, rows, error", [
+    ([[0, 0]], [[18, 11]], None, ValueError),      # past the last row
+    ([[0, 0]], [[17, 12]], None, ValueError),      # past the last column
+    ([[-1, 0]], [[3, 3]], None, ValueError),       # a negative corner (numpy would wrap it round)
+    ([[4, 0]], [[3, 3]], None, ValueError),        # lo above hi
+    ([[0, 0]], [[3, 3]], [1], IndexError),         # a row past the rectangles
+    ([[0, 0]], [[3, 3]], [-1], IndexError),
+])
+def test_rectangles_outside_the_grid_are_refused(lo, hi, rows, error):
+    """Kills: the compiled loops (which read without bounds checks) handed a corner outside the grid or
+    a row outside the rectangles: each is refused with the reason, for the estimate's sums and for the
+    answers of a table alike."""
+    shape = (17, 11)
+    lo, hi = np.array(lo), np.array(hi)
+    with pytest.raises(error):
+        BlockWeights(shape, 10.0).rectangle_sums(lo, hi, rows)
+    with pytest.raises(error):
+        rectangle_answers(np.zeros((18, 12)), lo, hi, rows)
 
 
 def test_ledger_and_primitives_on_a_grid():
