@@ -36,6 +36,7 @@ per candidate, all candidates of a level at once; only the draws loop over boxes
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from dphist import InvalidParameter, VettedMechanism
 
@@ -52,22 +53,38 @@ def summed_area(counts, shape) -> np.ndarray:
 def cut_scores(S: np.ndarray, r0, r1, c0, c1, axis) -> tuple[np.ndarray, np.ndarray]:
     """``(scores, first)``: the scores ``-|L - R|`` of every candidate cut of every box with ``axis >= 0``,
     boxes in order, candidates in increasing position; ``first[k]`` where box ``k``'s candidates start
-    (``first[-1]`` = their number)."""
+    (``first[-1]`` = their number).  Four reads of the summed-area table ``S`` per candidate, in one
+    compiled loop (a level has a few boxes on the grids of small runs, where numpy's per-call cost was
+    most of a run; the loop checks its indices)."""
+    r0, r1, c0, c1, axis = (np.asarray(v, dtype=np.int64) for v in (r0, r1, c0, c1, axis))
     split = axis >= 0
-    lo = np.where(axis == 0, r0, c0)[split]
-    hi = np.where(axis == 0, r1, c1)[split]
-    m = hi - lo - 1                                       # candidates per box (>= 1 where it splits)
+    m = np.where(axis == 0, r1 - r0, c1 - c0)[split] - 1    # candidates per box (>= 1 where it splits)
+    if m.size and m.min() < 1:
+        raise InvalidParameter("cut_scores: a box to cut must be at least two cells long along its axis")
     first = np.concatenate(([0], np.cumsum(m)))
-    node = np.repeat(np.arange(m.size), m)
-    pos = np.arange(first[-1]) - first[node] + lo[node] + 1
-    a0, a1, b0, b1 = r0[split][node], r1[split][node], c0[split][node], c1[split][node]
-    rows = axis[split][node] == 0
-    total = S[a1, b1] - S[a0, b1] - S[a1, b0] + S[a0, b0]
-    left = np.empty(pos.size, dtype=S.dtype)
-    r, c = np.flatnonzero(rows), np.flatnonzero(~rows)
-    left[r] = S[pos[r], b1[r]] - S[a0[r], b1[r]] - S[pos[r], b0[r]] + S[a0[r], b0[r]]    # rows a0 .. pos-1
-    left[c] = S[a1[c], pos[c]] - S[a0[c], pos[c]] - S[a1[c], b0[c]] + S[a0[c], b0[c]]    # columns b0 .. pos-1
-    return -np.abs(2.0 * left - total), first
+    return _cut_scores(S, r0, r1, c0, c1, axis, first), first
+
+
+@njit(cache=True, nogil=True, boundscheck=True)
+def _cut_scores(S, r0, r1, c0, c1, axis, first):
+    out = np.empty(first[-1])
+    k = 0                                  # the k-th box that is cut
+    for b in range(axis.size):
+        if axis[b] < 0:
+            continue
+        a0, a1, b0, b1 = r0[b], r1[b], c0[b], c1[b]
+        total = S[a1, b1] - S[a0, b1] - S[a1, b0] + S[a0, b0]
+        start = first[k]
+        for t in range(first[k + 1] - start):
+            if axis[b] == 0:               # rows a0 .. pos-1
+                pos = a0 + 1 + t
+                left = S[pos, b1] - S[a0, b1] - S[pos, b0] + S[a0, b0]
+            else:                          # columns b0 .. pos-1
+                pos = b0 + 1 + t
+                left = S[a1, pos] - S[a0, pos] - S[a1, b0] + S[a0, b0]
+            out[start + t] = -abs(2.0 * left - total)
+        k += 1
+    return out
 
 
 class KDMedians(VettedMechanism):

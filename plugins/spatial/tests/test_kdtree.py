@@ -138,6 +138,22 @@ def test_cut_scores_match_brute_force():
     assert np.allclose(scores, expect0 + expect1)
 
 
+def test_cut_scores_skip_uncut_boxes_and_refuse_bad_boxes():
+    """Kills: the compiled loop pairing the k-th cut box with the k-th box of the level (a box with axis -1
+    between two cut ones shifts every later score), and reads outside the summed-area table: a box too
+    short to cut is refused by name, a box past the grid raises IndexError (the loop checks its indices)."""
+    x = _grid((6, 7), seed=3)
+    S = summed_area(x, x.shape)
+    r0, r1, c0, c1 = np.array([1, 0, 0]), np.array([6, 2, 4]), np.array([2, 4, 0]), np.array([7, 6, 3])
+    with_gap, first = cut_scores(S, r0, r1, c0, c1, np.array([0, -1, 1]))
+    alone, _ = cut_scores(S, r0[[0, 2]], r1[[0, 2]], c0[[0, 2]], c1[[0, 2]], np.array([0, 1]))
+    assert first.tolist() == [0, 4, 6] and np.array_equal(with_gap, alone)
+    with pytest.raises(InvalidParameter, match="at least two cells"):
+        cut_scores(S, np.array([0]), np.array([1]), np.array([0]), np.array([3]), np.array([0]))
+    with pytest.raises(IndexError):
+        cut_scores(S, np.array([0]), np.array([9]), np.array([0]), np.array([3]), np.array([0]))
+
+
 def test_score_sensitivity_is_one():
     """Kills: a declared sensitivity below the scores' (e.g. a score -|L - T| or -2|L - R|): one record
     added or removed at any cell moves every candidate score of every box by at most 1 (brute force)."""
