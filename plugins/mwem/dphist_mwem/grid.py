@@ -36,6 +36,7 @@ from typing import Callable
 import numpy as np
 from numba import njit
 
+from dphist import InvalidParameter
 from dphist.workloads import summed_area_table
 
 from .weights import MAX_EXPONENT
@@ -103,11 +104,11 @@ def _rectangle_sums(table, across, down, w, row_cuts, col_cuts, row_block, col_b
 
 def _check_rectangles(lo, hi, rows, shape) -> None:
     if lo.ndim != 2 or lo.shape[1] != 2 or hi.shape != lo.shape:
-        raise ValueError(f"rectangles are two (m, 2) arrays of corners; got shapes {lo.shape} and {hi.shape}")
+        raise InvalidParameter(f"rectangles are two (m, 2) arrays of corners; got shapes {lo.shape} and {hi.shape}")
     if rows.size and (rows.min() < 0 or rows.max() >= lo.shape[0]):
         raise IndexError(f"rectangle rows must lie in [0, {lo.shape[0]}); got {rows.min()}..{rows.max()}")
     if lo.size and (lo.min() < 0 or (hi - lo).min() < 0 or hi[:, 0].max() > shape[0] or hi[:, 1].max() > shape[1]):
-        raise ValueError(f"rectangles [lo, hi) must satisfy 0 <= lo <= hi <= {shape} on both axes")
+        raise InvalidParameter(f"rectangles [lo, hi) must satisfy 0 <= lo <= hi <= {shape} on both axes")
 
 
 class BlockWeights:

@@ -82,11 +82,11 @@ def test_rows_pick_rectangles_and_answers_match_the_workload():
 
 
 @pytest.mark.parametrize("lo, hi, rows, error", [
-    ([[0, 0]], [[18, 11]], None, ValueError),      # past the last row
-    ([[0, 0]], [[17, 12]], None, ValueError),      # past the last column
-    ([[-1, 0]], [[3, 3]], None, ValueError),       # a negative corner (numpy would wrap it round)
-    ([[4, 0]], [[3, 3]], None, ValueError),        # lo above hi
-    ([[0, 0]], [[3, 3]], [1], IndexError),         # a row past the rectangles
+    ([[0, 0]], [[18, 11]], None, InvalidParameter),    # past the last row
+    ([[0, 0]], [[17, 12]], None, InvalidParameter),    # past the last column
+    ([[-1, 0]], [[3, 3]], None, InvalidParameter),    # a negative corner (numpy would wrap it round)
+    ([[4, 0]], [[3, 3]], None, InvalidParameter),    # lo above hi
+    ([[0, 0]], [[3, 3]], [1], IndexError),          # a row past the rectangles
     ([[0, 0]], [[3, 3]], [-1], IndexError),
 ])
 def test_rectangles_outside_the_grid_are_refused(lo, hi, rows, error):
