@@ -157,8 +157,8 @@ def test_warm_compiles_the_order_loops_a_large_run_uses():
     script = (
         "import numpy as np\n"
         "from dphist import _order_jit, make_algorithm\n"
-        "from dphist.cli import _warm_order_loops\n"
-        "_warm_order_loops()\n"
+        "from dphist.warm import order_loops\n"
+        "order_loops()\n"
         "loops = (_order_jit.take_into, _order_jit.put_into, _order_jit.is_permutation_bits)\n"
         "before = [set(f.signatures) for f in loops]\n"
         "counts = np.random.default_rng(5).poisson(3, 1 << 16)\n"

@@ -328,61 +328,20 @@ def _output_header(release, name: str) -> str:
 
 
 # ----------------------------------------------------------------- warm
-def _warm_order_loops() -> None:
-    """Compile the loops through an order that runs of 2^16 bins and more use (``dphist._order_jit``), for the
-    arrays they meet: int64 counts and float64 values, each writeable and read-only (the kernel's counts and
-    checked orders are immutable; numba compiles each kind apart)."""
-    import numpy as np
-
-    from ._order_jit import is_permutation_bits
-    from .partition import gather_run, scatter_run
-
-    order = np.array([1, 0], dtype=np.int64)
-    frozen = order.copy()
-    frozen.setflags(write=False)
-    for dtype in (np.int64, np.float64):
-        writeable, read_only = np.zeros(2, dtype=dtype), np.zeros(2, dtype=dtype)
-        read_only.setflags(write=False)
-        for vals in (writeable, read_only):
-            for ordr in (order, frozen):
-                gather_run(vals, ordr, 0, np.empty(2, dtype=dtype))
-                scatter_run(vals, ordr, 0, np.empty(2, dtype=dtype))
-    for ordr in (order, frozen):
-        is_permutation_bits(ordr, 2)
-
-
 def cmd_warm(args) -> int:
-    """Fill numba's cache: every available preset once on a small synthetic histogram, in research and in
-    release mode, so that each kernel a run uses is compiled and written (``make install`` runs this)."""
+    """Fill numba's cache: every available preset once, in research and in release mode, spread over
+    ``--jobs`` processes (``dphist.warm``; ``make install`` runs this)."""
     import time
 
-    import numba  # noqa: F401 - imported first, so that the loops small inputs run interpreted compile too
-    import numpy as np
-
     from .cache import numba_cache_dir
-    from .presets import make_algorithm
-    from .registry import default_registry
+    from .warm import warm
 
-    from .pipeline import supports_dims
-
+    if args.jobs is not None and args.jobs < 1:
+        raise InvalidParameter(f"--jobs must be at least 1, got {args.jobs}")
+    if args.bins < 2:
+        raise InvalidParameter(f"--bins must be at least 2, got {args.bins}")
     start = time.perf_counter()
-    rng = np.random.default_rng(0)
-    counts = rng.poisson(20, args.bins)
-    side = max(2, int(round(args.bins ** 0.5)))
-    grid = rng.poisson(20, (side, side))   # for the presets that run on 2-D histograms only
-    unavailable = default_registry.unavailable("algorithm")
-    names = [n for n in default_registry.names("algorithm") if n not in unavailable]
-    for name in names:
-        pipeline = make_algorithm(name)
-        data = counts if supports_dims(getattr(pipeline, "dims", (1,)), 1) else grid
-        pipeline.run(data, 1.0, seed=0)
-        if all(getattr(c, "differentially_private", True) for c in pipeline.components()):
-            pipeline.run(data, 1.0)   # release mode: the exact samplers
-    from .kernel.noise import COMPILED_IMPORT_DRAWS, _compiled
-    _compiled(COMPILED_IMPORT_DRAWS)   # research mode's Laplace loops (used from 4,096 draws: more than --bins)
-    from .partition import packed_stable_argsort
-    packed_stable_argsort(np.array([1.0, 0.0]))   # the sorter's packed argsort (from 2^15 keys: more than --bins)
-    _warm_order_loops()                            # the loops through an order (from 2^16 bins: more than --bins)
+    names = warm(args.bins, args.jobs)
     print(f"dphist warm: {len(names)} presets compiled into {numba_cache_dir()} in "
           f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
@@ -454,6 +413,7 @@ def _configure_run(s: argparse.ArgumentParser) -> None:
 
 def _configure_warm(s: argparse.ArgumentParser) -> None:
     s.add_argument("--bins", type=int, default=256, help="bins of the synthetic histogram (default 256)")
+    s.add_argument("--jobs", "-j", type=int, help="processes compiling at once (default: the cores available)")
     s.set_defaults(func=cmd_warm)
 
 
