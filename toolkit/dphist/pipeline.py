@@ -741,39 +741,49 @@ class Pipeline:
 
 @functools.lru_cache(maxsize=1)
 def _seed_words_class():
-    """:class:`_SeedWords`' class, made on first use (``numpy.random`` is not imported with dphist)."""
-    from numpy.random.bit_generator import ISeedSequence
-
-    class SeedWords(ISeedSequence):
-        """A research run's noise seed sequence, ``SeedSequence(seed).spawn(2)[0]``, as the bit generator
-        reads it: the four 64-bit words ``PCG64`` asks for, computed once per seed (building the sequence
-        and hashing its entropy pool is most of a small run's seeding), any other request answered by the
-        sequence itself.  ``PCG64(SeedWords)`` starts in the very state ``PCG64(SeedSequence)`` does
-        (``tests/test_pipeline_fixed_cost.py``).  Immutable and shared between runs of one seed."""
-
-        __slots__ = ("seed", "_words")
-
-        def __init__(self, seed: int):
-            self.seed = seed
-            words = self._sequence().generate_state(4, np.uint64)
-            words.setflags(write=False)
-            self._words = words
-
-        def _sequence(self):
-            return np.random.SeedSequence(self.seed, spawn_key=(0,))
-
-        def generate_state(self, n_words, dtype=np.uint32):
-            if n_words == 4 and (dtype is np.uint64 or np.dtype(dtype) == np.uint64):   # PCG64's request
-                return self._words
-            return self._sequence().generate_state(n_words, dtype)
-
+    """:class:`dphist.seeds.SeedWords`, imported on first use (``numpy.random`` is not imported with dphist)."""
+    from .seeds import SeedWords
     return SeedWords
 
 
-@functools.lru_cache(maxsize=64)
 def _noise_seed(seed: int):
-    """The seed sequence of a research run's noise (``SeedSequence(seed).spawn(2)[0]``), its words kept."""
-    return _seed_words_class()(seed)
+    """The seed sequence of a research run's noise (``SeedSequence(seed).spawn(2)[0]``), its words kept:
+    from the seeds :func:`prime_seeds` computed in advance, else hashed for this seed (and kept for the
+    last 64 seeds)."""
+    index = _PRIMED[0].get(seed)
+    if index is not None:
+        return _seed_words_class()(seed, NOISE_SPAWN_KEY, _PRIMED[1][index])
+    return _hashed_noise_seed(seed)
+
+
+@functools.lru_cache(maxsize=64)
+def _hashed_noise_seed(seed: int):
+    return _seed_words_class()(seed, NOISE_SPAWN_KEY)
+
+
+#: a research run's noise stream is the first child of its seed's sequence (SeedSequence(seed).spawn(2)[0])
+NOISE_SPAWN_KEY = (0,)
+
+
+#: the seeds of the runs about to be made and their noise seed words (prime_seeds): (seed -> row, rows)
+_PRIMED: tuple[dict, Any] = ({}, None)
+
+
+def prime_seeds(seeds) -> None:
+    """Hash the noise seed sequences of research runs with these integer ``seeds`` all at once
+    (:func:`dphist.seeds.pcg64_words`: the very words ``SeedSequence`` gives, in numpy passes), for the
+    runs about to be made: the auditor's looped samples, whose hundreds of thousands of seeds are drawn
+    in advance.  A run with a primed seed skips hashing its sequence (about a quarter of a small run); its
+    stream is the same.  Replaces the previous priming; ``prime_seeds(())`` clears it."""
+    from .seeds import pcg64_words
+    seeds = np.asarray(seeds, dtype=np.uint64).ravel()
+    global _PRIMED
+    if seeds.size == 0:
+        _PRIMED = ({}, None)
+        return
+    words = pcg64_words(seeds, NOISE_SPAWN_KEY)
+    words.setflags(write=False)
+    _PRIMED = (dict(zip(seeds.tolist(), range(seeds.size))), words)
 
 
 def _noise_law(noise):

@@ -42,7 +42,7 @@ from ..components.base import Context
 from ..errors import DPHistError
 from ..kernel import PrivateKernel
 from ..partition import Partition
-from ..pipeline import Pipeline, checked_noise_model
+from ..pipeline import Pipeline, checked_noise_model, prime_seeds
 
 #: trials per vectorised block (bounds memory: block x n floats per array) ...
 BLOCK = 1 << 17
@@ -179,14 +179,27 @@ def run_once(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seed: int, 
     return pipeline.run(counts, epsilon, seed=int(seed), noise=noise)
 
 
+def _runs(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray, noise: str):
+    """:func:`run_once` for each seed in turn, the seeds' sequences hashed all at once first
+    (:mod:`dphist.seeds`; the same streams, without a quarter of a small run's cost)."""
+    if noise == "release":
+        from ..seeds import generators
+        from .harness import ReleaseNoise
+        for rng in generators(seeds):   # np.random.default_rng(seed) for each seed
+            yield pipeline.run(counts, epsilon, noise=ReleaseNoise(rng))
+        return
+    prime_seeds(seeds)
+    for s in seeds.tolist():
+        yield pipeline.run(counts, epsilon, seed=s, noise=noise)
+
+
 def _run_seeds(pipeline: Pipeline, counts: np.ndarray, epsilon: float, seeds: np.ndarray,
                noise: str = "float") -> Outputs:
     n = counts.size
     est = np.empty((seeds.size, n))
     labels = np.empty((seeds.size, n), dtype=np.int64)
     noisy = None
-    for i, s in enumerate(seeds):
-        rel = run_once(pipeline, counts, epsilon, s, noise)
+    for i, rel in enumerate(_runs(pipeline, counts, epsilon, seeds, noise)):
         est[i] = rel.estimate
         labels[i] = canonical_labels(rel.partition)
         if rel.noisy is not None:
