@@ -750,9 +750,10 @@ def _noise_seed(seed: int):
     """The seed sequence of a research run's noise (``SeedSequence(seed).spawn(2)[0]``), its words kept:
     from the seeds :func:`prime_seeds` computed in advance, else hashed for this seed (and kept for the
     last 64 seeds)."""
-    index = _PRIMED[0].get(seed)
+    rows, words = _PRIMED   # one read: a priming in another thread replaces both together
+    index = rows.get(seed)
     if index is not None:
-        return _seed_words_class()(seed, NOISE_SPAWN_KEY, _PRIMED[1][index])
+        return _seed_words_class()(seed, NOISE_SPAWN_KEY, words[index])
     return _hashed_noise_seed(seed)
 
 
