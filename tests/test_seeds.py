@@ -54,6 +54,18 @@ def test_bad_seeds_are_refused(seeds, message):
         pcg64_words(seeds)
 
 
+def test_priming_refuses_bad_seeds_and_keeps_the_previous_table():
+    """Kills: negative seeds wrapped silently to 2^64 - 1 by a uint64 cast (their runs would draw from
+    another stream than the one their seed names)."""
+    pipeline_module.prime_seeds(np.array([5], dtype=np.uint64))
+    try:
+        with pytest.raises(ValueError, match="non-negative"):
+            pipeline_module.prime_seeds(np.array([-1, 3]))
+        assert list(pipeline_module._PRIMED[0]) == [5]
+    finally:
+        pipeline_module.prime_seeds(())
+
+
 def test_bad_spawn_keys_are_refused():
     with pytest.raises(ValueError, match="spawn key"):
         pcg64_words([1], (1 << 32,))

@@ -777,12 +777,12 @@ def prime_seeds(seeds) -> None:
     in advance.  A run with a primed seed skips hashing its sequence (about a quarter of a small run); its
     stream is the same.  Replaces the previous priming; ``prime_seeds(())`` clears it."""
     from .seeds import pcg64_words
-    seeds = np.asarray(seeds, dtype=np.uint64).ravel()
+    seeds = np.asarray(seeds)
     global _PRIMED
     if seeds.size == 0:
         _PRIMED = ({}, None)
         return
-    words = pcg64_words(seeds, NOISE_SPAWN_KEY)
+    words = pcg64_words(seeds, NOISE_SPAWN_KEY)   # refuses what is not a 1-D array of non-negative integers
     words.setflags(write=False)
     _PRIMED = (dict(zip(seeds.tolist(), range(seeds.size))), words)
 

@@ -101,9 +101,10 @@ def _warm_group(names: list[str], bins: int) -> None:
 
 
 def _worker_init(parent: int) -> None:
+    from .experiments.executors import one_search_thread
     from .experiments.lifeline import exit_with_parent
     exit_with_parent(parent)
-    os.environ["DPHIST_THREADS"] = "1"   # the workers already share the cores
+    one_search_thread()   # the workers already share the cores
 
 
 def default_jobs() -> int:
