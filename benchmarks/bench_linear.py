@@ -6,7 +6,8 @@ Targets: the linear and N log N presets (identity, Privelet, H, Hb, AHP, DPCube,
 within 10x the yardstick at 2^20, 2^22 and 2^24; GreedyH and DAWA-approx within 40x at 2^20.
 
 Slopes: the log-log slope of each linear preset's best time from 2^20 to 2^24 (a least-squares
-line through the three sizes; target <= 1.1), from the paired cases' times of this run.
+line through the three sizes; target <= 1.1), from the paired cases' times of this run, and beside them
+the yardstick's own slope over the same sizes (information).
 
 Peak memory: one run of the preset in a fresh subprocess (``tracemalloc``: every numpy allocation
 is traced), after a warm-up run on an input of the same kind of 1/32 of its size (imports and compilation:
@@ -62,6 +63,18 @@ def slope(cases: list[dict]):
     return measure
 
 
+def yardstick_slope(cases: list[dict]):
+    """``measure`` of an information case: the yardstick's own log-log slope, from its best time at each N
+    over every paired case of that N in this run (a case's yardstick time is its time over its ratio).
+    ``numpy.sort`` is N log N and leaves the 32 MiB L3 between 2^20 and 2^24: a preset that sorts its N
+    values (GS, S2+H) cannot grow slower than this."""
+    def measure():
+        sizes = sorted({c["n"] for c in cases})
+        best = [min(c["seconds"] / c["ratio"] for c in cases if c["n"] == n and c.get("ratio")) for n in sizes]
+        return float(np.polyfit(np.log(sizes), np.log(best), 1)[0]), None
+    return measure
+
+
 _MEMORY_SCRIPT = """
 import json, sys, tracemalloc
 import numpy as np
@@ -99,6 +112,8 @@ CASES = [case for p in LINEAR for case in _BY_PRESET[p]]
 CASES += [_paired(p, 2 ** 20, DATA_FACTOR, repeat=2) for p in DATA_DEPENDENT]
 CASES += [dict(name=f"{p}: log-log slope of time, N = 2^20 .. 2^24 (no unit)", measure=slope(_BY_PRESET[p]))
           for p in LINEAR]
+CASES += [dict(name="numpy.sort (the yardstick): log-log slope of its best time beside the presets above, "
+               "N = 2^20 .. 2^24 (no unit; information)", measure=yardstick_slope(CASES[:len(LINEAR) * len(SIZES)]))]
 CASES += [dict(name=f"{p}, N=2^24: peak traced memory / input size (no unit)", measure=memory(p, 2 ** 24, LINEAR_MEMORY))
           for p in LINEAR]
 CASES += [dict(name=f"{p}, N=2^20: peak traced memory / input size (no unit)", measure=memory(p, 2 ** 20, DATA_MEMORY))

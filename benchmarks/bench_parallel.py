@@ -21,7 +21,7 @@ from dphist import segmentation as S
 from dphist.datasets import load
 from dphist.segmentation import parallel
 
-from _cases import synthetic_setup
+from _cases import machine_ceiling, synthetic_setup
 
 FACTOR = 1 / 1.7
 
@@ -95,16 +95,21 @@ def _noisy_min(args, threads):
 
 
 CASES = [
+    machine_ceiling("NF's search on 1 thread, n=32,768", _nf(32768), lambda a: S.optimal(a, threads=1)),
     _paired("AHP-optimal's search, SSE + 2/(|g| eps^2), sorted, n=32,768", _ahp(32768),
             lambda a, t: S.optimal(a[0], threads=t)),
     _paired("NF's search, SSE + 4/eps^2, domain order, n=32,768", _nf(32768),
             lambda a, t: S.optimal(a[0], threads=t)),
     _paired("S_2 (kellaris s2_grouping, optimal), n=32,768", lambda: (_noisy(32768),), _s2),
     _paired("SORTaki DPP exact (error formula AHP), sorted, n=32,768", lambda: (_noisy(32768, sort=True),), _dpp),
+    machine_ceiling("DAWA exact / S_1 search on 1 thread, n=8,192", lambda: (_noisy(8192, rounded=True),),
+                    lambda x: _dawa_exact((x,), 1)),
     _paired("DAWA exact / S_1 search (postprocess cost, rounded H~), n=8,192",
             lambda: (_noisy(8192, rounded=True),), _dawa_exact),
     _paired("SF (preset, end to end: its prefix-cost layers), power law, n=4,096, eps=0.1",
             synthetic_setup("SF", "zipf", 4096, 40960, epsilon=0.1), _preset),
     _paired("DAWA exact, calibration noisy-min (kernel report-noisy-min), n=8,192",
             lambda: (load("synthetic", shape="random", n=8192, scale=81920, seed=1).counts,), _noisy_min),
+    machine_ceiling("SF on 1 thread, power law, n=4,096, eps=0.1",
+                    synthetic_setup("SF", "zipf", 4096, 40960, epsilon=0.1), lambda *a: _preset(a, 1)),
 ]

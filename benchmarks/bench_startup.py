@@ -7,7 +7,9 @@
 * a built-in dataset loaded after its first use (target 50 ms): ``flights-dep-delay`` from the binary
   cache, beside the same load parsing the CSV (information);
 * a 200-cell sweep (5 presets x 4 epsilons x 10 trials on ``flights-dep-delay``) on the process
-  executor with 2 workers against the serial executor (target: serial / 1.8).
+  executor with 2 workers against the serial executor (target: serial / 1.8), and beside it the
+  machine's ceiling for that work (``_cases.machine_ceiling``: two serial sweeps at once in two forked
+  processes against the two one after the other; ``parallel_ceiling.py`` pairs the two round by round).
 
 Absolute targets depend on the machine's load: the runner writes the load average beside every case.
 
@@ -25,6 +27,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from _cases import machine_ceiling
 
 DPHIST = str(Path(sys.executable).with_name("dphist"))
 HERE = Path(tempfile.mkdtemp(prefix="dphist-bench-startup-"))
@@ -142,6 +146,7 @@ CASES = [
          setup=_dataset_setup(False), fresh_setup=True, run=_load_delay, repeat=3),
     dict(name="200-cell sweep on flights-dep-delay, process executor with 2 workers (target = serial / 1.8)",
          setup=_sweep_setup, reference=_serial, run=_sweep, factor=1 / 1.8, repeat=3, settle=_workers_ended),
+    machine_ceiling("the serial 200-cell sweep on flights-dep-delay", _sweep_setup, _serial),
     dict(name="process pool of 2 forked workers: start, one empty task each, shut down (information)",
          setup=tuple, run=_pool_start_stop, repeat=7),
     dict(name="2,000-cell sweep (100 trials a cell) on flights-dep-delay, process executor with 2 workers "

@@ -14,7 +14,8 @@ Each ``benchmarks/bench_<topic>.py`` defines ``CASES``: a list of dicts with
 A relative target (an overhead, a speed-up) is a *paired* case: it also has
 
 * ``reference`` - callable taking the same arguments (timed);
-* ``factor``    - the target is ``factor`` x the reference's best time;
+* ``factor``    - the target is ``factor`` x the reference's best time (None: information, the
+  ratio only);
 * ``settle``    - optional callable run untimed after every timed call of either side (work a call
   leaves running in the background, such as exiting worker processes, must not be timed in the
   other side's next call);
@@ -97,7 +98,8 @@ def time_case(case: dict) -> float:
         best = min(best, _timed(case["run"], args))
         settle()
     if paired:
-        case["target"] = float(f"{case['factor'] * best_reference:.4g}")   # 4 significant digits: a rounded sub-ms target must not flip the verdict
+        factor = case["factor"]   # None: a paired information case (its ratio only)
+        case["target"] = None if factor is None else float(f"{factor * best_reference:.4g}")   # 4 significant digits: a rounded sub-ms target must not flip the verdict
         case["ratio"] = best / best_reference
     return best
 

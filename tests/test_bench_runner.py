@@ -49,3 +49,56 @@ def test_only_parts_match_inside_or_at_the_start_of_a_name():
     assert [n for n in names if run._selected(n, ["H, N"])] == names
     assert [n for n in names if run._selected(n, ["^Greedy", "S2+H"])] == names[1:]
     assert all(run._selected(n, None) for n in names)
+
+
+def _cases_module():
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_cases", ROOT / "benchmarks" / "_cases.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return mod
+
+
+def test_a_paired_case_without_a_factor_is_information():
+    """Kills: a ``factor`` of None multiplied into a target (the runner raised TypeError), and a paired
+    information case given a target (its row would carry a verdict against nothing the issue asks)."""
+    run = _runner()
+    case = {"name": "x", "setup": tuple, "reference": lambda: None, "run": lambda: None, "factor": None,
+            "repeat": 2}
+    run.time_case(case)
+    assert case["target"] is None and case["ratio"] > 0
+
+
+def test_the_machine_ceiling_runs_two_copies_at_once_against_two_in_one_process(tmp_path):
+    """Kills: the run side forking one child (the ratio would be 1, not the ceiling), the reference
+    forking two (both sides would be the same), and a copy left out on either side."""
+    import os
+    log = tmp_path / "pids"
+
+    def work(path):
+        with open(path, "a") as f:
+            f.write(f"{os.getpid()}\n")
+    case = _cases_module().machine_ceiling("test", lambda: (str(log),), work)
+    assert case["factor"] is None
+    case["reference"](str(log))
+    pids = log.read_text().split()
+    assert len(pids) == 2 and len(set(pids)) == 1 and pids[0] != str(os.getpid())
+    log.unlink()
+    case["run"](str(log))
+    pids = log.read_text().split()
+    assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids
+
+
+def test_a_failing_copy_fails_the_ceiling_case():
+    """Kills: the children's exit statuses not read (a copy that raised would time as a fast one)."""
+    import pytest
+
+    def work():
+        raise ValueError("boom")
+    case = _cases_module().machine_ceiling("test", tuple, work)
+    with pytest.raises(RuntimeError, match="2 of 2 forked children failed"):
+        case["run"]()
