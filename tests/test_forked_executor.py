@@ -145,3 +145,34 @@ def test_a_worker_that_dies_mid_sweep_is_an_error_and_no_table(monkeypatch, tmp_
         run_sweep(config(executor="process", workers=2), output=tmp_path / "out", progress=False)
     assert not (tmp_path / "out" / "results.json").exists()
     assert _no_children_left(before)
+
+
+def test_one_reaper_thread_serves_every_sweep_and_a_forked_child_gets_its_own():
+    """Kills: a reaper thread started per sweep (each sweep's end then waits for a new thread to be scheduled
+    beside its exiting workers), and a forked child keeping the parent's reaper, whose thread does not exist
+    there (a sweep run in that child would leave its workers unreaped and `workers_ended` waiting)."""
+    import threading
+
+    from dphist.experiments import forking
+    cfg = config(executor="process", workers=2, trials=1)
+    reapers = set()
+    for _ in range(2):
+        run_sweep(cfg, output=False, progress=False)
+        assert forking.workers_ended(timeout=5.0)
+        reapers |= {t.ident for t in threading.enumerate() if t.name == "dphist-reap-workers"}
+    assert len(reapers) == 1
+    parent_reaper = forking._REAPER
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ok = forking._REAPER is not parent_reaper and forking._REAPER._thread is None
+        if ok:   # a sweep in the child: its workers reaped by the child's own reaper
+            run_sweep(cfg, output=False, progress=False)
+            ok = forking.workers_ended(timeout=5.0)
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
