@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import bench_parallel as P
 import bench_startup as T
 from _cases import _in_forked_children
+from run import _timed
 
 
 def _seconds(fn, *args) -> float:
-    t = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - t
+    return _timed(fn, args)
 
 
 def _parallel_case(label, setup, call):

@@ -167,8 +167,16 @@ class _Reaper:
 
 
 _REAPER = _Reaper()
-# a forked child (a worker, or a process forked by the user's code) has no reaper thread: a fresh one
-os.register_at_fork(after_in_child=lambda: globals().__setitem__("_REAPER", _Reaper()))
+
+
+def _fresh_reaper() -> None:
+    """In a forked child (a worker, or a process forked by the user's code): the parent's reaper thread
+    does not exist there, so the child's sweeps get a reaper of their own."""
+    global _REAPER
+    _REAPER = _Reaper()
+
+
+os.register_at_fork(after_in_child=_fresh_reaper)
 
 
 def workers_ended(timeout: float | None = None) -> bool:
